@@ -1,0 +1,56 @@
+# gil-lab: thin wrappers over the `gillab` command line.
+#   make reproduce   install what is missing, build the interpreters, measure, render the book
+#   make book        render the book from the committed data/ (no measuring)
+#   make test        the test suite (what CI runs)
+#   make live        JupyterLab on 127.0.0.1 for live widgets
+#   make run NB=countdown [PROFILE=smoke]   one notebook through papermill
+PROFILE ?= default
+PYTHON  ?= python3
+VENV    ?= .venv
+PORT    ?= 8888
+NB      ?= countdown
+BIN      = $(VENV)/bin
+GILLAB   = $(BIN)/gillab
+
+.PHONY: reproduce book test live run system-deps venv interpreters widgets-js clean help
+
+help:
+	@sed -n '2,7p' Makefile
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+$(BIN)/gillab: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,live]'
+	touch $@
+
+venv: $(BIN)/gillab
+
+interpreters: venv
+	$(GILLAB) provision
+
+widgets-js: venv
+	$(BIN)/python -c "from gillab.notebooks import install_widgets_js as f; print('[widgets] ', f())"
+
+reproduce: system-deps venv interpreters widgets-js
+	$(GILLAB) reproduce --profile $(PROFILE)
+
+book: system-deps venv widgets-js
+	$(GILLAB) book
+
+run: venv interpreters
+	$(GILLAB) run $(NB) --profile $(PROFILE)
+
+test: system-deps venv interpreters widgets-js
+	$(BIN)/python -m pytest -v
+
+live: venv
+	@TOKEN=$$($(BIN)/python -c 'import secrets; print(secrets.token_hex(16))'); \
+	echo "[live] open http://127.0.0.1:$(PORT)/lab/tree/notebooks/01_countdown.ipynb?token=$$TOKEN"; \
+	$(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) --no-browser --allow-root \
+	  --IdentityProvider.token=$$TOKEN --ServerApp.root_dir=$(CURDIR)
+
+clean:
+	rm -rf _build book/generated

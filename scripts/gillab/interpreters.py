@@ -1,0 +1,285 @@
+"""Discover CPython builds and describe each measuring *condition* exactly.
+
+A condition is an interpreter binary plus the environment it runs under.  The three core
+conditions come from the provisioned pair (see :mod:`gillab.provision`):
+
+* ``3.13.5``      - the GIL build;
+* ``3.13.5t``     - the free-threaded build (``--disable-gil``);
+* ``3.13.5t-gil`` - the same free-threaded binary run with ``PYTHON_GIL=1``.
+
+Builds the reader already has are discovered too (``python3.Nt``/``python3.N`` on PATH, pyenv
+and uv installs, and an explicit list in ``interpreters.toml``); each free-threaded one also
+gets a ``-gil`` twin.  A condition that is asked for but missing is reported as missing: it is
+never replaced by another build.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import provision
+from .paths import repo_root
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - 3.10
+    tomllib = None
+
+CORE_IDS = ("3.13.5", "3.13.5t", "3.13.5t-gil")
+_NAME_RE = re.compile(r"^python3\.(\d+)(t?)$")
+
+
+class ConditionError(ValueError):
+    """A condition id that is unknown, or a selection that measures nothing."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    id: str
+    executable: str
+    origin: str                     # provisioned | PATH | pyenv | uv | config
+    env: tuple = ()                 # extra environment, as (key, value) pairs
+    note: str = ""
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+    @property
+    def exists(self) -> bool:
+        return os.access(self.executable, os.X_OK)
+
+
+@dataclass
+class Identity:
+    """What a condition really is, asked of the interpreter itself in a fresh process."""
+
+    condition: str
+    executable: str
+    realpath: str
+    origin: str
+    env: dict = field(default_factory=dict)
+    available: bool = False
+    error: str = ""
+    version: str = ""
+    version_short: str = ""
+    implementation: str = ""
+    py_gil_disabled: int | None = None
+    gil_enabled_at_runtime: bool | None = None
+    switch_interval: float | None = None
+    config_args: str = ""
+    build: str = ""
+
+    @property
+    def kind(self) -> str:
+        if not self.available:
+            return "missing"
+        if not self.py_gil_disabled:
+            return "GIL build"
+        return "free-threaded, GIL on" if self.gil_enabled_at_runtime else "free-threaded"
+
+    def label(self) -> str:
+        return f"{self.condition} ({self.kind})"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["kind"] = self.kind
+        return d
+
+
+_PROBE = r"""
+import json, os, platform, sys, sysconfig
+gil = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
+print(json.dumps({
+    "version": sys.version,
+    "version_short": platform.python_version() + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""),
+    "implementation": sys.implementation.name,
+    "py_gil_disabled": sysconfig.get_config_var("Py_GIL_DISABLED"),
+    "gil_enabled_at_runtime": gil,
+    "switch_interval": sys.getswitchinterval(),
+    "config_args": sysconfig.get_config_var("CONFIG_ARGS") or "",
+    "build": " ".join(platform.python_build()) + " | " + platform.python_compiler(),
+}))
+"""
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A minimal environment: nothing of the caller's PYTHON* variables leaks into a sample."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(extra or {})
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def identify(cond: Condition) -> Identity:
+    ident = Identity(condition=cond.id, executable=cond.executable, origin=cond.origin,
+                     realpath=os.path.realpath(cond.executable), env=cond.env_dict)
+    if not cond.exists:
+        ident.error = f"not found: {cond.executable}"
+        return ident
+    try:
+        out = subprocess.run([cond.executable, "-s", "-c", _PROBE], capture_output=True, text=True,
+                             timeout=30, env=clean_env(cond.env_dict))
+    except (OSError, subprocess.SubprocessError) as exc:
+        ident.error = f"does not run: {exc}"
+        return ident
+    if out.returncode != 0:
+        ident.error = f"exit {out.returncode}: {out.stderr.strip()[-300:]}"
+        return ident
+    try:
+        info = json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        ident.error = f"unreadable probe output: {out.stdout[-300:]!r}"
+        return ident
+    for k, v in info.items():
+        setattr(ident, k, v)
+    ident.available = True
+    return ident
+
+
+def _provisioned() -> list[Condition]:
+    gil, ft = provision.build_specs()
+    note = "CPython 3.13.5 from Debian trixie's python3.13 source package"
+    return [
+        Condition("3.13.5", str(gil.executable()), "provisioned", note=note + " (GIL)"),
+        Condition("3.13.5t", str(ft.executable()), "provisioned", note=note + " (--disable-gil)"),
+        Condition("3.13.5t-gil", str(ft.executable()), "provisioned", env=(("PYTHON_GIL", "1"),),
+                  note="the 3.13.5t binary run with PYTHON_GIL=1"),
+    ]
+
+
+def _is_shim_dir(d: Path) -> bool:
+    return d.name == "shims" or ".pyenv/shims" in str(d)
+
+
+def _scan_bin(directory: Path) -> list[Path]:
+    found = []
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return found
+    for p in entries:
+        if _NAME_RE.match(p.name) and os.access(p, os.X_OK) and p.is_file():
+            found.append(p)
+    return found
+
+
+def config_files() -> list[Path]:
+    paths = []
+    if os.environ.get("GILLAB_INTERPRETERS"):
+        paths.append(Path(os.environ["GILLAB_INTERPRETERS"]))
+    paths.append(repo_root() / "interpreters.toml")
+    paths.append(Path.home() / ".config" / "gillab" / "interpreters.toml")
+    return paths
+
+
+def _from_config() -> list[tuple[str, Path, str]]:
+    """``[interpreters]`` tables mapping an id to a path, in the config files that exist."""
+    out = []
+    for path in config_files():
+        if not path.is_file() or tomllib is None:
+            continue
+        data = tomllib.loads(path.read_text())
+        for cid, exe in (data.get("interpreters") or {}).items():
+            out.append((str(cid), Path(exe).expanduser(), "config"))
+    return out
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", s).strip("-")
+
+
+def discover(extra_paths: list[str] | None = None) -> list[Condition]:
+    """Every condition this machine offers, core ones first (present or not)."""
+    conds = _provisioned()
+    seen = {os.path.realpath(c.executable) for c in conds}
+    found: list[tuple[str, Path, str]] = list(_from_config())
+    for d in (extra_paths or os.environ.get("PATH", "").split(os.pathsep)):
+        if d and not _is_shim_dir(Path(d)):
+            for p in _scan_bin(Path(d)):
+                found.append((f"path-{p.name.removeprefix('python')}", p, "PATH"))
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    for vdir in sorted((pyenv_root / "versions").glob("*")):
+        for p in _scan_bin(vdir / "bin")[-1:]:
+            found.append((f"pyenv-{_slug(vdir.name)}", p, "pyenv"))
+    uv_root = Path(os.environ.get("UV_PYTHON_INSTALL_DIR", Path.home() / ".local/share/uv/python"))
+    for vdir in sorted(uv_root.glob("cpython-*")):
+        for p in _scan_bin(vdir / "bin")[-1:]:
+            found.append((f"uv-{_slug(vdir.name)}", p, "uv"))
+    ids = {c.id for c in conds}
+    for cid, path, origin in found:
+        real = os.path.realpath(path)
+        if real in seen or cid in ids:
+            continue
+        seen.add(real)
+        ids.add(cid)
+        cond = Condition(cid, str(path), origin)
+        conds.append(cond)
+        if identify(cond).py_gil_disabled:
+            conds.append(Condition(cid + "-gil", str(path), origin, env=(("PYTHON_GIL", "1"),),
+                                   note=f"{cid} run with PYTHON_GIL=1"))
+            ids.add(cid + "-gil")
+    return conds
+
+
+def select(spec: str | list[str] | None = "auto", available_only: bool = False) -> list[Condition]:
+    """Resolve a ``conditions`` parameter to conditions.
+
+    ``core``: the three provisioned conditions; ``auto`` (default): core plus every
+    free-threaded build found and the GIL builds of the same minor versions; ``all``:
+    everything discovered; otherwise a comma-separated list (or list) of ids.
+    Unknown ids raise :class:`ConditionError`; missing builds stay in the list, so that the
+    caller reports them as not measured.
+    """
+    conds = discover()
+    by_id = {c.id: c for c in conds}
+    if spec is None or spec == "":
+        spec = "auto"
+    if isinstance(spec, str) and spec in ("core", "auto", "all"):
+        if spec == "core":
+            chosen = [by_id[i] for i in CORE_IDS]
+        elif spec == "all":
+            chosen = conds
+        else:
+            chosen = [by_id[i] for i in CORE_IDS]
+            extra = [c for c in conds if c.id not in CORE_IDS]
+            ft_minors = set()
+            for c in extra:
+                ident = identify(c)
+                if ident.available and ident.py_gil_disabled:
+                    chosen.append(c)
+                    ft_minors.add(ident.version_short.rsplit(".", 1)[0])
+            for c in extra:
+                ident = identify(c)
+                if ident.available and not ident.py_gil_disabled and c not in chosen \
+                        and ident.version_short.rsplit(".", 1)[0] in ft_minors:
+                    chosen.append(c)
+    else:
+        ids = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+        if not ids:
+            raise ConditionError("no condition given")
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            raise ConditionError(
+                f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(by_id)} "
+                "(or core, auto, all)")
+        chosen = [by_id[i] for i in dict.fromkeys(ids)]
+    if available_only:
+        chosen = [c for c in chosen if identify(c).available]
+    return chosen
+
+
+def describe(conds: list[Condition] | None = None) -> list[dict]:
+    return [identify(c).as_dict() | {"note": c.note} for c in (conds or discover())]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    json.dump(describe(), sys.stdout, indent=2)

@@ -1,0 +1,133 @@
+"""What every experiment notebook does the same way: parameters, measuring or loading,
+describing the run, and printing the command that reruns it."""
+from __future__ import annotations
+
+import json
+import shlex
+
+import pandas as pd
+
+from . import experiments, interpreters, metadata, plots, results
+from .profiles import COMMON, ParameterError
+
+NOTEBOOK_PARAMS = ("profile", "measure", "machine", "live")
+
+
+class Run:
+    """The parameters a notebook was given, checked, and the data they select.
+
+    ``before`` is the set of global names that existed before the ``parameters`` cell, so that
+    any name papermill injected that the notebook does not know is an error (papermill itself
+    only warns), raised before anything is measured.
+    """
+
+    def __init__(self, experiment: str, g: dict, before: set):
+        self.exp = experiments.get(experiment)
+        known = set(NOTEBOOK_PARAMS) | set(COMMON) | set(self.exp.params)
+        given = {k for k in g if k not in before and not k.startswith("_")}
+        unknown = sorted(given - known)
+        if unknown:
+            raise ParameterError(f"unknown parameter(s) {', '.join(unknown)} for {experiment}; "
+                                 f"known: {', '.join(sorted(known))}")
+        self.profile = g.get("profile", "default")
+        self.measure = bool(g.get("measure", False))
+        self.machine = g.get("machine") or None
+        self.live = bool(g.get("live", False))
+        self.overrides = {k: g[k] for k in set(COMMON) | set(self.exp.params) if g.get(k) is not None}
+        self.params = self.exp.resolve(self.profile, self.overrides)
+        self.config_id = self.exp.config_id(self.params)
+        self.result = None
+        self.df: pd.DataFrame | None = None
+        plots.setup()
+        pd.set_option("display.max_colwidth", None)
+
+    # ------------------------------------------------------------------------------------
+    def go(self) -> pd.DataFrame:
+        """Measure (when ``measure`` is true) and load the samples of this configuration."""
+        if self.measure:
+            self.result = experiments.measure(self.exp.name, self.profile, self.overrides,
+                                              machine=self.machine)
+        self.df = results.samples(self.exp.name, self.machine, self.config_id)
+        self.machine = self.df.attrs["machine"]
+        return self.df
+
+    @property
+    def conditions(self) -> list[str]:
+        return sorted(self.df["condition"].unique())
+
+    def runs(self) -> list[dict]:
+        ids = set(self.df["run_id"])
+        return [r for r in results.runs(self.exp.name, self.machine) if r["run_id"] in ids]
+
+    def conditions_table(self) -> pd.DataFrame:
+        """Exact identity of every condition in the data, plus core ones that were not measured."""
+        seen = {}
+        for run in self.runs():
+            seen.update(run.get("conditions", {}))
+        rows = []
+        for cid in sorted(set(self.conditions) | set(interpreters.CORE_IDS)):
+            ident = seen.get(cid, {})
+            measured = cid in self.conditions
+            n = int((self.df["condition"] == cid).sum())
+            gil_rt = self.df.loc[self.df["condition"] == cid, "gil_enabled"].astype(str).str.lower()
+            rows.append({
+                "condition": cid,
+                "status": f"measured ({n} samples)" if measured else "not measured",
+                "build": ident.get("kind", "missing") if measured else (ident.get("error") or "missing"),
+                "version": (ident.get("version") or "").split("\n")[0],
+                "Py_GIL_DISABLED": ident.get("py_gil_disabled"),
+                "GIL at run time": ("on" if (gil_rt == "true").all() else "off" if (gil_rt == "false").all()
+                                    else "mixed") if measured else "",
+                "environment": " ".join(f"{k}={v}" for k, v in (ident.get("env") or {}).items()),
+                "executable": ident.get("executable", ""),
+            })
+        return pd.DataFrame(rows)
+
+    def run_table(self) -> pd.DataFrame:
+        rows = []
+        for r in self.runs():
+            m = r["machine"]
+            rows.append({
+                "run": r["run_id"], "profile": r["profile"], "status": r.get("status"),
+                "samples": int((self.df["run_id"] == r["run_id"]).sum()),
+                "started (UTC)": r["started"], "finished (UTC)": r.get("finished"),
+                "load avg start": " ".join(map(str, r.get("loadavg_start", []))),
+                "load avg end": " ".join(map(str, r.get("loadavg_end", []))),
+                "machine": f"{m['cpu_model']}, {m['cpu_count']} cores, {m['os']}",
+                "commit": (r["harness"].get("commit") or "")[:10] + (" (dirty)" if r["harness"].get("dirty") else ""),
+            })
+        return pd.DataFrame(rows)
+
+    def describe(self) -> str:
+        p = self.params
+        lines = [f"**{self.exp.title}**, profile `{self.profile}`, machine `{self.machine or 'this one'}`, "
+                 f"configuration `{self.config_id}`:"]
+        for k, v in p.items():
+            lines.append(f"- `{k}` = `{v}`")
+        return "\n".join(lines)
+
+    def rerun_command(self) -> str:
+        """The exact papermill command that measures this notebook again with these parameters."""
+        nb = f"notebooks/{NOTEBOOK_FILES[self.exp.name]}"
+        out = f"book/generated/{NOTEBOOK_FILES[self.exp.name]}"
+        args = ["papermill", nb, out, "-p", "profile", self.profile, "-p", "measure", "True"]
+        for k, v in sorted(self.overrides.items()):
+            if k == "conditions" and v == "auto":
+                continue
+            args += ["-y", f"{k}: {json.dumps(v)}"] if isinstance(v, (list, dict)) else ["-p", k, str(v)]
+        return " ".join(shlex.quote(a) for a in args)
+
+
+def table(df: pd.DataFrame, precision: int = 3):
+    """A table for the book: no row numbers, numbers rounded for reading (the data keep all digits)."""
+    return df.style.hide(axis="index").format(precision=precision, na_rep="-")
+
+
+NOTEBOOK_FILES = {
+    "countdown": "01_countdown.ipynb",
+    "verdicts": "99_verdicts.ipynb",   # not an experiment: gathers every verdict, run last
+}
+
+
+def this_machine() -> str:
+    return metadata.machine_id()

@@ -1,0 +1,34 @@
+"""Where the project's files are: the repository, ``data/``, the notebooks and the book."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def repo_root() -> Path:
+    """The checkout this package lives in (``scripts/gillab`` -> top level)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def data_dir() -> Path:
+    """``$GILLAB_DATA`` if set (tests point it at a temporary directory), else ``data/``."""
+    env = os.environ.get("GILLAB_DATA")
+    return Path(env).expanduser() if env else repo_root() / "data"
+
+
+def results_dir() -> Path:
+    return data_dir() / "results"
+
+
+def reference_dir() -> Path:
+    """Published numbers live with the repository, whatever ``$GILLAB_DATA`` says."""
+    return repo_root() / "data" / "reference"
+
+
+def notebooks_dir() -> Path:
+    return repo_root() / "notebooks"
+
+
+def generated_dir() -> Path:
+    """Where papermill writes the executed notebooks that the book renders."""
+    return repo_root() / "book" / "generated"

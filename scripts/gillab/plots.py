@@ -1,0 +1,44 @@
+"""Figures: seaborn on tidy samples, every point with its uncertainty and its raw samples."""
+from __future__ import annotations
+
+import io
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+PUBLISHED_STYLE = dict(color="black", marker="D", linestyle="--", linewidth=1.2, markersize=6,
+                       zorder=5)
+
+
+def setup() -> None:
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.autolayout": False})
+
+
+def palette(conditions) -> dict:
+    """One stable colour per condition id, the same in every figure of the book."""
+    conds = sorted(conditions)
+    colours = sns.color_palette("colorblind", max(len(conds), 3))
+    return {c: colours[i % len(colours)] for i, c in enumerate(conds)}
+
+
+def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25):
+    """Raw samples as small dots, the median with a 95% bootstrap CI as a bar, per hue."""
+    sns.stripplot(data=df, x=x, y=y, hue=hue, palette=pal, dodge=dodge > 0, alpha=0.35, size=3.5,
+                  jitter=0.12, ax=ax, legend=False, hue_order=sorted(pal), native_scale=False)
+    sns.pointplot(data=df, x=x, y=y, hue=hue, palette=pal, estimator=np.median,
+                  errorbar=("ci", 95), n_boot=2000, seed=0, dodge=dodge, markers="o",
+                  capsize=0.08, err_kws={"linewidth": 1.5}, ax=ax, hue_order=sorted(pal))
+
+
+def to_png(fig, dpi: int = 90) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def caption(ax, text: str) -> None:
+    ax.figure.text(0.01, -0.02, text, ha="left", va="top", fontsize=8.5, color="0.35", wrap=True)

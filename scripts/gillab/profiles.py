@@ -1,0 +1,150 @@
+"""Profiles (``smoke`` / ``default`` / ``seed``) and parameter checking.
+
+Every parameter is checked *before* anything is measured: an unknown name, a wrong type or a
+value out of range raises :class:`ParameterError` naming the parameter and what it accepts.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .paths import repo_root
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - 3.10
+    import tomli as tomllib  # type: ignore
+
+PROFILES = ("smoke", "default", "seed")
+
+
+class ParameterError(ValueError):
+    """A parameter that would make the measurement meaningless or impossible."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    parse: Callable[[Any], Any]
+    help: str
+    optional: bool = False   # None is allowed (means "the interpreter's default")
+
+
+def load_profiles() -> dict:
+    with open(repo_root() / "profiles.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def profile_values(experiment: str, profile: str) -> dict:
+    if profile not in PROFILES:
+        raise ParameterError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    table = load_profiles().get(experiment, {})
+    if profile not in table:
+        raise ParameterError(f"profiles.toml has no [{experiment}.{profile}] table")
+    return dict(table[profile])
+
+
+# -- parsers -----------------------------------------------------------------------------
+def _as_list(value) -> list:
+    if isinstance(value, str):
+        value = [v for v in value.replace(" ", "").split(",") if v]
+    elif not isinstance(value, (list, tuple)):
+        value = [value]
+    return list(value)
+
+
+def positive_int(value) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected a whole number")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"expected a whole number, got {value}")
+    n = int(str(value).replace("_", "")) if isinstance(value, str) else int(value)
+    if n <= 0:
+        raise ValueError(f"must be >= 1, got {n}")
+    return n
+
+
+def positive_ints(value) -> list[int]:
+    items = _as_list(value)
+    if not items:
+        raise ValueError("needs at least one value")
+    out = [positive_int(v) for v in items]
+    if len(set(out)) != len(out):
+        raise ValueError(f"has repeated values {out}")
+    return out
+
+
+def positive_float(value) -> float:
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    x = float(value)
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"must be a number > 0, got {value}")
+    return x
+
+
+def switch_interval(value) -> float:
+    x = positive_float(value)
+    if x < 1e-6:
+        raise ValueError(f"must be >= 1e-6 s (CPython's resolution is one microsecond), got {value}")
+    return x
+
+
+def cpu_list(value) -> list[int]:
+    import os
+
+    items = [int(v) for v in _as_list(value)]
+    allowed = sorted(os.sched_getaffinity(0))
+    bad = [c for c in items if c not in allowed]
+    if not items or bad:
+        raise ValueError(f"CPUs {bad or items} are not available; this machine offers {allowed}")
+    return items
+
+
+def text(value) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+COMMON = {
+    "conditions": Param("conditions", lambda v: ",".join(_as_list(v)) if not isinstance(v, str) else v,
+                        "core | auto | all | comma-separated condition ids"),
+    "repeats": Param("repeats", positive_int, "samples per point and condition"),
+    "timeout": Param("timeout", positive_float, "seconds one sample may take"),
+    "switch_interval": Param("switch_interval", switch_interval,
+                             "sys.setswitchinterval() in seconds (>= 1e-6), unset = 5 ms default",
+                             optional=True),
+    "affinity": Param("affinity", cpu_list, "CPUs the workload may run on, e.g. 0 or 0,1", optional=True),
+}
+COMMON_DEFAULTS = {"conditions": "auto", "switch_interval": None, "affinity": None}
+
+
+def resolve(experiment: str, specific: dict[str, Param], profile: str, overrides: dict | None) -> dict:
+    """Profile values + overrides, every one checked; unknown names are an error."""
+    schema = {**COMMON, **specific}
+    values = {**COMMON_DEFAULTS, **profile_values(experiment, profile)}
+    overrides = {k: v for k, v in (overrides or {}).items()}
+    unknown = sorted(set(overrides) - set(schema))
+    unknown_profile = sorted(set(values) - set(schema))
+    if unknown or unknown_profile:
+        raise ParameterError(
+            f"unknown parameter(s) for {experiment}: {', '.join(unknown or unknown_profile)}; "
+            f"known: {', '.join(sorted(schema))}")
+    values.update({k: v for k, v in overrides.items()})
+    out = {}
+    for name, param in schema.items():
+        if name not in values:
+            raise ParameterError(f"{experiment}: parameter {name!r} has no value in profile {profile!r}")
+        v = values[name]
+        if v is None or v == "" and param.optional:
+            if not param.optional:
+                raise ParameterError(f"{experiment}: parameter {name!r} needs a value ({param.help})")
+            out[name] = None
+            continue
+        try:
+            out[name] = param.parse(v)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"{experiment}: parameter {name}={v!r} is not valid: {exc} ({param.help})") from None
+    return out

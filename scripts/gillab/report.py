@@ -1,0 +1,84 @@
+"""Summaries and verdicts across experiments, as plain data (what ``gillab results/verdicts`` print)."""
+from __future__ import annotations
+
+import importlib
+
+from . import results as store_results
+from .experiments import REGISTRY, get
+
+
+def analysis(experiment: str):
+    """The module holding ``summary(df)`` and ``verdicts(df)`` for an experiment."""
+    get(experiment)
+    return importlib.import_module(f"gillab.experiments.{experiment}")
+
+
+def results(experiment: str, machine: str | None = None) -> dict:
+    df = store_results.samples(experiment, machine)
+    return {
+        "experiment": experiment,
+        "machine": df.attrs["machine"],
+        "conditions": store_results.conditions_seen(experiment, df.attrs["machine"]),
+        "summary": analysis(experiment).summary(df).to_dict(orient="records"),
+    }
+
+
+def verdicts(machine: str | None = None, experiments: list[str] | None = None) -> list[dict]:
+    get("countdown")  # importing one experiment registers them all
+    rows = []
+    for name in experiments or sorted(REGISTRY):
+        try:
+            df = store_results.samples(name, machine)
+        except store_results.NoData:
+            continue
+        for row in analysis(name).verdicts(df):
+            rows.append(row | {"machine": df.attrs["machine"]})
+    return rows
+
+
+def verdict_matrix(rows: list[dict]):
+    """One line per published claim, one column per condition: 'value [CI] verdict'."""
+    import pandas as pd
+
+    out = []
+    for r in rows:
+        line = {"experiment": r["experiment"], "claim": r["claim"],
+                "published": f"{r['published']:.3g} {r['unit']}"}
+        for cond, m in r["measured"].items():
+            line[cond] = f"{m['median']:.3g} [{m['ci_lo']:.3g}, {m['ci_hi']:.3g}] {m['verdict']}"
+        out.append(line)
+    return pd.DataFrame(out).fillna("not measured")
+
+
+def builds(machine: str | None = None, experiments: list[str] | None = None):
+    """Every condition that produced data, with its build record, from the runs' metadata."""
+    import pandas as pd
+
+    get("countdown")
+    seen: dict[str, dict] = {}
+    for name in experiments or sorted(REGISTRY):
+        try:
+            for run in store_results.runs(name, machine):
+                for cid, ident in run.get("conditions", {}).items():
+                    if ident.get("available"):
+                        seen[cid] = ident
+        except store_results.NoData:
+            continue
+    rows = []
+    for cid, ident in sorted(seen.items()):
+        rec = ident.get("build_record") or {}
+        rows.append({
+            "condition": cid, "kind": ident.get("kind"), "sys.version": (ident.get("version") or "").replace("\n", " "),
+            "Py_GIL_DISABLED": ident.get("py_gil_disabled"),
+            "environment": " ".join(f"{k}={v}" for k, v in (ident.get("env") or {}).items()),
+            "origin": ident.get("origin"),
+            "configure flags": " ".join(rec.get("configure_flags", [])) or ident.get("config_args", ""),
+            "source": f"{rec.get('source_tarball')} (sha256 {rec.get('source_sha256', '')[:12]}...)" if rec else "",
+            "build seconds": rec.get("build_seconds"),
+        })
+    return pd.DataFrame(rows)
+
+
+def experiment_names() -> list[str]:
+    get("countdown")
+    return sorted(REGISTRY)

@@ -1,0 +1,115 @@
+"""Tidy storage of raw samples and run metadata, written atomically, resumable.
+
+Layout, per machine and experiment::
+
+    data/results/<machine>/<experiment>/samples.csv      one row per sample (ok or failed)
+    data/results/<machine>/<experiment>/runs/<run>.json  metadata of each run
+
+``samples.csv`` is rewritten through a temporary file and ``os.replace`` after every sample,
+so a run killed halfway keeps every sample measured so far and never leaves a torn file.
+Rows are only ever added: a failed or interrupted run cannot lose or overwrite results.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import fcntl
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .paths import results_dir
+
+
+class StoreBusy(RuntimeError):
+    """Another run is writing to the same experiment folder."""
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _rows_to_csv(fieldnames: list[str], rows: list[dict]) -> str:
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fieldnames, extrasaction="raise", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fieldnames})
+    return buf.getvalue()
+
+
+class ExperimentStore:
+    def __init__(self, experiment: str, machine: str, root: Path | None = None):
+        self.experiment = experiment
+        self.machine = machine
+        self.dir = (root or results_dir()) / machine / experiment
+        self.samples_path = self.dir / "samples.csv"
+        self.runs_dir = self.dir / "runs"
+        self._rows: list[dict] | None = None
+        self._fields: list[str] | None = None
+
+    # -- reading -----------------------------------------------------------------------
+    def rows(self) -> list[dict]:
+        if self._rows is None:
+            if self.samples_path.exists():
+                with open(self.samples_path, newline="") as f:
+                    reader = csv.DictReader(f)
+                    self._fields = list(reader.fieldnames or [])
+                    self._rows = list(reader)
+            else:
+                self._rows, self._fields = [], []
+        return self._rows
+
+    def runs(self) -> list[dict]:
+        if not self.runs_dir.is_dir():
+            return []
+        return [json.loads(p.read_text()) for p in sorted(self.runs_dir.glob("*.json"))]
+
+    def done(self, config: str) -> set[tuple[str, str, int]]:
+        """(condition, point key, repeat) already measured successfully with this config."""
+        return {(r["condition"], r["point"], int(r["repeat"])) for r in self.rows()
+                if r.get("config") == config and r.get("status") == "ok"}
+
+    # -- writing -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self):
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fh = open(self.dir / ".lock", "w")
+        try:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StoreBusy(f"another run is writing to {self.dir}; wait for it to finish") from None
+            yield self
+        finally:
+            fh.close()
+
+    def append(self, row: dict) -> None:
+        rows = self.rows()
+        fields = list(self._fields or [])
+        for k in row:
+            if k not in fields:
+                fields.append(k)
+        text = _rows_to_csv(fields, rows + [row])
+        atomic_write_text(self.samples_path, text)
+        rows.append({k: ("" if row.get(k) is None else str(row.get(k))) for k in fields})
+        self._fields = fields
+
+    def write_run(self, meta: dict) -> Path:
+        path = self.runs_dir / f"{meta['run_id']}.json"
+        atomic_write_text(path, json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n")
+        return path

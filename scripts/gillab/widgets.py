@@ -1,0 +1,100 @@
+"""Explorers that work in the static book *and* live in Jupyter.
+
+Static (no kernel): every figure of the parameter grid is drawn in advance and shown in a
+``widgets.Stack``; the controls are tied to the stacks' ``selected_index`` with
+``widgets.jslink``, which runs in the browser, so moving a slider in the rendered page really
+changes the figure.  Two parameters nest two levels of stacks.
+
+Live (a kernel): :func:`live_explorer` re-plots from the stored data through the kernel and
+can run a small new measurement.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import ipywidgets as W
+
+from .plots import to_png
+
+
+def _image(fig) -> W.Image:
+    return W.Image(value=to_png(fig), format="png", layout=W.Layout(max_width="100%", height="auto"))
+
+
+def stack_explorer(
+    draw: Callable[[object, object], object],
+    outer: tuple[str, Sequence, Sequence[str]],
+    inner: tuple[str, Sequence, Sequence[str]],
+    title: str = "",
+) -> W.VBox:
+    """A kernel-free explorer over two parameters.
+
+    ``outer`` and ``inner`` are ``(description, values, labels)``; the outer one is a dropdown,
+    the inner one a selection slider.  ``draw(outer_value, inner_value)`` returns a matplotlib
+    figure, rendered once per combination.
+    """
+    o_desc, o_vals, o_labels = outer
+    i_desc, i_vals, i_labels = inner
+    slider = W.SelectionSlider(options=list(i_labels), value=i_labels[0], description=i_desc,
+                               continuous_update=True, layout=W.Layout(width="420px"),
+                               style={"description_width": "initial"})
+    dropdown = W.Dropdown(options=list(o_labels), value=o_labels[0], description=o_desc,
+                          style={"description_width": "initial"})
+    inner_stacks = []
+    for ov in o_vals:
+        stack = W.Stack([_image(draw(ov, iv)) for iv in i_vals], selected_index=0)
+        W.jslink((slider, "index"), (stack, "selected_index"))
+        inner_stacks.append(stack)
+    outer_stack = W.Stack(inner_stacks, selected_index=0)
+    W.jslink((dropdown, "index"), (outer_stack, "selected_index"))
+    header = [W.HTML(f"<b>{title}</b>")] if title else []
+    box = W.VBox(header + [W.HBox([dropdown, slider]), outer_stack])
+    box.add_class("gillab-explorer")
+    return box
+
+
+def live_explorer(replot: Callable[[dict], object], controls: dict[str, W.ValueWidget],
+                  measure: Callable[[dict], None] | None = None) -> W.VBox:
+    """A kernel-driven explorer: re-plot on every change, and optionally measure anew.
+
+    ``replot(values)`` returns a figure; ``measure(values)`` runs a small measurement and
+    stores it (the figure is redrawn afterwards).  Needs a running kernel: in the static
+    book the controls are shown but do nothing, which the cell above it says.
+    """
+    out = W.Output()
+
+    def values() -> dict:
+        return {k: w.value for k, w in controls.items()}
+
+    def redraw(*_):
+        import matplotlib.pyplot as plt
+
+        with out:
+            out.clear_output(wait=True)
+            fig = replot(values())
+            plt.show(fig)
+
+    for w in controls.values():
+        w.observe(redraw, names="value")
+    children = [W.HBox(list(controls.values()))]
+    if measure is not None:
+        button = W.Button(description="measure now", button_style="primary", icon="play")
+        status = W.HTML()
+
+        def run(_):
+            button.disabled = True
+            status.value = "measuring..."
+            try:
+                measure(values())
+                status.value = "done: stored in data/"
+            except Exception as exc:  # shown to the reader, not swallowed
+                status.value = f"<span style='color:#b00'>failed: {exc}</span>"
+            finally:
+                button.disabled = False
+            redraw()
+
+        button.on_click(run)
+        children.append(W.HBox([button, status]))
+    children.append(out)
+    redraw()
+    return W.VBox(children)

@@ -1,0 +1,83 @@
+"""Shared start-up and result line for every workload (stdlib only, any CPython >= 3.8).
+
+A workload is started as ``python -s -B WORKLOAD.py '<json>'`` where the JSON holds
+``params`` plus optional ``switch_interval`` and ``affinity``.  :func:`main` applies those
+*before* the work starts, runs the workload's function, and prints exactly one line,
+``GILLAB-RESULT {...}``, holding the function's result and what the interpreter reports of
+itself at that moment (GIL state, switch interval, CPU affinity), so that every sample
+carries the conditions it was really measured under.
+"""
+import json
+import os
+import platform
+import resource
+import sys
+import sysconfig
+import threading
+import time
+import traceback
+
+MARKER = "GILLAB-RESULT "
+
+
+def gil_enabled():
+    fn = getattr(sys, "_is_gil_enabled", None)
+    return True if fn is None else bool(fn())
+
+
+def affinity():
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
+def runtime_info():
+    return {
+        "python": platform.python_version(),
+        "py_gil_disabled": sysconfig.get_config_var("Py_GIL_DISABLED") or 0,
+        "gil_enabled": gil_enabled(),
+        "switch_interval": sys.getswitchinterval(),
+        "affinity": affinity(),
+        "pid": os.getpid(),
+    }
+
+
+def rusage():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return {"cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime,
+            "ctx_voluntary": ru.ru_nvcsw, "ctx_involuntary": ru.ru_nivcsw,
+            "max_rss_kib": ru.ru_maxrss}
+
+
+def timed_threads(target, args_per_thread):
+    """Start one thread per argument tuple, join them all; return wall seconds.
+
+    Thread creation, start and join are inside the timed region, as in the documents.
+    """
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=target, args=a) for a in args_per_thread]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0
+
+
+def main(fn):
+    spec = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    try:
+        if spec.get("switch_interval") is not None:
+            sys.setswitchinterval(float(spec["switch_interval"]))
+        if spec.get("affinity") is not None:
+            os.sched_setaffinity(0, set(spec["affinity"]))
+        before = runtime_info()
+        result = fn(spec.get("params", {}))
+        out = {"ok": True, "result": result, "runtime": before,
+               "gil_enabled_after": gil_enabled(), "rusage": rusage()}
+    except Exception as exc:  # reported, never hidden
+        out = {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc),
+               "traceback": traceback.format_exc(limit=5)}
+    sys.stdout.write(MARKER + json.dumps(out) + "\n")
+    sys.stdout.flush()
+    return 0 if out["ok"] else 1

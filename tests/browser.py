@@ -1,0 +1,63 @@
+"""Serve a built book on 127.0.0.1 and drive Debian's Chromium with Playwright (no download)."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """An HTTP server on 127.0.0.1 (free port) for ``directory``, stopped on exit."""
+    handler = functools.partial(_Quiet, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@contextlib.contextmanager
+def page_session():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": 1300, "height": 1000})
+        finally:
+            browser.close()
+
+
+class RequestLog:
+    """Every request a page makes: which went outside 127.0.0.1, and which failed."""
+
+    def __init__(self, page, base: str):
+        self.base_host = urlparse(base).hostname
+        self.external: list[str] = []
+        self.failed: list[str] = []
+        page.on("request", self._on_request)
+        page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} (HTTP {r.status})"))
+
+    def _on_request(self, req):
+        u = urlparse(req.url)
+        if u.scheme in ("data", "blob", "about"):
+            return
+        if u.hostname != self.base_host:
+            self.external.append(req.url)

@@ -1,0 +1,36 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gillab import interpreters, provision  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """A private data/ for the test: nothing it measures lands in the repository."""
+    d = tmp_path / "data"
+    monkeypatch.setenv("GILLAB_DATA", str(d))
+    monkeypatch.setenv("GILLAB_MACHINE", "test-machine")
+    return d
+
+
+def builds_present() -> bool:
+    return all(spec.executable().exists() for spec in provision.build_specs())
+
+
+@pytest.fixture(scope="session")
+def builds():
+    """The provisioned pair. Missing builds fail the test on CI (make test provisions them
+    first) and skip it elsewhere, saying how to get them."""
+    if not builds_present():
+        msg = "provisioned CPython builds are missing: run `make interpreters` (gillab provision)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return {c.id: c for c in interpreters.discover() if c.id in interpreters.CORE_IDS}

@@ -1,0 +1,117 @@
+"""The reader's path: a notebook through papermill, the book built from it, the page in a browser."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gillab import notebooks
+from gillab.store import ExperimentStore
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def built_book(builds, tmp_path_factory):
+    """Stage the book in a temporary folder, run every notebook there in the smoke profile
+    (measuring into a temporary data/), and build it. Nothing lands in the working tree."""
+    root = tmp_path_factory.mktemp("book")
+    data = tmp_path_factory.mktemp("data")
+    old = {k: os.environ.get(k) for k in ("GILLAB_DATA", "GILLAB_MACHINE")}
+    os.environ.update(GILLAB_DATA=str(data), GILLAB_MACHINE="test-machine")
+    try:
+        notebooks.stage(root)
+        out = {}
+        for name in notebooks.NOTEBOOK_FILES:
+            out[name] = notebooks.execute(name, "smoke", measure=True, output_dir=root / "book" / "generated")
+        index = notebooks.build_book(root)
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    return {"root": root, "data": data, "index": index, "executed": out}
+
+
+def outputs(nb_path):
+    nb = json.loads(Path(nb_path).read_text())
+    return nb, [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+
+
+def test_countdown_notebook_measures_and_keeps_widget_state(built_book):
+    nb, outs = outputs(built_book["executed"]["countdown"])
+    assert not [o for o in outs if o["output_type"] == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outs), "the figure is missing"
+    state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    kinds = {m["model_name"] for m in state.values()}
+    assert {"StackModel", "SelectionSliderModel", "DropdownModel", "ImageModel", "LinkModel"} <= kinds
+    samples = ExperimentStore("countdown", "test-machine", root=built_book["data"] / "results").samples_path
+    assert samples.exists() and len(samples.read_text().splitlines()) > 1
+    text = json.dumps(outs)
+    assert "papermill notebooks/01_countdown.ipynb" in text  # the rerun command is printed
+
+
+def test_verdicts_page_lists_the_countdown_claims(built_book):
+    nb, outs = outputs(built_book["executed"]["verdicts"])
+    assert not [o for o in outs if o["output_type"] == "error"]
+    html = "".join(o.get("data", {}).get("text/html", "") if isinstance(o.get("data", {}).get("text/html", ""), str)
+                   else "".join(o["data"]["text/html"]) for o in outs)
+    assert "time with 8 threads / time with 1 thread" in html and "3.13.5t" in html
+
+
+def test_book_pages_exist(built_book):
+    html = built_book["index"].parent
+    page = html / "book" / "generated" / "01_countdown.html"
+    assert page.exists() and (html / "book" / "method.html").exists()
+    text = page.read_text()
+    assert "application/vnd.jupyter.widget-state+json" in text
+    assert "_static/widgets/embed.js" in text
+    # nothing is loaded from elsewhere (thebe's URL is a string it would use only if launched)
+    assert not re.findall(r'(?:src|href)="https?://', text)
+
+
+def test_papermill_with_an_unknown_parameter_fails_before_measuring(builds, tmp_path):
+    env = dict(os.environ, GILLAB_DATA=str(tmp_path / "data"), GILLAB_MACHINE="test-machine")
+    out = subprocess.run([str(Path(sys.executable).with_name("papermill")), "notebooks/01_countdown.ipynb",
+                          str(tmp_path / "out.ipynb"), "-p", "profile", "smoke", "-p", "thraeds", "[1]"],
+                         cwd=REPO, env=env, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "unknown parameter(s) thraeds" in out.stderr + out.stdout
+    assert not (tmp_path / "data").exists()
+
+
+def test_the_page_in_a_browser(built_book, tmp_path):
+    from browser import RequestLog, page_session, serve
+
+    html = built_book["index"].parent
+    with serve(html) as base, page_session() as page:
+        log = RequestLog(page, base)
+        page.goto(f"{base}/book/generated/01_countdown.html", wait_until="networkidle")
+        explorer = page.locator(".gillab-explorer")
+        explorer.wait_for(timeout=20_000)
+        # the static figure of the results section
+        figures = page.locator("img[src*='_images/']")
+        assert figures.count() >= 1 and figures.first.evaluate("i => i.naturalWidth") > 300
+        # the explorer: one figure visible, then a slider move and a dropdown change swap it
+        visible = explorer.locator("img:visible")
+        assert visible.count() == 1 and visible.evaluate("i => i.naturalWidth") > 300
+        before = visible.screenshot()
+        first_src = visible.get_attribute("src")
+        explorer.locator(".noUi-handle").first.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+        visible = explorer.locator("img:visible")
+        assert visible.count() == 1 and visible.get_attribute("src") != first_src
+        assert explorer.locator(".widget-readout").inner_text().strip() == "2"
+        assert visible.screenshot() != before
+        explorer.locator("select").select_option(index=1)
+        page.wait_for_timeout(300)
+        assert "speedup" in explorer.locator("select").input_value()
+        page.screenshot(path=str(tmp_path / "countdown.png"), full_page=True)
+        page.goto(f"{base}/book/generated/99_verdicts.html", wait_until="networkidle")
+        assert page.locator("table").count() >= 2
+        page.goto(f"{base}/book/intro.html", wait_until="networkidle")
+    assert log.external == [], f"requests left 127.0.0.1: {log.external}"
+    assert log.failed == [], f"failed requests: {log.failed}"

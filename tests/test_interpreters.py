@@ -1,0 +1,71 @@
+import os
+import sys
+
+import pytest
+
+from gillab import interpreters
+
+
+@pytest.fixture(autouse=True)
+def _fresh_identity_cache():
+    interpreters.identify.cache_clear()
+    yield
+    interpreters.identify.cache_clear()
+
+
+def test_core_conditions_have_exact_identities(builds):
+    ids = {c: interpreters.identify(builds[c]) for c in interpreters.CORE_IDS}
+    assert ids["3.13.5"].py_gil_disabled == 0 and ids["3.13.5"].gil_enabled_at_runtime is True
+    assert ids["3.13.5t"].py_gil_disabled == 1 and ids["3.13.5t"].gil_enabled_at_runtime is False
+    # same binary, GIL put back by the environment
+    assert ids["3.13.5t-gil"].realpath == ids["3.13.5t"].realpath
+    assert ids["3.13.5t-gil"].gil_enabled_at_runtime is True
+    assert ids["3.13.5t-gil"].env == {"PYTHON_GIL": "1"}
+    for ident in ids.values():
+        assert ident.version.startswith("3.13.5")
+    assert ids["3.13.5t"].kind == "free-threaded" and ids["3.13.5t-gil"].kind == "free-threaded, GIL on"
+
+
+def test_missing_build_is_reported_not_replaced(monkeypatch, tmp_path):
+    monkeypatch.setenv("GILLAB_CACHE", str(tmp_path / "empty-cache"))
+    conds = interpreters.select("core")
+    assert [c.id for c in conds] == list(interpreters.CORE_IDS)
+    for c in conds:
+        ident = interpreters.identify(c)
+        assert not ident.available and ident.kind == "missing" and "not found" in ident.error
+        assert str(tmp_path) in c.executable  # still the build asked for, nothing else
+    assert interpreters.select("core", available_only=True) == []
+
+
+def test_unknown_condition_is_an_error():
+    with pytest.raises(interpreters.ConditionError, match="unknown condition.*no-such-python"):
+        interpreters.select("3.13.5,no-such-python")
+
+
+def test_discovers_free_threaded_builds_on_path_with_a_gil_twin(builds, tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    link = bindir / "python3.99t"
+    link.symlink_to(builds["3.13.5t"].executable)
+    # a separate copy so that it is not the same real file as the provisioned build
+    wrapper = tmp_path / "bin2"
+    wrapper.mkdir()
+    (wrapper / "python3.98t").write_text(f"#!/bin/sh\nexec {builds['3.13.5t'].executable} \"$@\"\n")
+    (wrapper / "python3.98t").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{wrapper}{os.pathsep}{os.environ['PATH']}")
+    conds = {c.id: c for c in interpreters.discover()}
+    assert "path-3.99t" not in conds  # the same file as 3.13.5t: not listed twice
+    assert "path-3.98t" in conds and "path-3.98t-gil" in conds
+    assert conds["path-3.98t-gil"].env_dict == {"PYTHON_GIL": "1"}
+    auto = [c.id for c in interpreters.select("auto")]
+    assert auto[:3] == list(interpreters.CORE_IDS) and "path-3.98t" in auto
+
+
+def test_interpreters_listed_in_a_config_file(tmp_path, monkeypatch):
+    cfg = tmp_path / "interpreters.toml"
+    cfg.write_text(f'[interpreters]\n"mine" = "{sys.executable}"\n')
+    monkeypatch.setenv("GILLAB_INTERPRETERS", str(cfg))
+    conds = {c.id: c for c in interpreters.discover()}
+    assert "mine" in conds and conds["mine"].origin == "config"
+    ident = interpreters.identify(conds["mine"])
+    assert ident.available and ident.version.split()[0] == sys.version.split()[0]

@@ -1,0 +1,69 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gillab import experiments
+from gillab.profiles import ParameterError
+
+
+@pytest.mark.parametrize("overrides,match", [
+    ({"threads": [0, 2]}, "threads.*must be >= 1"),
+    ({"threads": [-1]}, "threads.*must be >= 1"),
+    ({"threads": []}, "threads.*at least one"),
+    ({"total_decrements": 0}, "total_decrements.*must be >= 1"),
+    ({"repeats": 0}, "repeats.*must be >= 1"),
+    ({"switch_interval": 0}, "switch_interval.*must be a number > 0"),
+    ({"switch_interval": -0.005}, "switch_interval.*must be a number > 0"),
+    ({"switch_interval": 1e-9}, "switch_interval.*>= 1e-6"),
+    ({"affinity": [99]}, "CPUs .*99.* not available"),
+    ({"thraeds": [1]}, "unknown parameter.*thraeds"),
+    ({"threads": [1, 2], "total_decrements": 1}, "exceed total_decrements"),
+])
+def test_bad_parameters_are_refused_before_measuring(overrides, match, data_dir):
+    with pytest.raises(ParameterError, match=match):
+        experiments.measure("countdown", "smoke", overrides)
+    assert not data_dir.exists()  # nothing written, nothing measured
+
+
+def test_unknown_profile_and_experiment(data_dir):
+    with pytest.raises(ParameterError, match="unknown profile 'fast'"):
+        experiments.measure("countdown", "fast")
+    with pytest.raises(ParameterError, match="unknown experiment 'nope'"):
+        experiments.measure("nope", "smoke")
+
+
+def test_unknown_condition_is_refused_before_measuring(data_dir):
+    from gillab.interpreters import ConditionError
+
+    with pytest.raises(ConditionError, match="unknown condition"):
+        experiments.measure("countdown", "smoke", {"conditions": "3.13.5,python9"})
+    assert not data_dir.exists()
+
+
+def test_no_available_condition_is_a_clear_error(data_dir, monkeypatch, tmp_path):
+    monkeypatch.setenv("GILLAB_CACHE", str(tmp_path / "no-builds"))
+    from gillab import interpreters
+
+    interpreters.identify.cache_clear()
+    try:
+        with pytest.raises(ParameterError, match="none of the requested conditions is available.*gillab provision"):
+            experiments.measure("countdown", "smoke", {"conditions": "core"})
+    finally:
+        interpreters.identify.cache_clear()
+    assert not data_dir.exists()
+
+
+def test_profiles_follow_the_document_in_seed():
+    p = experiments.get("countdown").resolve("seed")
+    assert p["threads"] == [1, 2, 4, 8] and p["total_decrements"] == 100_000_000 and p["repeats"] == 3
+
+
+def test_cli_reports_bad_input_plainly(data_dir):
+    out = subprocess.run([sys.executable, "-m", "gillab", "measure", "countdown", "-P", "smoke",
+                          "-p", "switch_interval=0"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.startswith("gillab: error:") and "switch_interval" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not data_dir.exists()

@@ -1,0 +1,89 @@
+import hashlib
+import json
+
+import pytest
+
+from gillab import provision
+
+DSC = """Format: 3.0 (quilt)
+Source: python3.13
+Version: 3.13.5-2
+Checksums-Sha1:
+ 0000000000000000000000000000000000000000 10 python3.13_3.13.5.orig.tar.xz
+Checksums-Sha256:
+ {sha} {size} python3.13_3.13.5.orig.tar.xz
+ aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 5 python3.13_3.13.5-2.debian.tar.xz
+Files:
+ d41d8cd98f00b204e9800998ecf8427e 10 python3.13_3.13.5.orig.tar.xz
+"""
+
+
+def test_the_pair_differs_only_by_disable_gil():
+    gil, ft = provision.build_specs()
+    assert [f for f in ft.configure_flags if f != "--disable-gil"] == list(gil.configure_flags)
+    assert "--disable-gil" in ft.configure_flags and "--disable-gil" not in gil.configure_flags
+    assert gil.build_id == "3.13.5" and ft.build_id == "3.13.5t"
+    assert ft.binary_name == "python3.13t"
+
+
+def test_pgo_is_an_option_for_both():
+    gil, ft = provision.build_specs(pgo=True)
+    assert "--enable-optimizations" in gil.configure_flags and "--enable-optimizations" in ft.configure_flags
+    assert "--enable-optimizations" not in provision.build_specs()[0].configure_flags
+
+
+def test_cache_is_outside_the_repo_and_movable(monkeypatch, tmp_path):
+    monkeypatch.setenv("GILLAB_CACHE", str(tmp_path / "c"))
+    assert provision.cache_root() == tmp_path / "c"
+    assert provision.build_specs()[1].executable() == tmp_path / "c" / "cpython" / "3.13.5t" / "bin" / "python3.13t"
+
+
+def test_tarball_checked_against_dsc(tmp_path):
+    tarball = tmp_path / "python3.13_3.13.5.orig.tar.xz"
+    tarball.write_bytes(b"upstream source")
+    sha = hashlib.sha256(b"upstream source").hexdigest()
+    dsc = tmp_path / "python3.13_3.13.5-2.dsc"
+    dsc.write_text(DSC.format(sha=sha, size=15))
+    assert provision.verify_tarball(dsc, tarball) == sha
+    tarball.write_bytes(b"tampered source")
+    with pytest.raises(provision.ProvisionError, match="SHA-256 mismatch"):
+        provision.verify_tarball(dsc, tarball)
+
+
+def test_dsc_without_sha256_is_refused():
+    with pytest.raises(provision.ProvisionError):
+        provision.parse_dsc_sha256("Format: 3.0\nFiles:\n abc 1 x\n")
+
+
+def test_a_build_without_marker_or_with_other_flags_is_rebuilt(tmp_path):
+    spec = provision.build_specs()[1]
+    ok, why = provision.build_is_valid(spec, None, root=tmp_path)
+    assert not ok and "marker" in why
+    prefix = spec.prefix(tmp_path)
+    prefix.mkdir(parents=True)
+    (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": ["--something-else"]}))
+    ok, why = provision.build_is_valid(spec, None, root=tmp_path)
+    assert not ok and "other flags" in why
+    (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags)}))
+    ok, why = provision.build_is_valid(spec, None, root=tmp_path)
+    assert not ok and "missing" in why
+
+
+def test_provisioned_builds_are_valid_and_skipped(builds, capsys):
+    for spec in provision.build_specs():
+        ok, why = provision.build_is_valid(spec, None)
+        assert ok, why
+        marker = provision.read_marker(spec)
+        assert marker["source_tarball"] == "python3.13_3.13.5.orig.tar.xz"
+        assert marker["Py_GIL_DISABLED"] == int(spec.disable_gil)
+    # a second provision builds nothing: both are reported present and skipped
+    provision.provision(install_deps=False)
+    out = capsys.readouterr().out
+    assert out.count("present and valid") == 2 and "building" not in out
+
+
+def test_probe_reports_the_build(builds):
+    gil, ft = provision.build_specs()
+    assert provision.probe_build(gil.executable())["Py_GIL_DISABLED"] == 0
+    info = provision.probe_build(ft.executable())
+    assert info["Py_GIL_DISABLED"] == 1 and info["version_info"] == [3, 13, 5]

@@ -1,0 +1,61 @@
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from gillab import experiments
+from gillab.experiments import countdown as cd
+
+
+def synthetic(times: dict[str, dict[int, list[float]]], total=100_000_000) -> pd.DataFrame:
+    """Samples shaped like the store's, with times we choose, to check the analysis itself."""
+    rows = []
+    for cond, by_k in times.items():
+        for k, values in by_k.items():
+            for i, v in enumerate(values):
+                rows.append({"condition": cond, "threads": k, "seconds": v, "total_decrements": total,
+                             "repeat": i, "gil_enabled": "True" if cond == "gil" else "False"})
+    return pd.DataFrame(rows)
+
+
+def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
+    df = synthetic({
+        "gil": {1: [6.5, 6.52, 6.55], 2: [6.6, 6.57, 6.58], 4: [6.6, 6.59, 6.62], 8: [6.6, 6.58, 6.61]},
+        "ft": {1: [8.0, 8.1, 8.05], 2: [4.0, 4.1, 4.05], 4: [4.1, 4.0, 4.05], 8: [4.2, 4.1, 4.15]},
+    })
+    rows = {r["claim_id"]: r for r in cd.verdicts(df)}
+    assert set(rows) == {f"countdown/threads={k}" for k in (1, 2, 4, 8)}
+    assert rows["countdown/threads=2"]["published"] == pytest.approx(6.57 / 6.52)
+    for k in (2, 4, 8):
+        assert rows[f"countdown/threads={k}"]["measured"]["gil"]["verdict"] == "agrees"
+        assert rows[f"countdown/threads={k}"]["measured"]["ft"]["verdict"] == "lower"
+    one = rows["countdown/threads=1"]["measured"]
+    assert one["gil"]["verdict"] == "agrees" and one["ft"]["verdict"] == "higher"
+    s = cd.summary(df).set_index(["condition", "threads"])
+    assert s.loc[("ft", 2), "speedup"] == pytest.approx(8.05 / 4.05)
+    assert s.loc[("gil", 1), "best"] == 6.5
+
+
+def test_smaller_profiles_are_scaled_and_say_so():
+    df = synthetic({"gil": {1: [0.65, 0.66], 2: [0.66, 0.67]}}, total=10_000_000)
+    one = next(r for r in cd.verdicts(df) if r["claim_id"] == "countdown/threads=1")["measured"]["gil"]
+    assert one["median"] == pytest.approx(6.55) and "scaled x10" in one["note"]
+
+
+def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
+    experiments.measure("countdown", "smoke", {"conditions": "3.13.5,3.13.5t", "threads": [1, 2, 4, 8],
+                                               "total_decrements": 400_000, "repeats": 2}, progress=False)
+    out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert len(rows) == 4 and {r["machine"] for r in rows} == {"test-machine"}
+    for r in rows:
+        assert set(r["measured"]) == {"3.13.5", "3.13.5t"}
+        for m in r["measured"].values():
+            assert m["ci_lo"] <= m["median"] <= m["ci_hi"] and m["verdict"] in ("agrees", "higher", "lower")
+    res = subprocess.run([sys.executable, "-m", "gillab", "results", "countdown", "--json"],
+                         capture_output=True, text=True)
+    summary = json.loads(res.stdout)["summary"]
+    assert len(summary) == 8 and all(row["n"] == 2 for row in summary)
