@@ -55,7 +55,9 @@ def test_samples_and_metadata_are_stored(builds, data_dir):
         assert r["gil_enabled"] == ("True" if r["condition"] == "3.13.5" else "False")
         assert float(r["switch_interval_runtime"]) == pytest.approx(0.005)
         assert r["affinity_runtime"] and r["loadavg_1m"] != ""
-    meta = json.loads(next(store.runs_dir.glob("*.json")).read_text())
+    text = next(store.runs_dir.glob("*.json")).read_text()
+    assert os.path.expanduser("~") + "/" not in text  # paths are written relative to ~ and <repo>
+    meta = json.loads(text)
     for key in ("machine", "harness", "params", "conditions", "loadavg_start", "loadavg_end",
                 "started", "finished", "config_id"):
         assert key in meta, key

@@ -5,7 +5,6 @@ import datetime as _dt
 import os
 import platform
 import re
-import socket
 import subprocess
 import sys
 
@@ -71,11 +70,24 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def portable(obj):
+    """The same data with this machine's home folder written ``~`` and the checkout ``<repo>``:
+    stored files name builds by where they live relative to those, not by one machine's paths."""
+    if isinstance(obj, str):
+        root, home = str(repo_root()), os.path.expanduser("~")
+        out = obj.replace(root, "<repo>")
+        return out.replace(home + "/", "~/") if home not in ("/", "") else out
+    if isinstance(obj, dict):
+        return {k: portable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [portable(v) for v in obj]
+    return obj
+
+
 def machine() -> dict:
     uname = platform.uname()
     info = {
         "machine_id": machine_id(),
-        "hostname": socket.gethostname(),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity_of_harness": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,

@@ -93,10 +93,17 @@ class Run:
                 "started (UTC)": r["started"], "finished (UTC)": r.get("finished"),
                 "load avg start": " ".join(map(str, r.get("loadavg_start", []))),
                 "load avg end": " ".join(map(str, r.get("loadavg_end", []))),
-                "machine": f"{m['cpu_model']}, {m['cpu_count']} cores, {m['os']}",
                 "commit": (r["harness"].get("commit") or "")[:10] + (" (dirty)" if r["harness"].get("dirty") else ""),
             })
         return pd.DataFrame(rows)
+
+    def machine_line(self) -> str:
+        runs = self.runs()
+        if not runs:
+            return ""
+        m = runs[-1]["machine"]
+        return (f"Measured on `{self.machine}`: {m['cpu_model']}, {m['cpu_count']} cores, "
+                f"{(m.get('memory_bytes') or 0) / 2**30:.0f} GiB, {m.get('distribution')}, {m['os']}.")
 
     def describe(self) -> str:
         p = self.params

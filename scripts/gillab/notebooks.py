@@ -67,8 +67,19 @@ def execute(experiment: str, profile: str = "default", overrides: dict | None = 
     print(f"[gillab] papermill {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
     pm.execute_notebook(str(src), str(out), parameters=params, cwd=str(cwd or notebooks_dir()),
                         kernel_name="python3", progress_bar=False, log_output=False)
+    _fold_parameter_cells(out)
     print(f"[gillab] {src.name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     return out
+
+
+def _fold_parameter_cells(path: Path) -> None:
+    """Show the parameter cells (defaults and papermill's injected ones) folded in the book."""
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "hide-input" not in tags:
+            cell["metadata"]["tags"] = tags + ["hide-input"]
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
 def stage(dest: Path) -> Path:

@@ -45,7 +45,8 @@ def verdict_matrix(rows: list[dict]):
         line = {"experiment": r["experiment"], "claim": r["claim"],
                 "published": f"{r['published']:.3g} {r['unit']}"}
         for cond, m in r["measured"].items():
-            line[cond] = f"{m['median']:.3g} [{m['ci_lo']:.3g}, {m['ci_hi']:.3g}] {m['verdict']}"
+            note = f" ({m['note']})" if m.get("note") else ""
+            line[cond] = f"{m['median']:.3g} [{m['ci_lo']:.3g}, {m['ci_hi']:.3g}]: {m['verdict']}{note}"
         out.append(line)
     return pd.DataFrame(out).fillna("not measured")
 

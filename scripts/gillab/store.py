@@ -19,6 +19,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .metadata import portable
 from .paths import results_dir
 
 
@@ -99,6 +100,7 @@ class ExperimentStore:
             fh.close()
 
     def append(self, row: dict) -> None:
+        row = portable(row)
         rows = self.rows()
         fields = list(self._fields or [])
         for k in row:
@@ -111,5 +113,5 @@ class ExperimentStore:
 
     def write_run(self, meta: dict) -> Path:
         path = self.runs_dir / f"{meta['run_id']}.json"
-        atomic_write_text(path, json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n")
+        atomic_write_text(path, json.dumps(portable(meta), indent=2, sort_keys=False, default=str) + "\n")
         return path

@@ -219,29 +219,25 @@ def explorer(df: pd.DataFrame):
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
-    """The published table with our best-of and median (95% CI) per condition beside it."""
+    """The published table with ours beside it: per condition, best of n / median [95% CI]."""
     s = summary(df)
-    pub = published()[["threads", "decrements_per_thread_n", "time_s_best_of_3"]].rename(
-        columns={"time_s_best_of_3": "published s (3.9, best of 3)", "decrements_per_thread_n": "published n/thread"})
-    out = pub.copy()
+    pub = published()
+    out = pd.DataFrame({"threads": pub["threads"],
+                        "published: s per 100M, best of 3 (3.9)": pub["time_s_best_of_3"].map("{:.2f}".format)})
+    total = int(s["total_decrements"].iloc[0])
     for cond in sorted(s["condition"].unique()):
         g = s[s["condition"] == cond].set_index("threads")
-        out[f"{cond}: best s"] = out["threads"].map(g["best"]).round(3)
-        out[f"{cond}: median s [95% CI]"] = out["threads"].map(
-            lambda k, g=g: f"{g.at[k, 'median']:.3f} [{g.at[k, 'ci_lo']:.3f}, {g.at[k, 'ci_hi']:.3f}]"
+        out[f"{cond}: best / median [95% CI], s per {total / 1e6:g}M"] = out["threads"].map(
+            lambda k, g=g: f"{g.at[k, 'best']:.3f} / {g.at[k, 'median']:.3f} [{g.at[k, 'ci_lo']:.3f}, {g.at[k, 'ci_hi']:.3f}]"
             if k in g.index else "not measured")
     return out
 
 
 def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for v in verdicts(df):
-        for cond, m in v["measured"].items():
-            rows.append({"claim": v["claim"], "published": round(v["published"], 3), "unit": v["unit"],
-                         "condition": cond, "measured (median)": round(m["median"], 3),
-                         "95% CI": f"[{m['ci_lo']:.3f}, {m['ci_hi']:.3f}]", "n": m["n"],
-                         "verdict": m["verdict"], "note": m["note"]})
-    return pd.DataFrame(rows)
+    """One line per published cell, one column per condition: median [95% CI] and verdict."""
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
 
 
 def live_explorer(run):
