@@ -74,7 +74,7 @@ class Run:
                 "condition": cid,
                 "status": f"measured ({n} samples)" if measured else "not measured",
                 "build": ident.get("kind", "missing") if measured else (ident.get("error") or "missing"),
-                "version": (ident.get("version") or "").split("\n")[0],
+                "version": (ident.get("version") or "").split(" (")[0],
                 "Py_GIL_DISABLED": ident.get("py_gil_disabled"),
                 "GIL at run time": ("on" if (gil_rt == "true").all() else "off" if (gil_rt == "false").all()
                                     else "mixed") if measured else "",
@@ -132,6 +132,11 @@ def table(df: pd.DataFrame, precision: int = 3):
 
 NOTEBOOK_FILES = {
     "countdown": "01_countdown.ipynb",
+    "sha256": "02_sha256.ipynb",
+    "convoy": "03_convoy.ipynb",
+    "switch_interval": "04_switch_interval.ipynb",
+    "affinity": "05_affinity.ipynb",
+    "data_race": "06_data_race.ipynb",
     "verdicts": "99_verdicts.ipynb",   # not an experiment: gathers every verdict, run last
 }
 

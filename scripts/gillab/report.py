@@ -36,6 +36,22 @@ def verdicts(machine: str | None = None, experiments: list[str] | None = None) -
     return rows
 
 
+def fmt(v) -> str:
+    """A number as a reader wants it: 30,000 not 3e+04; 0.546; 1e-06."""
+    import math
+
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
 def verdict_matrix(rows: list[dict]):
     """One line per published claim, one column per condition: 'value [CI] verdict'."""
     import pandas as pd
@@ -43,10 +59,10 @@ def verdict_matrix(rows: list[dict]):
     out = []
     for r in rows:
         line = {"experiment": r["experiment"], "claim": r["claim"],
-                "published": f"{r['published']:.3g} {r['unit']}"}
+                "published": f"{fmt(r['published'])} {r['unit']}"}
         for cond, m in r["measured"].items():
             note = f" ({m['note']})" if m.get("note") else ""
-            line[cond] = f"{m['median']:.3g} [{m['ci_lo']:.3g}, {m['ci_hi']:.3g}]: {m['verdict']}{note}"
+            line[cond] = f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]: {m['verdict']}{note}"
         out.append(line)
     return pd.DataFrame(out).fillna("not measured")
 

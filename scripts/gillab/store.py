@@ -100,15 +100,19 @@ class ExperimentStore:
             fh.close()
 
     def append(self, row: dict) -> None:
-        row = portable(row)
+        self.extend([row])
+
+    def extend(self, new_rows: list[dict]) -> None:
+        """Add rows (all of one sample) in one atomic rewrite: a sample is stored whole or not."""
+        new_rows = [portable(r) for r in new_rows]
         rows = self.rows()
         fields = list(self._fields or [])
-        for k in row:
-            if k not in fields:
-                fields.append(k)
-        text = _rows_to_csv(fields, rows + [row])
-        atomic_write_text(self.samples_path, text)
-        rows.append({k: ("" if row.get(k) is None else str(row.get(k))) for k in fields})
+        for row in new_rows:
+            for k in row:
+                if k not in fields:
+                    fields.append(k)
+        atomic_write_text(self.samples_path, _rows_to_csv(fields, rows + new_rows))
+        rows.extend({k: ("" if r.get(k) is None else str(r.get(k))) for k in fields} for r in new_rows)
         self._fields = fields
 
     def write_run(self, meta: dict) -> Path:

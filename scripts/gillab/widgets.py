@@ -68,11 +68,13 @@ def live_explorer(replot: Callable[[dict], object], controls: dict[str, W.ValueW
 
     def redraw(*_):
         import matplotlib.pyplot as plt
+        from IPython.display import display
 
         with out:
             out.clear_output(wait=True)
             fig = replot(values())
-            plt.show(fig)
+            display(fig)
+            plt.close(fig)
 
     for w in controls.values():
         w.observe(redraw, names="value")

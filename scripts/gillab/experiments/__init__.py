@@ -49,6 +49,17 @@ class Experiment:
     def workload_params(self, p: dict, point: dict) -> dict:
         return {**{k: v for k, v in p.items() if k in self.params and k not in self.point_keys}, **point}
 
+    def run_sample(self, p: dict, point: dict, cond) -> "runner.Sample":
+        """Measure one sample of ``point`` under ``cond``: by default one workload process.
+
+        The point may carry its own ``switch_interval`` or ``affinity`` (for experiments that
+        sweep them); otherwise the run-wide parameters apply.  A result holding ``rows`` (a
+        list of dicts) is stored as one row each, e.g. one per 1-second window of a rate.
+        """
+        return runner.run(cond, self.workload, self.workload_params(p, point), timeout=p["timeout"],
+                          switch_interval=point.get("switch_interval", p["switch_interval"]),
+                          affinity=point.get("affinity", p["affinity"]))
+
     def check(self, p: dict) -> None:
         """Experiment-specific checks across parameters (raise ParameterError)."""
 
@@ -66,7 +77,7 @@ class Experiment:
 
 
 def get(name: str) -> Experiment:
-    from . import countdown  # noqa: F401  (registers)
+    from . import affinity, convoy, countdown, data_race, sha256, switch_interval  # noqa: F401  (registers)
 
     if name not in REGISTRY:
         raise ParameterError(f"unknown experiment {name!r}; known: {', '.join(sorted(REGISTRY))}")
@@ -144,13 +155,13 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
         bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
         try:
             for rep, point, cond in todo:
-                row = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
-                store.append(row)
-                if row["status"] == "ok":
+                rows = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
+                store.extend(rows)
+                if rows[0]["status"] == "ok":
                     result.measured += 1
                 else:
                     result.failed += 1
-                    print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {row['error']}",
+                    print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {rows[0]['error']}",
                           file=sys.stderr)
                 bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
                 bar.update(1)
@@ -184,7 +195,7 @@ def _progress(total: int, desc: str, enabled: bool):
                 file=sys.stderr, dynamic_ncols=True)
 
 
-def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> dict:
+def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
     load1 = (metadata.loadavg() or [math.nan])[0]
     row = {
         "run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
@@ -194,12 +205,11 @@ def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> dict:
         "time": metadata.now(), "loadavg_1m": load1,
     }
     try:
-        s = runner.run(cond, exp.workload, exp.workload_params(p, point), timeout=p["timeout"],
-                       switch_interval=p["switch_interval"], affinity=p["affinity"])
+        s = exp.run_sample(p, point, cond)
     except runner.WorkloadError as exc:
-        return row | {"status": "failed", "error": str(exc)}
+        return [row | {"status": "failed", "error": str(exc)}]
     rt = s.runtime
-    return row | {
+    common = row | {
         "status": "ok", "error": "",
         **{k: v for k, v in s.result.items() if not isinstance(v, (dict, list))},
         "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
@@ -208,3 +218,8 @@ def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> dict:
         "affinity_runtime": _affinity_str(rt.get("affinity")),
         **s.rusage, "process_wall_s": round(s.wall_s, 6),
     }
+    sub = s.result.get("rows")
+    if not sub:
+        return [common]
+    return [common | {k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()}
+            for r in sub]

@@ -64,13 +64,24 @@ def timed_threads(target, args_per_thread):
     return time.perf_counter() - t0
 
 
-def main(fn):
+def setup():
+    """Read the spec from argv and apply switch interval and affinity; return the spec."""
     spec = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    if spec.get("switch_interval") is not None:
+        sys.setswitchinterval(float(spec["switch_interval"]))
+    if spec.get("affinity") is not None:
+        os.sched_setaffinity(0, set(spec["affinity"]))
+    return spec
+
+
+def emit(out):
+    sys.stdout.write(MARKER + json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+def main(fn):
     try:
-        if spec.get("switch_interval") is not None:
-            sys.setswitchinterval(float(spec["switch_interval"]))
-        if spec.get("affinity") is not None:
-            os.sched_setaffinity(0, set(spec["affinity"]))
+        spec = setup()
         before = runtime_info()
         result = fn(spec.get("params", {}))
         out = {"ok": True, "result": result, "runtime": before,
@@ -78,6 +89,5 @@ def main(fn):
     except Exception as exc:  # reported, never hidden
         out = {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc),
                "traceback": traceback.format_exc(limit=5)}
-    sys.stdout.write(MARKER + json.dumps(out) + "\n")
-    sys.stdout.flush()
+    emit(out)
     return 0 if out["ok"] else 1

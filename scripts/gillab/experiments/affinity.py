@@ -1,0 +1,209 @@
+"""Restricting the server to one core, with the client on the same core or the other one
+(document 000's affinity table, pbts13_t5, and the author's update of October 7, 2021)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from ..profiles import Param, ParameterError
+from . import Experiment
+from .convoy import ECHO_PARAMS, RATE_TOLERANCE, _counts, echo_sample
+
+PLACEMENTS = ("same", "other")
+
+
+def _placements(value) -> list[str]:
+    from ..profiles import _as_list
+
+    out = [str(v) for v in _as_list(value)]
+    bad = [v for v in out if v not in PLACEMENTS]
+    if not out or bad:
+        raise ValueError(f"client placements must be among {PLACEMENTS}, got {out}")
+    return out
+
+
+class Affinity(Experiment):
+    name = "affinity"
+    workload = "echo_server"
+    title = "CPU affinity: every server thread on one core"
+    document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), CPU affinity table and update"
+    metric = "rps"
+    lower_is_better = False
+    params = {
+        "cpu_threads": Param("cpu_threads", _counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4, 8]"),
+        "client": Param("client", _placements, "where the client runs: same (core as the server), other"),
+        "server_cpu": Param("server_cpu", int, "the core every server thread is restricted to"),
+        **ECHO_PARAMS,
+    }
+    point_keys = ("cpu_threads", "client")
+
+    def points(self, p):
+        return [{"cpu_threads": n, "client": c} for n in p["cpu_threads"] for c in p["client"]]
+
+    def check(self, p):
+        cpus = sorted(os.sched_getaffinity(0))
+        if p["server_cpu"] not in cpus:
+            raise ParameterError(f"affinity: server_cpu {p['server_cpu']} is not one of this machine's CPUs {cpus}")
+        if "other" in p["client"] and len(cpus) < 2:
+            raise ParameterError("affinity: a client on the other core needs at least 2 CPUs")
+        if p["affinity"] is not None:
+            raise ParameterError("affinity: set server_cpu and client instead of affinity")
+
+    def other_cpu(self, p) -> int:
+        return next(c for c in sorted(os.sched_getaffinity(0)) if c != p["server_cpu"])
+
+    def run_sample(self, p, point, cond):
+        server = [p["server_cpu"]]
+        client = server if point["client"] == "same" else [self.other_cpu(p)]
+        return echo_sample(p, cond, cpu_threads=point["cpu_threads"], cpu_processes=0,
+                           switch=p["switch_interval"], server_affinity=server, client_affinity=client)
+
+
+def published() -> pd.DataFrame:
+    from .. import results
+
+    return results.reference("pbts13_t5_echo_rps_cpu_affinity")
+
+
+def published_table() -> pd.DataFrame:
+    p = published()
+    return pd.DataFrame({"CPU-bound threads": p["cpu_bound_threads"], "RPS (as printed)": p["rps_as_published"],
+                         "setup": p["affinity_setup"]})
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, client, n), g in df.groupby(["condition", "client", "cpu_threads"], sort=True):
+        s = stats.summarize(g["rps"], lower_is_better=False)
+        per = g.drop_duplicates(["run_id", "repeat"])
+        rows.append({"condition": cond, "client": client, "cpu_threads": int(n), "windows": s["n"],
+                     "rps_median": s["median"], "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"],
+                     "handler_cpus": ";".join(sorted(set(per["handler_cpus"].astype(str)))),
+                     "client_cpus": ";".join(sorted(set(per["client_cpus"].astype(str)))),
+                     "client_cpu_share": float(per["client_cpu_share"].median())})
+    return pd.DataFrame(rows)
+
+
+def verdicts(df: pd.DataFrame) -> list[dict]:
+    out = []
+    conds = sorted(df["condition"].unique())
+    for _, row in published().iterrows():
+        n, pub = int(row["cpu_bound_threads"]), float(row["rps_numeric"])
+        for client in sorted(df["client"].unique(), key=PLACEMENTS.index):
+            measured = {}
+            for cond in conds:
+                g = df[(df["condition"] == cond) & (df["cpu_threads"] == n) & (df["client"] == client)]
+                if len(g):
+                    s = stats.summarize(g["rps"], lower_is_better=False)
+                    measured[cond] = {"median": s["median"], "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"],
+                                      "best": s["best"], "n": s["n"], "ratio_to_published": s["median"] / pub,
+                                      "verdict": stats.verdict(pub, s["ci_lo"], s["ci_hi"], RATE_TOLERANCE),
+                                      "note": ""}
+            out.append({
+                "experiment": "affinity", "table": "pbts13_t5_echo_rps_cpu_affinity",
+                "claim_id": f"affinity/cpu_threads={n}/client={client}",
+                "claim": f"echo RPS, server on one core, {n} CPU threads, client on the {client} core",
+                "published": pub, "unit": "rps", "measured": measured,
+                "published_as": f"{row['rps_as_published']} (the author's client shared the server's core)",
+            })
+    return out
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    s = summary(df)
+    pub = published().set_index("cpu_bound_threads")["rps_numeric"]
+    rows = []
+    for n in sorted(set(s["cpu_threads"]) | set(pub.index)):
+        line = {"CPU threads": n, "document (client on the same core)": f"{pub[n]:,.0f}" if n in pub.index else "-"}
+        for (cond, client), g in s.groupby(["condition", "client"]):
+            m = g[g["cpu_threads"] == n]
+            line[f"{cond}, client {client}"] = (f"{m['rps_median'].iloc[0]:,.0f} [{m['rps_ci_lo'].iloc[0]:,.0f}, "
+                                               f"{m['rps_ci_hi'].iloc[0]:,.0f}]") if len(m) else "-"
+        rows.append(line)
+    return pd.DataFrame(rows)
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    for cond, g in s.groupby("condition"):
+        parts = []
+        for client, h in g.groupby("client"):
+            h = h.set_index("cpu_threads")
+            parts.append(f"client on the {client} core: " + ", ".join(
+                f"{n} threads {h.at[n, 'rps_median']:,.0f}" for n in h.index))
+        lines.append(f"- **{cond}**: " + "; ".join(parts) + " (RPS, medians).")
+    return "\n".join(lines)
+
+
+def figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = summary(df)
+    conds = sorted(s["condition"].unique())
+    pal = plots.palette(conds)
+    fig, ax = plt.subplots(figsize=(9, 4.4))
+    pub = published()
+    for cond in conds:
+        for client, style in (("same", "-"), ("other", "--")):
+            h = s[(s["condition"] == cond) & (s["client"] == client)].sort_values("cpu_threads")
+            if not len(h):
+                continue
+            ax.errorbar(h["cpu_threads"], h["rps_median"], yerr=[h["rps_median"] - h["rps_ci_lo"],
+                        h["rps_ci_hi"] - h["rps_median"]], fmt="o" + style, color=pal[cond], capsize=3,
+                        label=f"{cond}, client on the {client} core")
+    ax.plot(pub["cpu_bound_threads"], pub["rps_numeric"], label="document (client on the same core)",
+            **plots.PUBLISHED_STYLE)
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xticks(sorted(s["cpu_threads"].unique()), [str(n) for n in sorted(s["cpu_threads"].unique())])
+    ax.set_xlabel("CPU-bound threads in the server")
+    ax.set_ylabel("requests / second (median, 95% CI)")
+    ax.set_title("Every server thread on one core; the client on the same core or the other", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    pal = plots.palette(df["condition"].unique())
+    conds = sorted(pal)
+    ns = sorted(df["cpu_threads"].unique())
+    clients = [c for c in PLACEMENTS if c in set(df["client"])]
+    pub = published().set_index("cpu_bound_threads")["rps_numeric"]
+    ymax = float(df["rps"].max()) * 1.2
+
+    def draw(client, n):
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        g = df[(df["client"] == client) & (df["cpu_threads"] == n)]
+        sns.stripplot(data=g, x="condition", y="rps", hue="condition", order=conds, hue_order=conds,
+                      palette=pal, size=5, jitter=0.15, ax=ax, legend=False)
+        if n in pub.index:
+            ax.axhline(pub[n], color="black", linestyle="--", label=f"document: {pub[n]:,.0f}")
+            ax.legend(fontsize=8, loc="lower left")
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(0, ymax)
+        ax.set_xlabel("")
+        ax.set_ylabel("requests in each window")
+        ax.set_title(f"client on the {client} core, {n} CPU threads: every window", fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("client", clients, [f"on the {c} core" for c in clients]),
+                                  ("CPU threads", ns, [str(n) for n in ns]), title="Explore every counted window")

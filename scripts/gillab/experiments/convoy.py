@@ -1,0 +1,415 @@
+"""The convoy effect: an echo server's requests/second next to CPU-bound threads (document 000,
+pbts13_t3 and the in-text numbers of pbts13_t6), and the variant with the CPU work in processes.
+
+A sample is one server process (under the condition measured) and one client process (always
+the same interpreter, the GIL build ``3.13.5`` when it exists, so that only the server
+changes); the client counts requests in 1-second windows after a warm-up window, and every
+window is stored as a row.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import interpreters, runner, servers, stats
+from ..profiles import Param, ParameterError, positive_float, positive_int, switch_interval
+from . import Experiment
+
+RATE_TOLERANCE = 0.25   # request rates in 1-second windows: +-25% (times and ratios: +-10%)
+CLIENT_CONDITION = "3.13.5"
+
+
+def _intervals(value) -> list[float]:
+    from ..profiles import _as_list
+
+    out = [switch_interval(v) for v in _as_list(value)]
+    if not out:
+        raise ValueError("needs at least one switch interval")
+    return out
+
+
+def _counts(value) -> list[int]:
+    from ..profiles import _as_list
+
+    out = [int(v) for v in _as_list(value)]
+    if any(v < 0 for v in out):
+        raise ValueError(f"counts must be >= 0, got {out}")
+    return out
+
+
+ECHO_PARAMS = {
+    "warmup_s": Param("warmup_s", positive_float, "seconds before the first counted window"),
+    "windows": Param("windows", positive_int, "1-second windows counted per sample"),
+    "window_s": Param("window_s", positive_float, "length of a counting window in seconds"),
+}
+
+
+def client_condition(server_cond):
+    """The fixed client interpreter: the GIL build when available, else the server's own."""
+    for c in interpreters.discover():
+        if c.id == CLIENT_CONDITION and interpreters.identify(c).available:
+            return c
+    return server_cond
+
+
+def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: float | None,
+                server_affinity=None, client_affinity=None) -> runner.Sample:
+    """One server (with its CPU-bound neighbours) and one client run against it."""
+    client = client_condition(cond)
+    span = p["warmup_s"] + p["windows"] * p["window_s"]
+    t0 = time.perf_counter()
+    with servers.workload_server(cond, "echo_server", {"cpu_threads": cpu_threads, "cpu_processes": cpu_processes},
+                                 switch_interval=switch, affinity=server_affinity) as srv:
+        cs = runner.run(client, "echo_client", {"port": srv.port, "warmup_s": p["warmup_s"],
+                                                "windows": p["windows"], "window_s": p["window_s"]},
+                        timeout=span + 30, affinity=client_affinity)
+        sdata = srv.result(timeout=60)
+        handler = srv.thread_stats(sdata["result"]["handler_tid"])
+        cpu = [srv.thread_stats(t) for t in srv.ready.get("cpu_tids", [])]
+    result = {**cs.result, **sdata["result"], "client_condition": client.id,
+              "client_affinity": ",".join(map(str, cs.runtime.get("affinity") or [])),
+              "handler_ctx_voluntary": handler.get("ctx_voluntary"),
+              "handler_ctx_involuntary": handler.get("ctx_involuntary"), "handler_cpu_s": handler.get("cpu_s"),
+              "cpu_threads_ctx_involuntary": sum(c.get("ctx_involuntary", 0) for c in cpu),
+              "cpu_threads_cpu_s": sum(c.get("cpu_s", 0.0) for c in cpu)}
+    return runner.Sample(ok=True, result=result, runtime=sdata["runtime"] | {"gil_enabled_after": None},
+                         rusage={}, wall_s=time.perf_counter() - t0)
+
+
+class Convoy(Experiment):
+    name = "convoy"
+    workload = "echo_server"
+    title = "The convoy effect: echo server requests/second"
+    document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), RPS vs switch interval table"
+    metric = "rps"
+    lower_is_better = False
+    params = {
+        "switch_intervals": Param("switch_intervals", _intervals, "switch intervals in seconds to sweep"),
+        "cpu_threads": Param("cpu_threads", _counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4]"),
+        "cpu_processes": Param("cpu_processes", _counts,
+                               "CPU-bound processes instead (at the default 5 ms interval), e.g. [1, 2, 3, 4]"),
+        **ECHO_PARAMS,
+    }
+    point_keys = ("switch_interval", "cpu_threads", "cpu_processes")
+
+    def points(self, p):
+        pts = [{"switch_interval": si, "cpu_threads": n, "cpu_processes": 0}
+               for si in p["switch_intervals"] for n in p["cpu_threads"]]
+        pts += [{"switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": m} for m in p["cpu_processes"] if m]
+        return pts
+
+    def check(self, p):
+        if p["switch_interval"] is not None:
+            raise ParameterError("convoy: use switch_intervals (a list) instead of switch_interval")
+        if max(p["cpu_threads"] + p["cpu_processes"]) > 64:
+            raise ParameterError("convoy: more than 64 CPU-bound threads or processes is not a meaningful point")
+
+    def run_sample(self, p, point, cond):
+        return echo_sample(p, cond, cpu_threads=point["cpu_threads"], cpu_processes=point["cpu_processes"],
+                           switch=point["switch_interval"], server_affinity=p["affinity"],
+                           client_affinity=p["affinity"])
+
+
+# -- analysis -----------------------------------------------------------------------------------
+def published() -> pd.DataFrame:
+    from .. import results
+
+    return results.reference("pbts13_t3_echo_rps_vs_switch_interval")
+
+
+def inline_published() -> pd.DataFrame:
+    from .. import results
+
+    return results.reference("pbts13_t6_echo_inline_numbers")
+
+
+def published_table() -> pd.DataFrame:
+    from .. import results
+
+    w = results.reference("pbts13_t3_echo_rps_vs_switch_interval_wide")
+    return w.drop(columns=["source"]).rename(columns={
+        "switch_interval_s": "switch interval (s)", "rps_no_cpu_threads": "RPS, no CPU threads",
+        "rps_one_cpu_thread": "one CPU thread", "rps_two_cpu_threads": "two", "rps_four_cpu_threads": "four"})
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per condition and point: the median RPS over every stored window with its 95% CI, and
+    what explains it (handler context switches per request, client CPU share)."""
+    rows = []
+    keys = ["condition", "switch_interval", "cpu_threads", "cpu_processes"]
+    for key, g in df.groupby(keys, sort=True):
+        s = stats.summarize(g["rps"], lower_is_better=False)
+        per_sample = g.drop_duplicates(["run_id", "repeat"])
+        served = per_sample["requests_served"].clip(lower=1)
+        rows.append({
+            **dict(zip(keys, key)), "windows": s["n"], "rps_median": s["median"], "rps_ci_lo": s["ci_lo"],
+            "rps_ci_hi": s["ci_hi"], "rps_min": float(g["rps"].min()), "rps_max": float(g["rps"].max()),
+            "handler_vcsw_per_request": float((per_sample["handler_ctx_voluntary"] / served).median()),
+            "handler_ivcsw_per_request": float((per_sample["handler_ctx_involuntary"] / served).median()),
+            "client_cpu_share": float(per_sample["client_cpu_share"].median()),
+            "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all()),
+        })
+    return pd.DataFrame(rows)
+
+
+def _threads_rows(s: pd.DataFrame) -> pd.DataFrame:
+    return s[s["cpu_processes"] == 0]
+
+
+def model_rps(rps0: float, si: np.ndarray, cpu_threads: int = 1) -> np.ndarray:
+    """The document's model: a request costs its CPU-free time plus one switch interval for
+    recv and one for send, per CPU-bound thread ahead of it (RPS halves as threads double)."""
+    return 1.0 / (1.0 / rps0 + 2.0 * cpu_threads * np.asarray(si))
+
+
+def _rate_row(claim_id, claim, published_value, unit, measured, table, published_as, note=""):
+    return {"experiment": "convoy", "table": table, "claim_id": claim_id, "claim": claim,
+            "published": published_value, "unit": unit, "published_as": published_as,
+            "measured": measured, "note": note}
+
+
+def _measured_rate(g: pd.DataFrame, published_value: float, transform=None) -> dict:
+    s = stats.summarize(g["rps"], lower_is_better=False)
+    value, lo, hi = s["median"], s["ci_lo"], s["ci_hi"]
+    if transform is not None:   # e.g. microseconds per request = 1e6 / rps (decreasing)
+        value, lo, hi = transform(value), transform(hi), transform(lo)
+    return {"median": value, "ci_lo": lo, "ci_hi": hi, "best": transform(s["best"]) if transform else s["best"],
+            "n": s["n"], "ratio_to_published": value / published_value if published_value else math.nan,
+            "verdict": stats.verdict(published_value, lo, hi, RATE_TOLERANCE), "note": ""}
+
+
+def verdicts(df: pd.DataFrame) -> list[dict]:
+    out = []
+    conds = sorted(df["condition"].unique())
+    names = {0: "no", 1: "one", 2: "two", 4: "four"}
+    for _, row in published().iterrows():
+        si, n, pub = float(row["switch_interval_s"]), int(row["cpu_bound_threads"]), float(row["rps"])
+        measured = {}
+        for cond in conds:
+            g = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si)
+                   & (df["cpu_threads"] == n) & (df["cpu_processes"] == 0)]
+            if len(g):
+                measured[cond] = _measured_rate(g, pub)
+        out.append(_rate_row(f"convoy/si={si:g}/cpu_threads={n}",
+                             f"echo RPS, switch interval {si:g} s, {names.get(n, n)} CPU thread{'s' if n != 1 else ''}",
+                             pub, "rps", measured, "pbts13_t3_echo_rps_vs_switch_interval",
+                             f"{row['rps_as_published']} RPS (CPython 3.9, client on the same machine)"))
+    inline = inline_published()
+    picks = [
+        ("convoy/inline/no_cpu_thread", 0, 30000, 0, 0, "echo RPS with no CPU-bound thread (in text: about 30k)", None, "rps"),
+        ("convoy/inline/one_cpu_thread", 1, 100, 1, 0, "echo RPS with one CPU-bound thread, default 5 ms (in text: drops to 100)", None, "rps"),
+        ("convoy/inline/one_cpu_process", 2, 20000, 0, 1, "echo RPS with one CPU-bound process instead (in text: about 20k)", None, "rps"),
+        ("convoy/inline/us_per_request_alone", 3, 30, 0, 0, "microseconds per request with no CPU thread (1/30k)", lambda r: 1e6 / r if r else math.inf, "us"),
+        ("convoy/inline/us_per_request_convoy", 4, 10030, 1, 0, "microseconds per request with one CPU thread (30 us + 2 x 5 ms)", lambda r: 1e6 / r if r else math.inf, "us"),
+    ]
+    for claim_id, idx, pub, n, m, claim, transform, unit in picks:
+        measured = {}
+        for cond in conds:
+            g = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], 0.005)
+                   & (df["cpu_threads"] == n) & (df["cpu_processes"] == m)]
+            if len(g):
+                measured[cond] = _measured_rate(g, pub, transform)
+        out.append(_rate_row(claim_id, claim, float(pub), unit, measured, "pbts13_t6_echo_inline_numbers",
+                             f"{inline.iloc[idx]['value']} {inline.iloc[idx]['unit']} ({inline.iloc[idx]['exactness']})"))
+    # "if we start two, three, or four CPU-bound processes, the RPS stays about the same"
+    measured = {}
+    for cond in conds:
+        g = df[(df["condition"] == cond) & (df["cpu_threads"] == 0) & np.isclose(df["switch_interval"], 0.005)]
+        one, more = g[g["cpu_processes"] == 1]["rps"], g[g["cpu_processes"] >= 2]["rps"]
+        if len(one) and len(more):
+            r = stats.ratio_of_medians(more, one)
+            measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan,
+                              "n": r["n_num"], "ratio_to_published": r["ratio"],
+                              "verdict": stats.verdict(1.0, r["ci_lo"], r["ci_hi"], RATE_TOLERANCE), "note": ""}
+    out.append(_rate_row("convoy/inline/more_cpu_processes", "RPS with 2-4 CPU processes / RPS with 1 (in text: "
+                         "stays about the same)", 1.0, "ratio", measured, "pbts13_t6_echo_inline_numbers",
+                         "\"the RPS stays about the same\""))
+    return out
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    """The document's table in long form: one line per cell, its RPS and ours per condition."""
+    s = _threads_rows(summary(df))
+    pub = published()
+    rows = []
+    for si in sorted(pub["switch_interval_s"].unique(), reverse=True):
+        for n in sorted(pub["cpu_bound_threads"].unique()):
+            p = pub[(pub["switch_interval_s"] == si) & (pub["cpu_bound_threads"] == n)]["rps"]
+            line = {"switch interval (s)": f"{si:g}", "CPU threads": n,
+                    "document RPS": f"{p.iloc[0]:,.0f}" if len(p) else "-"}
+            for cond in sorted(s["condition"].unique()):
+                m = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], si) & (s["cpu_threads"] == n)]
+                line[f"{cond}: median [95% CI]"] = (
+                    f"{m['rps_median'].iloc[0]:,.0f} [{m['rps_ci_lo'].iloc[0]:,.0f}, {m['rps_ci_hi'].iloc[0]:,.0f}]"
+                    if len(m) else "not measured")
+            rows.append(line)
+    return pd.DataFrame(rows)
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    for cond in sorted(s["condition"].unique()):
+        g = _threads_rows(s[s["condition"] == cond])
+        at5 = g[np.isclose(g["switch_interval"], 0.005)].set_index("cpu_threads")
+        if 0 in at5.index and 1 in at5.index:
+            r0, r1 = at5.at[0, "rps_median"], at5.at[1, "rps_median"]
+            drop = r0 / r1 if r1 else math.inf
+            lines.append(
+                f"- **{cond}** at 5 ms: {r0:,.0f} RPS alone [{at5.at[0, 'rps_ci_lo']:,.0f}, {at5.at[0, 'rps_ci_hi']:,.0f}], "
+                f"{r1:,.0f} RPS with one CPU thread [{at5.at[1, 'rps_ci_lo']:,.0f}, {at5.at[1, 'rps_ci_hi']:,.0f}]: "
+                f"{drop:,.0f}x fewer; the handler thread made {at5.at[1, 'handler_vcsw_per_request']:.2f} voluntary "
+                f"context switches per request (alone: {at5.at[0, 'handler_vcsw_per_request']:.2f}); the client used "
+                f"{at5.at[0, 'client_cpu_share']:.0%} of a core when alone.")
+        procs = s[(s["condition"] == cond) & (s["cpu_processes"] > 0)]
+        if len(procs):
+            lines.append(f"  With the CPU work in processes instead: " + ", ".join(
+                f"{int(r.cpu_processes)} process{'es' if r.cpu_processes > 1 else ''} {r.rps_median:,.0f} RPS"
+                for r in procs.itertuples()) + ".")
+    return "\n".join(lines)
+
+
+# -- figures ------------------------------------------------------------------------------------
+def figure(df: pd.DataFrame):
+    """RPS against switch interval, one panel per condition, one line per CPU-thread count,
+    with the document's values and its model (1 CPU thread)."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = _threads_rows(summary(df))
+    conds = sorted(s["condition"].unique())
+    ns = sorted(s["cpu_threads"].unique())
+    colours = dict(zip(ns, plots.sns.color_palette("viridis_r", len(ns))))
+    fig, axes = plt.subplots(len(conds), 1, figsize=(8, 3.6 * len(conds)), sharex=True, sharey=True, squeeze=False)
+    pub = published()
+    for ax, cond in zip(axes[:, 0], conds):
+        g = s[s["condition"] == cond]
+        for n in ns:
+            h = g[g["cpu_threads"] == n].sort_values("switch_interval")
+            ax.errorbar(h["switch_interval"], h["rps_median"], yerr=[h["rps_median"] - h["rps_ci_lo"],
+                        h["rps_ci_hi"] - h["rps_median"]], fmt="o-", color=colours[n], capsize=3,
+                        label=f"{n} CPU thread{'s' if n != 1 else ''}")
+            p = pub[pub["cpu_bound_threads"] == n].sort_values("switch_interval_s")
+            ax.plot(p["switch_interval_s"], p["rps"].clip(lower=0.5), linestyle="none", marker="D",
+                    markerfacecolor="none", markeredgecolor=colours[n], markersize=7)
+        alone = g[(g["cpu_threads"] == 0)]
+        if len(alone):
+            rps0 = float(alone["rps_median"].median())
+            xs = np.logspace(-6, -1, 50)
+            ax.plot(xs, model_rps(rps0, xs, 1), color="black", linestyle="--", linewidth=1,
+                    label="document's model, 1 CPU thread: 1/(t0 + 2 x interval)")
+            ax.plot(xs, model_rps(rps0, xs / 2, 1), color="0.4", linestyle=":", linewidth=1,
+                    label="one wait per request: 1/(t0 + interval)")
+        gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
+        ax.set_title(f"{cond} ({gil}): dots = ours (median, 95% CI), open diamonds = document", fontsize=10)
+        ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylabel("requests / second")
+        ax.legend(fontsize=7, loc="lower right")
+    axes[-1, 0].set_xlabel("switch interval (s), sys.setswitchinterval")
+    fig.tight_layout()
+    return fig
+
+
+def explain_figure(df: pd.DataFrame):
+    """What explains the curve: the handler's context switches per request, and the client's
+    CPU share (near 100% means the client, not the server, sets the rate)."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = _threads_rows(summary(df))
+    pal = plots.palette(s["condition"].unique())
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for cond, g in s.groupby("condition"):
+        for n, style in ((0, ":"), (1, "-")):
+            h = g[g["cpu_threads"] == n].sort_values("switch_interval")
+            a1.plot(h["switch_interval"], h["handler_vcsw_per_request"], style, marker="o", color=pal[cond],
+                    label=f"{cond}, {n} CPU thread{'s' if n != 1 else ''}")
+            a2.plot(h["switch_interval"], h["client_cpu_share"] * 100, style, marker="o", color=pal[cond])
+    for a in (a1, a2):
+        a.set_xscale("log")
+        a.set_xlabel("switch interval (s)")
+    a1.set_ylabel("handler voluntary switches / request")
+    a1.set_title("Server handler thread", fontsize=10)
+    a2.set_ylabel("client CPU, % of one core")
+    a2.set_ylim(0, 105)
+    a2.set_title("Client: is it the bottleneck?", fontsize=10)
+    a1.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def processes_figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    g = df[(df["cpu_threads"] == 0) & np.isclose(df["switch_interval"], 0.005)]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    pal = plots.palette(g["condition"].unique())
+    plots.median_with_ci(ax, g, "cpu_processes", "rps", "condition", pal)
+    ax.axhline(20000, color="black", linestyle="--", linewidth=1, label="document: about 20k with processes")
+    ax.axhline(30000, color="0.5", linestyle=":", linewidth=1, label="document: about 30k alone")
+    ax.set_xlabel("CPU-bound processes (0 = server alone), 5 ms interval")
+    ax.set_ylabel("requests / second")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.set_title("CPU work in separate processes: every window (dots), median and 95% CI", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    d = df[df["cpu_processes"] == 0]
+    pal = plots.palette(d["condition"].unique())
+    conds = sorted(pal)
+    ns = sorted(d["cpu_threads"].unique())
+    sis = sorted(d["switch_interval"].unique(), reverse=True)
+    pub = published()
+    s = _threads_rows(summary(df))
+    ymax = float(d["rps"].max()) * 1.1
+
+    def draw(n, si):
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        g = d[(d["cpu_threads"] == n) & np.isclose(d["switch_interval"], si)]
+        sns.stripplot(data=g, x="condition", y="rps", hue="condition", order=conds, hue_order=conds, palette=pal,
+                      size=5, jitter=0.15, ax=ax, legend=False)
+        p = pub[(pub["cpu_bound_threads"] == n) & np.isclose(pub["switch_interval_s"], si)]["rps"]
+        if len(p):
+            ax.axhline(float(p.iloc[0]), color="black", linestyle="--", label=f"document: {p.iloc[0]:,.0f}")
+        for i, cond in enumerate(conds):
+            alone = s[(s["condition"] == cond) & (s["cpu_threads"] == 0)]["rps_median"]
+            if n and len(alone):
+                m = float(model_rps(float(alone.median()), si, n))
+                ax.plot([i - 0.3, i + 0.3], [m, m], color="0.3", linestyle=":",
+                        label="model 1/(t0 + 2 n x interval)" if i == 0 else None)
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(0, ymax)
+        ax.set_ylabel("requests in each 1-s window")
+        ax.set_xlabel("")
+        ax.set_title(f"{n} CPU thread{'s' if n != 1 else ''}, switch interval {si:g} s: every window", fontsize=10)
+        ax.legend(fontsize=8, loc="lower left")
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("CPU threads", ns, [str(n) for n in ns]),
+                                  ("switch interval (s)", sis, [f"{x:g}" for x in sis]),
+                                  title="Explore every counted window")
+

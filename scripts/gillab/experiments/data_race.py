@@ -1,0 +1,185 @@
+"""The data race of document 000: ``sum += 1`` from several threads, switch interval 1e-6 and
+the default.  Counts lost updates; the document published no numbers, only the setting."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .. import stats
+from ..profiles import Param, ParameterError, positive_ints, switch_interval
+from . import Experiment
+
+
+def _intervals_or_default(value) -> list:
+    from ..profiles import _as_list
+
+    out = [None if str(v).lower() in ("default", "none") else switch_interval(v) for v in _as_list(value)]
+    if not out:
+        raise ValueError("needs at least one switch interval (a number, or default)")
+    return out
+
+
+class DataRace(Experiment):
+    name = "data_race"
+    workload = "race"
+    title = "The data race: sum += 1 in several threads"
+    document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), the GIL's reason to exist"
+    metric = "lost"
+    params = {
+        "threads": Param("threads", positive_ints, "thread counts, e.g. [2, 4, 8]"),
+        "iterations": Param("iterations", positive_ints, "increments per thread; the document's f() does 1000"),
+        "switch_intervals": Param("switch_intervals", _intervals_or_default,
+                                  "switch intervals: numbers in seconds, or default (5 ms, not set)"),
+    }
+    point_keys = ("threads", "iterations", "switch_interval")
+
+    def points(self, p):
+        return [{"threads": t, "iterations": n, "switch_interval": si}
+                for si in p["switch_intervals"] for n in p["iterations"] for t in p["threads"]]
+
+    def workload_params(self, p, point):
+        return {"threads": point["threads"], "iterations": point["iterations"]}
+
+    def check(self, p):
+        if p["switch_interval"] is not None:
+            raise ParameterError("data_race: use switch_intervals (a list) instead of switch_interval")
+
+
+def _label(df: pd.DataFrame) -> pd.Series:
+    return df["switch_interval_runtime"].map(lambda x: f"{x:g} s")
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, si, n, t), g in df.groupby(["condition", "switch_interval_runtime", "iterations", "threads"], sort=True):
+        s = stats.summarize(g["lost"])
+        rows.append({"condition": cond, "switch_interval": si, "iterations": int(n), "threads": int(t),
+                     "runs": s["n"], "runs_with_lost_updates": int((g["lost"] > 0).sum()),
+                     "lost_median": s["median"], "lost_ci_lo": s["ci_lo"], "lost_ci_hi": s["ci_hi"],
+                     "lost_max": float(g["lost"].max()), "expected": int(g["expected"].iloc[0]),
+                     "lost_fraction_median": float(g["lost_fraction"].median())})
+    return pd.DataFrame(rows)
+
+
+def verdicts(df: pd.DataFrame) -> list[dict]:
+    from .. import results
+
+    inline = results.reference("pbts13_t6_echo_inline_numbers")
+    conds = sorted(df["condition"].unique())
+    out = []
+
+    def row(claim_id, claim, published, unit, measured, published_as):
+        out.append({"experiment": "data_race", "table": "pbts13_t6_echo_inline_numbers", "claim_id": claim_id,
+                    "claim": claim, "published": published, "unit": unit, "measured": measured,
+                    "published_as": published_as})
+
+    default = df[df["switch_interval"].isna()]
+    tiny = df[df["switch_interval"] == 1e-6]
+    for claim_id, claim, pub, sub, idx in (
+            ("switch/default", "the default switch interval (sys.getswitchinterval() when not set)", 0.005, default, 5),
+            ("switch/smallest", "the smallest switch interval, read back after sys.setswitchinterval(1e-6)", 1e-6, tiny, 6)):
+        measured = {}
+        for cond in conds:
+            v = sub[sub["condition"] == cond]["switch_interval_runtime"]
+            if len(v):
+                s = stats.summarize(v)
+                measured[cond] = {"median": s["median"], "ci_lo": float(v.min()), "ci_hi": float(v.max()),
+                                  "best": s["best"], "n": s["n"], "ratio_to_published": s["median"] / pub,
+                                  "verdict": stats.verdict(pub, float(v.min()), float(v.max()), 0.0), "note": ""}
+        row(f"data_race/{claim_id}", claim, pub, "s", measured,
+            f"{inline.iloc[idx]['value']} {inline.iloc[idx]['unit']} ({inline.iloc[idx]['exactness']})")
+    measured = {}
+    for cond in conds:
+        g = tiny[(tiny["condition"] == cond) & (tiny["iterations"] == 1000)]
+        if len(g):
+            lost_runs = int((g["lost"] > 0).sum())
+            frac = lost_runs / len(g)
+            measured[cond] = {"median": float(g["lost"].median()), "ci_lo": float(g["lost"].min()),
+                              "ci_hi": float(g["lost"].max()), "best": float(g["lost"].max()), "n": int(len(g)),
+                              "ratio_to_published": math.nan,
+                              "verdict": "agrees" if lost_runs else "lower",
+                              "note": f"lost updates in {lost_runs} of {len(g)} runs ({frac:.0%})"}
+    row("data_race/lost_updates", "with interval 1e-6, f() (1000 x sum += 1) in several threads loses updates",
+        1.0, "lost updates", measured, "a race is shown; no count published")
+    return out
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    s = summary(df)
+    out = s.assign(**{"switch interval": s["switch_interval"].map(lambda x: f"{x:g} s")})
+    out["lost updates: median [95% CI], max"] = out.apply(
+        lambda r: f"{r.lost_median:,.0f} [{r.lost_ci_lo:,.0f}, {r.lost_ci_hi:,.0f}], max {r.lost_max:,.0f}", axis=1)
+    out["runs with a lost update"] = out.apply(lambda r: f"{r.runs_with_lost_updates} of {r.runs}", axis=1)
+    return out[["condition", "switch interval", "iterations", "threads", "expected",
+                "lost updates: median [95% CI], max", "runs with a lost update"]]
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    for cond, g in s.groupby("condition"):
+        total = int(g["runs"].sum())
+        with_lost = int(g["runs_with_lost_updates"].sum())
+        worst = g.sort_values("lost_fraction_median").iloc[-1]
+        lines.append(f"- **{cond}**: lost updates in {with_lost} of {total} runs; the worst point "
+                     f"({int(worst.threads)} threads x {int(worst.iterations):,}, interval {worst.switch_interval:g} s) "
+                     f"lost a median of {worst.lost_fraction_median:.1%} of its increments.")
+    return "\n".join(lines)
+
+
+def figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots
+
+    d = df.assign(interval=_label(df), lost_pct=df["lost_fraction"] * 100)
+    its = sorted(d["iterations"].unique())
+    pal = plots.palette(d["condition"].unique())
+    fig, axes = plt.subplots(len(its), 1, figsize=(8, 3.6 * len(its)), squeeze=False)
+    for ax, n in zip(axes[:, 0], its):
+        g = d[d["iterations"] == n]
+        sns.stripplot(data=g, x="threads", y="lost_pct", hue="condition", hue_order=sorted(pal), palette=pal,
+                      dodge=True, ax=ax, size=4, jitter=0.2, alpha=0.7)
+        ax.set_ylabel("lost updates, % of increments")
+        ax.set_title(f"{n:,} increments per thread: every run (both intervals)", fontsize=10)
+        ax.legend(fontsize=7, title="condition", title_fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    d = df.assign(interval=_label(df), lost_pct=df["lost_fraction"] * 100)
+    pal = plots.palette(d["condition"].unique())
+    conds = sorted(pal)
+    its = sorted(d["iterations"].unique())
+    intervals = sorted(d["interval"].unique())
+    ymax = max(float(d["lost_pct"].max()) * 1.1, 1.0)
+
+    def draw(interval, n):
+        fig, ax = plt.subplots(figsize=(7.5, 3.4))
+        g = d[(d["interval"] == interval) & (d["iterations"] == n)]
+        sns.stripplot(data=g, x="threads", y="lost_pct", hue="condition", hue_order=conds, palette=pal,
+                      dodge=True, ax=ax, size=5, jitter=0.2)
+        ax.set_ylim(-0.02 * ymax, ymax)
+        ax.set_ylabel("lost updates, %")
+        ax.set_title(f"interval {interval}, {n:,} increments per thread: every run", fontsize=10)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("switch interval", intervals, intervals),
+                                  ("increments per thread", its, [f"{n:,}" for n in its]),
+                                  title="Explore every run")

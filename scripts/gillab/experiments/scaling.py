@@ -1,0 +1,253 @@
+"""Analysis shared by the "same total work over 1/2/4/8 threads" experiments (countdown,
+SHA-256): summary, speedups, verdicts against a published best-of-3 table, figures, explorer."""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+
+from .. import results, stats
+
+
+@dataclass(frozen=True)
+class Spec:
+    experiment: str
+    table: str                       # data/reference/<table>.csv
+    published_col: str               # its time column (best of 3)
+    size: Callable[[pd.DataFrame], float]   # total work of a group of samples
+    seed_size: float                 # the document's total work
+    size_words: Callable[[float], str]      # "100,000,000 decrements"
+    explorer_title: str
+
+
+def published(spec: Spec) -> pd.DataFrame:
+    return results.reference(spec.table)
+
+
+def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
+    """Per condition and thread count: best of n, median with CI, speedup over 1 thread with CI."""
+    rows = []
+    for (cond, threads), g in df.groupby(["condition", "threads"], sort=True):
+        s = stats.summarize(g["seconds"])
+        one = df[(df["condition"] == cond) & (df["threads"] == 1)]["seconds"]
+        sp = stats.ratio_of_medians(one, g["seconds"]) if len(one) else \
+            {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan}
+        rows.append({
+            "condition": cond, "threads": int(threads), "work": spec.size(g), **s,
+            "speedup": sp["ratio"], "speedup_ci_lo": sp["ci_lo"], "speedup_ci_hi": sp["ci_hi"],
+            "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all()),
+        })
+    return pd.DataFrame(rows)
+
+
+def verdicts(df: pd.DataFrame, spec: Spec) -> list[dict]:
+    """One row per published cell: the time ratio T(k)/T(1) (scale-free), and T(1) itself.
+
+    The ratio is what the document's argument rests on; the absolute 1-thread time depends on
+    the machine, and is compared scaled to the document's size when a smaller profile ran
+    (the scaling is said in the row's note).
+    """
+    pub = published(spec)
+    pub_t1 = float(pub.loc[pub["threads"] == 1, spec.published_col].iloc[0])
+    out = []
+    conds = sorted(df["condition"].unique())
+    for _, row in pub.iterrows():
+        k = int(row["threads"])
+        p_time = float(row[spec.published_col])
+        if k == 1:
+            claim = f"time for {spec.size_words(spec.seed_size)} in 1 thread (best of 3)"
+            published_value, unit = p_time, "s"
+        else:
+            claim = f"time with {k} threads / time with 1 thread (same total work)"
+            published_value, unit = p_time / pub_t1, "ratio"
+        measured = {}
+        for cond in conds:
+            g = df[df["condition"] == cond]
+            tk, t1 = g[g["threads"] == k]["seconds"], g[g["threads"] == 1]["seconds"]
+            if k == 1:
+                if not len(tk):
+                    continue
+                scale = spec.seed_size / spec.size(g[g["threads"] == 1])
+                s = stats.summarize(tk * scale)
+                value, lo, hi, best, n = s["median"], s["ci_lo"], s["ci_hi"], s["best"], s["n"]
+                note = "" if scale == 1 else f"scaled x{scale:g} from {spec.size_words(spec.seed_size / scale)}"
+            else:
+                if not (len(tk) and len(t1)):
+                    continue
+                r = stats.ratio_of_medians(tk, t1)
+                value, lo, hi, n = r["ratio"], r["ci_lo"], r["ci_hi"], r["n_num"]
+                best = float(tk.min() / t1.min())
+                note = ""
+            measured[cond] = {
+                "median": value, "ci_lo": lo, "ci_hi": hi, "best": best, "n": n,
+                "ratio_to_published": value / published_value,
+                "verdict": stats.verdict(published_value, lo, hi), "note": note,
+            }
+        out.append({
+            "experiment": spec.experiment, "table": spec.table, "claim_id": f"{spec.experiment}/threads={k}",
+            "claim": claim, "published": published_value, "unit": unit,
+            "published_as": f"{p_time} s ({row['python']}, {row['machine']})",
+            "measured": measured,
+        })
+    return out
+
+
+def verdict_table(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
+    """One line per published cell, one column per condition: median [95% CI] and verdict."""
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df, spec)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
+    """The published table with ours beside it: per condition, best of n / median [95% CI]."""
+    s = summary(df, spec)
+    pub = published(spec)
+    out = pd.DataFrame({"threads": pub["threads"],
+                        f"published: s for {spec.size_words(spec.seed_size)}, best of 3":
+                        pub[spec.published_col].map("{:.2f}".format)})
+    work = spec.size_words(s["work"].iloc[0])
+    for cond in sorted(s["condition"].unique()):
+        g = s[s["condition"] == cond].set_index("threads")
+        out[f"{cond}: best / median [95% CI], s for {work}"] = out["threads"].map(
+            lambda k, g=g: f"{g.at[k, 'best']:.3f} / {g.at[k, 'median']:.3f} "
+                           f"[{g.at[k, 'ci_lo']:.3f}, {g.at[k, 'ci_hi']:.3f}]" if k in g.index else "not measured")
+    return out
+
+
+def findings(df: pd.DataFrame, spec: Spec, per_unit: Callable[[pd.Series], str]) -> str:
+    """The verdict in words, every number computed from the samples."""
+    s = summary(df, spec)
+    lines = []
+    for cond in sorted(s["condition"].unique()):
+        g = s[s["condition"] == cond].set_index("threads")
+        gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
+        parts = [f"{k} threads {g.at[k, 'speedup']:.2f}x [{g.at[k, 'speedup_ci_lo']:.2f}, "
+                 f"{g.at[k, 'speedup_ci_hi']:.2f}]" for k in g.index if k != 1]
+        one = per_unit(g.loc[1]) if 1 in g.index else "no 1-thread run"
+        lines.append(f"- **{cond}** ({gil} at run time): {one}; speedup over 1 thread: " + "; ".join(parts) + ".")
+    ratio_rows = [v for v in verdicts(df, spec) if v["unit"] == "ratio"]
+    agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows)
+             for c in sorted(s["condition"].unique())}
+    return (f"Measured on {os.cpu_count()} cores, speedups with 95% bootstrap CIs:\n\n" + "\n".join(lines)
+            + "\n\nPublished ratios T(k)/T(1) that our measurement matches within 10%: "
+            + "; ".join(f"{c}: {n} of {len(ratio_rows)}" for c, n in agree.items()) + ".")
+
+
+# -- figures ----------------------------------------------------------------------------------
+def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
+    """Top: seconds per run (samples, median with 95% CI) per thread count.  Bottom: speedup
+    over 1 thread with 95% CI, the published speedups, and this machine's ceiling."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .. import plots
+
+    cores = cores or os.cpu_count()
+    pal = plots.palette(df["condition"].unique())
+    s = summary(df, spec)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 8.5))
+    plots.median_with_ci(ax1, df, "threads", "seconds", "condition", pal)
+    ax1.set_ylabel(f"seconds for {spec.size_words(s['work'].iloc[0])}")
+    ax1.set_xlabel("threads (same total work)")
+    ax1.set_ylim(bottom=0)
+    ax1.set_title("Time per run: dots = samples, bars = median and 95% CI", fontsize=11)
+    ax1.legend(title="condition", fontsize=8, title_fontsize=9)
+    ks = sorted(s["threads"].unique())
+    xpos = {k: i for i, k in enumerate(ks)}
+    offsets = np.linspace(-0.2, 0.2, max(len(pal), 1))
+    for off, (cond, colour) in zip(offsets, pal.items()):
+        g = s[s["condition"] == cond].sort_values("threads")
+        ax2.errorbar([xpos[k] + off for k in g["threads"]], g["speedup"],
+                     yerr=[g["speedup"] - g["speedup_ci_lo"], g["speedup_ci_hi"] - g["speedup"]],
+                     fmt="o-", color=colour, capsize=3, label=cond)
+    ax2.plot(range(len(ks)), [min(k, cores) for k in ks], color="0.5", linestyle=":",
+             label=f"ceiling: min(threads, {cores} cores)")
+    p = published(spec).set_index("threads")[spec.published_col]
+    pk = [k for k in ks if k in p.index]
+    ax2.plot([xpos[k] for k in pk], [p[1] / p[k] for k in pk], label="published (CPython 3.9, best of 3)",
+             **plots.PUBLISHED_STYLE)
+    ax2.set_xticks(range(len(ks)), [str(k) for k in ks])
+    ax2.set_xlabel("threads")
+    ax2.set_ylabel("speedup = median T(1) / median T(k)")
+    ax2.set_ylim(0, max(cores, float(np.nanmax(s["speedup_ci_hi"])), float(max(p[1] / p[k] for k in pk))) * 1.15)
+    ax2.set_title("Speedup over 1 thread, 95% bootstrap CI", fontsize=11)
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame, spec: Spec):
+    """Kernel-free explorer: pick a view and slide over the thread counts."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    pal = plots.palette(df["condition"].unique())
+    s = summary(df, spec)
+    ks = sorted(s["threads"].unique())
+    pub = published(spec).set_index("threads")[spec.published_col]
+    cores = os.cpu_count()
+    ymax_t = float(df["seconds"].max()) * 1.1
+    ymax_s = max(cores, float(s["speedup_ci_hi"].max()), float((pub[1] / pub).max())) * 1.15
+    work = spec.size_words(s["work"].iloc[0])
+
+    def draw(view, k):
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        conds = sorted(pal)
+        plural = "s" if k > 1 else ""
+        if view == "samples":
+            g = df[df["threads"] == k]
+            sns.boxplot(data=g, x="condition", y="seconds", hue="condition", order=conds, hue_order=conds,
+                        palette=pal, ax=ax, fliersize=0, width=0.5, legend=False)
+            sns.stripplot(data=g, x="condition", y="seconds", order=conds, color="black", size=4, ax=ax,
+                          jitter=0.1, alpha=0.7)
+            ax.set_ylim(0, ymax_t)
+            ax.set_ylabel(f"seconds ({work})")
+            ax.set_title(f"{k} thread{plural}: every sample (box = quartiles)", fontsize=11)
+        else:
+            g = s[s["threads"] == k].set_index("condition").reindex(conds)
+            ax.bar(conds, g["speedup"], color=[pal[c] for c in conds],
+                   yerr=[g["speedup"] - g["speedup_ci_lo"], g["speedup_ci_hi"] - g["speedup"]], capsize=5)
+            ax.axhline(min(k, cores), color="0.5", linestyle=":", label=f"ceiling min({k}, {cores} cores)")
+            if k in pub.index:
+                ax.axhline(pub[1] / pub[k], color="black", linestyle="--", label=f"published: {pub[1] / pub[k]:.2f}")
+            ax.set_ylim(0, ymax_s)
+            ax.set_ylabel("speedup over 1 thread")
+            ax.set_title(f"{k} thread{plural}: speedup, median with 95% CI", fontsize=11)
+            ax.legend(fontsize=8, loc="upper left")
+        ax.set_xlabel("")
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(
+        draw, ("view", ["samples", "speedup"], ["time of every sample", "speedup over 1 thread"]),
+        ("threads", ks, [str(k) for k in ks]), title=spec.explorer_title)
+
+
+def live_explorer(run, spec: Spec, size_param: str, size_widget, draw):
+    """Kernel-driven: choose conditions and a size, re-plot, or measure a small new sweep."""
+    import ipywidgets as W
+
+    from .. import widgets
+    from . import measure as measure_sweep
+
+    conds = sorted(run.df["condition"].unique())
+    controls = {"conditions": W.SelectMultiple(options=conds, value=tuple(conds), description="conditions"),
+                size_param: size_widget}
+    state = {"df": run.df}
+
+    def replot(v):
+        df = state["df"]
+        return draw(df[df["condition"].isin(v["conditions"] or conds)])
+
+    def measure_small(v):
+        overrides = {"conditions": ",".join(v["conditions"] or conds), size_param: v[size_param]}
+        res = measure_sweep(spec.experiment, "smoke", overrides, machine=run.machine, progress=False)
+        state["df"] = results.samples(spec.experiment, res.machine, res.config_id)
+
+    return widgets.live_explorer(replot, controls, measure_small)

@@ -1,0 +1,89 @@
+"""SHA-256 over threads: document 000's second table (pbts13_t2).
+
+hashlib releases the GIL while it hashes buffers larger than 2 KiB, so even the GIL build
+can use both cores: the document's point that C code which releases the GIL scales.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..profiles import Param, ParameterError, positive_int, positive_ints
+from . import Experiment, scaling
+
+MiB = 1 << 20
+SPEC = scaling.Spec(
+    experiment="sha256", table="pbts13_t2_sha256_threads", published_col="time_s_best_of_3",
+    size=lambda g: float(g["messages"].iloc[0] * g["message_bytes"].iloc[0]), seed_size=8 * 134_217_728,
+    size_words=lambda n: f"{n / MiB:,.0f} MiB hashed", explorer_title="Explore the SHA-256 samples")
+
+
+class Sha256(Experiment):
+    name = "sha256"
+    workload = "sha256"
+    title = "SHA-256 over threads"
+    document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), SHA-256 table"
+    params = {
+        "threads": Param("threads", positive_ints, "thread counts to sweep, e.g. [1, 2, 4, 8]"),
+        "messages": Param("messages", positive_int, "messages in all, split evenly over the threads"),
+        "message_bytes": Param("message_bytes", positive_int, "size of the (one, reused) message in bytes"),
+    }
+    point_keys = ("threads",)
+
+    def points(self, p):
+        return [{"threads": t} for t in p["threads"]]
+
+    def check(self, p):
+        bad = [t for t in p["threads"] if p["messages"] % t]
+        if bad:
+            raise ParameterError(f"sha256: {p['messages']} messages cannot be split evenly over {bad} threads")
+        if p["message_bytes"] > 1 << 31:
+            raise ParameterError("sha256: message_bytes above 2 GiB would not fit comfortably in memory")
+
+
+def published() -> pd.DataFrame:
+    return scaling.published(SPEC)
+
+
+def published_table() -> pd.DataFrame:
+    p = published()
+    return pd.DataFrame({"threads": p["threads"], "messages per thread": p["messages_per_thread"],
+                         "total size per thread (as printed)": p["total_size_of_messages_per_thread_as_published"],
+                         "time in seconds (best of 3)": p["time_s_best_of_3"], "python": p["python"]})
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    s = scaling.summary(df, SPEC)
+    s["MiB_per_s"] = s["work"] / MiB / s["median"]
+    return s
+
+
+def verdicts(df: pd.DataFrame) -> list[dict]:
+    return scaling.verdicts(df, SPEC)
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    return scaling.verdict_table(df, SPEC)
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    return scaling.side_by_side(df, SPEC)
+
+
+def figure(df: pd.DataFrame):
+    return scaling.figure(df, SPEC)
+
+
+def explorer(df: pd.DataFrame):
+    return scaling.explorer(df, SPEC)
+
+
+def findings(df: pd.DataFrame) -> str:
+    return scaling.findings(df, SPEC, lambda r: f"{r['work'] / MiB / r['median']:,.0f} MiB/s in one thread")
+
+
+def live_explorer(run):
+    import ipywidgets as W
+
+    size = W.IntSlider(value=4 * MiB, min=MiB, max=64 * MiB, step=MiB, description="message bytes",
+                       style={"description_width": "initial"})
+    return scaling.live_explorer(run, SPEC, "message_bytes", size, figure)

@@ -1,0 +1,228 @@
+"""Countdown time against the switch interval and the number of threads (document 000's second
+countdown table, pbts13_t4)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from ..profiles import Param, ParameterError, positive_int, positive_ints
+from . import Experiment
+from .convoy import _intervals
+
+
+class SwitchInterval(Experiment):
+    name = "switch_interval"
+    workload = "countdown"
+    title = "Countdown against the switch interval"
+    document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), countdown vs switch interval table"
+    params = {
+        "switch_intervals": Param("switch_intervals", _intervals, "switch intervals in seconds to sweep"),
+        "threads": Param("threads", positive_ints, "thread counts, e.g. [1, 2, 4, 8]"),
+        "total_decrements": Param("total_decrements", positive_int, "decrements in all, split over the threads"),
+    }
+    point_keys = ("switch_interval", "threads")
+
+    def points(self, p):
+        return [{"switch_interval": si, "threads": t} for si in p["switch_intervals"] for t in p["threads"]]
+
+    def workload_params(self, p, point):
+        return {"threads": point["threads"], "total_decrements": p["total_decrements"]}
+
+    def check(self, p):
+        if p["switch_interval"] is not None:
+            raise ParameterError("switch_interval: use switch_intervals (a list) instead of switch_interval")
+        if 1 not in p["threads"]:
+            raise ParameterError("switch_interval: threads must include 1 (the ratios are to one thread)")
+
+
+def published() -> pd.DataFrame:
+    from .. import results
+
+    return results.reference("pbts13_t4_countdown_vs_switch_interval")
+
+
+def published_table() -> pd.DataFrame:
+    from .. import results
+
+    w = results.reference("pbts13_t4_countdown_vs_switch_interval_wide").drop(columns=["source"])
+    return w.rename(columns={"switch_interval_s": "switch interval (s)", "time_s_threads_1": "1 thread (s)",
+                             "time_s_threads_2": "2 threads", "time_s_threads_4": "4 threads",
+                             "time_s_threads_8": "8 threads"})
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, si, t), g in df.groupby(["condition", "switch_interval", "threads"], sort=True):
+        s = stats.summarize(g["seconds"])
+        one = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["threads"] == 1)]["seconds"]
+        r = stats.ratio_of_medians(g["seconds"], one)
+        rows.append({"condition": cond, "switch_interval": si, "threads": int(t), **s,
+                     "slowdown": r["ratio"], "slowdown_ci_lo": r["ci_lo"], "slowdown_ci_hi": r["ci_hi"],
+                     "ctx_involuntary": float(g["ctx_involuntary"].median()),
+                     "ctx_voluntary": float(g["ctx_voluntary"].median())})
+    return pd.DataFrame(rows)
+
+
+def verdicts(df: pd.DataFrame) -> list[dict]:
+    """Every cell as a ratio: T(interval, k threads) / T(interval, 1 thread) for k > 1, and
+    T(interval, 1) / T(5 ms, 1) for one thread (the interval should not matter then)."""
+    pub = published()
+    out = []
+    conds = sorted(df["condition"].unique())
+    p1 = pub[pub["threads"] == 1].set_index("switch_interval_s")["time_s"]
+    for _, row in pub.iterrows():
+        si, k, t = float(row["switch_interval_s"]), int(row["threads"]), float(row["time_s"])
+        if k == 1:
+            claim = f"1 thread: time at {si:g} s / time at the default 0.005 s"
+            published_value = t / float(p1[0.005])
+        else:
+            claim = f"interval {si:g} s: time with {k} threads / time with 1 thread"
+            published_value = t / float(p1[si])
+        measured = {}
+        for cond in conds:
+            g = df[df["condition"] == cond]
+            if k == 1:
+                num = g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)]["seconds"]
+                den = g[np.isclose(g["switch_interval"], 0.005) & (g["threads"] == 1)]["seconds"]
+            else:
+                num = g[np.isclose(g["switch_interval"], si) & (g["threads"] == k)]["seconds"]
+                den = g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)]["seconds"]
+            if len(num) and len(den):
+                r = stats.ratio_of_medians(num, den)
+                measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
+                                  "best": float(num.min() / den.min()), "n": r["n_num"],
+                                  "ratio_to_published": r["ratio"] / published_value,
+                                  "verdict": stats.verdict(published_value, r["ci_lo"], r["ci_hi"]), "note": ""}
+        out.append({"experiment": "switch_interval", "table": "pbts13_t4_countdown_vs_switch_interval",
+                    "claim_id": f"switch_interval/si={si:g}/threads={k}", "claim": claim,
+                    "published": published_value, "unit": "ratio", "measured": measured,
+                    "published_as": f"{t} s (CPython 3.9, {row['aggregation']})"})
+    return out
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    """The document's table in long form: its time and ratio to 1 thread, then ours."""
+    s = summary(df)
+    pub = published()
+    rows = []
+    for si in sorted(pub["switch_interval_s"].unique(), reverse=True):
+        p = pub[pub["switch_interval_s"] == si].set_index("threads")["time_s"]
+        for k in sorted(pub["threads"].unique()):
+            line = {"switch interval (s)": f"{si:g}", "threads": k,
+                    "document: s (x 1 thread)": f"{p[k]:.2f} ({p[k] / p[1]:.2f}x)"}
+            for cond in sorted(s["condition"].unique()):
+                m = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], si) & (s["threads"] == k)]
+                line[f"{cond}: median s (x 1 thread)"] = (
+                    f"{m['median'].iloc[0]:.3f} ({m['slowdown'].iloc[0]:.2f}x)" if len(m) else "not measured")
+            rows.append(line)
+    return pd.DataFrame(rows)
+
+
+def two_tables(df: pd.DataFrame, countdown_df: pd.DataFrame | None) -> pd.DataFrame:
+    """The document's two countdown tables disagree at the default 5 ms (7.20 / 7.19 s against
+    6.59 / 6.58 s for 4 / 8 threads).  Ours at 5 ms, from both experiments where both ran."""
+    from .. import results
+
+    t1 = results.reference("pbts13_t1_countdown_threads").set_index("threads")["time_s_best_of_3"]
+    t4 = published()
+    t4 = t4[t4["switch_interval_s"] == 0.005].set_index("threads")["time_s"]
+    s = summary(df)
+    rows = []
+    for k in sorted(t1.index):
+        line = {"threads": k, "doc table 1 (s)": t1[k], "doc table 2 at 5 ms (s)": t4.get(k),
+                "doc: table 2 / table 1": t4.get(k) / t1[k]}
+        for cond in sorted(s["condition"].unique()):
+            m = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], 0.005) & (s["threads"] == k)]
+            line[f"{cond}: ours, slowdown over 1 thread at 5 ms"] = \
+                f"{m['slowdown'].iloc[0]:.2f} [{m['slowdown_ci_lo'].iloc[0]:.2f}, {m['slowdown_ci_hi'].iloc[0]:.2f}]" \
+                if len(m) else "-"
+            if countdown_df is not None and len(countdown_df):
+                c = countdown_df[countdown_df["condition"] == cond]
+                num, den = c[c["threads"] == k]["seconds"], c[c["threads"] == 1]["seconds"]
+                if len(num) and len(den):
+                    r = stats.ratio_of_medians(num, den)
+                    line[f"{cond}: countdown chapter, same ratio"] = f"{r['ratio']:.2f} [{r['ci_lo']:.2f}, {r['ci_hi']:.2f}]"
+        rows.append(line)
+    return pd.DataFrame(rows)
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    for cond, g in s.groupby("condition"):
+        smallest = g["switch_interval"].min()
+        h = g[np.isclose(g["switch_interval"], smallest)].set_index("threads")
+        kmax = int(h.index.max())
+        lines.append(f"- **{cond}**: at {smallest:g} s, {kmax} threads take {h.at[kmax, 'slowdown']:.2f}x the "
+                     f"1-thread time [{h.at[kmax, 'slowdown_ci_lo']:.2f}, {h.at[kmax, 'slowdown_ci_hi']:.2f}], "
+                     f"with a median of {h.at[kmax, 'ctx_involuntary']:,.0f} involuntary context switches per run.")
+    return "\n".join(lines)
+
+
+def figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = summary(df)
+    conds = sorted(s["condition"].unique())
+    ks = sorted(s["threads"].unique())
+    colours = dict(zip(ks, plots.sns.color_palette("viridis_r", len(ks))))
+    fig, axes = plt.subplots(len(conds), 1, figsize=(8, 3.4 * len(conds)), sharex=True, sharey=True, squeeze=False)
+    pub = published()
+    for ax, cond in zip(axes[:, 0], conds):
+        g = s[s["condition"] == cond]
+        for k in ks:
+            h = g[g["threads"] == k].sort_values("switch_interval")
+            ax.errorbar(h["switch_interval"], h["slowdown"], yerr=[h["slowdown"] - h["slowdown_ci_lo"],
+                        h["slowdown_ci_hi"] - h["slowdown"]], fmt="o-", color=colours[k], capsize=3,
+                        label=f"{k} thread{'s' if k > 1 else ''}")
+            p = pub[pub["threads"] == k].set_index("switch_interval_s")["time_s"]
+            p1 = pub[pub["threads"] == 1].set_index("switch_interval_s")["time_s"]
+            ax.plot(p.index, p / p1 if k > 1 else p / p1[0.005], linestyle="none", marker="D",
+                    markerfacecolor="none", markeredgecolor=colours[k], markersize=7)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.axhline(1, color="0.6", linewidth=0.8)
+        ax.set_ylabel("time / time with 1 thread")
+        ax.set_title(f"{cond}: dots = ours (median ratio, 95% CI), open diamonds = document", fontsize=10)
+        ax.legend(fontsize=7, loc="upper right")
+    axes[-1, 0].set_xlabel("switch interval (s)")
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    pal = plots.palette(df["condition"].unique())
+    conds = sorted(pal)
+    ks = sorted(df["threads"].unique())
+    sis = sorted(df["switch_interval"].unique(), reverse=True)
+    ymax = float(df["seconds"].max()) * 1.1
+
+    def draw(k, si):
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        g = df[(df["threads"] == k) & np.isclose(df["switch_interval"], si)]
+        sns.stripplot(data=g, x="condition", y="seconds", hue="condition", order=conds, hue_order=conds,
+                      palette=pal, size=6, jitter=0.12, ax=ax, legend=False)
+        ax.set_ylim(0, ymax)
+        ax.set_xlabel("")
+        ax.set_ylabel(f"seconds ({int(g['total_decrements'].iloc[0]):,} decrements)" if len(g) else "seconds")
+        ax.set_title(f"{k} thread{'s' if k > 1 else ''}, switch interval {si:g} s: every sample", fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("threads", ks, [str(k) for k in ks]),
+                                  ("switch interval (s)", sis, [f"{x:g}" for x in sis]),
+                                  title="Explore every sample")

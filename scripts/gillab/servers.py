@@ -1,0 +1,135 @@
+"""Servers as context managers: started on 127.0.0.1, ready before use, always stopped.
+
+A server is a workload that prints ``GILLAB-READY <port>`` once it listens (on a free port of
+127.0.0.1, so a port in use cannot collide) and its ``GILLAB-RESULT`` line when its client has
+gone.  The context manager waits for readiness with a timeout, and on leaving, whatever the
+reason (done, exception, timeout, Ctrl-C), stops the server's whole process group.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from .interpreters import Condition, clean_env
+from .runner import MARKER, WorkloadError, command
+
+READY = "GILLAB-READY "
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    port: int
+    cond: Condition
+    workload: str
+    ready: dict
+    _lines: list
+
+    def result(self, timeout: float = 30.0) -> dict:
+        """Wait for the server's result line (printed when its client has gone); the server
+        keeps running, so that its threads can still be read from /proc."""
+        deadline = time.monotonic() + timeout
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        try:
+            while True:
+                line = next((ln for ln in self._lines if ln.startswith(MARKER)), None)
+                if line is not None:
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise WorkloadError(f"{self.workload} under {self.cond.id} gave no result within {timeout:g} s")
+                if sel.select(timeout=min(left, 0.5)):
+                    got = self.proc.stdout.readline()
+                    if not got:
+                        err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+                        raise WorkloadError(f"{self.workload} under {self.cond.id} ended without a result: "
+                                            f"{err.strip()[-600:]}")
+                    self._lines.append(got.rstrip("\n"))
+        finally:
+            sel.close()
+        data = json.loads(line[len(MARKER):])
+        if not data.get("ok"):
+            raise WorkloadError(f"{self.workload} under {self.cond.id} failed: {data.get('error')}")
+        return data
+
+    def thread_stats(self, tid: int) -> dict:
+        """Context switches and CPU seconds of one of the server's threads, read from /proc."""
+        return thread_stats(self.proc.pid, tid)
+
+
+def thread_stats(pid: int, tid: int) -> dict:
+    out = {}
+    base = f"/proc/{pid}/task/{tid}"
+    try:
+        with open(f"{base}/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches"):
+                    out["ctx_voluntary"] = int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches"):
+                    out["ctx_involuntary"] = int(line.split()[1])
+        with open(f"{base}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out["cpu_s"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        pass
+    return out
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextlib.contextmanager
+def workload_server(cond: Condition, workload: str, params: dict, *, switch_interval=None,
+                    affinity=None, ready_timeout: float = 30.0):
+    if not cond.exists:
+        raise WorkloadError(f"interpreter for {cond.id} not found: {cond.executable}")
+    cmd = command(cond, workload, params, switch_interval=switch_interval, affinity=affinity)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=clean_env(cond.env_dict), start_new_session=True)
+    try:
+        lines: list[str] = []
+        port, ready = None, {}
+        deadline = time.monotonic() + ready_timeout
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while port is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkloadError(f"{workload} under {cond.id} not ready within {ready_timeout:g} s")
+            if not sel.select(timeout=min(left, 0.5)):
+                if proc.poll() is not None:
+                    raise WorkloadError(f"{workload} under {cond.id} exited {proc.returncode} before it "
+                                        f"was ready: {proc.stderr.read().strip()[-600:]}")
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                raise WorkloadError(f"{workload} under {cond.id} closed its output before it was ready: "
+                                    f"{proc.stderr.read().strip()[-600:]}")
+            line = line.rstrip("\n")
+            if line.startswith(READY):
+                port_text, _, info = line[len(READY):].partition(" ")
+                port = int(port_text)
+                ready = json.loads(info) if info else {}
+            else:
+                lines.append(line)
+        sel.close()
+        yield Server(proc, port, cond, workload, ready, lines)
+    finally:
+        _stop(proc)

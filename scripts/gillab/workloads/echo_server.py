@@ -1,0 +1,89 @@
+"""The thread-per-connection TCP echo server of document 000, with CPU-bound neighbours.
+
+Switch interval and CPU affinity are applied first, so every thread it starts inherits them.
+It starts ``cpu_processes`` processes, then ``cpu_threads`` threads, running the document's
+``compute()`` (``n += 1; n -= 1`` forever), binds 127.0.0.1 on a free port and prints
+``GILLAB-READY <port> {...}`` (its run-time state and the CPU threads' ids).  It accepts one
+client and serves it in a new thread with ``recv(4096)`` / ``sendall``.  When the client
+disconnects, the handler prints one ``GILLAB-RESULT`` line (requests served, its thread id,
+the CPUs it was seen on) and the server idles until the harness, which reads the threads'
+context switches from ``/proc`` from outside (so that no extra GIL hand-over is needed),
+stops its process group.
+"""
+import json
+import multiprocessing
+import socket
+import sys
+import threading
+import traceback
+
+from _common import emit, runtime_info, setup
+
+READY = "GILLAB-READY "
+
+
+def compute():
+    n = 0
+    while True:
+        n += 1
+        n -= 1
+
+
+def current_cpu():
+    with open("/proc/thread-self/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[36])
+
+
+def handle_client(sock, runtime):
+    cpus = {}
+    served = 0
+    try:
+        while True:
+            received = sock.recv(4096)
+            if not received:
+                break
+            sock.sendall(received)
+            served += 1
+            if served % 512 == 1:
+                c = current_cpu()
+                cpus[c] = cpus.get(c, 0) + 1
+        sock.close()
+        emit({"ok": True, "runtime": runtime, "result": {
+            "requests_served": served, "handler_tid": threading.get_native_id(),
+            "handler_cpus": ",".join("%d:%d" % kv for kv in sorted(cpus.items()))}})
+        threading.Event().wait()  # stay alive, so that the harness can read this thread in /proc
+    except Exception as exc:
+        emit({"ok": False, "error": "%s: %s" % (type(exc).__name__, exc), "traceback": traceback.format_exc(limit=5)})
+
+
+def serve(params):
+    cpu_threads = int(params.get("cpu_threads", 0))
+    cpu_processes = int(params.get("cpu_processes", 0))
+    runtime = runtime_info()
+    for _ in range(cpu_processes):
+        multiprocessing.Process(target=compute, daemon=True).start()
+    tids = []
+    for _ in range(cpu_threads):
+        t = threading.Thread(target=compute, daemon=True)
+        t.start()
+        tids.append(t.native_id)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    sys.stdout.write(READY + "%d %s\n" % (sock.getsockname()[1], json.dumps({"runtime": runtime, "cpu_tids": tids})))
+    sys.stdout.flush()
+    sock.settimeout(float(params.get("accept_timeout", 60)))
+    client, _ = sock.accept()
+    client.settimeout(None)
+    threading.Thread(target=handle_client, args=(client, runtime)).start()
+    threading.Event().wait()  # until the harness stops the process group
+
+
+if __name__ == "__main__":
+    spec = setup()
+    try:
+        serve(spec.get("params", {}))
+    except Exception as exc:
+        emit({"ok": False, "error": "%s: %s" % (type(exc).__name__, exc), "traceback": traceback.format_exc(limit=5)})
+        sys.exit(1)

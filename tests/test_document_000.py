@@ -1,0 +1,113 @@
+"""The experiments of document 000 beyond the first countdown: workloads, servers, bounds,
+and the published cells each one answers."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gillab import experiments, report, results, runner, servers
+from gillab.experiments import convoy
+from gillab.profiles import ParameterError
+
+REPO = Path(__file__).resolve().parents[1]
+ECHO = {"warmup_s": 0.2, "windows": 2, "window_s": 0.5}
+
+
+def test_sha256_workload_hashes_the_split_work(builds):
+    s = runner.run(builds["3.13.5"], "sha256", {"threads": 2, "messages": 4, "message_bytes": 1 << 20})
+    assert s.result["messages_per_thread"] == 2 and s.result["seconds"] > 0
+
+
+@pytest.mark.parametrize("name,overrides,match", [
+    ("sha256", {"threads": [3]}, "cannot be split evenly"),
+    ("convoy", {"switch_intervals": [0]}, "switch_intervals.*must be a number > 0"),
+    ("convoy", {"cpu_threads": [-1]}, "counts must be >= 0"),
+    ("convoy", {"switch_interval": 0.001}, "use switch_intervals"),
+    ("affinity", {"server_cpu": 97}, "server_cpu 97 is not one of"),
+    ("affinity", {"client": ["middle"]}, "client placements must be among"),
+    ("data_race", {"switch_intervals": ["fast"]}, "switch_intervals.*not valid"),
+    ("switch_interval", {"threads": [2, 4]}, "must include 1"),
+])
+def test_bad_parameters_of_doc000_experiments(name, overrides, match, data_dir):
+    with pytest.raises(ParameterError, match=match):
+        experiments.measure(name, "smoke", overrides)
+    assert not data_dir.exists()
+
+
+def test_server_listens_on_loopback_and_is_always_stopped(builds):
+    with pytest.raises(RuntimeError, match="boom"):
+        with servers.workload_server(builds["3.13.5"], "echo_server", {"cpu_threads": 2}) as srv:
+            proc = srv.proc
+            conns = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
+            assert f"127.0.0.1:{srv.port}" in conns
+            raise RuntimeError("boom")
+    assert proc.poll() is not None  # stopped, CPU threads and all
+
+
+def test_server_that_cannot_start_is_a_clear_error(builds):
+    from gillab.interpreters import Condition
+
+    with pytest.raises(runner.WorkloadError, match="not found"):
+        with servers.workload_server(Condition("ghost", "/nonexistent/python", "test"), "echo_server", {}):
+            pass
+
+
+def test_echo_sample_counts_windows_and_records_conditions(builds):
+    s = convoy.echo_sample(ECHO, builds["3.13.5t-gil"], cpu_threads=1, cpu_processes=0, switch=0.001)
+    rows = s.result["rows"]
+    assert [r["window"] for r in rows] == [0, 1]
+    assert all(r["rps"] == r["requests"] / 0.5 for r in rows)
+    assert s.result["client_condition"] == "3.13.5"          # the fixed client
+    assert s.runtime["switch_interval"] == pytest.approx(0.001)  # the server's, read back
+    assert s.runtime["gil_enabled"] is True and s.runtime["py_gil_disabled"] == 1
+    assert s.result["requests_served"] >= sum(r["requests"] for r in rows)
+    assert s.result["handler_ctx_voluntary"] > 0 and s.result["cpu_threads_cpu_s"] > 0
+
+
+def test_client_is_bounded_in_time_even_when_the_server_stalls(builds):
+    t0 = time.monotonic()
+    s = convoy.echo_sample(ECHO, builds["3.13.5"], cpu_threads=4, cpu_processes=0, switch=0.1)
+    assert time.monotonic() - t0 < 0.2 + 2 * 0.5 + 8  # the span plus process start-up
+    assert s.result["client_wall_s"] < 0.2 + 2 * 0.5 + 0.5
+
+
+def test_affinity_places_server_and_client(builds, data_dir):
+    experiments.measure("affinity", "smoke", {"conditions": "3.13.5", "cpu_threads": [0]}, progress=False)
+    df = results.samples("affinity")
+    same = df[df["client"] == "same"].iloc[0]
+    other = df[df["client"] == "other"].iloc[0]
+    assert same["handler_cpus"].split(":")[0] == "0" and same["client_cpus"].split(":")[0] == "0"
+    assert other["handler_cpus"].split(":")[0] == "0" and other["client_cpus"].split(":")[0] == "1"
+    assert str(same["affinity_runtime"]) in ("0", "0.0")
+
+
+def test_data_race_counts_are_consistent_and_the_gil_build_loses_nothing(builds):
+    gil = runner.run(builds["3.13.5"], "race", {"threads": 4, "iterations": 100_000}, switch_interval=1e-6)
+    assert gil.result["lost"] == 0 and gil.result["final"] == 400_000  # 3.10+: no switch inside +=
+    ft = runner.run(builds["3.13.5t"], "race", {"threads": 2, "iterations": 100_000})
+    r = ft.result
+    assert r["expected"] == 200_000 and r["lost"] == r["expected"] - r["final"] and 0 <= r["lost"] < 200_000
+
+
+def test_every_published_cell_of_document_000_has_a_verdict():
+    """On the committed reference run: a verdict row for every cell of pbts13_t1..t6."""
+    rows = report.verdicts()
+    by_table = pd.Series([r["table"] for r in rows]).value_counts()
+    expected = {
+        "pbts13_t1_countdown_threads": 4, "pbts13_t2_sha256_threads": 4,
+        "pbts13_t3_echo_rps_vs_switch_interval": 28, "pbts13_t4_countdown_vs_switch_interval": 28,
+        "pbts13_t5_echo_rps_cpu_affinity": 5 * 2,  # both client placements
+    }
+    for table, n in expected.items():
+        assert by_table.get(table) == n, table
+        assert len(results.reference(table)) * (2 if "t5" in table else 1) == n
+    t6 = [r["claim_id"] for r in rows if r["table"] == "pbts13_t6_echo_inline_numbers"]
+    assert len(results.reference("pbts13_t6_echo_inline_numbers")) <= len(t6)
+    for r in rows:
+        for cond in ("3.13.5", "3.13.5t", "3.13.5t-gil"):
+            assert cond in r["measured"], (r["claim_id"], cond)
