@@ -1,16 +1,13 @@
 """Summaries and verdicts across experiments, as plain data (what ``gillab results/verdicts`` print)."""
 from __future__ import annotations
 
-import importlib
-
 from . import results as store_results
 from .experiments import REGISTRY, get
 
 
 def analysis(experiment: str):
-    """The module holding ``summary(df)`` and ``verdicts(df)`` for an experiment."""
-    get(experiment)
-    return importlib.import_module(f"gillab.experiments.{experiment}")
+    """What summarizes an experiment and states its verdicts: ``summary(df)``, ``verdicts(df)``."""
+    return get(experiment)
 
 
 def results(experiment: str, machine: str | None = None) -> dict:

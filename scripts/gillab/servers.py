@@ -13,6 +13,7 @@ import os
 import selectors
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -48,9 +49,8 @@ class Server:
                 if sel.select(timeout=min(left, 0.5)):
                     got = self.proc.stdout.readline()
                     if not got:
-                        err = self.proc.stderr.read() if self.proc.poll() is not None else ""
                         raise WorkloadError(f"{self.workload} under {self.cond.id} ended without a result: "
-                                            f"{err.strip()[-600:]}")
+                                            f"{self.proc.stderr_text().strip()}")
                     self._lines.append(got.rstrip("\n"))
         finally:
             sel.close()
@@ -77,6 +77,7 @@ def thread_stats(pid: int, tid: int) -> dict:
         with open(f"{base}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         out["cpu_s"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out["last_cpu"] = int(fields[36])
     except OSError:
         pass
     return out
@@ -97,12 +98,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def workload_server(cond: Condition, workload: str, params: dict, *, switch_interval=None,
-                    affinity=None, ready_timeout: float = 30.0):
+                    affinity=None, ready_timeout: float = 30.0, env: dict | None = None):
     if not cond.exists:
         raise WorkloadError(f"interpreter for {cond.id} not found: {cond.executable}")
     cmd = command(cond, workload, params, switch_interval=switch_interval, affinity=affinity)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=clean_env(cond.env_dict), start_new_session=True)
+    # stderr goes to a file, not a pipe: a chatty server (a request log) must never block on a
+    # full pipe that nobody reads while it is being measured
+    errfile = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True,
+                            env=clean_env({**cond.env_dict, **(env or {})}), start_new_session=True)
+    proc.stderr_text = lambda: (errfile.seek(0), errfile.read()[-600:])[1]
     try:
         lines: list[str] = []
         port, ready = None, {}
@@ -116,12 +121,12 @@ def workload_server(cond: Condition, workload: str, params: dict, *, switch_inte
             if not sel.select(timeout=min(left, 0.5)):
                 if proc.poll() is not None:
                     raise WorkloadError(f"{workload} under {cond.id} exited {proc.returncode} before it "
-                                        f"was ready: {proc.stderr.read().strip()[-600:]}")
+                                        f"was ready: {proc.stderr_text().strip()}")
                 continue
             line = proc.stdout.readline()
             if not line:
                 raise WorkloadError(f"{workload} under {cond.id} closed its output before it was ready: "
-                                    f"{proc.stderr.read().strip()[-600:]}")
+                                    f"{proc.stderr_text().strip()}")
             line = line.rstrip("\n")
             if line.startswith(READY):
                 port_text, _, info = line[len(READY):].partition(" ")
@@ -133,3 +138,4 @@ def workload_server(cond: Condition, workload: str, params: dict, *, switch_inte
         yield Server(proc, port, cond, workload, ready, lines)
     finally:
         _stop(proc)
+        errfile.close()

@@ -60,6 +60,16 @@ class Experiment:
                           switch_interval=point.get("switch_interval", p["switch_interval"]),
                           affinity=point.get("affinity", p["affinity"]))
 
+    # analysis: by default the functions of the experiment's own module
+    def _module(self):
+        return sys.modules[type(self).__module__]
+
+    def summary(self, df):
+        return self._module().summary(df)
+
+    def verdicts(self, df) -> list[dict]:
+        return self._module().verdicts(df)
+
     def check(self, p: dict) -> None:
         """Experiment-specific checks across parameters (raise ParameterError)."""
 

@@ -81,8 +81,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         per = g.drop_duplicates(["run_id", "repeat"])
         rows.append({"condition": cond, "client": client, "cpu_threads": int(n), "windows": s["n"],
                      "rps_median": s["median"], "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"],
-                     "handler_cpus": ";".join(sorted(set(per["handler_cpus"].astype(str)))),
-                     "client_cpus": ";".join(sorted(set(per["client_cpus"].astype(str)))),
+                     "server_affinity": ";".join(sorted(set(per["server_affinity"].astype(str)))),
+                     "handler_last_cpu": ";".join(sorted(set(per["handler_last_cpu"].astype(int).astype(str)))),
+                     "client_affinity": ";".join(sorted(set(per["client_affinity"].astype(str)))),
                      "client_cpu_share": float(per["client_cpu_share"].median())})
     return pd.DataFrame(rows)
 

@@ -74,6 +74,8 @@ def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: 
               "client_affinity": ",".join(map(str, cs.runtime.get("affinity") or [])),
               "handler_ctx_voluntary": handler.get("ctx_voluntary"),
               "handler_ctx_involuntary": handler.get("ctx_involuntary"), "handler_cpu_s": handler.get("cpu_s"),
+              "handler_last_cpu": handler.get("last_cpu"),
+              "server_affinity": ",".join(map(str, sdata["runtime"].get("affinity") or [])),
               "cpu_threads_ctx_involuntary": sum(c.get("ctx_involuntary", 0) for c in cpu),
               "cpu_threads_cpu_s": sum(c.get("cpu_s", 0.0) for c in cpu)}
     return runner.Sample(ok=True, result=result, runtime=sdata["runtime"] | {"gil_enabled_after": None},

@@ -5,10 +5,12 @@ It starts ``cpu_processes`` processes, then ``cpu_threads`` threads, running the
 ``compute()`` (``n += 1; n -= 1`` forever), binds 127.0.0.1 on a free port and prints
 ``GILLAB-READY <port> {...}`` (its run-time state and the CPU threads' ids).  It accepts one
 client and serves it in a new thread with ``recv(4096)`` / ``sendall``.  When the client
-disconnects, the handler prints one ``GILLAB-RESULT`` line (requests served, its thread id,
-the CPUs it was seen on) and the server idles until the harness, which reads the threads'
+disconnects, the handler prints one ``GILLAB-RESULT`` line (requests served, its thread id)
+and the server idles until the harness, which reads the threads'
 context switches from ``/proc`` from outside (so that no extra GIL hand-over is needed),
-stops its process group.
+stops its process group.  Nothing is measured inside the request loop: an earlier version read
+``/proc/thread-self/stat`` every 512 requests to see where the handler ran, and that read alone
+stalled the handler on a busy core (request counts came out as multiples of 512).
 """
 import json
 import multiprocessing
@@ -29,13 +31,7 @@ def compute():
         n -= 1
 
 
-def current_cpu():
-    with open("/proc/thread-self/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[36])
-
-
 def handle_client(sock, runtime):
-    cpus = {}
     served = 0
     try:
         while True:
@@ -44,13 +40,9 @@ def handle_client(sock, runtime):
                 break
             sock.sendall(received)
             served += 1
-            if served % 512 == 1:
-                c = current_cpu()
-                cpus[c] = cpus.get(c, 0) + 1
         sock.close()
         emit({"ok": True, "runtime": runtime, "result": {
-            "requests_served": served, "handler_tid": threading.get_native_id(),
-            "handler_cpus": ",".join("%d:%d" % kv for kv in sorted(cpus.items()))}})
+            "requests_served": served, "handler_tid": threading.get_native_id()}})
         threading.Event().wait()  # stay alive, so that the harness can read this thread in /proc
     except Exception as exc:
         emit({"ok": False, "error": "%s: %s" % (type(exc).__name__, exc), "traceback": traceback.format_exc(limit=5)})

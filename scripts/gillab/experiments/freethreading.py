@@ -1,0 +1,353 @@
+"""Document 002, "Goodbye GIL - Exploring Free Threaded Python 3.14": the single-threaded
+loop, file I/O with fsync, and primes over a thread pool (pyconjp2025_observations.csv).
+
+The document compared one GIL build with one free-threaded build (3.14 RC2).  Here every
+GIL/free-threaded *pair* measured is compared: ``3.13.5`` / ``3.13.5t`` (same source, same
+flags), ``3.13.5t-gil`` / ``3.13.5t`` (same binary), and any pair found on the machine.
+"""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import results, stats
+from ..profiles import Param, ParameterError, positive_int, text
+from . import Experiment
+
+PAIRS_PREFERRED = (("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t"))
+
+
+def pairs(conds) -> list[tuple[str, str]]:
+    """GIL/free-threaded pairs among the measured conditions: the core ones, then any
+    ``X`` / ``Xt`` (or ``Xt-gil`` / ``Xt``) found."""
+    conds = set(conds)
+    out = [p for p in PAIRS_PREFERRED if set(p) <= conds]
+    for c in sorted(conds):
+        if c.endswith("t") and c not in ("3.13.5t",):
+            for gil in (c[:-1], c + "-gil"):
+                if gil in conds and (gil, c) not in out:
+                    out.append((gil, c))
+    return out
+
+
+def pair_label(p: tuple[str, str]) -> str:
+    return f"{p[0]} vs {p[1]}"
+
+
+# -- the experiments ------------------------------------------------------------------------------
+class _Doc002(Experiment):
+    """Shared analysis: a summary per condition (and mode), verdicts per GIL/free-threaded pair."""
+
+    def summary(self, df):
+        return summary(df)
+
+    def verdicts(self, df):
+        return verdicts_for(self.name, df)
+
+
+class SingleThread(_Doc002):
+    name = "st_loop"
+    workload = "st_loop"
+    title = "The single-threaded loop"
+    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), first benchmark"
+    params = {"number": Param("number", positive_int, "timeit number, 100 in the document")}
+
+    def points(self, p):
+        return [{"number": p["number"]}]
+
+
+class Primes(_Doc002):
+    name = "primes"
+    workload = "primes"
+    title = "Primes over a thread pool"
+    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), CPU-bound benchmark"
+    params = {
+        "upper": Param("upper", positive_int, "count primes in [2, upper); 2,000,000 in the document"),
+        "chunk": Param("chunk", positive_int, "numbers per task on the pool; 50,000 in the document"),
+        "workers": Param("workers", positive_int, "pool size; the document's max(2, os.cpu_count())", optional=True),
+    }
+
+    def points(self, p):
+        return [{"mode": "single"}, {"mode": "threads"}]
+
+    def workload_params(self, p, point):
+        return {"upper": p["upper"], "chunk": p["chunk"], "workers": p["workers"], "mode": point["mode"]}
+
+    def check(self, p):
+        if p["upper"] < 3:
+            raise ParameterError("primes: upper must be at least 3")
+
+
+def filesystem_of(path: Path) -> dict:
+    """The mount holding ``path``: file system type and device, from /proc/mounts."""
+    path = Path(path).resolve()
+    best = None
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            mnt = mnt.replace("\\040", " ")
+            if (str(path) + "/").startswith(mnt.rstrip("/") + "/") and (best is None or len(mnt) > len(best[1])):
+                best = (dev, mnt, fstype)
+    if best is None:
+        return {"device": "?", "mountpoint": "?", "fstype": "?"}
+    return {"device": best[0], "mountpoint": best[1], "fstype": best[2]}
+
+
+def default_io_dir() -> Path:
+    from ..provision import cache_root
+
+    return cache_root() / "io-bench"
+
+
+class FileIO(_Doc002):
+    name = "file_io"
+    workload = "file_io"
+    title = "File I/O with fsync"
+    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), I/O-bound benchmark"
+    params = {
+        "file_mb": Param("file_mb", positive_int, "size of each file in MiB; 24 in the document"),
+        "chunk_kb": Param("chunk_kb", positive_int, "write/read chunk in KiB, fsync after each; 64"),
+        "single_ops": Param("single_ops", positive_int, "operations one after another; 8"),
+        "multi_ops": Param("multi_ops", positive_int, "operations on the thread pool; 12"),
+        "threads": Param("threads", positive_int, "pool size; 6"),
+        "directory": Param("directory", text, "where the files go (a real disk; empty = the gillab cache)",
+                           optional=True),
+        "allow_tmpfs": Param("allow_tmpfs", lambda v: str(v).lower() in ("1", "true", "yes"),
+                             "measure on tmpfs anyway (fsync is then free)"),
+    }
+
+    def points(self, p):
+        return [{"mode": "single"}, {"mode": "threads"}]
+
+    def directory(self, p) -> Path:
+        return Path(p["directory"]).expanduser() if p["directory"] else default_io_dir()
+
+    def workload_params(self, p, point):
+        ops = p["single_ops"] if point["mode"] == "single" else p["multi_ops"]
+        return {"directory": str(self.directory(p)), "file_mb": p["file_mb"], "chunk_kb": p["chunk_kb"],
+                "ops": ops, "threads": p["threads"], "mode": point["mode"]}
+
+    def config(self, p):
+        c = super().config(p)
+        c["directory"] = str(self.directory(p))
+        return c
+
+    def check(self, p):
+        d = self.directory(p)
+        d.mkdir(parents=True, exist_ok=True)
+        fs = filesystem_of(d)
+        if fs["fstype"] in ("tmpfs", "ramfs") and not p["allow_tmpfs"]:
+            raise ParameterError(f"file_io: {d} is on {fs['fstype']}, where fsync costs nothing; choose a "
+                                 "directory on a disk, or set allow_tmpfs=True to measure it anyway")
+        need = p["file_mb"] * 1024 * 1024 * max(p["threads"], 1) * 2
+        free = os.statvfs(d).f_bavail * os.statvfs(d).f_frsize
+        if free < need:
+            raise ParameterError(f"file_io: {d} has {free / 2**20:,.0f} MiB free, needs about {need / 2**20:,.0f}")
+        if (p["file_mb"] * 1024) % p["chunk_kb"]:
+            raise ParameterError("file_io: file_mb must be a whole number of chunks")
+
+    def run_sample(self, p, point, cond):
+        s = super().run_sample(p, point, cond)
+        fs = filesystem_of(self.directory(p))
+        s.result.update({"fs_type": fs["fstype"], "fs_device": fs["device"], "fs_mountpoint": fs["mountpoint"]})
+        return s
+
+
+# -- analysis: each document-002 table row as (workload, mode) ------------------------------------
+ROWS = {  # observations table "File" column -> (experiment, mode)
+    "1_single_threaded.py": ("st_loop", None),
+    "2_io_bound_single_thread": ("file_io", "single"),
+    "2_io_bound_multithread": ("file_io", "threads"),
+    "3_cpu_bound_single_thread": ("primes", "single"),
+    "3_cpu_bound_multithread": ("primes", "threads"),
+}
+
+
+def published() -> pd.DataFrame:
+    return results.reference("pyconjp2025_observations")
+
+
+def published_table() -> pd.DataFrame:
+    p = published()
+    return p[["File", "GIL Enabled (as published)", "Free Threaded (as published)"]]
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    keys = ["condition"] + (["mode"] if "mode" in df.columns else [])
+    rows = []
+    for key, g in df.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        s = stats.summarize(g["seconds"])
+        rows.append({**dict(zip(keys, key)), **s,
+                     "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all())})
+    return pd.DataFrame(rows)
+
+
+def pair_ratios(df: pd.DataFrame) -> pd.DataFrame:
+    """Free-threaded time / GIL time for every pair and mode, with a bootstrap CI."""
+    rows = []
+    modes = sorted(df["mode"].unique()) if "mode" in df.columns else [None]
+    for gil, ft in pairs(df["condition"].unique()):
+        for mode in modes:
+            sel = df if mode is None else df[df["mode"] == mode]
+            a, b = sel[sel["condition"] == ft]["seconds"], sel[sel["condition"] == gil]["seconds"]
+            r = stats.ratio_of_medians(a, b)
+            rows.append({"pair": pair_label((gil, ft)), "mode": mode, "ft_over_gil": r["ratio"],
+                         "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"]})
+    return pd.DataFrame(rows)
+
+
+def verdicts_for(experiment: str, df: pd.DataFrame) -> list[dict]:
+    """Per observations-table row of this experiment, per pair: the published ratio
+    free-threaded / GIL against ours (times differ by machine; the ratio is the claim)."""
+    pub = published()
+    out = []
+    for _, row in pub.iterrows():
+        exp, mode = ROWS.get(row["File"], (None, None))
+        if exp != experiment:
+            continue
+        published_ratio = float(row["free_threaded_value"]) / float(row["gil_enabled_value"])
+        measured = {}
+        sel = df if mode is None else df[df["mode"] == mode]
+        for gil, ft in pairs(df["condition"].unique()):
+            a, b = sel[sel["condition"] == ft]["seconds"], sel[sel["condition"] == gil]["seconds"]
+            if len(a) and len(b):
+                r = stats.ratio_of_medians(a, b)
+                measured[pair_label((gil, ft))] = {
+                    "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": float(a.min() / b.min()),
+                    "n": r["n_num"], "ratio_to_published": r["ratio"] / published_ratio,
+                    "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"]),
+                    "note": f"{ft} {a.median():.3g} s, {gil} {b.median():.3g} s (medians)"}
+        out.append({"experiment": experiment, "table": "pyconjp2025_observations",
+                    "claim_id": f"{experiment}/{row['File']}",
+                    "claim": f"{row['File']}: free-threaded time / GIL time",
+                    "published": published_ratio, "unit": "ratio", "measured": measured,
+                    "published_as": f"GIL {row['GIL Enabled (as published)']}, free-threaded "
+                                    f"{row['Free Threaded (as published)']} (3.14 RC2)"})
+    return out
+
+
+def figure(df: pd.DataFrame, title: str):
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    pal = plots.palette(df["condition"].unique())
+    has_mode = "mode" in df.columns and df["mode"].nunique() > 1
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    if has_mode:
+        plots.median_with_ci(ax, df, "mode", "seconds", "condition", pal)
+        ax.set_xlabel("")
+    else:
+        d = df.assign(x="")
+        plots.median_with_ci(ax, d, "x", "seconds", "condition", pal)
+        ax.set_xlabel("")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("seconds (dots: samples; bars: median, 95% CI)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def ratio_figure(df: pd.DataFrame, experiment: str):
+    """Free-threaded / GIL per pair and mode, with CI, beside the document's ratio."""
+    import matplotlib.pyplot as plt
+
+    r = pair_ratios(df)
+    pub = published()
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    labels = [f"{a}\n{'' if m is None else m}" for a, m in zip(r["pair"], r["mode"])]
+    ax.errorbar(range(len(r)), r["ft_over_gil"], yerr=[r["ft_over_gil"] - r["ci_lo"], r["ci_hi"] - r["ft_over_gil"]],
+                fmt="o", capsize=5, color="tab:blue", label="ours: median ratio, 95% CI")
+    for i, m in enumerate(r["mode"]):
+        for _, row in pub.iterrows():
+            if ROWS.get(row["File"]) == (experiment, m):
+                v = row["free_threaded_value"] / row["gil_enabled_value"]
+                ax.plot([i - 0.3, i + 0.3], [v, v], color="black", linestyle="--",
+                        label="document (3.14 RC2)" if i == 0 else None)
+    ax.axhline(1, color="0.6", linewidth=0.8)
+    ax.set_xticks(range(len(r)), labels, fontsize=8)
+    ax.set_ylabel("free-threaded time / GIL time")
+    ax.set_ylim(0, max(1.6, float(np.nanmax(r["ci_hi"])) * 1.15))
+    ax.legend(fontsize=8)
+    ax.set_title("Below 1: the free-threaded build is faster", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def verdict_table(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts_for(experiment, df)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """The document's rows for this experiment, with our medians per condition beside them."""
+    s = summary(df)
+    out = []
+    for _, row in published().iterrows():
+        exp, mode = ROWS.get(row["File"], (None, None))
+        if exp != experiment:
+            continue
+        line = {"document row": row["File"], "document: GIL": row["GIL Enabled (as published)"],
+                "document: free-threaded": row["Free Threaded (as published)"]}
+        sel = s if mode is None else s[s["mode"] == mode]
+        for _, r in sel.iterrows():
+            line[f"{r['condition']}: median [95% CI] s"] = f"{r['median']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]"
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+def findings(df: pd.DataFrame, experiment: str) -> str:
+    r = pair_ratios(df)
+    lines = []
+    for _, x in r.iterrows():
+        mode = "" if x["mode"] is None else f" ({x['mode']})"
+        change = "slower" if x["ft_over_gil"] > 1 else "faster"
+        lines.append(f"- **{x['pair']}**{mode}: the free-threaded build takes {x['ft_over_gil']:.2f}x the GIL "
+                     f"build's time [{x['ci_lo']:.2f}, {x['ci_hi']:.2f}], {abs(x['ft_over_gil'] - 1):.0%} {change}.")
+    return "\n".join(lines)
+
+
+def explorer(df: pd.DataFrame, experiment: str):
+    """Kernel-free: pick a view, slide over the GIL/free-threaded pairs."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    pal = plots.palette(df["condition"].unique())
+    prs = pairs(df["condition"].unique())
+    d = df.assign(mode=df["mode"] if "mode" in df.columns else "run")
+    r = pair_ratios(df)
+    ymax = float(d["seconds"].max()) * 1.1
+
+    def draw(view, pair):
+        fig, ax = plt.subplots(figsize=(7.5, 3.4))
+        if view == "samples":
+            g = d[d["condition"].isin(pair)]
+            sns.stripplot(data=g, x="mode", y="seconds", hue="condition", hue_order=list(pair),
+                          palette={c: pal[c] for c in pair}, dodge=True, size=5, jitter=0.1, ax=ax)
+            ax.set_ylim(0, ymax)
+            ax.set_title(f"{pair_label(pair)}: every sample", fontsize=10)
+            ax.set_xlabel("")
+        else:
+            g = r[r["pair"] == pair_label(pair)]
+            labels = [str(m) for m in g["mode"]]
+            ax.bar(labels, g["ft_over_gil"], yerr=[g["ft_over_gil"] - g["ci_lo"], g["ci_hi"] - g["ft_over_gil"]],
+                   capsize=5, color=pal[pair[1]])
+            ax.axhline(1, color="0.5", linewidth=0.8)
+            ax.set_ylim(0, max(1.6, float(r["ci_hi"].max()) * 1.1))
+            ax.set_ylabel("free-threaded / GIL time")
+            ax.set_title(f"{pair_label(pair)}: ratio of medians, 95% CI", fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("view", ["samples", "ratio"], ["every sample", "free-threaded / GIL"]),
+                                  ("pair", prs, [pair_label(p) for p in prs]), title="Explore the pairs")
