@@ -137,6 +137,10 @@ NOTEBOOK_FILES = {
     "switch_interval": "04_switch_interval.ipynb",
     "affinity": "05_affinity.ipynb",
     "data_race": "06_data_race.ipynb",
+    "st_loop": "07_single_thread.ipynb",
+    "file_io": "08_file_io.ipynb",
+    "primes": "09_primes.ipynb",
+    "flask_k6": "10_flask.ipynb",
     "verdicts": "99_verdicts.ipynb",   # not an experiment: gathers every verdict, run last
 }
 

@@ -87,7 +87,8 @@ class Experiment:
 
 
 def get(name: str) -> Experiment:
-    from . import affinity, convoy, countdown, data_race, sha256, switch_interval  # noqa: F401  (registers)
+    from . import (affinity, convoy, countdown, data_race, flask_k6, freethreading,  # noqa: F401  (registers)
+                   sha256, switch_interval)
 
     if name not in REGISTRY:
         raise ParameterError(f"unknown experiment {name!r}; known: {', '.join(sorted(REGISTRY))}")
