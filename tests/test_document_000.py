@@ -109,6 +109,6 @@ def test_every_published_cell_of_document_000_has_a_verdict():
         assert len(results.reference(table)) * (2 if "t5" in table else 1) == n
     t6 = [r["claim_id"] for r in rows if r["table"] == "pbts13_t6_echo_inline_numbers"]
     assert len(results.reference("pbts13_t6_echo_inline_numbers")) <= len(t6)
-    for r in rows:
+    for r in [r for r in rows if r["table"].startswith("pbts13")]:
         for cond in ("3.13.5", "3.13.5t", "3.13.5t-gil"):
             assert cond in r["measured"], (r["claim_id"], cond)

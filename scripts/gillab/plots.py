@@ -24,13 +24,16 @@ def palette(conditions) -> dict:
     return {c: colours[i % len(colours)] for i, c in enumerate(conds)}
 
 
-def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25):
-    """Raw samples as small dots, the median with a 95% bootstrap CI as a bar, per hue."""
+def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25,
+                   join: bool = True):
+    """Raw samples as small dots, the median with a 95% bootstrap CI as a bar, per hue; ``join``
+    draws lines between the x values (only where x is ordered, e.g. thread counts)."""
     sns.stripplot(data=df, x=x, y=y, hue=hue, palette=pal, dodge=dodge > 0, alpha=0.35, size=3.5,
                   jitter=0.12, ax=ax, legend=False, hue_order=sorted(pal), native_scale=False)
     sns.pointplot(data=df, x=x, y=y, hue=hue, palette=pal, estimator=np.median,
                   errorbar=("ci", 95), n_boot=2000, seed=0, dodge=dodge, markers="o",
-                  capsize=0.08, err_kws={"linewidth": 1.5}, ax=ax, hue_order=sorted(pal))
+                  capsize=0.08, err_kws={"linewidth": 1.5}, ax=ax, hue_order=sorted(pal),
+                  linestyle="-" if join else "none")
 
 
 def to_png(fig, dpi: int = 90) -> bytes:

@@ -361,7 +361,7 @@ def processes_figure(df: pd.DataFrame):
     g = df[(df["cpu_threads"] == 0) & np.isclose(df["switch_interval"], 0.005)]
     fig, ax = plt.subplots(figsize=(8, 3.6))
     pal = plots.palette(g["condition"].unique())
-    plots.median_with_ci(ax, g, "cpu_processes", "rps", "condition", pal)
+    plots.median_with_ci(ax, g, "cpu_processes", "rps", "condition", pal, join=False)
     ax.axhline(20000, color="black", linestyle="--", linewidth=1, label="document: about 20k with processes")
     ax.axhline(30000, color="0.5", linestyle=":", linewidth=1, label="document: about 30k alone")
     ax.set_xlabel("CPU-bound processes (0 = server alone), 5 ms interval")

@@ -241,11 +241,11 @@ def figure(df: pd.DataFrame, title: str):
     has_mode = "mode" in df.columns and df["mode"].nunique() > 1
     fig, ax = plt.subplots(figsize=(8, 4.2))
     if has_mode:
-        plots.median_with_ci(ax, df, "mode", "seconds", "condition", pal)
+        plots.median_with_ci(ax, df, "mode", "seconds", "condition", pal, join=False)
         ax.set_xlabel("")
     else:
         d = df.assign(x="")
-        plots.median_with_ci(ax, d, "x", "seconds", "condition", pal)
+        plots.median_with_ci(ax, d, "x", "seconds", "condition", pal, join=False)
         ax.set_xlabel("")
     ax.set_ylim(bottom=0)
     ax.set_ylabel("seconds (dots: samples; bars: median, 95% CI)")

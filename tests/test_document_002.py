@@ -1,0 +1,76 @@
+"""Document 002: the free-threading benchmarks, their checks, and the Flask app under k6."""
+import urllib.error
+import urllib.request
+
+import pytest
+
+from gillab import experiments, report, results, runner, servers, venvs
+from gillab.experiments import flask_k6, freethreading
+from gillab.profiles import ParameterError
+
+
+def test_pairs_are_like_for_like():
+    assert freethreading.pairs(["3.13.5", "3.13.5t", "3.13.5t-gil"]) == [("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t")]
+    assert ("path-3.14", "path-3.14t") in freethreading.pairs(["path-3.14", "path-3.14t", "3.13.5"])
+    assert freethreading.pairs(["3.13.5"]) == []
+
+
+def test_primes_counts_are_checked(builds):
+    s = runner.run(builds["3.13.5t"], "primes", {"upper": 100_000, "chunk": 10_000, "workers": None, "mode": "threads"})
+    assert s.result["primes"] == 9592 and s.result["workers"] >= 2
+    with pytest.raises(runner.WorkloadError, match="mode must be"):
+        runner.run(builds["3.13.5"], "primes", {"upper": 100, "chunk": 10, "workers": None, "mode": "fast"})
+
+
+def test_single_thread_loop_runs(builds):
+    s = runner.run(builds["3.13.5"], "st_loop", {"number": 1})
+    assert s.result["seconds"] > 0
+
+
+def test_file_io_refuses_tmpfs_and_records_the_disk(builds, data_dir, tmp_path):
+    with pytest.raises(ParameterError, match="tmpfs, where fsync costs nothing"):
+        experiments.measure("file_io", "smoke", {"directory": "/dev/shm"})
+    assert not data_dir.exists()
+    d = tmp_path / "io"
+    res = experiments.measure("file_io", "smoke", {"conditions": "3.13.5", "directory": str(d)}, progress=False)
+    assert res.measured == 2
+    df = results.samples("file_io")
+    fs = freethreading.filesystem_of(d)
+    assert set(df["fs_type"]) == {fs["fstype"]} and set(df["files_left"]) == {0}
+    assert list(d.iterdir()) == []  # every file removed
+
+
+def test_flask_app_as_published_and_fixed(builds):
+    cond = venvs.ensure(builds["3.13.5t"])
+    with servers.workload_server(cond, "flask_app", {"cpu_n": 1000, "io_bytes": 13_000}, ready_timeout=60) as srv:
+        base = f"http://127.0.0.1:{srv.port}"
+        assert urllib.request.urlopen(f"{base}/cpu", timeout=30).read() == b"CPU task done!"
+        assert urllib.request.urlopen(f"{base}/io_fixed", timeout=30).status == 200
+        with pytest.raises(urllib.error.HTTPError) as err:  # os.remove(f.name) with f.name an int
+            urllib.request.urlopen(f"{base}/io", timeout=30)
+        assert err.value.code == 500
+        assert srv.ready["runtime"]["gil_enabled"] is False
+    assert srv.proc.poll() is not None
+
+
+def test_k6_is_bounded_and_counts(builds):
+    cond = venvs.ensure(builds["3.13.5"])
+    with servers.workload_server(cond, "flask_app", {"cpu_n": 1000, "io_bytes": 13_000}, ready_timeout=60) as srv:
+        k = flask_k6.run_k6(f"http://127.0.0.1:{srv.port}", "io", vus=2, duration_s=1, timeout=60)
+    assert k["http_reqs"] > 0 and k["failed_requests"] == k["http_reqs"]  # every /io as published fails
+    assert k["ok_in_window"] == 0 and k["completed_in_window"] <= k["http_reqs"]
+    assert k["k6_wall_s"] < 60
+
+
+def test_bad_flask_parameters(data_dir):
+    with pytest.raises(ParameterError, match="endpoints must be among"):
+        experiments.measure("flask_k6", "smoke", {"endpoints": ["/admin"]})
+    assert not data_dir.exists()
+
+
+def test_every_observation_of_document_002_has_a_verdict_per_pair():
+    rows = [r for r in report.verdicts() if r["table"] == "pyconjp2025_observations"]
+    files = {r["claim_id"].split("/", 1)[1] for r in rows}
+    assert files == set(results.reference("pyconjp2025_observations")["File"])
+    for r in rows:
+        assert {"3.13.5 vs 3.13.5t", "3.13.5t-gil vs 3.13.5t"} <= set(r["measured"]), r["claim_id"]
