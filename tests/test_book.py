@@ -115,3 +115,19 @@ def test_the_page_in_a_browser(built_book, tmp_path):
         page.goto(f"{base}/book/intro.html", wait_until="networkidle")
     assert log.external == [], f"requests left 127.0.0.1: {log.external}"
     assert log.failed == [], f"failed requests: {log.failed}"
+
+
+def test_live_explorer_builds_in_a_kernel(tmp_path):
+    """With live=True (as in `make live`), the kernel-driven explorer is built from the stored
+    data and draws its first figure; here on the committed reference run, measuring nothing."""
+    out = tmp_path / "live.ipynb"
+    run = subprocess.run([str(Path(sys.executable).with_name("papermill")), "notebooks/01_countdown.ipynb",
+                          str(out), "-p", "measure", "False", "-p", "live", "True"],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    nb, outs = outputs(out)
+    state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    kinds = {m["model_name"] for m in state.values()}
+    assert {"SelectMultipleModel", "IntSliderModel", "ButtonModel", "OutputModel"} <= kinds
+    output_models = [m for m in state.values() if m["model_name"] == "OutputModel"]
+    assert any(o.get("state", {}).get("outputs") for o in output_models)  # the first figure was drawn

@@ -1,9 +1,6 @@
 """The experiments of document 000 beyond the first countdown: workloads, servers, bounds,
 and the published cells each one answers."""
-import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 

@@ -86,7 +86,6 @@ class Run:
     def run_table(self) -> pd.DataFrame:
         rows = []
         for r in self.runs():
-            m = r["machine"]
             rows.append({
                 "run": r["run_id"], "profile": r["profile"], "status": r.get("status"),
                 "samples": int((self.df["run_id"] == r["run_id"]).sum()),

@@ -36,6 +36,14 @@ def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, do
                   linestyle="-" if join else "none")
 
 
+def samples_by_condition(ax, g: pd.DataFrame, y: str, pal: dict, size: float = 5) -> None:
+    """Every sample of ``y`` as a dot, one column per condition (all conditions, even empty)."""
+    conds = sorted(pal)
+    sns.stripplot(data=g, x="condition", y=y, hue="condition", order=conds, hue_order=conds, palette=pal,
+                  size=size, jitter=0.15, ax=ax, legend=False)
+    ax.set_xlabel("")
+
+
 def to_png(fig, dpi: int = 90) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")

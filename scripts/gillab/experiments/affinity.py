@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pandas as pd
 
 from .. import stats
@@ -179,12 +178,10 @@ def figure(df: pd.DataFrame):
 
 def explorer(df: pd.DataFrame):
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
     from .. import plots, widgets
 
     pal = plots.palette(df["condition"].unique())
-    conds = sorted(pal)
     ns = sorted(df["cpu_threads"].unique())
     clients = [c for c in PLACEMENTS if c in set(df["client"])]
     pub = published().set_index("cpu_bound_threads")["rps_numeric"]
@@ -193,8 +190,7 @@ def explorer(df: pd.DataFrame):
     def draw(client, n):
         fig, ax = plt.subplots(figsize=(7.5, 3.6))
         g = df[(df["client"] == client) & (df["cpu_threads"] == n)]
-        sns.stripplot(data=g, x="condition", y="rps", hue="condition", order=conds, hue_order=conds,
-                      palette=pal, size=5, jitter=0.15, ax=ax, legend=False)
+        plots.samples_by_condition(ax, g, "rps", pal)
         if n in pub.index:
             ax.axhline(pub[n], color="black", linestyle="--", label=f"document: {pub[n]:,.0f}")
             ax.legend(fontsize=8, loc="lower left")

@@ -9,7 +9,6 @@ window is stored as a row.
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import numpy as np
@@ -275,7 +274,7 @@ def findings(df: pd.DataFrame) -> str:
                 f"{at5.at[0, 'client_cpu_share']:.0%} of a core when alone.")
         procs = s[(s["condition"] == cond) & (s["cpu_processes"] > 0)]
         if len(procs):
-            lines.append(f"  With the CPU work in processes instead: " + ", ".join(
+            lines.append("  With the CPU work in processes instead: " + ", ".join(
                 f"{int(r.cpu_processes)} process{'es' if r.cpu_processes > 1 else ''} {r.rps_median:,.0f} RPS"
                 for r in procs.itertuples()) + ".")
     return "\n".join(lines)
@@ -375,7 +374,6 @@ def processes_figure(df: pd.DataFrame):
 
 def explorer(df: pd.DataFrame):
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
     from .. import plots, widgets
 
@@ -391,8 +389,7 @@ def explorer(df: pd.DataFrame):
     def draw(n, si):
         fig, ax = plt.subplots(figsize=(7.5, 3.6))
         g = d[(d["cpu_threads"] == n) & np.isclose(d["switch_interval"], si)]
-        sns.stripplot(data=g, x="condition", y="rps", hue="condition", order=conds, hue_order=conds, palette=pal,
-                      size=5, jitter=0.15, ax=ax, legend=False)
+        plots.samples_by_condition(ax, g, "rps", pal)
         p = pub[(pub["cpu_bound_threads"] == n) & np.isclose(pub["switch_interval_s"], si)]["rps"]
         if len(p):
             ax.axhline(float(p.iloc[0]), color="black", linestyle="--", label=f"document: {p.iloc[0]:,.0f}")

@@ -9,7 +9,10 @@ from . import Experiment, scaling
 SPEC = scaling.Spec(
     experiment="countdown", table="pbts13_t1_countdown_threads", published_col="time_s_best_of_3",
     size=lambda g: float(g["total_decrements"].iloc[0]), seed_size=100_000_000,
-    size_words=lambda n: f"{n:,.0f} decrements", explorer_title="Explore the countdown samples")
+    size_words=lambda n: f"{n:,.0f} decrements", explorer_title="Explore the countdown samples",
+    per_unit=lambda r: f"{r['median'] / r['work'] * 1e9:.1f} ns per decrement in one thread",
+    size_param="total_decrements", live_size=(2_000_000, 1_000_000, 20_000_000, 1_000_000, "decrements"))
+A = scaling.Analysis(SPEC)
 
 
 class Countdown(Experiment):
@@ -34,13 +37,9 @@ class Countdown(Experiment):
                                  f"{p['total_decrements']}: some threads would have nothing to do")
 
 
-def published() -> pd.DataFrame:
-    return scaling.published(SPEC)
-
-
 def published_table() -> pd.DataFrame:
     """The document's table as it printed it."""
-    p = published()
+    p = A.published()
     return pd.DataFrame({"threads": p["threads"], "decrements per thread": p["decrements_per_thread_n"],
                          "time in seconds (best of 3)": p["time_s_best_of_3"],
                          "machine": p["machine"], "python": p["python"]})
@@ -53,32 +52,4 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdicts(df: pd.DataFrame) -> list[dict]:
-    return scaling.verdicts(df, SPEC)
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    return scaling.verdict_table(df, SPEC)
-
-
-def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
-    return scaling.side_by_side(df, SPEC)
-
-
-def figure(df: pd.DataFrame):
-    return scaling.figure(df, SPEC)
-
-
-def explorer(df: pd.DataFrame):
-    return scaling.explorer(df, SPEC)
-
-
-def findings(df: pd.DataFrame) -> str:
-    return scaling.findings(df, SPEC, lambda r: f"{r['median'] / r['work'] * 1e9:.1f} ns per decrement in one thread")
-
-
-def live_explorer(run):
-    import ipywidgets as W
-
-    size = W.IntSlider(value=2_000_000, min=1_000_000, max=20_000_000, step=1_000_000,
-                       description="decrements", style={"description_width": "initial"})
-    return scaling.live_explorer(run, SPEC, "total_decrements", size, figure)
+    return A.verdicts(df)

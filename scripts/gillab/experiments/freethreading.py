@@ -7,9 +7,7 @@ flags), ``3.13.5t-gil`` / ``3.13.5t`` (same binary), and any pair found on the m
 """
 from __future__ import annotations
 
-import math
 import os
-import subprocess
 from pathlib import Path
 
 import numpy as np

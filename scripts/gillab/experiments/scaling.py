@@ -21,6 +21,48 @@ class Spec:
     seed_size: float                 # the document's total work
     size_words: Callable[[float], str]      # "100,000,000 decrements"
     explorer_title: str
+    per_unit: Callable[[pd.Series], str]    # the 1-thread speed in words, from a summary row
+    size_param: str                          # the parameter the live explorer varies
+    live_size: tuple                         # (value, min, max, step, description) of its slider
+
+
+class Analysis:
+    """What a notebook calls, bound to one experiment's :class:`Spec`."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+
+    def published(self):
+        return published(self.spec)
+
+    def summary(self, df):
+        return summary(df, self.spec)
+
+    def verdicts(self, df):
+        return verdicts(df, self.spec)
+
+    def verdict_table(self, df):
+        return verdict_table(df, self.spec)
+
+    def side_by_side(self, df):
+        return side_by_side(df, self.spec)
+
+    def figure(self, df):
+        return figure(df, self.spec)
+
+    def explorer(self, df):
+        return explorer(df, self.spec)
+
+    def findings(self, df):
+        return findings(df, self.spec, self.spec.per_unit)
+
+    def live_explorer(self, run):
+        import ipywidgets as W
+
+        value, lo, hi, step, desc = self.spec.live_size
+        size = W.IntSlider(value=value, min=lo, max=hi, step=step, description=desc,
+                           style={"description_width": "initial"})
+        return live_explorer(run, self.spec, self.spec.size_param, size, self.figure)
 
 
 def published(spec: Spec) -> pd.DataFrame:

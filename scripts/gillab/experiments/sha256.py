@@ -14,7 +14,10 @@ MiB = 1 << 20
 SPEC = scaling.Spec(
     experiment="sha256", table="pbts13_t2_sha256_threads", published_col="time_s_best_of_3",
     size=lambda g: float(g["messages"].iloc[0] * g["message_bytes"].iloc[0]), seed_size=8 * 134_217_728,
-    size_words=lambda n: f"{n / MiB:,.0f} MiB hashed", explorer_title="Explore the SHA-256 samples")
+    size_words=lambda n: f"{n / MiB:,.0f} MiB hashed", explorer_title="Explore the SHA-256 samples",
+    per_unit=lambda r: f"{r['work'] / MiB / r['median']:,.0f} MiB/s in one thread",
+    size_param="message_bytes", live_size=(4 * MiB, MiB, 64 * MiB, MiB, "message bytes"))
+A = scaling.Analysis(SPEC)
 
 
 class Sha256(Experiment):
@@ -40,12 +43,8 @@ class Sha256(Experiment):
             raise ParameterError("sha256: message_bytes above 2 GiB would not fit comfortably in memory")
 
 
-def published() -> pd.DataFrame:
-    return scaling.published(SPEC)
-
-
 def published_table() -> pd.DataFrame:
-    p = published()
+    p = A.published()
     return pd.DataFrame({"threads": p["threads"], "messages per thread": p["messages_per_thread"],
                          "total size per thread (as printed)": p["total_size_of_messages_per_thread_as_published"],
                          "time in seconds (best of 3)": p["time_s_best_of_3"], "python": p["python"]})
@@ -58,32 +57,4 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdicts(df: pd.DataFrame) -> list[dict]:
-    return scaling.verdicts(df, SPEC)
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    return scaling.verdict_table(df, SPEC)
-
-
-def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
-    return scaling.side_by_side(df, SPEC)
-
-
-def figure(df: pd.DataFrame):
-    return scaling.figure(df, SPEC)
-
-
-def explorer(df: pd.DataFrame):
-    return scaling.explorer(df, SPEC)
-
-
-def findings(df: pd.DataFrame) -> str:
-    return scaling.findings(df, SPEC, lambda r: f"{r['work'] / MiB / r['median']:,.0f} MiB/s in one thread")
-
-
-def live_explorer(run):
-    import ipywidgets as W
-
-    size = W.IntSlider(value=4 * MiB, min=MiB, max=64 * MiB, step=MiB, description="message bytes",
-                       style={"description_width": "initial"})
-    return scaling.live_explorer(run, SPEC, "message_bytes", size, figure)
+    return A.verdicts(df)

@@ -201,12 +201,10 @@ def figure(df: pd.DataFrame):
 
 def explorer(df: pd.DataFrame):
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
     from .. import plots, widgets
 
     pal = plots.palette(df["condition"].unique())
-    conds = sorted(pal)
     ks = sorted(df["threads"].unique())
     sis = sorted(df["switch_interval"].unique(), reverse=True)
     ymax = float(df["seconds"].max()) * 1.1
@@ -214,8 +212,7 @@ def explorer(df: pd.DataFrame):
     def draw(k, si):
         fig, ax = plt.subplots(figsize=(7.5, 3.6))
         g = df[(df["threads"] == k) & np.isclose(df["switch_interval"], si)]
-        sns.stripplot(data=g, x="condition", y="seconds", hue="condition", order=conds, hue_order=conds,
-                      palette=pal, size=6, jitter=0.12, ax=ax, legend=False)
+        plots.samples_by_condition(ax, g, "seconds", pal, size=6)
         ax.set_ylim(0, ymax)
         ax.set_xlabel("")
         ax.set_ylabel(f"seconds ({int(g['total_decrements'].iloc[0]):,} decrements)" if len(g) else "seconds")
