@@ -66,3 +66,30 @@ def test_cli_reports_bad_input_plainly(data_dir):
     assert out.stderr.startswith("gillab: error:") and "switch_interval" in out.stderr
     assert "Traceback" not in out.stderr
     assert not data_dir.exists()
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default", "seed"])
+def test_every_experiment_resolves_every_profile(profile):
+    """profiles.toml holds a complete, valid table for every experiment and profile."""
+    from gillab.experiments import REGISTRY, get
+
+    get("countdown")
+    for name, exp in REGISTRY.items():
+        p = exp.resolve(profile)
+        assert p["repeats"] >= 1 and exp.points(p), name
+
+
+def test_seed_profiles_follow_the_documents():
+    from gillab.experiments import get
+
+    assert get("sha256").resolve("seed")["message_bytes"] == 134_217_728
+    conv = get("convoy").resolve("seed")
+    assert conv["switch_intervals"] == [0.1, 0.01, 0.005, 0.001, 0.0001, 0.00001, 0.000001]
+    assert conv["cpu_threads"] == [0, 1, 2, 4] and conv["window_s"] == 1.0
+    assert get("primes").resolve("seed")["upper"] == 2_000_000
+    flask = get("flask_k6").resolve("seed")
+    assert (flask["vus"], flask["duration_s"], flask["cpu_n"], flask["io_bytes"]) == (15, 20, 10**7, 130_000_000)
+    fio = get("file_io").resolve("seed")
+    assert (fio["file_mb"], fio["chunk_kb"], fio["single_ops"], fio["multi_ops"], fio["threads"]) == (24, 64, 8, 12, 6)
+    assert get("st_loop").resolve("seed")["number"] == 100
+    assert get("data_race").resolve("seed")["iterations"] == [1000]
