@@ -4,12 +4,13 @@
 #   notebook environment    python3 with venv and pip
 #   widget JavaScript       npm (fetches @jupyter-widgets/html-manager once)
 #   browser test            chromium
+#   B2-style downloads      nginx-light (started by the harness with its own config), curl
 set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for pkg in gcc make pkg-config xz-utils libssl-dev zlib1g-dev libbz2-dev liblzma-dev \
-           libsqlite3-dev libffi-dev git curl ca-certificates; do
+           libsqlite3-dev libffi-dev git curl ca-certificates nginx-light; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 command -v python3 >/dev/null || need+=(python3)

@@ -140,6 +140,7 @@ NOTEBOOK_FILES = {
     "file_io": "08_file_io.ipynb",
     "primes": "09_primes.ipynb",
     "flask_k6": "10_flask.ipynb",
+    "b2_download": "11_b2_download.ipynb",
     "verdicts": "99_verdicts.ipynb",   # not an experiment: gathers every verdict, run last
 }
 

@@ -139,3 +139,72 @@ def workload_server(cond: Condition, workload: str, params: dict, *, switch_inte
     finally:
         _stop(proc)
         errfile.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+NGINX_CONF = """
+worker_processes {workers};
+error_log {tmp}/error.log warn;
+pid {tmp}/nginx.pid;
+{user}
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    types {{ application/octet-stream bin; }}
+    default_type application/octet-stream;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        location / {{ }}
+    }}
+}}
+"""
+
+
+@contextlib.contextmanager
+def nginx(root, workers: int = 2, ready_timeout: float = 10.0):
+    """nginx (Debian's package) serving ``root`` with HTTP Range support on 127.0.0.1, from a
+    generated configuration in a temporary folder: no system service, no system config touched."""
+    import shutil
+    import socket
+
+    exe = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(exe):
+        raise WorkloadError("nginx is not installed (apt-get install nginx-light)")
+    with tempfile.TemporaryDirectory(prefix="gillab-nginx-") as tmp:
+        port = free_port()
+        conf = os.path.join(tmp, "nginx.conf")
+        user = "user root;" if os.geteuid() == 0 else ""
+        with open(conf, "w") as f:
+            f.write(NGINX_CONF.format(workers=workers, tmp=tmp, user=user, port=port, root=root))
+        proc = subprocess.Popen([exe, "-p", tmp, "-c", conf, "-g", "daemon off;"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.monotonic() + ready_timeout
+            while True:
+                if proc.poll() is not None:
+                    raise WorkloadError(f"nginx exited {proc.returncode}: {proc.stderr.read().strip()[-400:]}")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise WorkloadError(f"nginx not ready on 127.0.0.1:{port} within {ready_timeout:g} s") from None
+                    time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            _stop(proc)

@@ -87,8 +87,8 @@ class Experiment:
 
 
 def get(name: str) -> Experiment:
-    from . import (affinity, convoy, countdown, data_race, flask_k6, freethreading,  # noqa: F401  (registers)
-                   sha256, switch_interval)
+    from . import (affinity, b2_download, convoy, countdown, data_race, flask_k6,  # noqa: F401  (registers)
+                   freethreading, sha256, switch_interval)
 
     if name not in REGISTRY:
         raise ParameterError(f"unknown experiment {name!r}; known: {', '.join(sorted(REGISTRY))}")
@@ -163,6 +163,20 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             "status": "running",
         }
         store.write_run(meta)
+        hook = getattr(exp, "before_sweep", None)
+        if hook is not None:  # measurements that belong to the run, not to a condition
+            done = store.done(cfg)
+
+            def needed(cid, point, rep):
+                return (cid, point_key(point), rep) not in done
+
+            def add_row(cid, point, rep, result):
+                store.append({"run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
+                              "condition": cid, "point": point_key(point), "repeat": rep, **point,
+                              "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
+                              "status": "ok", "error": "", **result})
+
+            hook(p, needed, add_row)
         bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
         try:
             for rep, point, cond in todo:

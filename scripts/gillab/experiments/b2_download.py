@@ -1,0 +1,353 @@
+"""Document 004, Backblaze: "Python GIL vs. nogil: Boost I/O Performance 10x With One Line
+Change".  The B2 command line tool's download architecture (b2sdk 1.21) rebuilt against nginx
+on 127.0.0.1, single file and many files, threads swept, writer thread or writer process.
+
+A sample downloads the scenario's files once (workload ``b2_download``, in a venv of the build
+with ``requests``) and verifies every byte.  The server's ceiling is measured beside it with
+curl fetching the same files in parallel (condition ``curl``), so that the server is shown not
+to be what limits the Python client.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import results, runner, servers, stats, venvs
+from ..profiles import Param, ParameterError, _as_list, positive_int, positive_ints
+from . import Experiment
+
+MiB = 1 << 20
+SCENARIOS = ("single", "many")
+WRITERS = ("thread", "process")
+B2_REQUIREMENTS = ("requests==2.32.5",)
+
+
+def files_dir() -> Path:
+    from ..provision import cache_root
+
+    return cache_root() / "b2-files"
+
+
+def make_file(path: Path, size: int, seed: int) -> str:
+    """A file of ``size`` bytes, deterministic in ``seed`` (1 MiB pseudo-random blocks), and its
+    SHA-256.  Made once; kept while its recorded digest still matches its size and seed."""
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists():
+        m = json.loads(meta.read_text())
+        if m.get("size") == size and m.get("seed") == seed and path.stat().st_size == size:
+            return m["sha256"]
+    h = hashlib.sha256()
+    rng = random.Random(seed)
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            block = rng.randbytes(min(MiB, left))
+            f.write(block)
+            h.update(block)
+            left -= len(block)
+    meta.write_text(json.dumps({"size": size, "seed": seed, "sha256": h.hexdigest()}))
+    return h.hexdigest()
+
+
+def scenario_files(p: dict, scenario: str) -> list[dict]:
+    d = files_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    if scenario == "single":
+        specs = [("single-%d.bin" % p["single_mb"], p["single_mb"] * MiB, 1)]
+    else:
+        specs = [("many-%d-%02d.bin" % (p["many_mb"], i), p["many_mb"] * MiB, 100 + i) for i in range(p["many_files"])]
+    return [{"name": n, "size": s, "sha256": make_file(d / n, s, seed)} for n, s, seed in specs]
+
+
+def _choices(allowed):
+    def parse(value):
+        out = [str(v) for v in _as_list(value)]
+        bad = [v for v in out if v not in allowed]
+        if not out or bad:
+            raise ValueError(f"must be among {allowed}, got {out}")
+        return out
+    return parse
+
+
+def download_dir() -> Path:
+    from ..provision import cache_root
+
+    d = cache_root() / "b2-downloads"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def curl_ceiling(base: str, files: list[dict], parallel: int, timeout: float) -> dict:
+    """curl fetching the same files, ``parallel`` at once (ranges of the single file), to /dev/null."""
+    if shutil.which("curl") is None:
+        raise runner.WorkloadError("curl is not installed")
+    total = sum(f["size"] for f in files)
+    if len(files) == 1:
+        size = files[0]["size"]
+        n = max(1, parallel)
+        bounds = [(i * size // n, (i + 1) * size // n - 1) for i in range(n)]
+        cmds = [["curl", "-sS", "-o", "/dev/null", "-r", f"{a}-{b}", f"{base}/{files[0]['name']}"] for a, b in bounds]
+    else:
+        cmds = [["curl", "-sS", "-o", "/dev/null", f"{base}/{f['name']}"] for f in files]
+    t0 = time.perf_counter()
+    procs = []
+    pending = list(cmds)
+    while pending or procs:
+        while pending and len(procs) < parallel:
+            procs.append(subprocess.Popen(pending.pop(0)))
+        procs[0].wait(timeout=timeout)
+        if procs[0].returncode != 0:
+            raise runner.WorkloadError(f"curl failed with exit {procs[0].returncode}")
+        procs.pop(0)
+    seconds = time.perf_counter() - t0
+    return {"seconds": seconds, "bytes": total, "MBps": total / seconds / 1e6}
+
+
+class B2Download(Experiment):
+    name = "b2_download"
+    workload = "b2_download"
+    title = "A B2-style parallel download"
+    document = "004_22030fa0f093a28f.txt (Backblaze: Python GIL vs. nogil)"
+    metric = "MBps"
+    lower_is_better = False
+    params = {
+        "scenarios": Param("scenarios", _choices(SCENARIOS), "single (one large file) and/or many (several at once)"),
+        "threads": Param("threads", positive_ints, "pool sizes to sweep; the tool's default is 10"),
+        "writers": Param("writers", _choices(WRITERS), "thread (queue.Queue) and/or process (multiprocessing.Queue)"),
+        "process_writer_threads": Param("process_writer_threads", positive_ints,
+                                        "thread counts at which the process writer is measured"),
+        "min_part_size_mb": Param("min_part_size_mb", positive_int, "minimum part size in MiB; 100 in b2sdk"),
+        "single_mb": Param("single_mb", positive_int, "size of the single file in MiB"),
+        "many_files": Param("many_files", positive_int, "number of files in the many-files scenario"),
+        "many_mb": Param("many_mb", positive_int, "size of each of those files in MiB"),
+        "chunk_kb": Param("chunk_kb", positive_int, "bytes read from a response per chunk, in KiB"),
+    }
+    point_keys = ("scenario", "threads", "writer")
+
+    def points(self, p):
+        pts = [{"scenario": s, "threads": t, "writer": "thread"} for s in p["scenarios"] for t in p["threads"]
+               if "thread" in p["writers"]]
+        if "process" in p["writers"]:
+            pts += [{"scenario": s, "threads": t, "writer": "process"} for s in p["scenarios"]
+                    for t in p["process_writer_threads"]]
+        return pts
+
+    def check(self, p):
+        need = 2 * max(p["single_mb"], p["many_files"] * p["many_mb"]) * MiB
+        for d in (files_dir(), download_dir()):
+            d.mkdir(parents=True, exist_ok=True)
+            free = shutil.disk_usage(d).free
+            if free < need:
+                raise ParameterError(f"b2_download: {d} has {free / 2**30:.1f} GiB free; the files need about "
+                                     f"{need / 2**30:.1f} GiB (smaller single_mb / many_mb, or free some space)")
+        if p["min_part_size_mb"] > p["single_mb"]:
+            raise ParameterError("b2_download: min_part_size_mb larger than single_mb: the single file would not split")
+        for tool in ("nginx", "curl"):
+            if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
+                raise ParameterError(f"b2_download: {tool} is not installed (scripts/install-system-deps.sh)")
+
+    def before_sweep(self, p, needed, add_row):
+        """The server's ceiling, with curl, once per scenario and repeat (not per condition)."""
+        for rep in range(p["repeats"]):
+            for s in p["scenarios"]:
+                point = {"scenario": s, "threads": max(p["threads"]), "writer": "curl"}
+                if not needed("curl", point, rep):
+                    continue
+                files = scenario_files(p, s)
+                with servers.nginx(str(files_dir())) as base:
+                    r = curl_ceiling(base, files, point["threads"], p["timeout"])
+                add_row("curl", point, rep, r)
+
+    def run_sample(self, p, point, cond):
+        vcond = venvs.ensure(cond, B2_REQUIREMENTS)
+        files = scenario_files(p, point["scenario"])
+        with servers.nginx(str(files_dir())) as base, tempfile.TemporaryDirectory(dir=download_dir()) as out:
+            fs = _filesystem(out)
+            s = runner.run(vcond, "b2_download", {
+                "base_url": base, "files": files, "out_dir": out, "threads": point["threads"],
+                "min_part_size": p["min_part_size_mb"] * MiB, "chunk": p["chunk_kb"] * 1024,
+                "writer": point["writer"]}, timeout=p["timeout"])
+        s.result.update(fs)
+        return s
+
+    def summary(self, df):
+        return summary(df)
+
+    def verdicts(self, df):
+        return verdicts(df)
+
+
+def _filesystem(path) -> dict:
+    from .freethreading import filesystem_of
+
+    fs = filesystem_of(Path(path))
+    return {"fs_type": fs["fstype"], "fs_device": fs["device"]}
+
+
+# -- analysis ---------------------------------------------------------------------------------------
+def published() -> pd.DataFrame:
+    return results.reference("backblaze_b2cli_claims")
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, scen, t, w), g in df.groupby(["condition", "scenario", "threads", "writer"], sort=True):
+        s = stats.summarize(g["MBps"], lower_is_better=False)
+        rows.append({"condition": cond, "scenario": scen, "threads": int(t), "writer": w, **s,
+                     "cpu_per_wall": float(g["cpu_per_wall"].median()) if "cpu_per_wall" in g and g["cpu_per_wall"].notna().any() else math.nan})
+    return pd.DataFrame(rows)
+
+
+def _best_threads(df: pd.DataFrame, cond: str, scen: str) -> pd.Series:
+    """MB/s samples of a condition and scenario at its best thread count (writer thread)."""
+    g = df[(df["condition"] == cond) & (df["scenario"] == scen) & (df["writer"] == "thread")]
+    if not len(g):
+        return pd.Series(dtype=float)
+    best = g.groupby("threads")["MBps"].median().idxmax()
+    return g[g["threads"] == best]["MBps"]
+
+
+def verdicts(df: pd.DataFrame) -> list[dict]:
+    """The document's three claims: nogil vs GIL 2.5x for one file and 10x for many (at each
+    build's best thread count), and multiprocessing.Queue about 15% slower than queue.Queue."""
+    from .freethreading import pair_label, pairs
+
+    out = []
+    conds = [c for c in df["condition"].unique() if c != "curl"]
+    for scen, pub, what in (("single", 2.5, "one large file"), ("many", 10.0, "many files")):
+        measured = {}
+        for gil, ft in pairs(conds):
+            a, b = _best_threads(df, ft, scen), _best_threads(df, gil, scen)
+            if len(a) and len(b):
+                r = stats.ratio_of_medians(a, b)
+                measured[pair_label((gil, ft))] = {
+                    "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan, "n": r["n_num"],
+                    "ratio_to_published": r["ratio"] / pub, "verdict": stats.verdict(pub, r["ci_lo"], r["ci_hi"]),
+                    "note": f"{ft} {a.median():,.0f} MB/s, {gil} {b.median():,.0f} MB/s at their best thread counts"}
+        out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": f"b2_download/nogil_speedup/{scen}",
+                    "claim": f"free-threaded / GIL download speed, {what}", "published": pub, "unit": "ratio",
+                    "measured": measured, "published_as": f"{pub:g}x (3.9-nogil vs 3.9, B2 CLI)"})
+    measured = {}
+    for cond in sorted(conds):
+        for scen in sorted(df["scenario"].unique()):
+            g = df[(df["condition"] == cond) & (df["scenario"] == scen)]
+            proc = g[g["writer"] == "process"]
+            if not len(proc):
+                continue
+            t = int(proc["threads"].iloc[0])
+            thr = g[(g["writer"] == "thread") & (g["threads"] == t)]["MBps"]
+            if len(thr):
+                r = stats.ratio_of_medians(proc["MBps"], thr)
+                measured[f"{cond} ({scen}, {t} threads)"] = {
+                    "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan, "n": r["n_num"],
+                    "ratio_to_published": r["ratio"] / 0.85, "verdict": stats.verdict(0.85, r["ci_lo"], r["ci_hi"]),
+                    "note": ""}
+    out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": "b2_download/mp_queue",
+                "claim": "speed with a multiprocessing.Queue writer process / with a queue.Queue writer thread",
+                "published": 0.85, "unit": "ratio", "measured": measured,
+                "published_as": "\"about 15% slower\""})
+    return out
+
+
+def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
+    from ..report import verdict_matrix
+
+    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    s = summary(df)
+    out = s.assign(**{"MB/s: median [95% CI]": s.apply(lambda r: f"{r['median']:,.0f} [{r['ci_lo']:,.0f}, {r['ci_hi']:,.0f}]", axis=1),
+                      "CPU s / wall s": s["cpu_per_wall"].map(lambda v: "-" if math.isnan(v) else f"{v:.2f}")})
+    return out[["scenario", "writer", "threads", "condition", "MB/s: median [95% CI]", "CPU s / wall s"]].sort_values(
+        ["scenario", "writer", "threads", "condition"])
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    for scen in SCENARIOS:
+        g = s[(s["scenario"] == scen) & (s["writer"].isin(["thread", "curl"]))]
+        if not len(g):
+            continue
+        parts = []
+        for cond, h in g.groupby("condition"):
+            b = h.loc[h["median"].idxmax()]
+            parts.append(f"{cond} {b['median']:,.0f} MB/s at {int(b['threads'])} threads")
+        lines.append(f"- **{scen}**: best of each: " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = summary(df)
+    scens = [x for x in SCENARIOS if x in set(s["scenario"])]
+    pal = plots.palette([c for c in s["condition"].unique() if c != "curl"])
+    fig, axes = plt.subplots(len(scens), 1, figsize=(8, 3.8 * len(scens)), squeeze=False)
+    for ax, scen in zip(axes[:, 0], scens):
+        g = s[(s["scenario"] == scen) & (s["writer"] == "thread")]
+        for cond, h in g.groupby("condition"):
+            h = h.sort_values("threads")
+            ax.errorbar(h["threads"], h["median"], yerr=[h["median"] - h["ci_lo"], h["ci_hi"] - h["median"]],
+                        fmt="o-", capsize=3, color=pal[cond], label=f"{cond}, writer thread")
+        pr = s[(s["scenario"] == scen) & (s["writer"] == "process")]
+        for cond, h in pr.groupby("condition"):
+            ax.errorbar(h["threads"] + 0.15, h["median"], yerr=[h["median"] - h["ci_lo"], h["ci_hi"] - h["median"]],
+                        fmt="s", mfc="none", capsize=3, color=pal[cond], label=f"{cond}, writer process")
+        c = s[(s["scenario"] == scen) & (s["condition"] == "curl")]
+        if len(c):
+            ax.axhline(float(c["median"].iloc[0]), color="black", linestyle="--",
+                       label=f"curl ceiling, {int(c['threads'].iloc[0])} in parallel")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(g["threads"].unique()), [str(t) for t in sorted(g["threads"].unique())])
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("threads (download pool)")
+        ax.set_ylabel("MB/s (median, 95% CI)")
+        ax.set_title(f"{scen} file{'s' if scen == 'many' else ''}: verified downloads from nginx on 127.0.0.1", fontsize=10)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from .. import plots, widgets
+
+    s = summary(df)
+    scens = [x for x in SCENARIOS if x in set(s["scenario"])]
+    threads = sorted(s[s["writer"] == "thread"]["threads"].unique())
+    pal = plots.palette([c for c in s["condition"].unique() if c != "curl"])
+    d = df[df["condition"] != "curl"]
+    ymax = float(df["MBps"].max()) * 1.1
+
+    def draw(scen, t):
+        fig, ax = plt.subplots(figsize=(7.5, 3.4))
+        g = d[(d["scenario"] == scen) & (d["threads"] == t) & (d["writer"] == "thread")]
+        plots.samples_by_condition(ax, g, "MBps", pal)
+        c = s[(s["scenario"] == scen) & (s["condition"] == "curl")]
+        if len(c):
+            ax.axhline(float(c["median"].iloc[0]), color="black", linestyle="--", label="curl ceiling")
+            ax.legend(fontsize=8, loc="lower right")
+        ax.set_ylim(0, ymax)
+        ax.set_ylabel("MB/s, every download")
+        ax.set_title(f"{scen}, {t} threads, writer thread: every sample", fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("scenario", scens, scens), ("threads", threads, [str(t) for t in threads]),
+                                  title="Explore every download")

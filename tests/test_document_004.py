@@ -1,0 +1,68 @@
+"""Document 004: the B2-style download against nginx on 127.0.0.1."""
+import hashlib
+import urllib.request
+
+import pytest
+
+from gillab import experiments, report, results, runner, servers, venvs
+from gillab.experiments import b2_download as b2
+from gillab.profiles import ParameterError
+
+
+def test_test_files_are_deterministic_and_checked(tmp_path):
+    a = b2.make_file(tmp_path / "a.bin", 3 * b2.MiB + 5, seed=7)
+    assert hashlib.sha256((tmp_path / "a.bin").read_bytes()).hexdigest() == a
+    (tmp_path / "a.bin").unlink()
+    (tmp_path / "a.json").unlink()
+    assert b2.make_file(tmp_path / "a.bin", 3 * b2.MiB + 5, seed=7) == a  # same bytes again
+    assert b2.make_file(tmp_path / "b.bin", 3 * b2.MiB + 5, seed=8) != a
+
+
+def test_nginx_serves_ranges_on_loopback_and_stops(tmp_path):
+    (tmp_path / "f.bin").write_bytes(bytes(range(256)) * 10)
+    with servers.nginx(str(tmp_path)) as base:
+        assert base.startswith("http://127.0.0.1:")
+        req = urllib.request.Request(base + "/f.bin", headers={"Range": "bytes=256-259"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 206 and r.read() == bytes([0, 1, 2, 3])
+    with pytest.raises(OSError):
+        urllib.request.urlopen(base + "/f.bin", timeout=2)
+
+
+@pytest.mark.parametrize("writer", ["thread", "process"])
+def test_download_is_verified_and_a_corrupt_file_fails_loudly(builds, tmp_path, writer):
+    d = tmp_path / "files"
+    d.mkdir()
+    size = 6 * b2.MiB + 123
+    sha = b2.make_file(d / "x.bin", size, seed=3)
+    cond = venvs.ensure(builds["3.13.5t"], b2.B2_REQUIREMENTS)
+    out = tmp_path / "out"
+    out.mkdir()
+    params = {"files": [{"name": "x.bin", "size": size, "sha256": sha}], "out_dir": str(out), "threads": 4,
+              "min_part_size": b2.MiB, "chunk": 65536, "writer": writer}
+    with servers.nginx(str(d)) as base:
+        s = runner.run(cond, "b2_download", {**params, "base_url": base}, timeout=120)
+        assert s.result["verified"] and s.result["streams_per_file"] == 4 and s.result["bytes"] == size
+        assert list(out.iterdir()) == []  # downloaded file checked, then removed
+        bad = {**params, "files": [{"name": "x.bin", "size": size, "sha256": "0" * 64}], "base_url": base}
+        with pytest.raises(runner.WorkloadError, match="SHA-256"):
+            runner.run(cond, "b2_download", bad, timeout=120)
+
+
+def test_bad_download_parameters(data_dir):
+    with pytest.raises(ParameterError, match="writers.*must be among"):
+        experiments.measure("b2_download", "smoke", {"writers": ["pipe"]})
+    with pytest.raises(ParameterError, match="would not split"):
+        experiments.measure("b2_download", "smoke", {"min_part_size_mb": 64})
+    assert not data_dir.exists()
+
+
+def test_the_three_claims_have_verdicts():
+    rows = [r for r in report.verdicts() if r["experiment"] == "b2_download"]
+    assert {r["claim_id"] for r in rows} == {"b2_download/nogil_speedup/single", "b2_download/nogil_speedup/many",
+                                            "b2_download/mp_queue"}
+    df = results.samples("b2_download")
+    assert set(df["condition"]) >= {"3.13.5", "3.13.5t", "3.13.5t-gil", "curl"}
+    assert df[df["condition"] != "curl"]["verified"].astype(str).eq("True").all()
+    for r in rows:
+        assert r["measured"], r["claim_id"]
