@@ -20,7 +20,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .. import results, runner, servers, stats, venvs
