@@ -70,12 +70,16 @@ class Run:
             measured = cid in self.conditions
             n = int((self.df["condition"] == cid).sum())
             gil_rt = self.df.loc[self.df["condition"] == cid, "gil_enabled"].astype(str).str.lower()
+            if measured and not ident:  # e.g. curl: a reference measurement, not an interpreter
+                rows.append({"condition": cid, "status": f"measured ({n} samples)",
+                             "build": "not an interpreter (reference measurement)"})
+                continue
             rows.append({
                 "condition": cid,
                 "status": f"measured ({n} samples)" if measured else "not measured",
                 "build": ident.get("kind", "missing") if measured else (ident.get("error") or "missing"),
                 "version": (ident.get("version") or "").split(" (")[0],
-                "Py_GIL_DISABLED": ident.get("py_gil_disabled"),
+                "Py_GIL_DISABLED": "" if ident.get("py_gil_disabled") is None else str(ident.get("py_gil_disabled")),
                 "GIL at run time": ("on" if (gil_rt == "true").all() else "off" if (gil_rt == "false").all()
                                     else "mixed") if measured else "",
                 "environment": " ".join(f"{k}={v}" for k, v in (ident.get("env") or {}).items()),
