@@ -230,48 +230,57 @@ def discover(extra_paths: list[str] | None = None) -> list[Condition]:
     return conds
 
 
+def host_condition(conds: list[Condition]) -> Condition:
+    """The interpreter running the harness (its base, outside any venv), as discovered, or as
+    a condition of its own when discovery did not list it."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    real = os.path.realpath(base)
+    for c in conds:
+        if os.path.realpath(c.executable) == real and not c.env:
+            return c
+    return Condition(f"host-{'.'.join(map(str, sys.version_info[:3]))}", base, "host")
+
+
+def _auto(conds: list[Condition], by_id: dict) -> list[Condition]:
+    chosen = [by_id[i] for i in CORE_IDS]
+    extra = [c for c in conds if c.id not in CORE_IDS]
+    ft_minors = set()
+    for c in extra:
+        ident = identify(c)
+        if ident.available and ident.py_gil_disabled:
+            chosen.append(c)
+            ft_minors.add(ident.version_short.rsplit(".", 1)[0])
+    for c in extra:
+        ident = identify(c)
+        if ident.available and not ident.py_gil_disabled and c not in chosen \
+                and ident.version_short.rsplit(".", 1)[0] in ft_minors:
+            chosen.append(c)
+    return chosen
+
+
 def select(spec: str | list[str] | None = "auto", available_only: bool = False) -> list[Condition]:
     """Resolve a ``conditions`` parameter to conditions.
 
-    ``core``: the three provisioned conditions; ``auto`` (default): core plus every
-    free-threaded build found and the GIL builds of the same minor versions; ``all``:
-    everything discovered; otherwise a comma-separated list (or list) of ids.
-    Unknown ids raise :class:`ConditionError`; missing builds stay in the list, so that the
-    caller reports them as not measured.
+    A comma-separated list (or a list) of ids and keywords: ``core``, the three provisioned
+    conditions; ``auto`` (default), core plus every free-threaded build found and the GIL builds
+    of the same minor versions; ``host``, the interpreter running the harness; ``all``,
+    everything discovered.  Unknown ids raise :class:`ConditionError`; missing builds stay in
+    the list, so that the caller reports them as not measured.
     """
     conds = discover()
     by_id = {c.id: c for c in conds}
-    if spec is None or spec == "":
-        spec = "auto"
-    if isinstance(spec, str) and spec in ("core", "auto", "all"):
-        if spec == "core":
-            chosen = [by_id[i] for i in CORE_IDS]
-        elif spec == "all":
-            chosen = conds
-        else:
-            chosen = [by_id[i] for i in CORE_IDS]
-            extra = [c for c in conds if c.id not in CORE_IDS]
-            ft_minors = set()
-            for c in extra:
-                ident = identify(c)
-                if ident.available and ident.py_gil_disabled:
-                    chosen.append(c)
-                    ft_minors.add(ident.version_short.rsplit(".", 1)[0])
-            for c in extra:
-                ident = identify(c)
-                if ident.available and not ident.py_gil_disabled and c not in chosen \
-                        and ident.version_short.rsplit(".", 1)[0] in ft_minors:
-                    chosen.append(c)
-    else:
-        ids = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
-        if not ids:
-            raise ConditionError("no condition given")
-        unknown = [i for i in ids if i not in by_id]
-        if unknown:
-            raise ConditionError(
-                f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(by_id)} "
-                "(or core, auto, all)")
-        chosen = [by_id[i] for i in dict.fromkeys(ids)]
+    tokens = [t.strip() for t in ((spec or "auto").split(",") if isinstance(spec, str) else spec) if t.strip()]
+    if not tokens:
+        raise ConditionError("no condition given")
+    unknown = [t for t in tokens if t not in by_id and t not in ("core", "auto", "all", "host")]
+    if unknown:
+        raise ConditionError(
+            f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(by_id)} (or core, auto, host, all)")
+    chosen: list[Condition] = []
+    for t in tokens:
+        picked = {"core": lambda: [by_id[i] for i in CORE_IDS], "auto": lambda: _auto(conds, by_id),
+                  "all": lambda: conds, "host": lambda: [host_condition(conds)]}.get(t, lambda: [by_id[t]])()
+        chosen += [c for c in picked if c not in chosen]
     if available_only:
         chosen = [c for c in chosen if identify(c).available]
     return chosen

@@ -267,10 +267,13 @@ def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
+    ceiling = s[s["condition"] == "curl"].set_index("scenario")["median"]
     out = s.assign(**{"MB/s: median [95% CI]": s.apply(lambda r: f"{r['median']:,.0f} [{r['ci_lo']:,.0f}, {r['ci_hi']:,.0f}]", axis=1),
+                      "of the curl ceiling": s.apply(lambda r: f"{r['median'] / ceiling[r['scenario']]:.0%}"
+                                                     if r["scenario"] in ceiling.index else "-", axis=1),
                       "CPU s / wall s": s["cpu_per_wall"].map(lambda v: "-" if math.isnan(v) else f"{v:.2f}")})
-    return out[["scenario", "writer", "threads", "condition", "MB/s: median [95% CI]", "CPU s / wall s"]].sort_values(
-        ["scenario", "writer", "threads", "condition"])
+    return out[["scenario", "writer", "threads", "condition", "MB/s: median [95% CI]", "of the curl ceiling",
+                "CPU s / wall s"]].sort_values(["scenario", "writer", "threads", "condition"])
 
 
 def findings(df: pd.DataFrame) -> str:
