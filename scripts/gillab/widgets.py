@@ -67,14 +67,13 @@ def live_explorer(replot: Callable[[dict], object], controls: dict[str, W.ValueW
         return {k: w.value for k, w in controls.items()}
 
     def redraw(*_):
-        import matplotlib.pyplot as plt
-        from IPython.display import display
+        from IPython.display import Image
 
-        with out:
-            out.clear_output(wait=True)
-            fig = replot(values())
-            display(fig)
-            plt.close(fig)
+        # Set the Output's content directly rather than capturing into it with ``with out:``,
+        # which relies on the kernel's output hooks and hung under papermill now and then.
+        png = to_png(replot(values()))
+        out.outputs = ()
+        out.append_display_data(Image(data=png, format="png"))
 
     for w in controls.values():
         w.observe(redraw, names="value")
