@@ -84,9 +84,6 @@ class Identity:
             return "GIL build"
         return "free-threaded, GIL on" if self.gil_enabled_at_runtime else "free-threaded"
 
-    def label(self) -> str:
-        return f"{self.condition} ({self.kind})"
-
     def as_dict(self) -> dict:
         d = asdict(self)
         d["kind"] = self.kind

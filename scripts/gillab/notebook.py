@@ -7,7 +7,7 @@ import shlex
 
 import pandas as pd
 
-from . import experiments, interpreters, metadata, plots, results
+from . import experiments, interpreters, plots, results
 from .profiles import COMMON, ParameterError
 
 NOTEBOOK_PARAMS = ("profile", "measure", "machine", "live")
@@ -147,7 +147,3 @@ NOTEBOOK_FILES = {
     "b2_download": "11_b2_download.ipynb",
     "verdicts": "99_verdicts.ipynb",   # not an experiment: gathers every verdict, run last
 }
-
-
-def this_machine() -> str:
-    return metadata.machine_id()

@@ -49,7 +49,3 @@ def to_png(fig, dpi: int = 90) -> bytes:
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
-
-
-def caption(ax, text: str) -> None:
-    ax.figure.text(0.01, -0.02, text, ha="left", va="top", fontsize=8.5, color="0.35", wrap=True)

@@ -64,6 +64,11 @@ def verdict_matrix(rows: list[dict]):
     return pd.DataFrame(out).fillna("not measured")
 
 
+def verdict_table(rows: list[dict]):
+    """The matrix of one experiment's verdicts, as a chapter shows it."""
+    return verdict_matrix(rows).drop(columns=["experiment"])
+
+
 def builds(machine: str | None = None, experiments: list[str] | None = None):
     """Every condition that produced data, with its build record, from the runs' metadata."""
     import pandas as pd

@@ -1,8 +1,6 @@
 """Read stored samples and run metadata back, and find which machine's data to show."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pandas as pd
 
@@ -80,7 +78,3 @@ def reference(name: str) -> pd.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"no published table {path}")
     return pd.read_csv(path)
-
-
-def load_json(path: Path) -> dict:
-    return json.loads(Path(path).read_text())

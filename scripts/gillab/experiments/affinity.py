@@ -113,9 +113,9 @@ def verdicts(df: pd.DataFrame) -> list[dict]:
 
 
 def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    from ..report import verdict_matrix
+    from ..report import verdict_table as table
 
-    return verdict_matrix(verdicts(df)).drop(columns=["experiment"])
+    return table(verdicts(df))
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:

@@ -280,9 +280,9 @@ def ratio_figure(df: pd.DataFrame, experiment: str):
 
 
 def verdict_table(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    from ..report import verdict_matrix
+    from ..report import verdict_table as table
 
-    return verdict_matrix(verdicts_for(experiment, df)).drop(columns=["experiment"])
+    return table(verdicts_for(experiment, df))
 
 
 def side_by_side(df: pd.DataFrame, experiment: str) -> pd.DataFrame:

@@ -139,9 +139,9 @@ def verdicts(df: pd.DataFrame, spec: Spec) -> list[dict]:
 
 def verdict_table(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     """One line per published cell, one column per condition: median [95% CI] and verdict."""
-    from ..report import verdict_matrix
+    from ..report import verdict_table as table
 
-    return verdict_matrix(verdicts(df, spec)).drop(columns=["experiment"])
+    return table(verdicts(df, spec))
 
 
 def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
