@@ -35,7 +35,7 @@ widgets-js: venv
 	$(BIN)/python -c "from gillab.notebooks import install_widgets_js as f; print('[widgets] ', f())"
 
 reproduce: system-deps venv interpreters widgets-js
-	$(GILLAB) reproduce --profile $(PROFILE)
+	$(GILLAB) reproduce --profile $(PROFILE) $(if $(NEW),--new-campaign)
 
 book: system-deps venv widgets-js
 	$(GILLAB) book

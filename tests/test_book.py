@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import notebooks
-from gillab.store import ExperimentStore
+from gillab import campaigns, experiments, notebooks
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -47,8 +46,9 @@ def test_countdown_notebook_measures_and_keeps_widget_state(built_book):
     state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     kinds = {m["model_name"] for m in state.values()}
     assert {"StackModel", "SelectionSliderModel", "DropdownModel", "ImageModel", "LinkModel"} <= kinds
-    samples = ExperimentStore("countdown", "test-machine", root=built_book["data"] / "results").samples_path
-    assert samples.exists() and len(samples.read_text().splitlines()) > 1
+    (camp,) = [d for d in (built_book["data"] / "results").iterdir() if d.is_dir()]
+    samples = camp / "countdown" / "samples.csv"
+    assert camp.name.startswith("test-machine-") and samples.exists() and len(samples.read_text().splitlines()) > 1
     text = json.dumps(outs)
     assert "papermill notebooks/01_countdown.ipynb" in text  # the rerun command is printed
 
@@ -131,3 +131,29 @@ def test_live_explorer_builds_in_a_kernel(tmp_path):
     assert {"SelectMultipleModel", "IntSliderModel", "ButtonModel", "OutputModel"} <= kinds
     output_models = [m for m in state.values() if m["model_name"] == "OutputModel"]
     assert any(o.get("state", {}).get("outputs") for o in output_models)  # the first figure was drawn
+
+
+def test_your_campaign_is_shown_beside_the_reference(builds, data_dir, tmp_path):
+    """A reader who reran countdown (default configuration; fewer repeats and one build, which
+    do not change the configuration) sees the chapter and the verdicts page set their campaign
+    beside the committed reference campaign, claim by claim, with both machines."""
+    import shutil
+
+    src = REPO / "data" / "results"
+    ref = (src / "REFERENCE").read_text().strip()
+    shutil.copytree(src / ref / "countdown", data_dir / "results" / ref / "countdown")
+    shutil.copy2(src / ref / "campaign.json", data_dir / "results" / ref / "campaign.json")
+    (data_dir / "results" / "REFERENCE").write_text(ref)
+    res = experiments.measure("countdown", "default", {"conditions": "3.13.5", "repeats": 2}, progress=False)
+    assert res.campaign != ref and res.measured == 8
+    for name in ("countdown", "verdicts"):
+        out = notebooks.execute(name, "default", {"live": False}, measure=False, output_dir=tmp_path)
+        nb, outs = outputs(out)
+        assert not [o for o in outs if o["output_type"] == "error"]
+        text = json.dumps(outs)
+        assert res.campaign in text and ref in text and "same outcome" in text and "fingerprint" in text
+        assert "yours / reference" in text
+    nb, outs = outputs(tmp_path / "01_countdown.ipynb")
+    assert f"your campaign** `{res.campaign}`" in json.dumps(outs)   # the figures show the reader's run
+    assert campaigns.load(ref).store("countdown").samples_path.read_bytes() == \
+        (src / ref / "countdown" / "samples.csv").read_bytes()

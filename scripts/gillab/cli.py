@@ -2,12 +2,18 @@
 
     gillab interpreters [--json]            conditions, with exact identities
     gillab provision [--pgo]                build 3.13.5 and 3.13.5t (skipped when valid)
-    gillab measure EXPERIMENT [-P P] [-p k=v ...]   measure only (no notebook)
+    gillab measure EXPERIMENT [-P P] [-p k=v ...] [--plan [--json]]
+                                            measure only (no notebook); --plan: say what would
+                                            be measured and why, measure nothing
     gillab run EXPERIMENT [-P P] [-p k=v ...]       measure + execute the notebook (papermill)
     gillab reproduce [-P P]                 every notebook, then the book
     gillab book                             notebooks from data/ (no measuring), then the book
+    gillab campaigns [--json]               the reference campaign and yours
     gillab results EXPERIMENT --json        measured summary
     gillab verdicts --json                  every published number reproduced so far
+
+Measuring goes to your newest campaign on this machine (a new one the first time, or with
+--new-campaign; --campaign ID names one); the committed reference campaign is read-only.
 """
 from __future__ import annotations
 
@@ -72,22 +78,64 @@ def cmd_provision(args) -> int:
 def cmd_measure(args) -> int:
     from . import experiments
 
-    res = experiments.measure(args.experiment, args.profile, _parse_kv(args.param))
+    if args.plan:
+        plan = experiments.plan(args.experiment, args.profile, _parse_kv(args.param),
+                                campaign=args.campaign, new_campaign=args.new_campaign)
+        d = plan.as_dict()
+        if args.json:
+            print(json.dumps(_clean(d), indent=2, default=str))
+        else:
+            print(f"{d['experiment']} [{d['profile']}] in campaign {d['campaign']}"
+                  f"{' (new)' if d['campaign_is_new'] else ''}: {d['samples_planned']} of {d['samples_total']} "
+                  f"samples to measure, {d['samples_resumable']} resumable")
+            print(f"  points: {', '.join(d['points'])}\n  conditions: {', '.join(d['conditions'])}"
+                  + (f" (missing: {', '.join(d['missing_conditions'])})" if d["missing_conditions"] else ""))
+            for why, n in d["reasons"].items():
+                print(f"  {n:>5}  {why}")
+        return 0
+    res = experiments.measure(args.experiment, args.profile, _parse_kv(args.param),
+                              campaign=args.campaign, new_campaign=args.new_campaign)
     print(json.dumps(_clean(res.__dict__), indent=2, default=str))
     return 0 if not res.failed else 3
+
+
+def _campaign_for_notebooks(args) -> str:
+    """One campaign for every notebook of a command (made now if new)."""
+    from . import campaigns
+
+    return campaigns.for_measuring(args.campaign, new=args.new_campaign).id
 
 
 def cmd_run(args) -> int:
     from . import notebooks
 
-    notebooks.execute(args.experiment, args.profile, _parse_kv(args.param), measure=True)
+    overrides = _parse_kv(args.param) | {"campaign": _campaign_for_notebooks(args)}
+    notebooks.execute(args.experiment, args.profile, overrides, measure=True)
     return 0
 
 
 def cmd_reproduce(args) -> int:
     from . import notebooks
 
-    notebooks.reproduce(args.profile)
+    notebooks.reproduce(args.profile, campaign=_campaign_for_notebooks(args))
+    return 0
+
+
+def cmd_campaigns(args) -> int:
+    from . import campaigns
+
+    rows = [campaigns.describe(c) for c in campaigns.all_campaigns()]
+    if args.json:
+        print(json.dumps(_clean(rows), indent=2))
+        return 0
+    if not rows:
+        print("no campaigns yet")
+    for r in rows:
+        tag = "REFERENCE " if r["reference"] else ("yours     " if r["this_machine"] else "other     ")
+        cpu = r["cpu"]
+        print(f"{tag}{r['campaign']:<36} {r['cpu_model']} {cpu.get('family')}/{cpu.get('model')}/{cpu.get('stepping')} "
+              f"x{r['cores']}  {', '.join(r['profiles']) or '-'}  started {r['started'] or '-'}  {r['status']}, "
+              f"{r['samples']} samples  builds: {', '.join(r['builds']) or '-'}")
     return 0
 
 
@@ -101,7 +149,7 @@ def cmd_book(args) -> int:
 def cmd_results(args) -> int:
     from . import report
 
-    data = report.results(args.experiment, machine=args.machine)
+    data = report.results(args.experiment, campaign=args.campaign)
     if args.json:
         print(json.dumps(_clean(data), indent=2))
     else:
@@ -114,7 +162,7 @@ def cmd_results(args) -> int:
 def cmd_verdicts(args) -> int:
     from . import report
 
-    rows = report.verdicts(machine=args.machine)
+    rows = report.verdicts(campaign=args.campaign, profile=None if args.profile == "any" else args.profile)
     if args.json:
         print(json.dumps(_clean(rows), indent=2))
     else:
@@ -135,16 +183,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--pgo", action="store_true")
     s.add_argument("--jobs", type=int)
     s.set_defaults(fn=cmd_provision)
+    def campaign_args(s):
+        s.add_argument("--campaign", metavar="ID", help="measure into this campaign (made if new; never the reference)")
+        s.add_argument("--new-campaign", action="store_true", help="start a new campaign instead of resuming yours")
+
     for name, fn, helptext in (("measure", cmd_measure, "measure only"),
                                ("run", cmd_run, "measure and execute the notebook")):
         s = sub.add_parser(name, help=helptext)
         s.add_argument("experiment")
         s.add_argument("-P", "--profile", default="default", choices=PROFILES)
         s.add_argument("-p", "--param", action="append", metavar="KEY=VALUE")
+        campaign_args(s)
+        if name == "measure":
+            s.add_argument("--plan", action="store_true", help="say what would be measured and why; measure nothing")
+            s.add_argument("--json", action="store_true", help="with --plan: as JSON")
         s.set_defaults(fn=fn)
     s = sub.add_parser("reproduce", help="run every notebook, then build the book")
     s.add_argument("-P", "--profile", default="default", choices=PROFILES)
+    campaign_args(s)
     s.set_defaults(fn=cmd_reproduce)
+    s = sub.add_parser("campaigns", help="the reference campaign and yours")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_campaigns)
     s = sub.add_parser("book", help="render the book from data/ without measuring")
     s.add_argument("--no-execute", action="store_true", help="reuse the executed notebooks as they are")
     s.add_argument("-P", "--profile", default="default", choices=PROFILES,
@@ -153,11 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("results", help="the measured summary of one experiment")
     s.add_argument("experiment")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--machine")
+    s.add_argument("--campaign", help="default: yours if you have one, else the reference")
     s.set_defaults(fn=cmd_results)
     s = sub.add_parser("verdicts", help="published numbers beside ours, with verdicts")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--machine")
+    s.add_argument("--campaign", help="default: yours if you have one, else the reference")
+    s.add_argument("-P", "--profile", default="default", choices=(*PROFILES, "any"),
+                   help="the configuration whose samples are judged (any: every sample stored)")
     s.set_defaults(fn=cmd_verdicts)
     return ap
 
@@ -173,11 +235,12 @@ def main(argv: list[str] | None = None) -> int:
         print("gillab: interrupted; every sample measured so far is stored", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - shown plainly, not as a traceback
+        from .campaigns import NoCampaign
         from .results import NoData
-        from .store import StoreBusy
         from .runner import WorkloadError
+        from .store import StoreBusy
 
-        if isinstance(exc, (NoData, StoreBusy, WorkloadError, FileNotFoundError)):
+        if isinstance(exc, (NoData, NoCampaign, StoreBusy, WorkloadError, FileNotFoundError)):
             print(f"gillab: error: {exc}", file=sys.stderr)
             return 2
         raise

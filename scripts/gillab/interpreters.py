@@ -75,6 +75,21 @@ class Identity:
     switch_interval: float | None = None
     config_args: str = ""
     build: str = ""
+    libpython: str = ""
+
+    def key(self) -> str:
+        """The interpreter part of a resume key: what the binary is (its bytes, and those of a
+        shared libpython), what it says it is, and the environment it runs under.  A rebuilt
+        interpreter or a changed environment gives another key, so its samples are measured
+        anew rather than resumed."""
+        import hashlib
+
+        blob = {k: getattr(self, k) for k in ("version", "implementation", "py_gil_disabled",
+                                              "gil_enabled_at_runtime", "config_args", "build")}
+        blob["env"] = sorted(self.env.items())
+        blob["binary_sha256"] = file_sha256(self.realpath)
+        blob["libpython_sha256"] = file_sha256(self.libpython) if self.libpython else None
+        return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def kind(self) -> str:
@@ -102,8 +117,30 @@ print(json.dumps({
     "switch_interval": sys.getswitchinterval(),
     "config_args": sysconfig.get_config_var("CONFIG_ARGS") or "",
     "build": " ".join(platform.python_build()) + " | " + platform.python_compiler(),
+    "libpython": next((p for p in [os.path.join(sysconfig.get_config_var("LIBDIR") or "",
+                                                sysconfig.get_config_var("LDLIBRARY") or "")]
+                       if p.endswith(".so") or ".so." in p if os.path.isfile(p)), ""),
 }))
 """
+
+
+@functools.lru_cache(maxsize=None)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_sha256(path: str) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _sha256_cached(os.path.realpath(path), st.st_size, st.st_mtime_ns)
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:

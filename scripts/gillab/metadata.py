@@ -22,6 +22,112 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+# CPU flags that change what a workload costs here (hashing, vector code, timers, virtualization)
+FLAGS_THAT_MATTER = ("avx", "avx2", "avx512f", "sha_ni", "aes", "bmi2", "constant_tsc", "nonstop_tsc",
+                     "hypervisor", "ht")
+
+
+def cpu_details() -> dict:
+    """Vendor, family, model, stepping, microcode, frequency, caches and the flags that matter:
+    what tells two "AMD EPYC, 2 cores" machines apart."""
+    info: dict = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            first = f.read().split("\n\n", 1)[0]
+    except OSError:
+        first = ""
+    fields = {}
+    for line in first.splitlines():
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    for key, name, conv in (("vendor_id", "vendor", str), ("cpu family", "family", int), ("model", "model", int),
+                            ("stepping", "stepping", int), ("microcode", "microcode", str),
+                            ("cpu MHz", "mhz_now", float), ("cache size", "cache_per_core", str),
+                            ("bogomips", "bogomips", float)):
+        if key in fields:
+            try:
+                info[name] = conv(fields[key])
+            except ValueError:
+                info[name] = fields[key]
+    flags = set(fields.get("flags", "").split())
+    info["flags"] = [f for f in FLAGS_THAT_MATTER if f in flags]
+    for name, path in (("mhz_max", "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
+                       ("mhz_min", "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq")):
+        try:
+            with open(path) as f:
+                info[name] = int(f.read().strip()) / 1000
+        except (OSError, ValueError):
+            info[name] = None
+    info["caches"] = _caches()
+    info["hypervisor"] = hypervisor() if "hypervisor" in flags else None
+    return info
+
+
+def _caches() -> dict:
+    out = {}
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for e in entries:
+        if not e.startswith("index"):
+            continue
+        try:
+            with open(f"{base}/{e}/level") as f:
+                level = f.read().strip()
+            with open(f"{base}/{e}/type") as f:
+                kind = f.read().strip()
+            with open(f"{base}/{e}/size") as f:
+                size = f.read().strip()
+        except OSError:
+            continue
+        out[f"L{level}{'d' if kind == 'Data' else 'i' if kind == 'Instruction' else ''}"] = size
+    return out
+
+
+def hypervisor() -> str:
+    """Which hypervisor (and container), as ``lscpu`` and ``systemd-detect-virt`` say."""
+    parts = []
+    for cmd in (["lscpu"], ["systemd-detect-virt", "--vm"], ["systemd-detect-virt", "--container"]):
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=5).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if cmd[0] == "lscpu":
+            m = re.search(r"^Hypervisor vendor:\s*(.+)$", out, re.M)
+            if m:
+                parts.append(m.group(1).strip())
+        elif out.strip() and out.strip() != "none":
+            parts.append(out.strip())
+    return " / ".join(dict.fromkeys(parts)) or "yes (unknown)"
+
+
+def boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def fingerprint(m: dict | None = None) -> str:
+    """A short hash of what the results depend on: CPU identity, cores, memory, hypervisor.
+
+    Two machines with the same fingerprint are the same *kind* of machine; the kernel, the
+    load and the time of day are recorded per run but are not part of it.
+    """
+    import hashlib
+    import json
+
+    m = m or machine()
+    cpu = m.get("cpu") or {}
+    key = {"cpu_model": m.get("cpu_model"), "cores": m.get("cpu_count"),
+           "memory_gib": round((m.get("memory_bytes") or 0) / 2 ** 30),
+           **{k: cpu.get(k) for k in ("vendor", "family", "model", "stepping", "flags", "caches", "hypervisor")}}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+
+
 def memory_bytes() -> int | None:
     try:
         with open("/proc/meminfo") as f:
@@ -107,6 +213,8 @@ def machine() -> dict:
             info["cpu_governor"] = f.read().strip()
     except OSError:
         info["cpu_governor"] = None
+    info["cpu"] = cpu_details()
+    info["fingerprint"] = fingerprint(info)
     return info
 
 

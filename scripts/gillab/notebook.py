@@ -7,10 +7,10 @@ import shlex
 
 import pandas as pd
 
-from . import experiments, interpreters, plots, results
+from . import campaigns, experiments, interpreters, plots, report, results
 from .profiles import COMMON, ParameterError
 
-NOTEBOOK_PARAMS = ("profile", "measure", "machine", "live")
+NOTEBOOK_PARAMS = ("profile", "measure", "campaign", "live")
 
 
 class Run:
@@ -31,25 +31,48 @@ class Run:
                                  f"known: {', '.join(sorted(known))}")
         self.profile = g.get("profile", "default")
         self.measure = bool(g.get("measure", False))
-        self.machine = g.get("machine") or None
+        self.campaign = g.get("campaign") or None   # asked for; after go(): the campaign shown
         self.live = bool(g.get("live", False))
         self.overrides = {k: g[k] for k in set(COMMON) | set(self.exp.params) if g.get(k) is not None}
         self.params = self.exp.resolve(self.profile, self.overrides)
         self.config_id = self.exp.config_id(self.params)
         self.result = None
         self.df: pd.DataFrame | None = None
+        self.yours: campaigns.Campaign | None = None
+        self.reference: campaigns.Campaign | None = None
+        self.yours_df: pd.DataFrame | None = None
+        self.reference_df: pd.DataFrame | None = None
         plots.setup()
         pd.set_option("display.max_colwidth", None)
 
     # ------------------------------------------------------------------------------------
     def go(self) -> pd.DataFrame:
-        """Measure (when ``measure`` is true) and load the samples of this configuration."""
+        """Measure (when ``measure`` is true, into the reader's campaign, never the reference)
+        and load the samples of this configuration: the reader's campaign and the reference
+        campaign.  The chapter's figures show the reader's when there are any, else the
+        reference's; :meth:`comparison` sets them side by side."""
         if self.measure:
-            self.result = experiments.measure(self.exp.name, self.profile, self.overrides,
-                                              machine=self.machine)
-        self.df = results.samples(self.exp.name, self.machine, self.config_id)
-        self.machine = self.df.attrs["machine"]
+            self.result = experiments.measure(self.exp.name, self.profile, self.overrides, campaign=self.campaign)
+            self.campaign = self.result.campaign
+        self.yours, self.reference = campaigns.for_reading(self.exp.name, self.campaign)
+        self.yours_df = self._load(self.yours)
+        self.reference_df = self._load(self.reference)
+        self.df = self.yours_df if self.yours_df is not None else self.reference_df
+        if self.df is None:
+            raise results.NoData(
+                f"no stored samples of {self.exp.name}, configuration {self.config_id} (profile {self.profile}), "
+                f"in {'campaign ' + self.campaign if self.campaign else 'your campaigns or the reference campaign'}; "
+                "measure them with measure=True or `gillab measure`")
+        self.campaign = self.df.attrs["campaign"]
         return self.df
+
+    def _load(self, c) -> pd.DataFrame | None:
+        if c is None:
+            return None
+        try:
+            return results.samples(self.exp.name, c.id, self.config_id)
+        except results.NoData:
+            return None
 
     @property
     def conditions(self) -> list[str]:
@@ -57,7 +80,7 @@ class Run:
 
     def runs(self) -> list[dict]:
         ids = set(self.df["run_id"])
-        return [r for r in results.runs(self.exp.name, self.machine) if r["run_id"] in ids]
+        return [r for r in results.runs(self.exp.name, self.campaign) if r["run_id"] in ids]
 
     def conditions_table(self) -> pd.DataFrame:
         """Exact identity of every condition in the data, plus core ones that were not measured."""
@@ -105,12 +128,49 @@ class Run:
         if not runs:
             return ""
         m = runs[-1]["machine"]
-        return (f"Measured on `{self.machine}`: {m['cpu_model']}, {m['cpu_count']} cores, "
-                f"{(m.get('memory_bytes') or 0) / 2**30:.0f} GiB, {m.get('distribution')}, {m['os']}.")
+        whose = ("the committed **reference campaign**" if self.df is self.reference_df
+                 else "**your campaign**")
+        return (f"These are the samples of {whose} `{self.campaign}`, measured on `{m.get('machine_id')}`: "
+                f"{m['cpu_model']}, {m['cpu_count']} cores, {(m.get('memory_bytes') or 0) / 2**30:.0f} GiB, "
+                f"{m.get('distribution')}, {m['os']}.")
+
+    def verdict_rows(self, df: pd.DataFrame | None = None) -> list[dict]:
+        return self.exp.verdicts(self.df if df is None else df)
+
+    def comparison(self):
+        """Your campaign beside the reference campaign, claim by claim; or a sentence saying
+        which of the two exists.  Displays itself (Markdown and tables)."""
+        from IPython.display import Markdown, display
+
+        name = self.exp.name
+        if self.yours_df is None:
+            mine = [c for c in campaigns.own() if c.has(name)]
+            extra = (f" Your campaign `{mine[-1].id}` holds {name} samples of another configuration only."
+                     if mine else "")
+            display(Markdown(
+                f"**No campaign of yours** holds this configuration on this machine, so this chapter shows the "
+                f"reference campaign `{self.reference.id if self.reference else '-'}` alone.{extra} Measure yours with "
+                f"`gillab measure {name} -P {self.profile}` (or `make reproduce`); the chapter then shows your "
+                "numbers, and here beside the reference's, claim by claim."))
+            return
+        if self.reference_df is None:
+            display(Markdown(f"No reference campaign holds this configuration: your campaign `{self.yours.id}` "
+                             "is shown alone."))
+            return
+        rows = report.compare(self.verdict_rows(self.yours_df), self.verdict_rows(self.reference_df))
+        same = int((rows["same outcome"] == "yes").sum())
+        differ = int((rows["same outcome"] == "NO").sum())
+        display(Markdown(
+            f"Your campaign `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
+            f"{same + differ} claims x conditions measured in both, **{same} have the same outcome and {differ} "
+            "differ**. *yours / reference* is the ratio of the two values with an approximate 95% interval "
+            "(from the two CIs, independent campaigns). The machines:"))
+        display(table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
+        display(table(rows.drop(columns=["experiment"])))
 
     def describe(self) -> str:
         p = self.params
-        lines = [f"**{self.exp.title}**, profile `{self.profile}`, machine `{self.machine or 'this one'}`, "
+        lines = [f"**{self.exp.title}**, profile `{self.profile}`, campaign `{self.campaign or 'yours, else the reference'}`, "
                  f"configuration `{self.config_id}`:"]
         for k, v in p.items():
             lines.append(f"- `{k}` = `{v}`")

@@ -118,8 +118,9 @@ def book(execute_notebooks: bool = True, profile: str = "default") -> Path:
     return build_book()
 
 
-def reproduce(profile: str = "default") -> Path:
-    """Measure every experiment (resuming what is stored), then render the book."""
+def reproduce(profile: str = "default", campaign: str | None = None) -> Path:
+    """Measure every experiment into the reader's campaign (resuming what it holds), then
+    render the book, which shows that campaign beside the reference."""
     for name in NOTEBOOK_FILES:
-        execute(name, profile, measure=True)
+        execute(name, profile, {"campaign": campaign} if campaign else None, measure=True)
     return build_book()

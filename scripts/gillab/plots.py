@@ -27,7 +27,10 @@ def palette(conditions) -> dict:
 def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25,
                    join: bool = True):
     """Raw samples as small dots, the median with a 95% bootstrap CI as a bar, per hue; ``join``
-    draws lines between the x values (only where x is ordered, e.g. thread counts)."""
+    draws lines between the x values (only where x is ordered, e.g. thread counts).  With one
+    condition there is nothing to dodge (seaborn would divide by zero)."""
+    if len(pal) < 2:
+        dodge = 0
     sns.stripplot(data=df, x=x, y=y, hue=hue, palette=pal, dodge=dodge > 0, alpha=0.35, size=3.5,
                   jitter=0.12, ax=ax, legend=False, hue_order=sorted(pal), native_scale=False)
     sns.pointplot(data=df, x=x, y=y, hue=hue, palette=pal, estimator=np.median,

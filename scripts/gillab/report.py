@@ -1,4 +1,5 @@
-"""Summaries and verdicts across experiments, as plain data (what ``gillab results/verdicts`` print)."""
+"""Summaries and verdicts across experiments and campaigns, as plain data (what ``gillab
+results/verdicts`` print), and the reader's campaign beside the reference, claim by claim."""
 from __future__ import annotations
 
 from . import results as store_results
@@ -10,27 +11,119 @@ def analysis(experiment: str):
     return get(experiment)
 
 
-def results(experiment: str, machine: str | None = None) -> dict:
-    df = store_results.samples(experiment, machine)
+def profile_config(experiment: str, profile: str = "default") -> str | None:
+    """The configuration id a profile (without overrides) measures, or None if this machine
+    cannot even resolve it (then every configuration stored is shown)."""
+    from .profiles import ParameterError
+
+    exp = get(experiment)
+    try:
+        return exp.config_id(exp.resolve(profile))
+    except ParameterError:
+        return None
+
+
+def results(experiment: str, campaign: str | None = None) -> dict:
+    df = store_results.samples(experiment, campaign)
     return {
         "experiment": experiment,
-        "machine": df.attrs["machine"],
-        "conditions": store_results.conditions_seen(experiment, df.attrs["machine"]),
+        "campaign": df.attrs["campaign"],
+        "conditions": store_results.conditions_seen(experiment, df.attrs["campaign"]),
         "summary": analysis(experiment).summary(df).to_dict(orient="records"),
     }
 
 
-def verdicts(machine: str | None = None, experiments: list[str] | None = None) -> list[dict]:
-    get("countdown")  # importing one experiment registers them all
+def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
+             profile: str | None = "default") -> list[dict]:
+    """Every claim's verdict, from ``campaign`` (default: yours if you have one, else the
+    reference), on the samples of ``profile``'s configuration (None: every sample stored)."""
     rows = []
-    for name in experiments or sorted(REGISTRY):
+    for name in experiments or experiment_names():
         try:
-            df = store_results.samples(name, machine)
+            cfg = profile_config(name, profile) if profile else None
+            df = store_results.samples(name, campaign, cfg)
         except store_results.NoData:
             continue
         for row in analysis(name).verdicts(df):
-            rows.append(row | {"machine": df.attrs["machine"]})
+            rows.append(row | {"campaign": df.attrs["campaign"]})
     return rows
+
+
+def campaign_verdicts(experiments: list[str] | None = None, campaign: str | None = None,
+                      profile: str | None = "default") -> tuple[list[dict], list[dict]]:
+    """(yours, reference): the verdict rows of the reader's campaign (empty without one) and of
+    the committed reference campaign."""
+    from . import campaigns
+
+    yours, ref = [], []
+    for name in experiments or experiment_names():
+        mine, reference = campaigns.for_reading(name, campaign)
+        if mine is not None:
+            yours += verdicts(mine.id, [name], profile)
+        if reference is not None:
+            ref += verdicts(reference.id, [name], profile)
+    return yours, ref
+
+
+def ratio_ci(a: dict, b: dict) -> tuple[float, float, float]:
+    """a/b with an approximate 95% CI from the two CIs: on the log scale, each CI's half-width
+    / 1.96 is taken as its standard error, and the two are independent (different campaigns).
+    NaN where a value or a bound is not positive."""
+    import math
+
+    try:
+        va, la, ha, vb, lb, hb = (float(m[k]) for m in (a, b) for k in ("median", "ci_lo", "ci_hi"))
+    except (KeyError, TypeError, ValueError):
+        return math.nan, math.nan, math.nan
+    if min(va, la, ha, vb, lb, hb) <= 0 or any(map(math.isnan, (va, la, ha, vb, lb, hb))):
+        return (va / vb if vb > 0 else math.nan), math.nan, math.nan
+    se = math.hypot((math.log(ha) - math.log(la)) / (2 * 1.96), (math.log(hb) - math.log(lb)) / (2 * 1.96))
+    r = va / vb
+    return r, r * math.exp(-1.96 * se), r * math.exp(1.96 * se)
+
+
+def compare(yours: list[dict], ref: list[dict]):
+    """Claim by claim and condition by condition: the reference campaign's value and outcome,
+    yours, whether the outcome is the same, and yours / reference with its CI."""
+    import pandas as pd
+
+    by_ref = {(r["experiment"], r["claim_id"]): r for r in ref}
+    by_you = {(r["experiment"], r["claim_id"]): r for r in yours}
+    out = []
+    for key in list(by_ref) + [k for k in by_you if k not in by_ref]:
+        r, y = by_ref.get(key), by_you.get(key)
+        base = r or y
+        conds = list((r or {}).get("measured", {})) + [c for c in (y or {}).get("measured", {})
+                                                      if c not in (r or {}).get("measured", {})]
+        for cond in conds:
+            mr = (r or {}).get("measured", {}).get(cond)
+            my = (y or {}).get("measured", {}).get(cond)
+            ratio, lo, hi = ratio_ci(my, mr) if (mr and my) else (float("nan"),) * 3
+            out.append({
+                "experiment": key[0], "claim": base["claim"], "condition": cond,
+                "published": f"{fmt(base['published'])} {base['unit']}",
+                "reference": _cell(mr), "reference outcome": mr["verdict"] if mr else "not measured",
+                "yours": _cell(my), "your outcome": my["verdict"] if my else "not measured",
+                "same outcome": ("-" if not (mr and my) else "yes" if mr["verdict"] == my["verdict"] else "NO"),
+                "yours / reference": "-" if ratio != ratio else
+                (f"{ratio:.2f}" + ("" if lo != lo else f" [{lo:.2f}, {hi:.2f}]")),
+            })
+    return pd.DataFrame(out)
+
+
+def _cell(m: dict | None) -> str:
+    return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
+
+
+def outcome_counts(rows: list[dict]):
+    """How many claim x condition cells have each outcome."""
+    import pandas as pd
+
+    c: dict = {}
+    for r in rows:
+        for m in r["measured"].values():
+            c[m["verdict"]] = c.get(m["verdict"], 0) + 1
+    return pd.Series(c, dtype=int).sort_index()
 
 
 def fmt(v) -> str:
@@ -69,15 +162,14 @@ def verdict_table(rows: list[dict]):
     return verdict_matrix(rows).drop(columns=["experiment"])
 
 
-def builds(machine: str | None = None, experiments: list[str] | None = None):
+def builds(campaign: str | None = None, experiments: list[str] | None = None):
     """Every condition that produced data, with its build record, from the runs' metadata."""
     import pandas as pd
 
-    get("countdown")
     seen: dict[str, dict] = {}
-    for name in experiments or sorted(REGISTRY):
+    for name in experiments or experiment_names():
         try:
-            for run in store_results.runs(name, machine):
+            for run in store_results.runs(name, campaign):
                 for cid, ident in run.get("conditions", {}).items():
                     if ident.get("available"):
                         seen[cid] = ident
@@ -99,5 +191,5 @@ def builds(machine: str | None = None, experiments: list[str] | None = None):
 
 
 def experiment_names() -> list[str]:
-    get("countdown")
+    get("countdown")  # importing one experiment registers them all
     return sorted(REGISTRY)

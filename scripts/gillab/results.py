@@ -1,43 +1,48 @@
-"""Read stored samples and run metadata back, and find which machine's data to show."""
+"""Read stored samples and run metadata back, from a campaign (see :mod:`gillab.campaigns`)."""
 from __future__ import annotations
-
 
 import pandas as pd
 
-from . import metadata
+from . import campaigns
 from .paths import reference_dir, results_dir
-from .store import ExperimentStore
 
-REFERENCE_FILE = "REFERENCE"  # data/results/REFERENCE names the machine of the committed run
+# columns that stay text even when every value looks like a number
+TEXT_COLUMNS = ("config", "run_id", "point", "condition", "status", "error", "time", "profile", "experiment",
+                "python", "affinity_runtime", "affinity", "identity_key", "code_key")
 
 
 class NoData(LookupError):
     """No stored samples for this experiment (and configuration)."""
 
 
-def reference_machine() -> str | None:
-    path = results_dir() / REFERENCE_FILE
-    return path.read_text().strip() if path.exists() else None
+def pick_campaign(experiment: str, campaign: str | None = None) -> str:
+    """``campaign`` if given; else the reader's newest campaign on this machine that holds the
+    experiment; else the committed reference campaign."""
+    if campaign:
+        return campaign
+    yours, ref = campaigns.for_reading(experiment)
+    for c in (yours, ref):
+        if c is not None:
+            return c.id
+    raise NoData(f"no stored samples for {experiment} in {results_dir()}: no campaign of yours and no "
+                 "reference campaign holds it; measure it with `gillab measure` or measure=True")
 
 
-def pick_machine(experiment: str, machine: str | None = None) -> str:
-    """``machine`` if given; else this machine if it has data; else the committed reference run's."""
-    if machine:
-        return machine
-    here = metadata.machine_id()
-    if ExperimentStore(experiment, here).samples_path.exists():
-        return here
-    ref = reference_machine()
-    if ref and ExperimentStore(experiment, ref).samples_path.exists():
-        return ref
-    raise NoData(f"no stored samples for {experiment} in {results_dir()} (this machine is {here!r}); "
-                 "run it with measure=True or `gillab run`")
+def current_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop samples superseded inside a campaign: where a condition was measured again after its
+    interpreter or the measuring code changed, only the samples of the newest resume key of
+    each (configuration, condition) are analysed.  The file keeps every row."""
+    if "identity_key" not in df.columns or df.empty:
+        return df
+    keys = (df["identity_key"].fillna("").astype(str) + "/" + df["code_key"].fillna("").astype(str))
+    newest = keys.groupby([df["config"], df["condition"]]).transform("last")
+    return df[keys == newest]
 
 
-def samples(experiment: str, machine: str | None = None, config_id: str | None = None,
+def samples(experiment: str, campaign: str | None = None, config_id: str | None = None,
             include_failed: bool = False) -> pd.DataFrame:
-    machine = pick_machine(experiment, machine)
-    store = ExperimentStore(experiment, machine)
+    cid = pick_campaign(experiment, campaign)
+    store = campaigns.load(cid).store(experiment)
     df = pd.DataFrame(store.rows())
     if df.empty:
         raise NoData(f"{store.samples_path} holds no samples")
@@ -47,26 +52,28 @@ def samples(experiment: str, machine: str | None = None, config_id: str | None =
         df = df[df["status"] == "ok"]
     if df.empty:
         raise NoData(f"{store.samples_path} holds no successful samples for configuration {config_id}")
+    n_all = len(df)
+    df = current_rows(df)
     for col in df.columns:
-        if col in ("config", "run_id", "point", "condition", "status", "error", "time", "profile",
-                   "experiment", "python", "affinity_runtime", "affinity"):
+        if col in TEXT_COLUMNS:
             continue
         converted = pd.to_numeric(df[col], errors="coerce")
         if converted.notna().sum() == df[col].replace("", pd.NA).notna().sum():
             df[col] = converted
     df = df.copy()
-    df.attrs["machine"] = machine
+    df.attrs["campaign"] = cid
+    df.attrs["superseded"] = n_all - len(df)
     return df
 
 
-def runs(experiment: str, machine: str | None = None) -> list[dict]:
-    return ExperimentStore(experiment, pick_machine(experiment, machine)).runs()
+def runs(experiment: str, campaign: str | None = None) -> list[dict]:
+    return campaigns.load(pick_campaign(experiment, campaign)).store(experiment).runs()
 
 
-def conditions_seen(experiment: str, machine: str | None = None) -> dict[str, dict]:
+def conditions_seen(experiment: str, campaign: str | None = None) -> dict[str, dict]:
     """Identity of every condition, from the newest run that recorded it."""
     out: dict[str, dict] = {}
-    for run in runs(experiment, machine):
+    for run in runs(experiment, campaign):
         for cid, ident in run.get("conditions", {}).items():
             out[cid] = ident
     return out

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import procs
 from .interpreters import Condition, clean_env
 
 WORKLOADS = Path(__file__).resolve().parent / "workloads"
@@ -44,10 +43,7 @@ def command(cond: Condition, workload: str, params: dict, *, switch_interval: fl
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    procs.kill_group(proc)
 
 
 def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
@@ -57,7 +53,8 @@ def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
 
     The process gets a clean environment (no PYTHON* variables of the caller) plus the
     condition's own (e.g. ``PYTHON_GIL=1``) and ``env``.  The whole process group is killed on
-    timeout, on Ctrl-C, or on any error, so no workload outlives its sample.
+    timeout, on Ctrl-C, or on any error, and dies with the harness if the harness is killed
+    (:mod:`gillab.procs`), so no workload outlives its sample.
     A failed workload raises :class:`WorkloadError` with its reason.
     """
     cmd = command(cond, workload, params, switch_interval=switch_interval, affinity=affinity)
@@ -65,8 +62,8 @@ def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
         raise WorkloadError(f"interpreter for {cond.id} not found: {cond.executable}")
     full_env = clean_env({**cond.env_dict, **(env or {})})
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=full_env, start_new_session=True)
+    proc = procs.popen(cmd, python_workload=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=full_env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -17,6 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from . import procs
 from .interpreters import Condition, clean_env
 from .runner import MARKER, WorkloadError, command
 
@@ -105,8 +106,8 @@ def workload_server(cond: Condition, workload: str, params: dict, *, switch_inte
     # stderr goes to a file, not a pipe: a chatty server (a request log) must never block on a
     # full pipe that nobody reads while it is being measured
     errfile = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True,
-                            env=clean_env({**cond.env_dict, **(env or {})}), start_new_session=True)
+    proc = procs.popen(cmd, python_workload=True, stdout=subprocess.PIPE, stderr=errfile, text=True,
+                       env=clean_env({**cond.env_dict, **(env or {})}))
     proc.stderr_text = lambda: (errfile.seek(0), errfile.read()[-600:])[1]
     try:
         lines: list[str] = []
@@ -191,8 +192,8 @@ def nginx(root, workers: int = 2, ready_timeout: float = 10.0):
         user = "user root;" if os.geteuid() == 0 else ""
         with open(conf, "w") as f:
             f.write(NGINX_CONF.format(workers=workers, tmp=tmp, user=user, port=port, root=root))
-        proc = subprocess.Popen([exe, "-p", tmp, "-c", conf, "-g", "daemon off;"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = procs.popen([exe, "-p", tmp, "-c", conf, "-g", "daemon off;"], python_workload=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + ready_timeout
             while True:

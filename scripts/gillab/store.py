@@ -1,9 +1,10 @@
 """Tidy storage of raw samples and run metadata, written atomically, resumable.
 
-Layout, per machine and experiment::
+Layout, per campaign (see :mod:`gillab.campaigns`) and experiment::
 
-    data/results/<machine>/<experiment>/samples.csv      one row per sample (ok or failed)
-    data/results/<machine>/<experiment>/runs/<run>.json  metadata of each run
+    data/results/<campaign>/campaign.json                 the machine and time of the campaign
+    data/results/<campaign>/<experiment>/samples.csv      one row per sample (ok or failed)
+    data/results/<campaign>/<experiment>/runs/<run>.json  metadata of each run
 
 ``samples.csv`` is rewritten through a temporary file and ``os.replace`` after every sample,
 so a run killed halfway keeps every sample measured so far and never leaves a torn file.
@@ -54,10 +55,10 @@ def _rows_to_csv(fieldnames: list[str], rows: list[dict]) -> str:
 
 
 class ExperimentStore:
-    def __init__(self, experiment: str, machine: str, root: Path | None = None):
+    def __init__(self, experiment: str, campaign: str, root: Path | None = None):
         self.experiment = experiment
-        self.machine = machine
-        self.dir = (root or results_dir()) / machine / experiment
+        self.campaign = campaign
+        self.dir = (root or results_dir()) / campaign / experiment
         self.samples_path = self.dir / "samples.csv"
         self.runs_dir = self.dir / "runs"
         self._rows: list[dict] | None = None
@@ -80,10 +81,40 @@ class ExperimentStore:
             return []
         return [json.loads(p.read_text()) for p in sorted(self.runs_dir.glob("*.json"))]
 
-    def done(self, config: str) -> set[tuple[str, str, int]]:
-        """(condition, point key, repeat) already measured successfully with this config."""
-        return {(r["condition"], r["point"], int(r["repeat"])) for r in self.rows()
-                if r.get("config") == config and r.get("status") == "ok"}
+    def measured(self, config: str) -> dict[tuple[str, str, int], dict]:
+        """(condition, point key, repeat) -> the newest successful row of this configuration."""
+        out = {}
+        for r in self.rows():
+            if r.get("config") == config and r.get("status") == "ok":
+                out[(r["condition"], r["point"], int(r["repeat"]))] = r
+        return out
+
+    def is_locked(self) -> bool:
+        """Whether a live run holds this folder's lock (a run file saying ``running`` whose
+        lock is free belongs to a harness that was killed)."""
+        path = self.dir / ".lock"
+        if not path.exists():
+            return False
+        with open(path, "a") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+    def mark_killed(self) -> list[str]:
+        """Call with the lock held: every run file still saying ``running`` is of a harness
+        that died without a word (SIGKILL, power loss); say so in it."""
+        from .metadata import now
+
+        marked = []
+        for run in self.runs():
+            if run.get("status") == "running":
+                run.update(status="killed", killed_noticed=now())
+                self.write_run(run)
+                marked.append(run["run_id"])
+        return marked
 
     # -- writing -----------------------------------------------------------------------
     @contextlib.contextmanager

@@ -3,15 +3,19 @@
 An experiment names a workload, its parameters, the grid of points a parameter set expands
 to, and the metric.  :func:`measure` runs the sweep: every check first, then for each repeat,
 each point, each condition (interleaved, so drift on a shared machine hits every condition
-alike) one fresh process per sample, each sample stored the moment it is measured.  Samples
-already stored for the same configuration are skipped, so a killed sweep resumes where it
-stopped.
+alike) one fresh process per sample, each sample stored the moment it is measured, in the
+reader's campaign (:mod:`gillab.campaigns`).  A sample already stored there is resumed only when
+its *resume key* matches: same configuration, same interpreter identity (binary hash, version,
+build flags, environment) and same measuring code (workload, runner, experiment class); so a
+killed sweep resumes where it stopped, and a changed workload or a rebuilt interpreter is
+measured anew.  :func:`plan` says what would be measured, and why, without measuring.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
+import os
 import sys
 import time
 import uuid
@@ -19,7 +23,6 @@ from dataclasses import dataclass, field
 
 from .. import interpreters, metadata, runner
 from ..profiles import Param, ParameterError, resolve
-from ..store import ExperimentStore
 
 REGISTRY: dict[str, "Experiment"] = {}
 
@@ -36,6 +39,8 @@ class Experiment:
     lower_is_better: bool = True
     params: dict[str, Param] = {}
     point_keys: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()      # workload programs a sample runs (default: (workload,))
+    measuring_code: tuple = ()           # module functions run_sample calls (part of the resume key)
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -99,11 +104,114 @@ def point_key(point: dict) -> str:
     return ",".join(f"{k}={point[k]}" for k in sorted(point))
 
 
+# -- resume keys ------------------------------------------------------------------------------
+_HARNESS_FILES = ("runner.py", "procs.py", "workloads/_common.py")
+
+
+def code_sources(exp: Experiment) -> dict[str, str]:
+    """The code that shapes a sample of ``exp``: its workload programs, the workloads' common
+    start-up, the runner, the experiment's class (points, parameters, ``run_sample``) and the
+    helpers it names in ``measuring_code``.  Not the analysis: a new figure keeps the samples."""
+    import inspect
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parents[1]
+    out = {name: (pkg / name).read_text() for name in _HARNESS_FILES}
+    for w in exp.workloads or (exp.workload,):
+        path = runner.workload_path(w)
+        out[f"workloads/{path.name}"] = path.read_text()
+    for cls in type(exp).__mro__:
+        if isinstance(cls, type) and issubclass(cls, Experiment):
+            out[f"class {cls.__module__}.{cls.__qualname__}"] = inspect.getsource(cls)
+    for obj in exp.measuring_code:   # a function or class, or a (name, text) pair
+        if isinstance(obj, tuple):
+            out[obj[0]] = obj[1]
+        else:
+            out[f"{obj.__module__}.{obj.__qualname__}"] = inspect.getsource(obj)
+    return out
+
+
+def code_key(exp: Experiment) -> str:
+    blob = json.dumps(code_sources(exp), sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Plan:
+    """What a sweep would measure, before measuring: every (repeat, point, condition), and for
+    each sample that is stored but not resumable, why."""
+    experiment: str
+    profile: str
+    campaign: str
+    campaign_is_new: bool
+    config_id: str
+    code_key: str
+    identity_keys: dict
+    points: list
+    conditions: list
+    missing_conditions: list
+    todo: list                       # (repeat, point, condition) to measure
+    resumable: int = 0
+    reasons: dict = field(default_factory=dict)   # reason -> count, for the samples in todo
+    details: list = field(default_factory=list)   # one entry per sample in todo
+
+    def as_dict(self) -> dict:
+        total = len(self.todo) + self.resumable
+        return {
+            "experiment": self.experiment, "profile": self.profile, "campaign": self.campaign,
+            "campaign_is_new": self.campaign_is_new, "config_id": self.config_id, "code_key": self.code_key,
+            "identity_keys": self.identity_keys, "points": self.points, "conditions": self.conditions,
+            "missing_conditions": self.missing_conditions, "samples_total": total,
+            "samples_planned": len(self.todo), "samples_resumable": self.resumable,
+            "reasons": self.reasons, "samples": self.details,
+        }
+
+
+NOT_YET = "not measured yet in this campaign"
+FAILED_BEFORE = "stored as failed: measured again"
+CODE_CHANGED = "workload or harness code changed since it was measured"
+INTERPRETER_CHANGED = "interpreter changed since it was measured (rebuilt, other binary or environment)"
+NO_KEY = "stored without a resume key (older harness)"
+
+
+def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None:
+    """None when a stored row can be resumed; else the reason it cannot."""
+    if row is None:
+        return NOT_YET
+    stored_i, stored_c = row.get("identity_key") or "", row.get("code_key") or ""
+    if not stored_i and not stored_c:
+        return NO_KEY
+    if stored_i != ident_key:
+        return INTERPRETER_CHANGED
+    if stored_c != ckey:
+        return CODE_CHANGED
+    return None
+
+
+def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
+                 ckey: str) -> tuple[list, int, dict, list]:
+    todo, resumable, reasons, details = [], 0, {}, []
+    for rep in range(p["repeats"]):
+        for point in exp.points(p):
+            for cid in cids:
+                k = (cid, point_key(point), rep)
+                why = why_not_resumable(rows.get(k), keys.get(cid, ""), ckey)
+                if why == NOT_YET and k in failed:
+                    why = FAILED_BEFORE
+                if why is None:
+                    resumable += 1
+                    continue
+                todo.append((rep, point, cid))
+                reasons[why] = reasons.get(why, 0) + 1
+                details.append({"condition": cid, "point": point_key(point), "repeat": rep, "reason": why})
+    return todo, resumable, reasons, details
+
+
 @dataclass
 class RunResult:
     run_id: str
     experiment: str
-    machine: str
+    campaign: str
     params: dict
     config_id: str
     measured: int = 0
@@ -111,25 +219,17 @@ class RunResult:
     failed: int = 0
     missing_conditions: list = field(default_factory=list)
     status: str = "running"
+    reasons: dict = field(default_factory=dict)
 
 
 def _affinity_str(cpus) -> str:
     return "" if cpus is None else ",".join(str(c) for c in cpus)
 
 
-def plan(exp: Experiment, p: dict, conds: list, done: set) -> list[tuple[int, dict, object]]:
-    todo = []
-    for rep in range(p["repeats"]):
-        for point in exp.points(p):
-            for cond in conds:
-                if (cond.id, point_key(point), rep) not in done:
-                    todo.append((rep, point, cond))
-    return todo
+def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
+    """Every check, then the campaign, the conditions, their keys and what the store holds."""
+    from .. import campaigns
 
-
-def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
-            machine: str | None = None, progress: bool = True) -> RunResult:
-    """Run (or resume) a sweep.  Every check happens before the first sample."""
     exp = get(name)
     p = exp.resolve(profile, overrides)
     conds = interpreters.select(p["conditions"])
@@ -141,52 +241,109 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             "none of the requested conditions is available: "
             + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
             + ". Build the core ones with `gillab provision` (or `make interpreters`).")
+    if create:
+        camp = campaigns.for_measuring(campaign, new=new_campaign)
+        is_new = not camp.experiments()
+    else:   # a plan makes nothing: it names the campaign a measurement would use
+        if campaign:
+            if campaign == campaigns.reference_id():
+                raise campaigns.ReferenceIsReadOnly(f"campaign {campaign!r} is the committed reference run: read-only")
+            try:
+                camp = campaigns.load(campaign)
+            except campaigns.NoCampaign:
+                camp = None
+        else:
+            mine = [] if new_campaign else campaigns.own()
+            camp = mine[-1] if mine else None
+        is_new = camp is None or not camp.experiments()
+    keys = {c.id: idents[c.id].key() for c in usable}
+    ckey = code_key(exp)
+    return exp, p, conds, idents, usable, missing, camp, is_new, keys, ckey
+
+
+def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
+         campaign: str | None = None, new_campaign: bool = False) -> Plan:
+    """What ``measure`` would do, without measuring or writing anything."""
+    exp, p, conds, idents, usable, missing, camp, is_new, keys, ckey = _prepare(
+        name, profile, overrides, campaign, new_campaign, create=False)
+    cfg = exp.config_id(p)
+    rows, failed = {}, set()
+    if camp is not None and camp.has(exp.name):
+        store = camp.store(exp.name)
+        rows = store.measured(cfg)
+        failed = {(r["condition"], r["point"], int(r["repeat"])) for r in store.rows()
+                  if r.get("config") == cfg and r.get("status") != "ok"}
+    cids = [c.id for c in usable]
+    todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey)
+    cname = camp.id if camp is not None else "(a new campaign)"
+    return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
+                cids, missing, todo, resumable, reasons, details)
+
+
+def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
+            campaign: str | None = None, new_campaign: bool = False, progress: bool = True) -> RunResult:
+    """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
+    sample; the committed reference campaign is never written to nor resumed from."""
+    exp, p, conds, idents, usable, missing, camp, _, keys, ckey = _prepare(
+        name, profile, overrides, campaign, new_campaign, create=True)
     for cid in missing:
         print(f"[gillab] {name}: {cid} is not available ({idents[cid].error}); "
               "it is reported as not measured, not replaced.", file=sys.stderr)
-    machine = machine or metadata.machine_id()
-    store = ExperimentStore(exp.name, machine)
+    store = camp.store(exp.name)
     cfg = exp.config_id(p)
     run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
-    result = RunResult(run_id, exp.name, machine, p, cfg, missing_conditions=missing)
+    result = RunResult(run_id, exp.name, camp.id, p, cfg, missing_conditions=missing)
     with store.lock():
-        todo = plan(exp, p, usable, store.done(cfg))
-        result.skipped = p["repeats"] * len(exp.points(p)) * len(usable) - len(todo)
+        killed = store.mark_killed()
+        if killed:
+            print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
+                  "marked so, and their samples resumed", file=sys.stderr)
+        rows = store.measured(cfg)
+        failed = {(r["condition"], r["point"], int(r["repeat"])) for r in store.rows()
+                  if r.get("config") == cfg and r.get("status") != "ok"}
+        todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey)
+        by_id = {c.id: c for c in usable}
+        todo = [(rep, point, by_id[cid]) for rep, point, cid in todo]
+        result.skipped, result.reasons = resumable, reasons
         meta = {
-            "run_id": run_id, "experiment": exp.name, "title": exp.title, "document": exp.document,
-            "profile": profile, "params": p, "config_id": cfg, "config": exp.config(p),
-            "conditions": {c.id: _identity_record(c, idents[c.id]) for c in conds},
-            "missing_conditions": missing,
-            "machine": metadata.machine(), "harness": metadata.harness(),
+            "run_id": run_id, "campaign": camp.id, "experiment": exp.name, "title": exp.title,
+            "document": exp.document, "profile": profile, "params": p, "config_id": cfg, "config": exp.config(p),
+            "conditions": {c.id: _identity_record(c, idents[c.id]) | {"identity_key": keys.get(c.id)}
+                           for c in conds},
+            "missing_conditions": missing, "code_key": ckey,
+            "machine": metadata.machine(), "harness": metadata.harness() | {"pid": os.getpid()},
+            "boot_id": metadata.boot_id(),
             "started": metadata.now(), "loadavg_start": metadata.loadavg(),
-            "planned_samples": len(todo), "skipped_already_measured": result.skipped,
+            "planned_samples": len(todo), "skipped_already_measured": resumable,
+            "why_measured": reasons, "killed_runs_found": killed,
             "status": "running",
         }
         store.write_run(meta)
+        keyed = {"identity_key": None, "code_key": ckey}
         hook = getattr(exp, "before_sweep", None)
         if hook is not None:  # measurements that belong to the run, not to a condition
-            done = store.done(cfg)
-
             def needed(cid, point, rep):
-                return (cid, point_key(point), rep) not in done
+                return why_not_resumable(rows.get((cid, point_key(point), rep)), keys.get(cid, ""), ckey) is not None
 
-            def add_row(cid, point, rep, result):
+            def add_row(cid, point, rep, res):
                 store.append({"run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
                               "condition": cid, "point": point_key(point), "repeat": rep, **point,
                               "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
-                              "status": "ok", "error": "", **result})
+                              "status": "ok", "error": "", **keyed, "identity_key": keys.get(cid, ""), **res})
 
             hook(p, needed, add_row)
         bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
         try:
             for rep, point, cond in todo:
-                rows = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
-                store.extend(rows)
-                if rows[0]["status"] == "ok":
+                out = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
+                for r in out:
+                    r.update(identity_key=keys[cond.id], code_key=ckey)
+                store.extend(out)
+                if out[0]["status"] == "ok":
                     result.measured += 1
                 else:
                     result.failed += 1
-                    print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {rows[0]['error']}",
+                    print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {out[0]['error']}",
                           file=sys.stderr)
                 bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
                 bar.update(1)

@@ -9,7 +9,7 @@ import pandas as pd
 from .. import stats
 from ..profiles import Param, ParameterError
 from . import Experiment
-from .convoy import ECHO_PARAMS, RATE_TOLERANCE, _counts, echo_sample
+from .convoy import ECHO_PARAMS, RATE_TOLERANCE, Convoy, _counts, echo_sample
 
 PLACEMENTS = ("same", "other")
 
@@ -38,6 +38,8 @@ class Affinity(Experiment):
         **ECHO_PARAMS,
     }
     point_keys = ("cpu_threads", "client")
+    workloads = Convoy.workloads
+    measuring_code = Convoy.measuring_code
 
     def points(self, p):
         return [{"cpu_threads": n, "client": c} for n in p["cpu_threads"] for c in p["client"]]

@@ -15,13 +15,13 @@ import math
 import os
 import random
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import pandas as pd
 
+from .. import procs as guarded
 from .. import results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int, positive_ints
 from . import Experiment
@@ -102,19 +102,26 @@ def curl_ceiling(base: str, files: list[dict], parallel: int, timeout: float) ->
     t0 = time.perf_counter()
     procs = []
     pending = list(cmds)
-    while pending or procs:
-        while pending and len(procs) < parallel:
-            procs.append(subprocess.Popen(pending.pop(0)))
-        procs[0].wait(timeout=timeout)
-        if procs[0].returncode != 0:
-            raise runner.WorkloadError(f"curl failed with exit {procs[0].returncode}")
-        procs.pop(0)
+    try:
+        while pending or procs:
+            while pending and len(procs) < parallel:
+                procs.append(guarded.popen(pending.pop(0), python_workload=False))
+            procs[0].wait(timeout=timeout)
+            if procs[0].returncode != 0:
+                raise runner.WorkloadError(f"curl failed with exit {procs[0].returncode}")
+            procs.pop(0)
+    finally:  # on an error or Ctrl-C, no curl is left running
+        for proc in procs:
+            guarded.kill_group(proc)
+            proc.wait()
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "bytes": total, "MBps": total / seconds / 1e6}
 
 
 class B2Download(Experiment):
     name = "b2_download"
+    measuring_code = (curl_ceiling, scenario_files, make_file, servers.nginx, ("nginx.conf", servers.NGINX_CONF),
+                      venvs.ensure)
     workload = "b2_download"
     title = "A B2-style parallel download"
     document = "004_22030fa0f093a28f.txt (Backblaze: Python GIL vs. nogil)"

@@ -96,6 +96,8 @@ class Convoy(Experiment):
         **ECHO_PARAMS,
     }
     point_keys = ("switch_interval", "cpu_threads", "cpu_processes")
+    workloads = ("echo_server", "echo_client")
+    measuring_code = (echo_sample, client_condition, servers.workload_server, servers.Server)
 
     def points(self, p):
         pts = [{"switch_interval": si, "cpu_threads": n, "cpu_processes": 0}

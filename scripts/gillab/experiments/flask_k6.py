@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import results, runner, servers, stats, venvs
+from .. import procs, results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int
 from . import Experiment
 
@@ -81,9 +81,9 @@ def run_k6(base: str, endpoint: str, vus: int, duration_s: int, timeout: float) 
                "GILLAB_DURATION_S": str(duration_s)}
         t0 = time.perf_counter()
         try:
-            out = subprocess.run([k6_binary(), "run", "--quiet", "--no-usage-report", "--summary-export",
-                                  str(summary), str(script)], capture_output=True, text=True, env=env,
-                                 timeout=timeout, cwd=tmp)
+            out = procs.run([k6_binary(), "run", "--quiet", "--no-usage-report", "--summary-export",
+                             str(summary), str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired:
             raise runner.WorkloadError(f"k6 did not finish within {timeout:g} s") from None
         wall = time.perf_counter() - t0
@@ -108,6 +108,7 @@ def run_k6(base: str, endpoint: str, vus: int, duration_s: int, timeout: float) 
 
 class FlaskK6(Experiment):
     name = "flask_k6"
+    measuring_code = (run_k6, ("k6 script", K6_SCRIPT), servers.workload_server, venvs.ensure)
     workload = "flask_app"
     title = "A Flask app under k6"
     document = "002_238bc8ef41f65af2.txt (Goodbye GIL), WSGI app with Flask"

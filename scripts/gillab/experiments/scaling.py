@@ -289,7 +289,7 @@ def live_explorer(run, spec: Spec, size_param: str, size_widget, draw):
 
     def measure_small(v):
         overrides = {"conditions": ",".join(v["conditions"] or conds), size_param: v[size_param]}
-        res = measure_sweep(spec.experiment, "smoke", overrides, machine=run.machine, progress=False)
-        state["df"] = results.samples(spec.experiment, res.machine, res.config_id)
+        res = measure_sweep(spec.experiment, "smoke", overrides, progress=False)   # into your campaign
+        state["df"] = results.samples(spec.experiment, res.campaign, res.config_id)
 
     return widgets.live_explorer(replot, controls, measure_small)
