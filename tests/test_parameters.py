@@ -93,3 +93,23 @@ def test_seed_profiles_follow_the_documents():
     assert (fio["file_mb"], fio["chunk_kb"], fio["single_ops"], fio["multi_ops"], fio["threads"]) == (24, 64, 8, 12, 6)
     assert get("st_loop").resolve("seed")["number"] == 100
     assert get("data_race").resolve("seed")["iterations"] == [1000]
+
+
+def test_papermill_reads_every_notebook_parameter():
+    """papermill's own parser must see every name of each parameters cell (a comment it cannot
+    parse makes it warn and treat a passed value as unknown)."""
+    import ast
+
+    import nbformat
+    from papermill.translators import PythonTranslator
+
+    from gillab.notebook import NOTEBOOK_FILES
+    from gillab.paths import notebooks_dir
+
+    for name in NOTEBOOK_FILES.values():
+        nb = nbformat.read(notebooks_dir() / name, as_version=4)
+        (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        declared = [t.id for node in ast.parse(cell.source).body
+                    for t in ([node.target] if isinstance(node, ast.AnnAssign) else node.targets)]
+        assert [p.name for p in PythonTranslator.inspect(cell)] == declared, name
+        assert "campaign" in declared and "machine" not in declared, name

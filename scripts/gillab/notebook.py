@@ -166,7 +166,8 @@ class Run:
             "differ**. *yours / reference* is the ratio of the two values with an approximate 95% interval "
             "(from the two CIs, independent campaigns). The machines:"))
         display(table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
-        display(table(rows.drop(columns=["experiment"])))
+        display(Markdown("Claim by claim:"))
+        display(table(report.compare_view(rows)))
 
     def describe(self) -> str:
         p = self.params

@@ -111,6 +111,34 @@ def compare(yours: list[dict], ref: list[dict]):
     return pd.DataFrame(out)
 
 
+def compare_view(df):
+    """The comparison as a reader scans it: value, interval and outcome in one cell per
+    campaign, each claim named once (on its first condition)."""
+    import pandas as pd
+
+    if df.empty:
+        return df
+    out = pd.DataFrame({
+        "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
+        "condition": df["condition"], "published": df["published"],
+        "reference: value [95% CI], outcome": df["reference"] + " · " + df["reference outcome"],
+        "yours": df["yours"] + " · " + df["your outcome"],
+        "same outcome": df["same outcome"], "yours / reference [approx. 95% CI]": df["yours / reference"],
+    })
+    return out
+
+
+def compare_counts(df):
+    """Per experiment: claims x conditions with the same outcome in both campaigns, and not."""
+    import pandas as pd
+
+    both = df[df["same outcome"] != "-"]
+    return pd.DataFrame({
+        "same outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "yes").sum())),
+        "different outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "NO").sum())),
+    }).reset_index()
+
+
 def _cell(m: dict | None) -> str:
     return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
 
