@@ -28,8 +28,10 @@ $(BIN)/gillab: pyproject.toml
 
 venv: $(BIN)/gillab
 
+# the 3.13.5 pair and the documents' own era (2.7.18, 3.9.10, nogil-3.9.10); HISTORY=1 adds
+# document 004's version sweep (3.6.12 ... 3.11.2)
 interpreters: venv
-	$(GILLAB) provision
+	$(GILLAB) provision --set core --set era $(if $(HISTORY),--set history)
 
 widgets-js: venv
 	$(BIN)/python -c "from gillab.notebooks import install_widgets_js as f; print('[widgets] ', f())"

@@ -42,23 +42,44 @@ def test_unknown_condition_is_an_error():
         interpreters.select("3.13.5,no-such-python")
 
 
-def test_discovers_free_threaded_builds_on_path_with_a_gil_twin(builds, tmp_path, monkeypatch):
+def test_a_found_free_threaded_build_is_named_from_what_it_reports_with_a_gil_twin(builds, tmp_path, monkeypatch):
+    """With the provisioned cache elsewhere, the 3.13.5t binary found on PATH is a build of its
+    own: named from its version (not its file name), listed once although it is reachable
+    through a symlink and through a wrapper script, and given a GIL-on twin."""
+    monkeypatch.setenv("GILLAB_CACHE", str(tmp_path / "empty-cache"))
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    link = bindir / "python3.99t"
-    link.symlink_to(builds["3.13.5t"].executable)
-    # a separate copy so that it is not the same real file as the provisioned build
+    (bindir / "python3.99t").symlink_to(builds["3.13.5t"].executable)
     wrapper = tmp_path / "bin2"
     wrapper.mkdir()
     (wrapper / "python3.98t").write_text(f"#!/bin/sh\nexec {builds['3.13.5t'].executable} \"$@\"\n")
     (wrapper / "python3.98t").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{wrapper}{os.pathsep}{os.environ['PATH']}")
     conds = {c.id: c for c in interpreters.discover()}
-    assert "path-3.99t" not in conds  # the same file as 3.13.5t: not listed twice
-    assert "path-3.98t" in conds and "path-3.98t-gil" in conds
-    assert conds["path-3.98t-gil"].env_dict == {"PYTHON_GIL": "1"}
+    found = [cid for cid, c in conds.items() if c.origin == "PATH" and "3.13.5t" in cid]
+    assert found == ["path-3.13.5t", "path-3.13.5t-gil"]
+    assert not any("3.99" in cid or "3.98" in cid for cid in conds)
+    assert conds["path-3.13.5t-gil"].env_dict == {"PYTHON_GIL": "1"}
     auto = [c.id for c in interpreters.select("auto")]
-    assert auto[:3] == list(interpreters.CORE_IDS) and "path-3.98t" in auto
+    assert auto[:3] == list(interpreters.CORE_IDS) and "path-3.13.5t" in auto
+
+
+def test_a_wrapper_or_copy_of_a_provisioned_build_is_not_listed_again(builds, tmp_path, monkeypatch):
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    (wrapper / "python3.13").write_text(f"#!/bin/sh\nexec {builds['3.13.5'].executable} \"$@\"\n")
+    (wrapper / "python3.13").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{os.environ['PATH']}")
+    conds = interpreters.discover()
+    assert not [c for c in conds if str(wrapper) in c.executable]
+
+
+def test_sets_select_the_documents_builds():
+    sets = interpreters.sets()
+    assert sets["era"] == ["2.7.18", "3.9.10", "nogil-3.9.10"]
+    assert [c.id for c in interpreters.select("doc000")] == sets["doc000"]
+    ids = [c.id for c in interpreters.select("doc004,core")]
+    assert ids[:2] == ["3.9.10", "nogil-3.9.10"] and len(ids) == len(set(ids))
 
 
 def test_interpreters_listed_in_a_config_file(tmp_path, monkeypatch):

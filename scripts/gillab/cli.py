@@ -1,7 +1,7 @@
 """``gillab``: the command line of the report.
 
     gillab interpreters [--json]            conditions, with exact identities
-    gillab provision [--pgo]                build 3.13.5 and 3.13.5t (skipped when valid)
+    gillab provision [--set S] [--only ID]  build what builds.toml declares (skipped when valid)
     gillab measure EXPERIMENT [-P P] [-p k=v ...] [--plan [--json]]
                                             measure only (no notebook); --plan: say what would
                                             be measured and why, measure nothing
@@ -60,11 +60,15 @@ def cmd_interpreters(args) -> int:
         print(json.dumps(_clean(rows), indent=2))
         return 0
     for r in rows:
-        status = r["kind"] if r["available"] else f"MISSING ({r['error']})"
+        status = r["kind"] if r["available"] else "MISSING"
         env = " ".join(f"{k}={v}" for k, v in r["env"].items())
-        print(f"{r['condition']:<22} {status:<24} {r['version_short'] or '-':<10} {r['executable']} {env}")
-    if not all(r["available"] for r in rows if r["condition"] in interpreters.CORE_IDS):
-        print("\nBuild the missing core interpreters with `gillab provision` (about 3-8 min each).")
+        src = f"  [{r['source']}]" if r.get("source") else ""
+        print(f"{r['condition']:<20} {status:<22} {r['version_short'] or r.get('declared_version') or '-':<10} "
+              f"{r['executable']} {env}{src}")
+    missing = [r["condition"] for r in rows if not r["available"] and r.get("source")]
+    if missing:
+        print(f"\nNot built: {', '.join(missing)}. Build them with `gillab provision --set core --set era` "
+              "(or --set history, --only ID); about 3-4 min each on 2 cores.")
     return 0
 
 
@@ -72,6 +76,8 @@ def cmd_provision(args) -> int:
     from . import provision
 
     argv = (["--pgo"] if args.pgo else []) + (["--jobs", str(args.jobs)] if args.jobs else [])
+    argv += [a for s in args.sets or [] for a in ("--set", s)] + [a for o in args.only or [] for a in ("--only", o)]
+    argv += ["--no-deps"] if args.no_deps else []
     return provision.main(argv)
 
 
@@ -179,9 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("interpreters", help="list conditions with their identity")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_interpreters)
-    s = sub.add_parser("provision", help="build CPython 3.13.5 with and without the GIL")
+    s = sub.add_parser("provision", help="build the interpreters of builds.toml (default: the 3.13.5 pair)")
     s.add_argument("--pgo", action="store_true")
     s.add_argument("--jobs", type=int)
+    s.add_argument("--set", action="append", dest="sets", help="a set of builds.toml: core, era, history, doc000...")
+    s.add_argument("--only", action="append", help="one build id; repeatable")
+    s.add_argument("--no-deps", action="store_true", help="do not apt-get install build dependencies")
     s.set_defaults(fn=cmd_provision)
     def campaign_args(s):
         s.add_argument("--campaign", metavar="ID", help="measure into this campaign (made if new; never the reference)")

@@ -71,8 +71,10 @@ class Identity:
     version_short: str = ""
     implementation: str = ""
     py_gil_disabled: int | None = None
+    nogil_fork: bool = False
     gil_enabled_at_runtime: bool | None = None
     switch_interval: float | None = None
+    check_interval: int | None = None
     config_args: str = ""
     build: str = ""
     libpython: str = ""
@@ -84,7 +86,7 @@ class Identity:
         anew rather than resumed."""
         import hashlib
 
-        blob = {k: getattr(self, k) for k in ("version", "implementation", "py_gil_disabled",
+        blob = {k: getattr(self, k) for k in ("version", "implementation", "py_gil_disabled", "nogil_fork",
                                               "gil_enabled_at_runtime", "config_args", "build")}
         blob["env"] = sorted(self.env.items())
         blob["binary_sha256"] = file_sha256(self.realpath)
@@ -95,9 +97,16 @@ class Identity:
     def kind(self) -> str:
         if not self.available:
             return "missing"
+        if self.nogil_fork:
+            return "nogil fork, GIL on" if self.gil_enabled_at_runtime else "nogil fork"
         if not self.py_gil_disabled:
-            return "GIL build"
+            return "GIL build (old GIL)" if self.check_interval is not None else "GIL build"
         return "free-threaded, GIL on" if self.gil_enabled_at_runtime else "free-threaded"
+
+    @property
+    def gil_free_build(self) -> bool:
+        """A build that can run without a GIL: --disable-gil, or the nogil fork."""
+        return bool(self.py_gil_disabled) or self.nogil_fork
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -107,19 +116,26 @@ class Identity:
 
 _PROBE = r"""
 import json, os, platform, sys, sysconfig
-gil = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
+nogil = getattr(sys.flags, "nogil", None)          # Sam Gross's nogil fork (3.9.10)
+if hasattr(sys, "_is_gil_enabled"):
+    gil = sys._is_gil_enabled()
+elif nogil is not None:
+    gil = not nogil
+else:
+    gil = True
+lib = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("LDLIBRARY") or "")
 print(json.dumps({
     "version": sys.version,
     "version_short": platform.python_version() + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""),
-    "implementation": sys.implementation.name,
+    "implementation": platform.python_implementation().lower(),
     "py_gil_disabled": sysconfig.get_config_var("Py_GIL_DISABLED"),
+    "nogil_fork": nogil is not None,
     "gil_enabled_at_runtime": gil,
-    "switch_interval": sys.getswitchinterval(),
+    "switch_interval": sys.getswitchinterval() if hasattr(sys, "getswitchinterval") else None,
+    "check_interval": sys.getcheckinterval() if sys.version_info < (3, 2) else None,
     "config_args": sysconfig.get_config_var("CONFIG_ARGS") or "",
     "build": " ".join(platform.python_build()) + " | " + platform.python_compiler(),
-    "libpython": next((p for p in [os.path.join(sysconfig.get_config_var("LIBDIR") or "",
-                                                sysconfig.get_config_var("LDLIBRARY") or "")]
-                       if p.endswith(".so") or ".so." in p if os.path.isfile(p)), ""),
+    "libpython": lib if (".so" in lib and os.path.isfile(lib)) else "",
 }))
 """
 
@@ -180,14 +196,21 @@ def identify(cond: Condition) -> Identity:
 
 
 def _provisioned() -> list[Condition]:
-    gil, ft = provision.build_specs()
-    note = "CPython 3.13.5 from Debian trixie's python3.13 source package"
-    return [
-        Condition("3.13.5", str(gil.executable()), "provisioned", note=note + " (GIL)"),
-        Condition("3.13.5t", str(ft.executable()), "provisioned", note=note + " (--disable-gil)"),
-        Condition("3.13.5t-gil", str(ft.executable()), "provisioned", env=(("PYTHON_GIL", "1"),),
-                  note="the 3.13.5t binary run with PYTHON_GIL=1"),
-    ]
+    """Every build of builds.toml (present or not), with the GIL-on twin of each that has one."""
+    out = []
+    for spec in provision.all_specs():
+        exe = str(spec.executable())
+        out.append(Condition(spec.build_id, exe, "provisioned", note=spec.doc))
+        if spec.gil_twin:
+            tid, var, val = spec.gil_twin
+            out.append(Condition(tid, exe, "provisioned", env=((var, val),),
+                                 note=f"the {spec.build_id} binary run with {var}={val}"))
+    return out
+
+
+def sets() -> dict[str, list[str]]:
+    """Named groups of condition ids (builds.toml [sets]): core, era, history, doc000, ..."""
+    return provision.load_builds()[1]
 
 
 def _is_shim_dir(d: Path) -> bool:
@@ -231,35 +254,58 @@ def _slug(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "-", s).strip("-")
 
 
+def _signature(ident: "Identity") -> tuple:
+    """What makes two binaries the same build: what they say they are (sys.version holds the
+    build's date and time), their flags and configure arguments."""
+    return (ident.version, ident.build, ident.config_args, ident.py_gil_disabled, ident.nogil_fork)
+
+
 def discover(extra_paths: list[str] | None = None) -> list[Condition]:
-    """Every condition this machine offers, core ones first (present or not)."""
+    """Every condition this machine offers: the builds of builds.toml first (present or not),
+    then those listed in interpreters.toml (under the ids given there), then those found on
+    PATH, in pyenv and in uv.  A found build is named from what it reports (origin and
+    ``platform.python_version()``, plus ``t`` when free-threaded), never from its file name, and a
+    wrapper or copy of a build already listed (same ``sys.version``, build and flags) is listed
+    once."""
     conds = _provisioned()
     seen = {os.path.realpath(c.executable) for c in conds}
-    found: list[tuple[str, Path, str]] = list(_from_config())
+    signatures = {_signature(identify(c)) for c in conds if not c.env and identify(c).available}
+    ids = {c.id for c in conds}
+    found: list[tuple[str | None, Path, str]] = list(_from_config())
     for d in (extra_paths or os.environ.get("PATH", "").split(os.pathsep)):
         if d and not _is_shim_dir(Path(d)):
             for p in _scan_bin(Path(d)):
-                found.append((f"path-{p.name.removeprefix('python')}", p, "PATH"))
+                found.append((None, p, "PATH"))
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
     for vdir in sorted((pyenv_root / "versions").glob("*")):
         for p in _scan_bin(vdir / "bin")[-1:]:
-            found.append((f"pyenv-{_slug(vdir.name)}", p, "pyenv"))
+            found.append((None, p, "pyenv"))
     uv_root = Path(os.environ.get("UV_PYTHON_INSTALL_DIR", Path.home() / ".local/share/uv/python"))
     for vdir in sorted(uv_root.glob("cpython-*")):
         for p in _scan_bin(vdir / "bin")[-1:]:
-            found.append((f"uv-{_slug(vdir.name)}", p, "uv"))
-    ids = {c.id for c in conds}
+            found.append((None, p, "uv"))
     for cid, path, origin in found:
         real = os.path.realpath(path)
-        if real in seen or cid in ids:
+        if real in seen or (cid is not None and cid in ids):
             continue
         seen.add(real)
+        ident = identify(Condition(cid or "?", str(path), origin))
+        if cid is None:            # found, not declared: named and deduplicated by what it reports
+            if not ident.available or _signature(ident) in signatures:
+                continue
+            base = f"{origin.lower()}-{ident.version_short}"
+            cid, n = base, 1
+            while cid in ids:
+                n += 1
+                cid = f"{base}-{n}"
+        signatures.add(_signature(ident))
         ids.add(cid)
         cond = Condition(cid, str(path), origin)
         conds.append(cond)
-        if identify(cond).py_gil_disabled:
-            conds.append(Condition(cid + "-gil", str(path), origin, env=(("PYTHON_GIL", "1"),),
-                                   note=f"{cid} run with PYTHON_GIL=1"))
+        if ident.gil_free_build:
+            var = "PYTHONGIL" if ident.nogil_fork else "PYTHON_GIL"
+            conds.append(Condition(cid + "-gil", str(path), origin, env=((var, "1"),),
+                                   note=f"{cid} run with {var}=1"))
             ids.add(cid + "-gil")
     return conds
 
@@ -277,16 +323,16 @@ def host_condition(conds: list[Condition]) -> Condition:
 
 def _auto(conds: list[Condition], by_id: dict) -> list[Condition]:
     chosen = [by_id[i] for i in CORE_IDS]
-    extra = [c for c in conds if c.id not in CORE_IDS]
+    extra = [c for c in conds if c.origin != "provisioned"]   # the era builds come by set, not by auto
     ft_minors = set()
     for c in extra:
         ident = identify(c)
-        if ident.available and ident.py_gil_disabled:
+        if ident.available and ident.gil_free_build:
             chosen.append(c)
             ft_minors.add(ident.version_short.rsplit(".", 1)[0])
     for c in extra:
         ident = identify(c)
-        if ident.available and not ident.py_gil_disabled and c not in chosen \
+        if ident.available and not ident.gil_free_build and c not in chosen \
                 and ident.version_short.rsplit(".", 1)[0] in ft_minors:
             chosen.append(c)
     return chosen
@@ -295,10 +341,11 @@ def _auto(conds: list[Condition], by_id: dict) -> list[Condition]:
 def select(spec: str | list[str] | None = "auto", available_only: bool = False) -> list[Condition]:
     """Resolve a ``conditions`` parameter to conditions.
 
-    A comma-separated list (or a list) of ids and keywords: ``core``, the three provisioned
-    conditions; ``auto`` (default), core plus every free-threaded build found and the GIL builds
-    of the same minor versions; ``host``, the interpreter running the harness; ``all``,
-    everything discovered.  Unknown ids raise :class:`ConditionError`; missing builds stay in
+    A comma-separated list (or a list) of ids, sets and keywords: ``core``, the three
+    provisioned 3.13.5 conditions; a set of builds.toml (``era``, ``history``, ``doc000``, ...);
+    ``auto`` (default), core plus every free-threaded build found and the GIL builds of the same
+    minor versions; ``host``, the interpreter running the harness; ``all``, everything
+    discovered.  Unknown ids raise :class:`ConditionError`; missing builds stay in
     the list, so that the caller reports them as not measured.
     """
     conds = discover()
@@ -306,14 +353,17 @@ def select(spec: str | list[str] | None = "auto", available_only: bool = False) 
     tokens = [t.strip() for t in ((spec or "auto").split(",") if isinstance(spec, str) else spec) if t.strip()]
     if not tokens:
         raise ConditionError("no condition given")
-    unknown = [t for t in tokens if t not in by_id and t not in ("core", "auto", "all", "host")]
+    named = sets()
+    unknown = [t for t in tokens if t not in by_id and t not in named and t not in ("core", "auto", "all", "host")]
     if unknown:
         raise ConditionError(
-            f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(by_id)} (or core, auto, host, all)")
+            f"unknown condition(s) {', '.join(unknown)}; known: {', '.join(by_id)} "
+            f"(or the sets {', '.join(named)}, or auto, host, all)")
     chosen: list[Condition] = []
     for t in tokens:
         picked = {"core": lambda: [by_id[i] for i in CORE_IDS], "auto": lambda: _auto(conds, by_id),
-                  "all": lambda: conds, "host": lambda: [host_condition(conds)]}.get(t, lambda: [by_id[t]])()
+                  "all": lambda: conds, "host": lambda: [host_condition(conds)]}.get(
+                      t, lambda: [by_id[i] for i in named[t]] if t in named else [by_id[t]])()
         chosen += [c for c in picked if c not in chosen]
     if available_only:
         chosen = [c for c in chosen if identify(c).available]
@@ -321,7 +371,21 @@ def select(spec: str | list[str] | None = "auto", available_only: bool = False) 
 
 
 def describe(conds: list[Condition] | None = None) -> list[dict]:
-    return [identify(c).as_dict() | {"note": c.note} for c in (conds or discover())]
+    """Every condition with its identity; a provisioned one also with the build it comes from
+    (builds.toml: declared version, source, configure flags) and its build record."""
+    out = []
+    for c in (conds or discover()):
+        row = identify(c).as_dict() | {"note": c.note}
+        spec = provision.spec_for_executable(c.executable) if c.origin == "provisioned" else None
+        if spec is not None:
+            rec = provision.read_marker(spec) or {}
+            row |= {"build_id": spec.build_id, "declared_version": spec.version, "source": spec.source_name,
+                    "source_sha256": spec.src.get("sha256") or rec.get("source_sha256"),
+                    "commit": spec.src.get("commit"), "configure_flags": list(spec.configure_flags),
+                    "build_seconds": rec.get("build_seconds"), "modules": rec.get("modules")}
+        row["gil_at_runtime"] = (None if not row["available"] else "on" if row["gil_enabled_at_runtime"] else "off")
+        out.append(row)
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

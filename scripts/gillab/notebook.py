@@ -83,12 +83,14 @@ class Run:
         return [r for r in results.runs(self.exp.name, self.campaign) if r["run_id"] in ids]
 
     def conditions_table(self) -> pd.DataFrame:
-        """Exact identity of every condition in the data, plus core ones that were not measured."""
+        """Exact identity of every condition in the data, plus those of the document's set (its
+        era's builds and today's pair) that were not measured."""
         seen = {}
         for run in self.runs():
             seen.update(run.get("conditions", {}))
         rows = []
-        for cid in sorted(set(self.conditions) | set(interpreters.CORE_IDS)):
+        expected = interpreters.sets().get(self.exp.document_set) or list(interpreters.CORE_IDS)
+        for cid in sorted(set(self.conditions) | set(expected)):
             ident = seen.get(cid, {})
             measured = cid in self.conditions
             n = int((self.df["condition"] == cid).sum())

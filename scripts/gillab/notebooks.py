@@ -97,10 +97,31 @@ def stage(dest: Path) -> Path:
     return dest
 
 
+def builds_table() -> str:
+    """Every build of builds.toml as a Markdown table, for the method chapter."""
+    from . import provision
+
+    lines = ["| build | version | source | sha256 / commit | configure flags | built here |",
+             "|---|---|---|---|---|---|"]
+    for spec in provision.all_specs():
+        s = spec.src
+        pin = (f"`{s['sha256'][:16]}...` / `{s['commit'][:12]}` ({s['repository'].split('://')[-1]})"
+               if "tarball" in s else f"checked against the `.dsc` of `{s['debian']}` ({s['suite']})")
+        rec = provision.read_marker(spec)
+        built = f"yes, in {rec['build_seconds']:.0f} s" if rec and rec.get("build_seconds") else "no"
+        twin = f" (+ `{spec.gil_twin[0]}`: {spec.gil_twin[1]}={spec.gil_twin[2]})" if spec.gil_twin else ""
+        lines.append(f"| `{spec.build_id}`{twin} | {spec.version} | {spec.source_name} | {pin} | "
+                     f"`{' '.join(spec.configure_flags)}` | {built} |")
+    return "\n".join(lines) + "\n"
+
+
 def build_book(root: Path | None = None, builder: str = "html") -> Path:
     """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout)."""
     install_widgets_js()
     root = Path(root or repo_root())
+    gen = root / "book" / "generated"
+    gen.mkdir(parents=True, exist_ok=True)
+    (gen / "builds_table.md").write_text(builds_table())
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--builder", builder]
     subprocess.run(cmd, check=True, cwd=root)

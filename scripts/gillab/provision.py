@@ -1,15 +1,24 @@
-"""Build CPython twice from Debian's ``python3.13`` source package: with and without the GIL.
+"""Build the CPython interpreters the report measures, from pinned sources.
 
-The source comes from Debian trixie through ``apt-get source`` with a *private* apt
-configuration (its own sources list, lists and cache directories under the gillab cache),
-so the system's apt configuration is never touched.  The upstream tarball inside the
-source package (``python3.13_3.13.5.orig.tar.xz``) is checked against the SHA-256 in the
-``.dsc`` and built twice with identical configure flags, once adding ``--disable-gil``.
-Debian's own patches are *not* applied: they adapt CPython to Debian's file layout and
-would make a self-contained prefix install harder; both builds are plain upstream 3.13.5.
+Every build is declared once in ``builds.toml`` (id, version, binary, configure flags and
+its source).  Two kinds of source:
 
-A build is skipped when its prefix holds a valid install made with the same flags from the
-same tarball (``gillab-build.json`` plus a probe of the installed interpreter).
+* a **Debian source package** (the like-for-like pair ``3.13.5`` / ``3.13.5t`` from trixie's
+  ``python3.13``; ``3.11.2`` from bookworm's ``python3.11``): fetched with ``apt-get source``
+  through a *private* apt configuration (its own sources list, lists and cache directories under
+  the gillab cache), so the system's apt configuration is never touched; the upstream tarball is
+  checked against the SHA-256 in the ``.dsc``.  Debian's own patches are *not* applied: they
+  adapt CPython to Debian's file layout; the builds are plain upstream source.
+* a **local tarball with its sha256** (2.7.18, 3.6.12-3.10.0, nogil-3.9.10: sources no package
+  registry ships), found in ``$GILLAB_SOURCES``, ``../shared/sources/`` beside the checkout, or
+  the cache.  Where the network reaches the repository, the pinned commit is fetched instead and
+  its id checked.
+
+Every checksum and commit is checked before anything is built; a mismatch stops with an error
+naming the file.  A build is skipped when its prefix holds a valid install made with the same
+flags from the same source (``gillab-build.json`` plus a probe of the installed interpreter).
+A build's optional modules (ssl, hashlib, bz2, lzma, sqlite3, ctypes) are recorded as facts
+about it, never a reason to throw it away.
 
 Stdlib only, so that it can run before the notebook environment exists.
 """
@@ -29,17 +38,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SOURCE_PACKAGE = "python3.13"
-SUITE = "trixie"
 MIRROR = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
-UPSTREAM_VERSION = "3.13.5"
-BASE_CONFIGURE_FLAGS = ("--with-ensurepip=install",)
 BUILD_DEPS = (
     "gcc", "make", "pkg-config", "xz-utils", "libssl-dev", "zlib1g-dev", "libbz2-dev",
     "liblzma-dev", "libsqlite3-dev", "libffi-dev",
 )
 MARKER = "gillab-build.json"
+CORE_PAIR = ("3.13.5", "3.13.5t")
+OPTIONAL_MODULES = ("_ssl", "_hashlib", "hashlib", "zlib", "bz2", "lzma", "sqlite3", "ctypes", "_multiprocessing")
 
 
 class ProvisionError(RuntimeError):
@@ -54,17 +61,49 @@ def cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "gillab"
 
 
+def builds_file() -> Path:
+    return Path(os.environ.get("GILLAB_BUILDS") or Path(__file__).resolve().parents[2] / "builds.toml")
+
+
+def source_dirs(labelled: bool = False) -> list:
+    """Where local source tarballs are looked for, in order (with ``labelled``: (label, dir)
+    pairs, the label being what a build record stores instead of a machine's path)."""
+    dirs = []
+    if os.environ.get("GILLAB_SOURCES"):
+        dirs.append(("$GILLAB_SOURCES", Path(os.environ["GILLAB_SOURCES"]).expanduser()))
+    dirs.append(("../shared/sources", Path(__file__).resolve().parents[3] / "shared" / "sources"))
+    dirs.append(("the gillab cache", cache_root() / "source"))
+    return dirs if labelled else [d for _, d in dirs]
+
+
 @dataclass(frozen=True)
 class BuildSpec:
-    """One build of the pair: its id, whether the GIL is disabled, and the configure flags."""
+    """One declared build: where its source comes from and how it is configured."""
 
     build_id: str
-    disable_gil: bool
+    version: str = ""
+    binary: str = ""
+    configure: tuple = ()
+    source: tuple = ()          # sorted (key, value) pairs of the source table
+    gil_twin: tuple = ()        # (id, variable, value) or ()
+    doc: str = ""
     pgo: bool = False
 
     @property
+    def src(self) -> dict:
+        return dict(self.source)
+
+    @property
+    def disable_gil(self) -> bool:
+        return "--disable-gil" in self.configure
+
+    @property
+    def nogil_fork(self) -> bool:
+        return self.build_id.startswith("nogil-")
+
+    @property
     def configure_flags(self) -> tuple[str, ...]:
-        flags = list(BASE_CONFIGURE_FLAGS)
+        flags = [f for f in self.configure if f != "--disable-gil"]
         if self.pgo:
             flags.append("--enable-optimizations")
         if self.disable_gil:
@@ -73,21 +112,70 @@ class BuildSpec:
 
     @property
     def binary_name(self) -> str:
-        return "python3.13t" if self.disable_gil else "python3.13"
+        return self.binary
+
+    @property
+    def source_name(self) -> str:
+        s = self.src
+        return f"{s['debian']} ({s['suite']})" if "debian" in s else s.get("tarball", "?")
 
     def prefix(self, root: Path | None = None) -> Path:
         return (root or cache_root()) / "cpython" / self.build_id
 
     def executable(self, root: Path | None = None) -> Path:
-        return self.prefix(root) / "bin" / self.binary_name
+        return self.prefix(root) / "bin" / self.binary
+
+
+def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]]]:
+    """The builds and sets of ``builds.toml``, checked."""
+    import tomllib
+
+    path = builds_file()
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ProvisionError(f"cannot read {path}: {exc}") from None
+    specs = []
+    for b in data.get("build", []):
+        missing = [k for k in ("id", "version", "binary", "source") if k not in b]
+        if missing:
+            raise ProvisionError(f"{path}: build {b.get('id', '?')} lacks {', '.join(missing)}")
+        src = b["source"]
+        if "debian" in src and not {"suite", "file"} <= set(src):
+            raise ProvisionError(f"{path}: build {b['id']}: a debian source needs suite and file")
+        if "tarball" in src and not re.fullmatch(r"[0-9a-f]{64}", src.get("sha256", "")):
+            raise ProvisionError(f"{path}: build {b['id']}: a tarball source needs its sha256 (64 hex digits)")
+        if not ("debian" in src or "tarball" in src):
+            raise ProvisionError(f"{path}: build {b['id']}: source must be a debian package or a tarball")
+        specs.append(BuildSpec(b["id"], b["version"], b["binary"], tuple(b.get("configure", ())),
+                               tuple(sorted(src.items())), tuple(b.get("gil_twin", ())), b.get("doc", ""), pgo))
+    ids = [s.build_id for s in specs]
+    if len(set(ids)) != len(ids):
+        raise ProvisionError(f"{path}: repeated build ids")
+    sets = {k: list(v) for k, v in data.get("sets", {}).items()}
+    known = set(ids) | {s.gil_twin[0] for s in specs if s.gil_twin}
+    for name, members in sets.items():
+        bad = [m for m in members if m not in known]
+        if bad:
+            raise ProvisionError(f"{path}: set {name} names unknown builds {bad}")
+    return specs, sets
+
+
+def all_specs(pgo: bool = False) -> list[BuildSpec]:
+    return load_builds(pgo)[0]
 
 
 def build_specs(pgo: bool = False) -> tuple[BuildSpec, BuildSpec]:
     """The like-for-like pair: same source, same flags, one with ``--disable-gil``."""
-    return (
-        BuildSpec(UPSTREAM_VERSION, disable_gil=False, pgo=pgo),
-        BuildSpec(UPSTREAM_VERSION + "t", disable_gil=True, pgo=pgo),
-    )
+    by_id = {s.build_id: s for s in all_specs(pgo)}
+    return by_id[CORE_PAIR[0]], by_id[CORE_PAIR[1]]
+
+
+def spec_for_executable(executable: str) -> BuildSpec | None:
+    for spec in all_specs():
+        if str(spec.executable()) == str(executable):
+            return spec
+    return None
 
 
 def parse_dsc_sha256(dsc_text: str) -> dict[str, str]:
@@ -137,30 +225,42 @@ def read_marker(spec: BuildSpec, root: Path | None = None) -> dict | None:
         return None
 
 
+_PROBE = """
+import json, sys, sysconfig
+mods = {}
+for m in %r:
+    try:
+        __import__(m)
+        mods[m] = True
+    except Exception:
+        mods[m] = False
+print(json.dumps({"version": sys.version, "version_info": list(sys.version_info[:3]),
+                  "Py_GIL_DISABLED": sysconfig.get_config_var("Py_GIL_DISABLED"),
+                  "CONFIG_ARGS": sysconfig.get_config_var("CONFIG_ARGS"),
+                  "nogil_flag": getattr(sys.flags, "nogil", None), "modules": mods}))
+""" % (OPTIONAL_MODULES,)
+
+
 def probe_build(executable: Path) -> dict:
-    """Run the installed interpreter and report what it is."""
-    code = (
-        "import json, sys, sysconfig, ssl, hashlib, bz2, lzma, zlib, sqlite3, ctypes;"
-        "print(json.dumps({'version': sys.version, 'version_info': list(sys.version_info[:3]),"
-        "'Py_GIL_DISABLED': sysconfig.get_config_var('Py_GIL_DISABLED'),"
-        "'CONFIG_ARGS': sysconfig.get_config_var('CONFIG_ARGS')}))"
-    )
-    out = subprocess.run([str(executable), "-c", code], capture_output=True, text=True,
+    """Run the installed interpreter (any version from 2.7 on) and report what it is, with the
+    optional modules it has: a fact about the build, never a reason to refuse it."""
+    out = subprocess.run([str(executable), "-c", _PROBE], capture_output=True, text=True,
                          timeout=60, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
     if out.returncode != 0:
         raise ProvisionError(f"{executable} does not run cleanly: {out.stderr.strip()[-500:]}")
-    return json.loads(out.stdout)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def build_is_valid(spec: BuildSpec, tarball_sha256: str | None, root: Path | None = None) -> tuple[bool, str]:
+def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None = None) -> tuple[bool, str]:
     """Is the build in the cache complete and made from this source with these flags?"""
     marker = read_marker(spec, root)
     if marker is None:
         return False, "no build marker"
     if list(marker.get("configure_flags", [])) != list(spec.configure_flags):
         return False, f"built with other flags {marker.get('configure_flags')}"
-    if tarball_sha256 and marker.get("source_sha256") != tarball_sha256:
-        return False, "built from another source tarball"
+    expected = source_sha256 or spec.src.get("sha256")
+    if expected and marker.get("source_sha256") != expected:
+        return False, "built from another source"
     exe = spec.executable(root)
     if not exe.exists():
         return False, f"{exe} is missing"
@@ -168,10 +268,12 @@ def build_is_valid(spec: BuildSpec, tarball_sha256: str | None, root: Path | Non
         info = probe_build(exe)
     except (ProvisionError, OSError, subprocess.SubprocessError, ValueError) as exc:
         return False, str(exc)
-    if info["version_info"] != [int(x) for x in UPSTREAM_VERSION.split(".")]:
-        return False, f"reports version {info['version_info']}"
+    if spec.version and info["version_info"] != [int(x) for x in spec.version.split(".")]:
+        return False, f"reports version {info['version_info']}, not {spec.version}"
     if bool(info["Py_GIL_DISABLED"]) != spec.disable_gil:
         return False, f"Py_GIL_DISABLED={info['Py_GIL_DISABLED']} but expected {int(spec.disable_gil)}"
+    if spec.nogil_fork and info.get("nogil_flag") is None:
+        return False, "has no sys.flags.nogil: not the nogil fork"
     return True, "valid"
 
 
@@ -222,12 +324,12 @@ def install_build_deps() -> None:
     _run(["apt-get", "install", "-y", "-qq", *missing], env=env)
 
 
-def apt_private_options(root: Path) -> list[str]:
-    apt = root / "apt"
+def apt_private_options(root: Path, suite: str) -> list[str]:
+    apt = root / "apt" / suite
     for d in (apt / "lists" / "partial", apt / "cache" / "archives" / "partial"):
         d.mkdir(parents=True, exist_ok=True)
     sources = apt / "sources.list"
-    sources.write_text(f"deb-src [signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
+    sources.write_text(f"deb-src [signed-by={KEYRING}] {MIRROR} {suite} main\n")
     return [
         "-o", f"Dir::Etc::SourceList={sources}",
         "-o", "Dir::Etc::SourceParts=/dev/null",
@@ -236,29 +338,85 @@ def apt_private_options(root: Path) -> list[str]:
     ]
 
 
-def fetch_source(root: Path) -> tuple[Path, Path, str]:
-    """Download the source package (once) and return (dsc, orig tarball, its verified SHA-256)."""
+def fetch_debian_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
+    """Download a Debian source package (once); return (upstream tarball, its SHA-256 checked
+    against the .dsc, a provenance record)."""
+    s = spec.src
     src = root / "source"
     src.mkdir(parents=True, exist_ok=True)
-    tarballs = sorted(src.glob(f"{SOURCE_PACKAGE}_{UPSTREAM_VERSION}.orig.tar.xz"))
-    dscs = sorted(src.glob(f"{SOURCE_PACKAGE}_{UPSTREAM_VERSION}-*.dsc"))
+    stem = s["file"].split(".orig.")[0]          # python3.13_3.13.5
+
+    def found():
+        return sorted(src.glob(s["file"])), sorted(src.glob(f"{stem}-*.dsc"))
+
+    tarballs, dscs = found()
     if not (tarballs and dscs):
-        opts = apt_private_options(root)
+        opts = apt_private_options(root, s["suite"])
         _run(["apt-get", *opts, "update", "-qq"])
-        _run(["apt-get", *opts, "source", "--download-only", "-qq", SOURCE_PACKAGE], cwd=src)
-        tarballs = sorted(src.glob(f"{SOURCE_PACKAGE}_{UPSTREAM_VERSION}.orig.tar.xz"))
-        dscs = sorted(src.glob(f"{SOURCE_PACKAGE}_{UPSTREAM_VERSION}-*.dsc"))
+        _run(["apt-get", *opts, "source", "--download-only", "-qq", s["debian"]], cwd=src)
+        tarballs, dscs = found()
         if not (tarballs and dscs):
-            found = ", ".join(p.name for p in src.iterdir())
-            raise ProvisionError(
-                f"Debian {SUITE} no longer ships {SOURCE_PACKAGE} {UPSTREAM_VERSION} (found: {found})")
+            names = ", ".join(p.name for p in src.iterdir())
+            raise ProvisionError(f"Debian {s['suite']} no longer ships {s['file']} in {s['debian']} (found: {names})")
     dsc, tarball = dscs[-1], tarballs[-1]
     digest = verify_tarball(dsc, tarball)
     _log(f"source {tarball.name} sha256 {digest} (checked against {dsc.name})")
-    return dsc, tarball, digest
+    return tarball, digest, {"source_package": f"{s['debian']} ({s['suite']})", "dsc": dsc.name}
 
 
-def build_one(spec: BuildSpec, dsc: Path, tarball: Path, digest: str, root: Path, jobs: int) -> dict:
+def find_tarball(spec: BuildSpec) -> tuple[Path, str, dict]:
+    """The local tarball of ``spec``, its sha256 checked; else the pinned commit where the
+    network reaches its repository; else a clear error naming where it was looked for."""
+    s = spec.src
+    for label, d in source_dirs(labelled=True):
+        path = d / s["tarball"]
+        if path.is_file():
+            actual = sha256_file(path)
+            if actual != s["sha256"]:
+                raise ProvisionError(
+                    f"SHA-256 mismatch for {path}: {builds_file().name} says {s['sha256']}, the file has "
+                    f"{actual}. Nothing was built; replace the file or fix the checksum.")
+            _log(f"source {path.name} sha256 {actual} (checked against {builds_file().name})")
+            return path, actual, {"source_from": label, "repository": s.get("repository"),
+                                  "commit": s.get("commit")}
+    if s.get("repository") and s.get("commit"):
+        return fetch_commit(spec)
+    raise ProvisionError(f"source {s['tarball']} of {spec.build_id} not found in "
+                         + ", ".join(str(d) for d in source_dirs()) + " (set GILLAB_SOURCES)")
+
+
+def fetch_commit(spec: BuildSpec) -> tuple[Path, str, dict]:
+    """Fetch the pinned commit (where the network reaches the repository) and pack it as the
+    tarball would be: ``git archive`` with the top folder named like the file."""
+    s = spec.src
+    root = cache_root() / "source"
+    work = root / f"git-{spec.build_id}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        _run(["git", "init", "-q", str(work)])
+        _run(["git", "-C", str(work), "fetch", "-q", "--depth", "1", s["repository"], s["commit"]])
+        head = subprocess.run(["git", "-C", str(work), "rev-parse", "FETCH_HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+        if head != s["commit"]:
+            raise ProvisionError(f"{s['repository']} gave commit {head}, not the pinned {s['commit']}")
+        name = s["tarball"].removesuffix(".tar.xz")
+        out = root / f"{name}.from-git.tar"
+        _run(["git", "-C", str(work), "archive", f"--prefix={name}/", "-o", str(out), "FETCH_HEAD"])
+    except ProvisionError as exc:
+        raise ProvisionError(f"source {s['tarball']} of {spec.build_id} is not in "
+                             + ", ".join(str(d) for d in source_dirs())
+                             + f", and the pinned commit could not be fetched either: {exc}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out, "git:" + s["commit"], {"repository": s["repository"], "commit": s["commit"]}
+
+
+def fetch_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
+    return fetch_debian_source(spec, root) if "debian" in spec.src else find_tarball(spec)
+
+
+def build_one(spec: BuildSpec, tarball: Path, digest: str, provenance: dict, root: Path, jobs: int) -> dict:
     build_dir = root / "build" / spec.build_id
     shutil.rmtree(build_dir, ignore_errors=True)
     build_dir.mkdir(parents=True)
@@ -277,33 +435,59 @@ def build_one(spec: BuildSpec, dsc: Path, tarball: Path, digest: str, root: Path
     info = probe_build(spec.executable(root))
     marker = {
         "build_id": spec.build_id,
-        "source_package": f"{SOURCE_PACKAGE} ({SUITE})",
-        "dsc": dsc.name,
+        "version": spec.version,
+        "source": spec.source_name,
+        **provenance,
         "source_tarball": tarball.name,
         "source_sha256": digest,
-        "debian_patches_applied": False,
+        "debian_patches_applied": False if "debian" in spec.src else None,
         "configure_flags": list(spec.configure_flags),
         "make_jobs": jobs,
         "build_seconds": round(seconds, 1),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "sys_version": info["version"],
         "Py_GIL_DISABLED": info["Py_GIL_DISABLED"],
+        "nogil_flag": info.get("nogil_flag"),
+        "modules": info.get("modules", {}),
     }
     (prefix / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     shutil.rmtree(build_dir, ignore_errors=True)
-    _log(f"built {spec.build_id} in {seconds:.0f} s -> {spec.executable(root)}")
+    missing = [m for m, ok in marker["modules"].items() if not ok]
+    _log(f"built {spec.build_id} in {seconds:.0f} s -> {spec.executable(root)}"
+         + (f" (without {', '.join(missing)})" if missing else ""))
     return marker
 
 
+def select_specs(only: list[str] | None = None, sets: list[str] | None = None, pgo: bool = False) -> list[BuildSpec]:
+    """The builds named by ids and sets (a GIL twin names its build); default: the core pair."""
+    specs, named = load_builds(pgo)
+    by_id = {s.build_id: s for s in specs}
+    twins = {s.gil_twin[0]: s.build_id for s in specs if s.gil_twin}
+    wanted: list[str] = []
+    for name in sets or []:
+        if name not in named:
+            raise ProvisionError(f"unknown set {name!r}; known: {', '.join(named)}")
+        wanted += named[name]
+    wanted += list(only or [])
+    if not wanted:
+        wanted = list(CORE_PAIR)
+    out: list[BuildSpec] = []
+    for w in wanted:
+        bid = twins.get(w, w)
+        if bid not in by_id:
+            raise ProvisionError(f"unknown build id {w!r}; known: {', '.join(by_id)}")
+        if by_id[bid] not in out:
+            out.append(by_id[bid])
+    return out
+
+
 def provision(pgo: bool = False, jobs: int | None = None, only: list[str] | None = None,
-              root: Path | None = None, install_deps: bool = True) -> list[dict]:
-    """Make sure both builds exist and are valid; build what is missing. Returns the markers."""
+              root: Path | None = None, install_deps: bool = True, sets: list[str] | None = None) -> list[dict]:
+    """Make sure the builds exist and are valid; build what is missing. Returns the markers.
+    Every source is found and checked before the first build starts."""
     root = root or cache_root()
     jobs = jobs or os.cpu_count() or 2
-    specs = [s for s in build_specs(pgo) if not only or s.build_id in only]
-    if only and len(specs) != len(only):
-        known = ", ".join(s.build_id for s in build_specs(pgo))
-        raise ProvisionError(f"unknown build id in {only}; known: {known}")
+    specs = select_specs(only, sets, pgo)
     with cache_lock(root):
         results = []
         todo = []
@@ -318,9 +502,9 @@ def provision(pgo: bool = False, jobs: int | None = None, only: list[str] | None
         if todo:
             if install_deps:
                 install_build_deps()
-            dsc, tarball, digest = fetch_source(root)
+            sources = {spec.build_id: fetch_source(spec, root) for spec in todo}   # all checked first
             for spec in todo:
-                results.append(build_one(spec, dsc, tarball, digest, root, jobs))
+                results.append(build_one(spec, *sources[spec.build_id], root, jobs))
         return results
 
 
@@ -328,11 +512,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gillab provision", description=__doc__.splitlines()[0])
     ap.add_argument("--pgo", action="store_true", help="configure with --enable-optimizations (much slower)")
     ap.add_argument("--jobs", type=int, default=None, help="make -j (default: all cores)")
-    ap.add_argument("--only", action="append", help="build only this id (3.13.5 or 3.13.5t); repeatable")
+    ap.add_argument("--only", action="append", help="build this id (see builds.toml); repeatable")
+    ap.add_argument("--set", action="append", dest="sets",
+                    help="build the ids of this set of builds.toml (era, history, doc000, ...); repeatable")
     ap.add_argument("--no-deps", action="store_true", help="do not apt-get install build dependencies")
     args = ap.parse_args(argv)
     try:
-        markers = provision(pgo=args.pgo, jobs=args.jobs, only=args.only, install_deps=not args.no_deps)
+        markers = provision(pgo=args.pgo, jobs=args.jobs, only=args.only, install_deps=not args.no_deps,
+                            sets=args.sets)
     except ProvisionError as exc:
         print(f"gillab provision: error: {exc}", file=sys.stderr)
         return 2

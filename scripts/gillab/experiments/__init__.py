@@ -41,6 +41,7 @@ class Experiment:
     point_keys: tuple[str, ...] = ()
     workloads: tuple[str, ...] = ()      # workload programs a sample runs (default: (workload,))
     measuring_code: tuple = ()           # module functions run_sample calls (part of the resume key)
+    also_conditions: tuple[str, ...] = ()  # measured by default besides the document's set
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -78,8 +79,21 @@ class Experiment:
     def check(self, p: dict) -> None:
         """Experiment-specific checks across parameters (raise ParameterError)."""
 
+    @property
+    def document_set(self) -> str:
+        """The builds.toml set of this experiment's document (doc000 ...): its own era's
+        interpreters first, then today's pair."""
+        return f"doc{self.document[:3]}" if self.document[:3].isdigit() else ""
+
     def resolve(self, profile: str = "default", overrides: dict | None = None) -> dict:
+        """Profile values and overrides, checked.  ``auto`` among the conditions means the
+        document's own builds (its set in builds.toml) plus the free-threaded builds found here."""
         p = resolve(self.name, self.params, profile, overrides)
+        tokens = [t.strip() for t in p["conditions"].split(",") if t.strip()]
+        if "auto" in tokens and self.document_set in interpreters.sets():
+            i = tokens.index("auto")
+            tokens[i:i + 1] = [self.document_set, *self.also_conditions, "auto"]
+            p["conditions"] = ",".join(tokens)
         self.check(p)
         return p
 
@@ -365,8 +379,8 @@ def _identity_record(cond, ident) -> dict:
 
     rec = ident.as_dict() | {"note": cond.note}
     if cond.origin == "provisioned":
-        spec = next(sp for sp in provision.build_specs() if str(sp.executable()) == cond.executable)
-        rec["build_record"] = provision.read_marker(spec)
+        spec = provision.spec_for_executable(cond.executable)
+        rec["build_record"] = provision.read_marker(spec) if spec else None
     return rec
 
 
@@ -397,6 +411,7 @@ def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
         "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
         "gil_enabled": rt.get("gil_enabled"), "gil_enabled_after": rt.get("gil_enabled_after"),
         "switch_interval_runtime": rt.get("switch_interval"),
+        "check_interval_runtime": rt.get("check_interval"), "nogil_fork": rt.get("nogil_fork"),
         "affinity_runtime": _affinity_str(rt.get("affinity")),
         **s.rusage, "process_wall_s": round(s.wall_s, 6),
     }

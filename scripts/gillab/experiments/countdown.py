@@ -26,6 +26,7 @@ class Countdown(Experiment):
                                   "decrements in all, split evenly over the threads"),
     }
     point_keys = ("threads",)
+    also_conditions = ("2.7.18",)   # the old GIL: where two threads were slower than one
 
     def points(self, p):
         return [{"threads": t} for t in p["threads"]]
