@@ -88,6 +88,8 @@ class Identity:
 
         blob = {k: getattr(self, k) for k in ("version", "implementation", "py_gil_disabled", "nogil_fork",
                                               "gil_enabled_at_runtime", "config_args", "build")}
+        if not blob["nogil_fork"]:   # recorded since the era builds; absent means False (keeps older keys)
+            del blob["nogil_fork"]
         blob["env"] = sorted(self.env.items())
         blob["binary_sha256"] = file_sha256(self.realpath)
         blob["libpython_sha256"] = file_sha256(self.libpython) if self.libpython else None
