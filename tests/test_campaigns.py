@@ -314,3 +314,40 @@ def test_sigkill_of_a_server_experiment_leaves_no_server_and_resumes(builds, dat
     assert json.loads(done.stdout)["measured"] == 2
     statuses = sorted(r["status"] for r in c.store("convoy").runs())
     assert statuses == ["complete", "killed"]
+
+
+def group_members(pgid):
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[3]) == pgid:
+                    out.append(int(d.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
+
+
+def test_any_program_dies_with_the_harness_and_a_finished_one_leaves_no_watcher():
+    """nginx, k6 and curl are guarded like the workloads: kill -9 of the harness ends them, and
+    a command that ends normally leaves nothing once its group is cleared."""
+    code = ("import threading; from gillab import procs; "
+            "p = procs.popen(['sleep', '300']); print(p.pid, flush=True); threading.Event().wait()")
+    harness = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    pid = int(harness.stdout.readline())
+    deadline = time.monotonic() + 60
+    while not (b"sleep" in Path(f"/proc/{pid}/cmdline").read_bytes() and len(group_members(pid)) == 2):
+        assert time.monotonic() < deadline, "the guarded program and its watcher never both ran"
+        time.sleep(0.02)   # polling for the event above, not a timing assumption
+    below = group_members(pid)
+    harness.kill()
+    harness.wait(timeout=30)
+    assert wait_gone(below) == [], "the guarded program outlived the harness"
+    from gillab import procs
+
+    proc = procs.popen(["true"])
+    assert proc.wait(timeout=30) == 0
+    assert group_members(proc.pid), "the watcher waits for the harness"
+    procs.kill_group(proc)
+    assert wait_gone(group_members(proc.pid)) == []
+    assert procs.run(["sh", "-c", "exit 3"], timeout=30).returncode == 3

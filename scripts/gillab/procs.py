@@ -1,36 +1,40 @@
 """Every process the harness starts dies with the harness, however the harness ends.
 
 Ctrl-C and errors are handled where processes are started (their process group is killed in a
-``finally``).  A SIGKILL of the harness runs no ``finally``, so two mechanisms that need no
-code in the dying process cover it:
+``finally``).  A SIGKILL of the harness runs no ``finally``, so the cover needs no code in the
+dying process:
 
-* the **guard pipe**: the harness holds the write end of one pipe for its whole life and
-  never writes to it; every child gets the read end.  When the harness ends, however it ends,
-  the kernel closes the write end and a read of the pipe returns end-of-file.  A Python
-  workload (``workloads/_common.py``) blocks in such a read in a daemon thread and then kills
-  its own process group, which holds everything it started (CPU-bound threads and processes,
-  a fork server, a writer process).  A thread blocked in ``read`` takes no GIL and no CPU, so
-  the guard does not disturb what is measured.
-* other programs (nginx, k6, curl) run under ``workloads/_guard.py``, which does the same
-  for them: it starts the program in its own process group, waits on the guard pipe, and
-  kills the group at end-of-file.
+* the **guard pipe**: the harness holds the write end of one pipe for its whole life and never
+  writes to it.  When the harness ends, however it ends, the kernel closes the write end and a
+  read of the pipe returns end-of-file.
+* every command runs in a new session (its own process group) through a small ``bash`` prelude:
+  a background *watcher* blocks reading the guard pipe, then ``exec`` replaces bash with the
+  command, which keeps bash's process id (so a server's threads can still be read from
+  ``/proc/<pid>``).  At end-of-file the watcher kills the whole group (``kill -9 0``): the
+  workload, every thread and process it started (CPU-bound neighbours, a fork server, nginx
+  workers), and itself.  The watcher is a process of its own, so it needs no GIL and works for
+  any program and any interpreter (2.7 included).  The workload itself carries no extra thread.
+* the command also gets ``PR_SET_PDEATHSIG`` = SIGKILL, so it dies at once with the harness;
+  the watcher (not a child of the harness) then clears away the rest of its group.
 
-Every child also gets ``PR_SET_PDEATHSIG`` = SIGKILL (Linux), so a direct child dies with the
-harness even before its guard thread has started.
+When a command ends normally its watcher is still blocked: :func:`kill_group` (which every
+caller runs when a sample is done) ends it.
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import os
+import shutil
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 GUARD_ENV = "GILLAB_GUARD_FD"
-GUARD_SCRIPT = Path(__file__).resolve().parent / "workloads" / "_guard.py"
 PR_SET_PDEATHSIG = 1
+# $0 is a name for ps; "$@" is the command.  The watcher's stdio is /dev/null, so that it never
+# holds the command's output pipes open (a reader waiting for end-of-file would wait forever).
+PRELUDE = ('( read -r _ <&"$GILLAB_GUARD_FD"; kill -9 0 ) </dev/null >/dev/null 2>&1 & '
+           'unset GILLAB_GUARD_FD; exec "$@"')
 
 _guard: tuple[int, int] | None = None   # (read end, write end)
 _guard_pid = -1
@@ -59,7 +63,7 @@ def _load_prctl():
 
 
 def _child_setup(prctl, parent: int):
-    def setup():  # runs in the child between fork and exec: no imports, no allocation to speak of
+    def setup():  # runs in the child between fork and exec
         if prctl:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:   # the harness died between fork and prctl
@@ -67,34 +71,33 @@ def _child_setup(prctl, parent: int):
     return setup
 
 
-def popen(cmd: list[str], *, python_workload: bool, env: dict | None = None, **kw) -> subprocess.Popen:
-    """Start ``cmd`` in a new session (its own process group) that dies with the harness.
+def guarded_command(cmd: list[str]) -> list[str]:
+    return [shutil.which("bash") or "/bin/bash", "-c", PRELUDE, "gillab-guarded", *cmd]
 
-    ``python_workload``: the command is one of our workloads, which guards itself through
-    ``GILLAB_GUARD_FD``; anything else runs under ``workloads/_guard.py``.
-    """
+
+def popen(cmd: list[str], *, env: dict | None = None, **kw) -> subprocess.Popen:
+    """Start ``cmd`` in a new session (its own process group) that dies with the harness."""
     fd = guard_fd()
     env = dict(os.environ if env is None else env)
     env[GUARD_ENV] = str(fd)
-    if not python_workload:
-        cmd = [sys.executable, "-s", "-B", str(GUARD_SCRIPT), *cmd]
-    return subprocess.Popen(cmd, env=env, pass_fds=(fd,), start_new_session=True,
+    return subprocess.Popen(guarded_command(cmd), env=env, pass_fds=(fd,), start_new_session=True,
                             preexec_fn=_child_setup(_load_prctl(), os.getpid()), **kw)
 
 
 def run(cmd: list[str], *, timeout: float, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
-    """``subprocess.run`` for a program that is not ours (k6): guarded, its group killed on any exit."""
-    proc = popen(cmd, python_workload=False, env=env, **kw)
+    """``subprocess.run`` for a guarded command; its whole group is killed when it is done."""
+    proc = popen(cmd, env=env, **kw)
     try:
         out, err = proc.communicate(timeout=timeout)
-    except BaseException:
+    finally:
         kill_group(proc)
-        proc.communicate()
-        raise
+        if proc.returncode is None:
+            proc.communicate()
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    """Kill the process group of ``proc``: what is left of the command, and its watcher."""
     try:
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):

@@ -72,8 +72,7 @@ def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
         raise WorkloadError(f"interpreter for {cond.id} not found: {cond.executable}")
     full_env = clean_env({**cond.env_dict, **(env or {})})
     t0 = time.perf_counter()
-    proc = procs.popen(cmd, python_workload=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       env=full_env)
+    proc = procs.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -84,6 +83,7 @@ def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
         _kill_group(proc)
         proc.communicate()
         raise
+    _kill_group(proc)   # whatever the workload left behind, and its watcher
     wall = time.perf_counter() - t0
     line = next((ln for ln in reversed(out.splitlines()) if ln.startswith(MARKER)), None)
     if line is None:

@@ -85,16 +85,18 @@ def thread_stats(pid: int, tid: int) -> dict:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+    """SIGTERM to the server's process group, then SIGKILL to whatever is left of it (its
+    watcher included, see gillab.procs)."""
+    if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=wait)
-            return
+            proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
-            continue
+            pass
+    procs.kill_group(proc)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5.0)
 
 
 @contextlib.contextmanager
@@ -106,7 +108,7 @@ def workload_server(cond: Condition, workload: str, params: dict, *, switch_inte
     # stderr goes to a file, not a pipe: a chatty server (a request log) must never block on a
     # full pipe that nobody reads while it is being measured
     errfile = tempfile.TemporaryFile(mode="w+")
-    proc = procs.popen(cmd, python_workload=True, stdout=subprocess.PIPE, stderr=errfile, text=True,
+    proc = procs.popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True,
                        env=clean_env({**cond.env_dict, **(env or {})}))
     proc.stderr_text = lambda: (errfile.seek(0), errfile.read()[-600:])[1]
     try:
@@ -192,7 +194,7 @@ def nginx(root, workers: int = 2, ready_timeout: float = 10.0):
         user = "user root;" if os.geteuid() == 0 else ""
         with open(conf, "w") as f:
             f.write(NGINX_CONF.format(workers=workers, tmp=tmp, user=user, port=port, root=root))
-        proc = procs.popen([exe, "-p", tmp, "-c", conf, "-g", "daemon off;"], python_workload=False,
+        proc = procs.popen([exe, "-p", tmp, "-c", conf, "-g", "daemon off;"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + ready_timeout

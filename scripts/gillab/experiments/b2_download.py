@@ -105,8 +105,9 @@ def curl_ceiling(base: str, files: list[dict], parallel: int, timeout: float) ->
     try:
         while pending or procs:
             while pending and len(procs) < parallel:
-                procs.append(guarded.popen(pending.pop(0), python_workload=False))
+                procs.append(guarded.popen(pending.pop(0)))
             procs[0].wait(timeout=timeout)
+            guarded.kill_group(procs[0])   # its watcher
             if procs[0].returncode != 0:
                 raise runner.WorkloadError(f"curl failed with exit {procs[0].returncode}")
             procs.pop(0)

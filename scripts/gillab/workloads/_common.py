@@ -7,16 +7,13 @@ A workload is started as ``python -s -B WORKLOAD.py '<json>'`` where the JSON ho
 itself at that moment (GIL state, switch interval, CPU affinity), so that every sample
 carries the conditions it was really measured under.
 
-:func:`setup` also starts the *guard*: a daemon thread blocked reading the harness's guard pipe
-(``GILLAB_GUARD_FD``).  The harness never writes to it; when the harness ends, however it ends
-(a SIGKILL included), the read returns end-of-file and the guard kills this process group: the
-workload and everything it started.  Blocked in ``read``, the thread takes no GIL and no CPU.
+A workload needs no code to die with the harness: the harness starts it in a process group
+with a watcher beside it (see ``gillab/procs.py``).
 """
 import json
 import os
 import platform
 import resource
-import signal
 import sys
 import sysconfig
 import threading
@@ -95,31 +92,8 @@ def timed_threads(target, args_per_thread):
     return perf_counter() - t0
 
 
-def _watch_harness(fd):
-    while True:
-        try:
-            if not os.read(fd, 1):
-                break
-        except OSError:
-            break
-    os.killpg(os.getpgrp(), signal.SIGKILL)
-
-
-def start_guard():
-    """Die with the harness (see the module's docstring); a no-op when run by hand."""
-    fd = os.environ.pop("GILLAB_GUARD_FD", None)
-    if not fd:
-        return None
-    t = threading.Thread(target=_watch_harness, args=(int(fd),), name="gillab-guard")
-    t.daemon = True
-    t.start()
-    return t
-
-
 def setup():
-    """Start the guard, read the spec from argv and apply switch interval and affinity; return
-    the spec."""
-    start_guard()
+    """Read the spec from argv and apply switch interval and affinity; return the spec."""
     spec = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     if spec.get("switch_interval") is not None:
         if not hasattr(sys, "setswitchinterval"):
