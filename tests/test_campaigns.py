@@ -249,18 +249,38 @@ def wait_gone(pids, timeout=30):
     return [p for p in pids if alive(p)]
 
 
+def ended(proc, timeout=120):
+    """Wait for a signalled harness to end, reading its output (so that a full pipe cannot hold
+    it up); if it does not end, ask it where it is (SIGUSR1: faulthandler) and fail with that."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        below = {p: Path(f"/proc/{p}/cmdline").read_bytes() for p in descendants(proc.pid) if alive(p)}
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the harness did not end within {timeout} s; its stacks:\n{err[-6000:]}\nbelow it: {below}")
+
+
 COUNTDOWN = ["measure", "countdown", "-P", "smoke", "-p", "conditions=3.13.5,gate", "-p", "threads=[1,2]",
              "-p", "total_decrements=20000", "-p", "repeats=2"]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
 def test_a_killed_sweep_keeps_its_samples_and_resumes(gate, data_dir, sig):
+    # SIGINT as a terminal would send it: a test run started in the background (nohup, `&`)
+    # inherits SIGINT ignored, and so would the harness
     proc = subprocess.Popen([sys.executable, "-m", "gillab", *COUNTDOWN], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     gate.wait_until_reached(proc)          # sample 2 of 8 (gate, 1 thread, repeat 0) is running
     below = descendants(proc.pid)
     proc.send_signal(sig)
-    proc.wait(timeout=60)
+    ended(proc)
     assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL)
     assert wait_gone(below) == [], "a workload outlived the harness"
     (c,) = campaigns.all_campaigns()

@@ -234,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import faulthandler
+    import signal
+
+    # `kill -USR1 <pid>` prints where every thread of a long or stuck run is, and it goes on
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)
