@@ -90,3 +90,9 @@ def test_interpreters_listed_in_a_config_file(tmp_path, monkeypatch):
     assert "mine" in conds and conds["mine"].origin == "config"
     ident = interpreters.identify(conds["mine"])
     assert ident.available and ident.version.split()[0] == sys.version.split()[0]
+
+
+def test_the_documents_eras_are_listed_before_todays_builds():
+    ids = ["3.13.5t-gil", "pyenv-3.12.1", "3.13.5", "nogil-3.9.10-gil", "2.7.18", "3.9.10", "nogil-3.9.10", "3.13.5t"]
+    assert interpreters.display_order(ids) == ["2.7.18", "3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil",
+                                               "3.13.5", "3.13.5t", "3.13.5t-gil", "pyenv-3.12.1"]

@@ -210,6 +210,22 @@ def _provisioned() -> list[Condition]:
     return out
 
 
+def display_order(cids) -> list[str]:
+    """Condition ids as the report lists them: the documents' eras first (builds of builds.toml
+    by version, a fork and a GIL-on twin after the build they come from), then today's 3.13.5
+    trio, then builds found on this machine."""
+    def vkey(v: str) -> tuple:
+        return tuple(int(x) for x in v.split(".") if x.isdigit())
+
+    rank = {}
+    for spec in provision.all_specs():
+        core = spec.build_id in CORE_IDS
+        rank[spec.build_id] = (1 if core else 0, vkey(spec.version), spec.nogil_fork, spec.disable_gil, 0)
+        if spec.gil_twin:
+            rank[spec.gil_twin[0]] = rank[spec.build_id][:4] + (1,)
+    return sorted(cids, key=lambda c: (rank.get(c, (2,)), c))
+
+
 def sets() -> dict[str, list[str]]:
     """Named groups of condition ids (builds.toml [sets]): core, era, history, doc000, ..."""
     return provision.load_builds()[1]

@@ -90,7 +90,7 @@ class Run:
             seen.update(run.get("conditions", {}))
         rows = []
         expected = interpreters.sets().get(self.exp.document_set) or list(interpreters.CORE_IDS)
-        for cid in sorted(set(self.conditions) | set(expected)):
+        for cid in interpreters.display_order(set(self.conditions) | set(expected)):
             ident = seen.get(cid, {})
             measured = cid in self.conditions
             n = int((self.df["condition"] == cid).sum())

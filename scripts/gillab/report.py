@@ -87,14 +87,15 @@ def compare(yours: list[dict], ref: list[dict]):
     yours, whether the outcome is the same, and yours / reference with its CI."""
     import pandas as pd
 
+    from .interpreters import display_order
+
     by_ref = {(r["experiment"], r["claim_id"]): r for r in ref}
     by_you = {(r["experiment"], r["claim_id"]): r for r in yours}
     out = []
     for key in list(by_ref) + [k for k in by_you if k not in by_ref]:
         r, y = by_ref.get(key), by_you.get(key)
         base = r or y
-        conds = list((r or {}).get("measured", {})) + [c for c in (y or {}).get("measured", {})
-                                                      if c not in (r or {}).get("measured", {})]
+        conds = display_order(set((r or {}).get("measured", {})) | set((y or {}).get("measured", {})))
         for cond in conds:
             mr = (r or {}).get("measured", {}).get(cond)
             my = (y or {}).get("measured", {}).get(cond)
@@ -174,15 +175,20 @@ def verdict_matrix(rows: list[dict]):
     """One line per published claim, one column per condition: 'value [CI] verdict'."""
     import pandas as pd
 
+    from .interpreters import display_order
+
     out = []
     for r in rows:
         line = {"experiment": r["experiment"], "claim": r["claim"],
                 "published": f"{fmt(r['published'])} {r['unit']}"}
-        for cond, m in r["measured"].items():
+        for cond in display_order(r["measured"]):
+            m = r["measured"][cond]
             note = f" ({m['note']})" if m.get("note") else ""
             line[cond] = f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]: {m['verdict']}{note}"
         out.append(line)
-    return pd.DataFrame(out).fillna("not measured")
+    df = pd.DataFrame(out).fillna("not measured")
+    fixed = ["experiment", "claim", "published"]
+    return df[fixed + display_order([c for c in df.columns if c not in fixed])]
 
 
 def verdict_table(rows: list[dict]):
