@@ -11,6 +11,28 @@ from gillab import interpreters, provision  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
+def copy_reference(data_dir: Path, experiment: str = "countdown") -> str:
+    """The committed reference campaign's samples of ``experiment``, as a clean clone has them,
+    in a test's private data/ (with its REFERENCE file); returns the reference campaign's id."""
+    import shutil
+
+    src = REPO / "data" / "results"
+    ref = (src / "REFERENCE").read_text().strip()
+    dst = data_dir / "results"
+    shutil.copytree(src / ref / experiment, dst / ref / experiment)
+    shutil.copy2(src / ref / "campaign.json", dst / ref / "campaign.json")
+    (dst / "REFERENCE").write_text(ref + "\n")
+    return ref
+
+
+@pytest.fixture
+def fresh_identity_cache():
+    """Interpreters asked anew (the tests change PATH, caches and binaries under them)."""
+    interpreters.identify.cache_clear()
+    yield
+    interpreters.identify.cache_clear()
+
+
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
     """A private data/ for the test: nothing it measures lands in the repository."""

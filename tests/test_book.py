@@ -137,13 +137,10 @@ def test_your_campaign_is_shown_beside_the_reference(builds, data_dir, tmp_path)
     """A reader who reran countdown (default configuration; fewer repeats and one build, which
     do not change the configuration) sees the chapter and the verdicts page set their campaign
     beside the committed reference campaign, claim by claim, with both machines."""
-    import shutil
+    from conftest import copy_reference
 
+    ref = copy_reference(data_dir)
     src = REPO / "data" / "results"
-    ref = (src / "REFERENCE").read_text().strip()
-    shutil.copytree(src / ref / "countdown", data_dir / "results" / ref / "countdown")
-    shutil.copy2(src / ref / "campaign.json", data_dir / "results" / ref / "campaign.json")
-    (data_dir / "results" / "REFERENCE").write_text(ref)
     res = experiments.measure("countdown", "default", {"conditions": "3.13.5", "repeats": 2}, progress=False)
     assert res.campaign != ref and res.measured == 8
     for name in ("countdown", "verdicts"):

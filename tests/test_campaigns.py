@@ -22,7 +22,8 @@ import pytest
 from gillab import campaigns, experiments, interpreters, report, results, runner
 from gillab.profiles import ParameterError
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import copy_reference
+
 SMALL = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
 
 
@@ -34,17 +35,6 @@ def rows_of(path):
 def gillab(*args, env=None, timeout=300):
     return subprocess.run([sys.executable, "-m", "gillab", *args], capture_output=True, text=True,
                           env=env, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def copy_reference(data_dir):
-    """The committed reference campaign of countdown, as a clean clone has it."""
-    src = REPO / "data" / "results"
-    ref = (src / "REFERENCE").read_text().strip()
-    dst = data_dir / "results"
-    shutil.copytree(src / ref / "countdown", dst / ref / "countdown")
-    shutil.copy2(src / ref / "campaign.json", dst / ref / "campaign.json")
-    (dst / "REFERENCE").write_text(ref + "\n")
-    return ref
 
 
 # -- the reference is never the reader's --------------------------------------------------------

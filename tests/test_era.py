@@ -12,11 +12,7 @@ from gillab import experiments, interpreters, provision, runner
 ERA = ("2.7.18", "3.9.10", "nogil-3.9.10")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_identity_cache():
-    interpreters.identify.cache_clear()
-    yield
-    interpreters.identify.cache_clear()
+pytestmark = pytest.mark.usefixtures("fresh_identity_cache")
 
 
 @pytest.fixture(scope="session")

@@ -6,11 +6,7 @@ import pytest
 from gillab import interpreters
 
 
-@pytest.fixture(autouse=True)
-def _fresh_identity_cache():
-    interpreters.identify.cache_clear()
-    yield
-    interpreters.identify.cache_clear()
+pytestmark = pytest.mark.usefixtures("fresh_identity_cache")
 
 
 def test_core_conditions_have_exact_identities(builds):

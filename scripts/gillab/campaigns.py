@@ -135,23 +135,24 @@ def create(cid: str | None = None) -> Campaign:
     return Campaign(cid, d, meta)
 
 
-def for_measuring(campaign: str | None = None, new: bool = False) -> Campaign:
+def for_measuring(campaign: str | None = None, new: bool = False, create_new: bool = True) -> Campaign | None:
     """Where a measurement goes: ``campaign`` if named (made if new), else a new campaign if
     ``new``, else the reader's newest campaign on this machine, else a new one.  Never the
-    reference campaign."""
-    ref = reference_id()
+    reference campaign.  With ``create_new=False`` (a plan) nothing is made: None stands for
+    the new campaign a measurement would make."""
     if campaign:
-        if campaign == ref:
+        if campaign == reference_id():
             raise ReferenceIsReadOnly(
                 f"campaign {campaign!r} is the committed reference run (data/results/{REFERENCE_FILE}): "
                 "it is read-only; measure into a campaign of your own (the default)")
-        d = results_dir() / _check_id(campaign)
-        return load(campaign) if (d / CAMPAIGN_FILE).exists() or d.is_dir() else create(campaign)
+        if (results_dir() / _check_id(campaign)).is_dir():
+            return load(campaign)
+        return create(campaign) if create_new else None
     if not new:
         mine = own()
         if mine:
             return mine[-1]
-    return create()
+    return create() if create_new else None
 
 
 def for_reading(experiment: str, campaign: str | None = None) -> tuple[Campaign | None, Campaign | None]:

@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import provision
@@ -144,13 +144,7 @@ print(json.dumps({
 
 @functools.lru_cache(maxsize=None)
 def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return provision.sha256_file(Path(path))
 
 
 def file_sha256(path: str) -> str | None:
@@ -170,9 +164,16 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-@functools.lru_cache(maxsize=None)
 def identify(cond: Condition) -> Identity:
-    ident = Identity(condition=cond.id, executable=cond.executable, origin=cond.origin,
+    """What ``cond`` is, asked of its interpreter once per binary, origin and environment (a
+    condition's id does not change the answer, so discovery's probe is not repeated)."""
+    return replace(_identify(cond.executable, cond.origin, cond.env), condition=cond.id)
+
+
+@functools.lru_cache(maxsize=None)
+def _identify(executable: str, origin: str, env: tuple) -> Identity:
+    cond = Condition("", executable, origin, env)
+    ident = Identity(condition="", executable=cond.executable, origin=cond.origin,
                      realpath=os.path.realpath(cond.executable), env=cond.env_dict)
     if not cond.exists:
         ident.error = f"not found: {cond.executable}"
@@ -195,6 +196,9 @@ def identify(cond: Condition) -> Identity:
         setattr(ident, k, v)
     ident.available = True
     return ident
+
+
+identify.cache_clear = _identify.cache_clear   # tests and long-lived kernels start afresh with it
 
 
 def _provisioned() -> list[Condition]:
@@ -266,10 +270,6 @@ def _from_config() -> list[tuple[str, Path, str]]:
         for cid, exe in (data.get("interpreters") or {}).items():
             out.append((str(cid), Path(exe).expanduser(), "config"))
     return out
-
-
-def _slug(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._+-]+", "-", s).strip("-")
 
 
 def _signature(ident: "Identity") -> tuple:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import platform
 import re
@@ -86,6 +87,7 @@ def _caches() -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def hypervisor() -> str:
     """Which hypervisor (and container), as ``lscpu`` and ``systemd-detect-virt`` say."""
     parts = []

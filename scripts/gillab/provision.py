@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -127,10 +128,22 @@ class BuildSpec:
 
 
 def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]]]:
-    """The builds and sets of ``builds.toml``, checked."""
+    """The builds and sets of ``builds.toml``, checked (read again only when the file changes:
+    conditions, sets and the report's order of conditions all ask for it)."""
+    path = builds_file()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ProvisionError(f"cannot read {path}: {exc}") from None
+    specs, sets = _load_builds(str(path), mtime, pgo)
+    return list(specs), {k: list(v) for k, v in sets.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildSpec, ...], dict]:
     import tomllib
 
-    path = builds_file()
+    path = Path(path_text)
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, ValueError) as exc:
@@ -158,7 +171,7 @@ def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]
         bad = [m for m in members if m not in known]
         if bad:
             raise ProvisionError(f"{path}: set {name} names unknown builds {bad}")
-    return specs, sets
+    return tuple(specs), sets
 
 
 def all_specs(pgo: bool = False) -> list[BuildSpec]:

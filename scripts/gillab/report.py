@@ -144,17 +144,6 @@ def _cell(m: dict | None) -> str:
     return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
 
 
-def outcome_counts(rows: list[dict]):
-    """How many claim x condition cells have each outcome."""
-    import pandas as pd
-
-    c: dict = {}
-    for r in rows:
-        for m in r["measured"].values():
-            c[m["verdict"]] = c.get(m["verdict"], 0) + 1
-    return pd.Series(c, dtype=int).sort_index()
-
-
 def fmt(v) -> str:
     """A number as a reader wants it: 30,000 not 3e+04; 0.546; 1e-06."""
     import math
@@ -181,10 +170,9 @@ def verdict_matrix(rows: list[dict]):
     for r in rows:
         line = {"experiment": r["experiment"], "claim": r["claim"],
                 "published": f"{fmt(r['published'])} {r['unit']}"}
-        for cond in display_order(r["measured"]):
-            m = r["measured"][cond]
+        for cond, m in r["measured"].items():   # columns are put in display order below
             note = f" ({m['note']})" if m.get("note") else ""
-            line[cond] = f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]: {m['verdict']}{note}"
+            line[cond] = f"{_cell(m)}: {m['verdict']}{note}"
         out.append(line)
     df = pd.DataFrame(out).fillna("not measured")
     fixed = ["experiment", "claim", "published"]

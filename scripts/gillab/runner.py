@@ -37,23 +37,17 @@ def workload_path(name: str) -> Path:
 
 
 def command(cond: Condition, workload: str, params: dict, *, switch_interval: float | None = None,
-            affinity: list[int] | None = None, check_interval: int | None = None) -> list[str]:
+            affinity: list[int] | None = None) -> list[str]:
     """The command line of one sample.  An interpreter without ``os.sched_setaffinity`` (2.7)
     is pinned by ``taskset`` instead, before it starts."""
     from .interpreters import identify
 
     spec = {"params": params, "switch_interval": switch_interval, "affinity": affinity}
-    if check_interval is not None:
-        spec["check_interval"] = check_interval
     prefix: list[str] = []
     if affinity is not None and identify(cond).version_short.startswith("2."):
         prefix = ["taskset", "-c", ",".join(str(c) for c in affinity)]
         spec["affinity"] = None
     return [*prefix, cond.executable, "-s", "-B", str(workload_path(workload)), json.dumps(spec)]
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    procs.kill_group(proc)
 
 
 def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
@@ -76,14 +70,14 @@ def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        procs.kill_group(proc)
         proc.communicate()
         raise WorkloadError(f"{workload} under {cond.id} timed out after {timeout:g} s") from None
     except BaseException:
-        _kill_group(proc)
+        procs.kill_group(proc)
         proc.communicate()
         raise
-    _kill_group(proc)   # whatever the workload left behind, and its watcher
+    procs.kill_group(proc)   # whatever the workload left behind, and its watcher
     wall = time.perf_counter() - t0
     line = next((ln for ln in reversed(out.splitlines()) if ln.startswith(MARKER)), None)
     if line is None:

@@ -89,6 +89,11 @@ class ExperimentStore:
                 out[(r["condition"], r["point"], int(r["repeat"]))] = r
         return out
 
+    def failed(self, config: str) -> set[tuple[str, str, int]]:
+        """(condition, point key, repeat) stored as failed with this configuration."""
+        return {(r["condition"], r["point"], int(r["repeat"])) for r in self.rows()
+                if r.get("config") == config and r.get("status") != "ok"}
+
     def is_locked(self) -> bool:
         """Whether a live run holds this folder's lock (a run file saying ``running`` whose
         lock is free belongs to a harness that was killed)."""

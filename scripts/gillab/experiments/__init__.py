@@ -255,21 +255,8 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
             "none of the requested conditions is available: "
             + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
             + ". Build the core ones with `gillab provision` (or `make interpreters`).")
-    if create:
-        camp = campaigns.for_measuring(campaign, new=new_campaign)
-        is_new = not camp.experiments()
-    else:   # a plan makes nothing: it names the campaign a measurement would use
-        if campaign:
-            if campaign == campaigns.reference_id():
-                raise campaigns.ReferenceIsReadOnly(f"campaign {campaign!r} is the committed reference run: read-only")
-            try:
-                camp = campaigns.load(campaign)
-            except campaigns.NoCampaign:
-                camp = None
-        else:
-            mine = [] if new_campaign else campaigns.own()
-            camp = mine[-1] if mine else None
-        is_new = camp is None or not camp.experiments()
+    camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=create)   # a plan makes nothing
+    is_new = camp is None or not camp.experiments()
     keys = {c.id: idents[c.id].key() for c in usable}
     ckey = code_key(exp)
     return exp, p, conds, idents, usable, missing, camp, is_new, keys, ckey
@@ -284,12 +271,10 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     rows, failed = {}, set()
     if camp is not None and camp.has(exp.name):
         store = camp.store(exp.name)
-        rows = store.measured(cfg)
-        failed = {(r["condition"], r["point"], int(r["repeat"])) for r in store.rows()
-                  if r.get("config") == cfg and r.get("status") != "ok"}
+        rows, failed = store.measured(cfg), store.failed(cfg)
     cids = [c.id for c in usable]
     todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey)
-    cname = camp.id if camp is not None else "(a new campaign)"
+    cname = camp.id if camp is not None else campaign or "(a new campaign)"
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
                 cids, missing, todo, resumable, reasons, details)
 
@@ -312,9 +297,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
         if killed:
             print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
                   "marked so, and their samples resumed", file=sys.stderr)
-        rows = store.measured(cfg)
-        failed = {(r["condition"], r["point"], int(r["repeat"])) for r in store.rows()
-                  if r.get("config") == cfg and r.get("status") != "ok"}
+        rows, failed = store.measured(cfg), store.failed(cfg)
         todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey)
         by_id = {c.id: c for c in usable}
         todo = [(rep, point, by_id[cid]) for rep, point, cid in todo]
@@ -333,7 +316,6 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             "status": "running",
         }
         store.write_run(meta)
-        keyed = {"identity_key": None, "code_key": ckey}
         hook = getattr(exp, "before_sweep", None)
         if hook is not None:  # measurements that belong to the run, not to a condition
             def needed(cid, point, rep):
@@ -343,7 +325,8 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
                 store.append({"run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
                               "condition": cid, "point": point_key(point), "repeat": rep, **point,
                               "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
-                              "status": "ok", "error": "", **keyed, "identity_key": keys.get(cid, ""), **res})
+                              "status": "ok", "error": "", "identity_key": keys.get(cid, ""), "code_key": ckey,
+                              **res})
 
             hook(p, needed, add_row)
         bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
