@@ -34,7 +34,7 @@ interpreters: venv
 	$(GILLAB) provision --set core --set era $(if $(HISTORY),--set history)
 
 widgets-js: venv
-	$(BIN)/python -c "from gillab.notebooks import install_widgets_js as f; print('[widgets] ', f())"
+	$(BIN)/python -c "from gillab.book import install_widgets_js as f; print('[widgets] ', f())"
 
 reproduce: system-deps venv interpreters widgets-js
 	$(GILLAB) reproduce --profile $(PROFILE) $(if $(NEW),--new-campaign)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, experiments, notebooks
+from gillab import book, campaigns, experiments, sweep
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -23,11 +23,11 @@ def built_book(builds, tmp_path_factory):
     old = {k: os.environ.get(k) for k in ("GILLAB_DATA", "GILLAB_MACHINE")}
     os.environ.update(GILLAB_DATA=str(data), GILLAB_MACHINE="test-machine")
     try:
-        notebooks.stage(root)
+        book.stage(root)
         out = {}
-        for name in notebooks.NOTEBOOK_FILES:
-            out[name] = notebooks.execute(name, "smoke", measure=True, output_dir=root / "book" / "generated")
-        index = notebooks.build_book(root)
+        for name in book.notebook_files():
+            out[name] = book.execute(name, "smoke", measure=True, output_dir=root / "book" / "generated")
+        index = book.build_book(root)
     finally:
         for k, v in old.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
@@ -141,10 +141,10 @@ def test_your_campaign_is_shown_beside_the_reference(builds, data_dir, tmp_path)
 
     ref = copy_reference(data_dir)
     src = REPO / "data" / "results"
-    res = experiments.measure("countdown", "default", {"conditions": "3.13.5", "repeats": 2}, progress=False)
+    res = sweep.measure("countdown", "default", {"conditions": "3.13.5", "repeats": 2}, progress=False)
     assert res.campaign != ref and res.measured == 8
     for name in ("countdown", "verdicts"):
-        out = notebooks.execute(name, "default", {"live": False}, measure=False, output_dir=tmp_path)
+        out = book.execute(name, "default", {"live": False}, measure=False, output_dir=tmp_path)
         nb, outs = outputs(out)
         assert not [o for o in outs if o["output_type"] == "error"]
         text = json.dumps(outs)

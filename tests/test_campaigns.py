@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, experiments, interpreters, report, results, runner
+from gillab import campaigns, experiments, interpreters, report, results, runner, sweep
 from gillab.profiles import ParameterError
 
 from conftest import copy_reference
@@ -47,7 +47,7 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     assert plan["campaign_is_new"] and plan["campaign"] == "(a new campaign)"
     n = 4 * 5 * len(plan["conditions"])   # 1/2/4/8 threads x 5 repeats x conditions: 60 for the core three
     assert plan["samples_planned"] == plan["samples_total"] == n and plan["samples_resumable"] == 0
-    assert plan["reasons"] == {experiments.NOT_YET: n}
+    assert plan["reasons"] == {sweep.NOT_YET: n}
     assert not [p for p in (data_dir / "results").iterdir() if p.name not in (ref, "REFERENCE")]  # wrote nothing
 
 
@@ -57,21 +57,21 @@ def test_measuring_never_writes_to_nor_resumes_from_the_reference(builds, data_d
     ref_csv = data_dir / "results" / ref / "countdown" / "samples.csv"
     before = ref_csv.read_bytes()
     with pytest.raises(campaigns.ReferenceIsReadOnly):
-        experiments.measure("countdown", "smoke", SMALL, campaign=ref, progress=False)
-    res = experiments.measure("countdown", "smoke", SMALL, progress=False)
+        sweep.measure("countdown", "smoke", SMALL, campaign=ref, progress=False)
+    res = sweep.measure("countdown", "smoke", SMALL, progress=False)
     assert res.campaign != ref and res.measured == 8 and res.skipped == 0
     assert ref_csv.read_bytes() == before
     yours, reference = campaigns.for_reading("countdown")
     assert yours.id == res.campaign and reference.id == ref
     # a second call resumes the reader's campaign; --new-campaign starts another
-    assert experiments.measure("countdown", "smoke", SMALL, progress=False).skipped == 8
-    new = experiments.measure("countdown", "smoke", SMALL, new_campaign=True, progress=False)
+    assert sweep.measure("countdown", "smoke", SMALL, progress=False).skipped == 8
+    new = sweep.measure("countdown", "smoke", SMALL, new_campaign=True, progress=False)
     assert new.campaign not in (ref, res.campaign) and new.measured == 8
 
 
 def test_campaigns_are_listed_with_their_machine_builds_and_status(builds, data_dir):
     ref = copy_reference(data_dir)
-    res = experiments.measure("countdown", "smoke", SMALL, progress=False)
+    res = sweep.measure("countdown", "smoke", SMALL, progress=False)
     out = gillab("campaigns", "--json")
     assert out.returncode == 0, out.stderr
     rows = {r["campaign"]: r for r in json.loads(out.stdout)}
@@ -85,24 +85,24 @@ def test_campaigns_are_listed_with_their_machine_builds_and_status(builds, data_
 
 # -- resume keys ---------------------------------------------------------------------------------
 def test_a_changed_workload_is_not_resumable_and_the_plan_says_why(builds, data_dir, tmp_path, monkeypatch):
-    first = experiments.measure("countdown", "smoke", SMALL, progress=False)
-    assert experiments.plan("countdown", "smoke", SMALL).as_dict()["samples_planned"] == 0
+    first = sweep.measure("countdown", "smoke", SMALL, progress=False)
+    assert sweep.plan("countdown", "smoke", SMALL).as_dict()["samples_planned"] == 0
     edited = tmp_path / "workloads"
     shutil.copytree(runner.WORKLOADS, edited)
     with open(edited / "countdown.py", "a") as f:
         f.write("# one comment line\n")
     monkeypatch.setattr(runner, "WORKLOADS", edited)
-    plan = experiments.plan("countdown", "smoke", SMALL).as_dict()
+    plan = sweep.plan("countdown", "smoke", SMALL).as_dict()
     assert plan["campaign"] == first.campaign and plan["samples_planned"] == 8
-    assert plan["reasons"] == {experiments.CODE_CHANGED: 8}
-    assert {s["reason"] for s in plan["samples"]} == {experiments.CODE_CHANGED}
-    again = experiments.measure("countdown", "smoke", SMALL, progress=False)
-    assert again.measured == 8 and again.reasons == {experiments.CODE_CHANGED: 8}
+    assert plan["reasons"] == {sweep.CODE_CHANGED: 8}
+    assert {s["reason"] for s in plan["samples"]} == {sweep.CODE_CHANGED}
+    again = sweep.measure("countdown", "smoke", SMALL, progress=False)
+    assert again.measured == 8 and again.reasons == {sweep.CODE_CHANGED: 8}
     df = results.samples("countdown", first.campaign)
     assert len(df) == 8 and df.attrs["superseded"] == 8 and set(df["run_id"]) == {again.run_id}
     run = json.loads(next(p for p in campaigns.load(first.campaign).store("countdown").runs_dir.glob("*.json")
                           if again.run_id in p.name).read_text())
-    assert run["why_measured"] == {experiments.CODE_CHANGED: 8}
+    assert run["why_measured"] == {sweep.CODE_CHANGED: 8}
 
 
 def test_a_rebuilt_interpreter_is_measured_anew(builds, data_dir, tmp_path, monkeypatch):
@@ -113,37 +113,37 @@ def test_a_rebuilt_interpreter_is_measured_anew(builds, data_dir, tmp_path, monk
     toml.write_text(f'[interpreters]\nmine = "{exe}"\n')
     monkeypatch.setenv("GILLAB_INTERPRETERS", str(toml))
     params = {**SMALL, "conditions": "mine"}
-    assert experiments.measure("countdown", "smoke", params, progress=False).measured == 4
-    assert experiments.plan("countdown", "smoke", params).as_dict()["samples_planned"] == 0
+    assert sweep.measure("countdown", "smoke", params, progress=False).measured == 4
+    assert sweep.plan("countdown", "smoke", params).as_dict()["samples_planned"] == 0
     with open(exe, "ab") as f:       # "rebuild": other bytes, same path, same version
         f.write(b"\0")
-    plan = experiments.plan("countdown", "smoke", params).as_dict()
-    assert plan["reasons"] == {experiments.INTERPRETER_CHANGED: 4}
+    plan = sweep.plan("countdown", "smoke", params).as_dict()
+    assert plan["reasons"] == {sweep.INTERPRETER_CHANGED: 4}
 
 
 def test_failed_samples_and_older_rows_are_measured_again_with_a_reason():
     row = {"identity_key": "a", "code_key": "b"}
-    assert experiments.why_not_resumable(row, "a", "b") is None
-    assert experiments.why_not_resumable(None, "a", "b") == experiments.NOT_YET
-    assert experiments.why_not_resumable({"identity_key": "", "code_key": ""}, "a", "b") == experiments.NO_KEY
-    assert experiments.why_not_resumable(row, "x", "b") == experiments.INTERPRETER_CHANGED
-    assert experiments.why_not_resumable(row, "a", "x") == experiments.CODE_CHANGED
+    assert sweep.why_not_resumable(row, "a", "b") is None
+    assert sweep.why_not_resumable(None, "a", "b") == sweep.NOT_YET
+    assert sweep.why_not_resumable({"identity_key": "", "code_key": ""}, "a", "b") == sweep.NO_KEY
+    assert sweep.why_not_resumable(row, "x", "b") == sweep.INTERPRETER_CHANGED
+    assert sweep.why_not_resumable(row, "a", "x") == sweep.CODE_CHANGED
 
 
 def test_the_code_key_follows_measuring_code_not_analysis():
     cd = experiments.get("countdown")
-    sources = experiments.code_sources(cd)
+    sources = sweep.code_sources(cd)
     assert "workloads/countdown.py" in sources and "workloads/_common.py" in sources and "runner.py" in sources
     assert any(k.endswith("Countdown") for k in sources)
     assert not any("figure" in k or "summary" in k for k in sources)
-    convoy = experiments.code_sources(experiments.get("convoy"))
+    convoy = sweep.code_sources(experiments.get("convoy"))
     assert {"workloads/echo_server.py", "workloads/echo_client.py"} <= set(convoy)
     assert any(k.endswith("echo_sample") for k in convoy)
 
 
 def test_bad_campaign_names_are_refused_before_measuring(builds, data_dir):
     with pytest.raises(ParameterError):
-        experiments.measure("countdown", "smoke", SMALL, campaign="../elsewhere", progress=False)
+        sweep.measure("countdown", "smoke", SMALL, campaign="../elsewhere", progress=False)
     assert not (data_dir / "results").exists() or not list((data_dir / "results").iterdir())
 
 

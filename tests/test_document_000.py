@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gillab import experiments, report, results, runner, servers
+from gillab import experiments, report, results, runner, servers, sweep
 from gillab.experiments import convoy
 from gillab.profiles import ParameterError
 
@@ -32,7 +32,7 @@ def test_sha256_workload_hashes_the_split_work(builds):
 ])
 def test_bad_parameters_of_doc000_experiments(name, overrides, match, data_dir):
     with pytest.raises(ParameterError, match=match):
-        experiments.measure(name, "smoke", overrides)
+        sweep.measure(name, "smoke", overrides)
     assert not data_dir.exists()
 
 
@@ -74,7 +74,7 @@ def test_client_is_bounded_in_time_even_when_the_server_stalls(builds):
 
 
 def test_affinity_places_server_and_client(builds, data_dir):
-    experiments.measure("affinity", "smoke", {"conditions": "3.13.5", "cpu_threads": [0]}, progress=False)
+    sweep.measure("affinity", "smoke", {"conditions": "3.13.5", "cpu_threads": [0]}, progress=False)
     df = results.samples("affinity")
     same = df[df["client"] == "same"].iloc[0]
     other = df[df["client"] == "other"].iloc[0]

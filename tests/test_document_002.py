@@ -4,15 +4,16 @@ import urllib.request
 
 import pytest
 
-from gillab import experiments, report, results, runner, servers, venvs
-from gillab.experiments import flask_k6, freethreading
+from gillab import experiments, report, results, runner, servers, sweep, venvs
+from gillab.experiments import doc002, flask_k6
+from gillab.metadata import filesystem_of
 from gillab.profiles import ParameterError
 
 
 def test_pairs_are_like_for_like():
-    assert freethreading.pairs(["3.13.5", "3.13.5t", "3.13.5t-gil"]) == [("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t")]
-    assert ("path-3.14", "path-3.14t") in freethreading.pairs(["path-3.14", "path-3.14t", "3.13.5"])
-    assert freethreading.pairs(["3.13.5"]) == []
+    assert doc002.pairs(["3.13.5", "3.13.5t", "3.13.5t-gil"]) == [("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t")]
+    assert ("path-3.14", "path-3.14t") in doc002.pairs(["path-3.14", "path-3.14t", "3.13.5"])
+    assert doc002.pairs(["3.13.5"]) == []
 
 
 def test_primes_counts_are_checked(builds):
@@ -29,13 +30,13 @@ def test_single_thread_loop_runs(builds):
 
 def test_file_io_refuses_tmpfs_and_records_the_disk(builds, data_dir, tmp_path):
     with pytest.raises(ParameterError, match="tmpfs, where fsync costs nothing"):
-        experiments.measure("file_io", "smoke", {"directory": "/dev/shm"})
+        sweep.measure("file_io", "smoke", {"directory": "/dev/shm"})
     assert not data_dir.exists()
     d = tmp_path / "io"
-    res = experiments.measure("file_io", "smoke", {"conditions": "3.13.5", "directory": str(d)}, progress=False)
+    res = sweep.measure("file_io", "smoke", {"conditions": "3.13.5", "directory": str(d)}, progress=False)
     assert res.measured == 2
     df = results.samples("file_io")
-    fs = freethreading.filesystem_of(d)
+    fs = filesystem_of(d)
     assert set(df["fs_type"]) == {fs["fstype"]} and set(df["files_left"]) == {0}
     assert list(d.iterdir()) == []  # every file removed
 
@@ -64,7 +65,7 @@ def test_k6_is_bounded_and_counts(builds):
 
 def test_bad_flask_parameters(data_dir):
     with pytest.raises(ParameterError, match="endpoints must be among"):
-        experiments.measure("flask_k6", "smoke", {"endpoints": ["/admin"]})
+        sweep.measure("flask_k6", "smoke", {"endpoints": ["/admin"]})
     assert not data_dir.exists()
 
 

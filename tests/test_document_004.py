@@ -4,7 +4,7 @@ import urllib.request
 
 import pytest
 
-from gillab import experiments, report, results, runner, servers, venvs
+from gillab import experiments, report, results, runner, servers, sweep, venvs
 from gillab.experiments import b2_download as b2
 from gillab.profiles import ParameterError
 
@@ -51,9 +51,9 @@ def test_download_is_verified_and_a_corrupt_file_fails_loudly(builds, tmp_path, 
 
 def test_bad_download_parameters(data_dir):
     with pytest.raises(ParameterError, match="writers.*must be among"):
-        experiments.measure("b2_download", "smoke", {"writers": ["pipe"]})
+        sweep.measure("b2_download", "smoke", {"writers": ["pipe"]})
     with pytest.raises(ParameterError, match="would not split"):
-        experiments.measure("b2_download", "smoke", {"min_part_size_mb": 64})
+        sweep.measure("b2_download", "smoke", {"min_part_size_mb": 64})
     assert not data_dir.exists()
 
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gillab import experiments, interpreters, provision, runner
+from gillab import experiments, interpreters, provision, runner, sweep
 
 ERA = ("2.7.18", "3.9.10", "nogil-3.9.10")
 
@@ -145,7 +145,7 @@ def test_a_sweep_takes_the_documents_builds_by_default(era, data_dir):
     assert p["conditions"].split(",") == ["doc000", "2.7.18", "auto"]
     assert experiments.get("sha256").resolve("smoke", {})["conditions"] == "doc000,auto"
     assert experiments.get("b2_download").resolve("smoke", {})["conditions"].startswith("doc004,auto")
-    res = experiments.measure("countdown", "smoke", {"conditions": "2.7.18,nogil-3.9.10", "repeats": 1,
+    res = sweep.measure("countdown", "smoke", {"conditions": "2.7.18,nogil-3.9.10", "repeats": 1,
                                                      "threads": [1, 2], "total_decrements": 100_000},
                               progress=False)
     assert res.measured == 4 and res.failed == 0

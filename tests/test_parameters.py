@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from gillab import experiments
+from gillab import experiments, sweep
 from gillab.profiles import ParameterError
 
 
@@ -22,22 +22,22 @@ from gillab.profiles import ParameterError
 ])
 def test_bad_parameters_are_refused_before_measuring(overrides, match, data_dir):
     with pytest.raises(ParameterError, match=match):
-        experiments.measure("countdown", "smoke", overrides)
+        sweep.measure("countdown", "smoke", overrides)
     assert not data_dir.exists()  # nothing written, nothing measured
 
 
 def test_unknown_profile_and_experiment(data_dir):
     with pytest.raises(ParameterError, match="unknown profile 'fast'"):
-        experiments.measure("countdown", "fast")
+        sweep.measure("countdown", "fast")
     with pytest.raises(ParameterError, match="unknown experiment 'nope'"):
-        experiments.measure("nope", "smoke")
+        sweep.measure("nope", "smoke")
 
 
 def test_unknown_condition_is_refused_before_measuring(data_dir):
     from gillab.interpreters import ConditionError
 
     with pytest.raises(ConditionError, match="unknown condition"):
-        experiments.measure("countdown", "smoke", {"conditions": "3.13.5,python9"})
+        sweep.measure("countdown", "smoke", {"conditions": "3.13.5,python9"})
     assert not data_dir.exists()
 
 
@@ -48,7 +48,7 @@ def test_no_available_condition_is_a_clear_error(data_dir, monkeypatch, tmp_path
     interpreters.identify.cache_clear()
     try:
         with pytest.raises(ParameterError, match="none of the requested conditions is available.*gillab provision"):
-            experiments.measure("countdown", "smoke", {"conditions": "core"})
+            sweep.measure("countdown", "smoke", {"conditions": "core"})
     finally:
         interpreters.identify.cache_clear()
     assert not data_dir.exists()
@@ -71,10 +71,10 @@ def test_cli_reports_bad_input_plainly(data_dir):
 @pytest.mark.parametrize("profile", ["smoke", "default", "seed"])
 def test_every_experiment_resolves_every_profile(profile):
     """profiles.toml holds a complete, valid table for every experiment and profile."""
-    from gillab.experiments import REGISTRY, get
+    from gillab.experiments import get, names
 
-    get("countdown")
-    for name, exp in REGISTRY.items():
+    for name in names():
+        exp = get(name)
         p = exp.resolve(profile)
         assert p["repeats"] >= 1 and exp.points(p), name
 
@@ -103,10 +103,10 @@ def test_papermill_reads_every_notebook_parameter():
     import nbformat
     from papermill.translators import PythonTranslator
 
-    from gillab.notebook import NOTEBOOK_FILES
+    from gillab.book import notebook_files
     from gillab.paths import notebooks_dir
 
-    for name in NOTEBOOK_FILES.values():
+    for name in notebook_files().values():
         nb = nbformat.read(notebooks_dir() / name, as_version=4)
         (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
         declared = [t.id for node in ast.parse(cell.source).body

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from gillab import campaigns, experiments, results
+from gillab import campaigns, experiments, results, sweep
 from gillab.profiles import ParameterError
 from gillab.store import ExperimentStore, StoreBusy
 
@@ -44,7 +44,7 @@ def test_a_second_writer_is_refused(tmp_path):
 
 
 def test_samples_and_metadata_are_stored(builds, data_dir):
-    res = experiments.measure("countdown", "smoke", SMALL, progress=False)
+    res = sweep.measure("countdown", "smoke", SMALL, progress=False)
     assert res.measured == 8 and res.failed == 0 and res.status == "complete"
     store = store_of("countdown")
     assert store.campaign == res.campaign and res.campaign.startswith("test-machine-")
@@ -76,26 +76,26 @@ def test_samples_and_metadata_are_stored(builds, data_dir):
 
 
 def test_rerun_resumes_and_more_repeats_measure_only_the_rest(builds, data_dir):
-    experiments.measure("countdown", "smoke", SMALL, progress=False)
-    again = experiments.measure("countdown", "smoke", SMALL, progress=False)
+    sweep.measure("countdown", "smoke", SMALL, progress=False)
+    again = sweep.measure("countdown", "smoke", SMALL, progress=False)
     assert again.measured == 0 and again.skipped == 8
-    more = experiments.measure("countdown", "smoke", {**SMALL, "repeats": 3}, progress=False)
+    more = sweep.measure("countdown", "smoke", {**SMALL, "repeats": 3}, progress=False)
     assert more.measured == 4 and more.skipped == 8
     df = results.samples("countdown", config_id=more.config_id)
     assert len(df) == 12 and df.groupby(["condition", "threads"]).size().eq(3).all()
 
 
 def test_a_failed_run_loses_nothing(builds, data_dir):
-    experiments.measure("countdown", "smoke", SMALL, progress=False)
+    sweep.measure("countdown", "smoke", SMALL, progress=False)
     path = store_of("countdown").samples_path
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with pytest.raises(ParameterError):
-        experiments.measure("countdown", "smoke", {**SMALL, "threads": [0]})
+        sweep.measure("countdown", "smoke", {**SMALL, "threads": [0]})
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
 
 
 def test_a_failing_sample_is_recorded_as_failed_not_as_a_number(builds, data_dir):
-    res = experiments.measure("countdown", "smoke", {**SMALL, "conditions": "3.13.5", "threads": [1],
+    res = sweep.measure("countdown", "smoke", {**SMALL, "conditions": "3.13.5", "threads": [1],
                                                       "repeats": 1, "total_decrements": 10**12,
                                                       "timeout": 0.5}, progress=False)
     assert res.failed == 1 and res.measured == 0

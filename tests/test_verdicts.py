@@ -5,7 +5,7 @@ import sys
 import pandas as pd
 import pytest
 
-from gillab import experiments
+from gillab import experiments, sweep
 from gillab.experiments import countdown as cd
 
 
@@ -16,7 +16,7 @@ def synthetic(times: dict[str, dict[int, list[float]]], total=100_000_000) -> pd
         for k, values in by_k.items():
             for i, v in enumerate(values):
                 rows.append({"condition": cond, "threads": k, "seconds": v, "total_decrements": total,
-                             "repeat": i, "gil_enabled": "True" if cond == "gil" else "False"})
+                             "repeat": i, "gil_enabled": cond == "gil"})
     return pd.DataFrame(rows)
 
 
@@ -25,7 +25,7 @@ def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
         "gil": {1: [6.5, 6.52, 6.55], 2: [6.6, 6.57, 6.58], 4: [6.6, 6.59, 6.62], 8: [6.6, 6.58, 6.61]},
         "ft": {1: [8.0, 8.1, 8.05], 2: [4.0, 4.1, 4.05], 4: [4.1, 4.0, 4.05], 8: [4.2, 4.1, 4.15]},
     })
-    rows = {r["claim_id"]: r for r in cd.verdicts(df)}
+    rows = {r["claim_id"]: r for r in cd.ANALYSIS.claims(df)}
     assert set(rows) == {f"countdown/threads={k}" for k in (1, 2, 4, 8)}
     assert rows["countdown/threads=2"]["published"] == pytest.approx(6.57 / 6.52)
     for k in (2, 4, 8):
@@ -33,19 +33,19 @@ def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
         assert rows[f"countdown/threads={k}"]["measured"]["ft"]["verdict"] == "lower"
     one = rows["countdown/threads=1"]["measured"]
     assert one["gil"]["verdict"] == "agrees" and one["ft"]["verdict"] == "higher"
-    s = cd.summary(df).set_index(["condition", "threads"])
+    s = cd.ANALYSIS.summary(df).set_index(["condition", "threads"])
     assert s.loc[("ft", 2), "speedup"] == pytest.approx(8.05 / 4.05)
     assert s.loc[("gil", 1), "best"] == 6.5
 
 
 def test_smaller_profiles_are_scaled_and_say_so():
     df = synthetic({"gil": {1: [0.65, 0.66], 2: [0.66, 0.67]}}, total=10_000_000)
-    one = next(r for r in cd.verdicts(df) if r["claim_id"] == "countdown/threads=1")["measured"]["gil"]
+    one = next(r for r in cd.ANALYSIS.claims(df) if r["claim_id"] == "countdown/threads=1")["measured"]["gil"]
     assert one["median"] == pytest.approx(6.55) and "scaled x10" in one["note"]
 
 
 def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
-    experiments.measure("countdown", "smoke", {"conditions": "3.13.5,3.13.5t", "threads": [1, 2, 4, 8],
+    sweep.measure("countdown", "smoke", {"conditions": "3.13.5,3.13.5t", "threads": [1, 2, 4, 8],
                                                "total_decrements": 400_000, "repeats": 2}, progress=False)
     out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--json", "-P", "any"],
                          capture_output=True, text=True)

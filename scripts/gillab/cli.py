@@ -5,9 +5,10 @@
     gillab measure EXPERIMENT [-P P] [-p k=v ...] [--plan [--json]]
                                             measure only (no notebook); --plan: say what would
                                             be measured and why, measure nothing
-    gillab run EXPERIMENT [-P P] [-p k=v ...]       measure + execute the notebook (papermill)
-    gillab reproduce [-P P]                 every notebook, then the book
-    gillab book                             notebooks from data/ (no measuring), then the book
+    gillab run EXPERIMENT [-P P] [-p k=v ...]       measure, then execute its notebook (papermill)
+    gillab reproduce [-P P]                 measure every experiment, then the book
+    gillab book [--force]                   the book from data/ (never measures; reuses notebooks
+                                            whose inputs did not change)
     gillab campaigns [--json]               the reference campaign and yours
     gillab results EXPERIMENT --json        measured summary
     gillab verdicts --json                  every published number reproduced so far
@@ -82,10 +83,10 @@ def cmd_provision(args) -> int:
 
 
 def cmd_measure(args) -> int:
-    from . import experiments
+    from . import sweep
 
     if args.plan:
-        plan = experiments.plan(args.experiment, args.profile, _parse_kv(args.param),
+        plan = sweep.plan(args.experiment, args.profile, _parse_kv(args.param),
                                 campaign=args.campaign, new_campaign=args.new_campaign)
         d = plan.as_dict()
         if args.json:
@@ -99,31 +100,32 @@ def cmd_measure(args) -> int:
             for why, n in d["reasons"].items():
                 print(f"  {n:>5}  {why}")
         return 0
-    res = experiments.measure(args.experiment, args.profile, _parse_kv(args.param),
+    res = sweep.measure(args.experiment, args.profile, _parse_kv(args.param),
                               campaign=args.campaign, new_campaign=args.new_campaign)
     print(json.dumps(_clean(res.__dict__), indent=2, default=str))
     return 0 if not res.failed else 3
 
 
-def _campaign_for_notebooks(args) -> str:
-    """One campaign for every notebook of a command (made now if new)."""
+def _campaign_for(args) -> str:
+    """One campaign for every experiment of a command (made now if new)."""
     from . import campaigns
 
     return campaigns.for_measuring(args.campaign, new=args.new_campaign).id
 
 
 def cmd_run(args) -> int:
-    from . import notebooks
+    from . import book, sweep
 
-    overrides = _parse_kv(args.param) | {"campaign": _campaign_for_notebooks(args)}
-    notebooks.execute(args.experiment, args.profile, overrides, measure=True)
-    return 0
+    overrides = _parse_kv(args.param)
+    res = sweep.measure(args.experiment, args.profile, overrides, campaign=_campaign_for(args))
+    book.execute(args.experiment, args.profile, overrides | {"campaign": res.campaign}, measure=False)
+    return 0 if not res.failed else 3
 
 
 def cmd_reproduce(args) -> int:
-    from . import notebooks
+    from . import book
 
-    notebooks.reproduce(args.profile, campaign=_campaign_for_notebooks(args))
+    book.reproduce(args.profile, campaign=_campaign_for(args))
     return 0
 
 
@@ -146,9 +148,9 @@ def cmd_campaigns(args) -> int:
 
 
 def cmd_book(args) -> int:
-    from . import notebooks
+    from . import book
 
-    notebooks.book(execute_notebooks=not args.no_execute, profile=args.profile)
+    book.book(execute_notebooks=not args.no_execute, profile=args.profile, force=args.force)
     return 0
 
 
@@ -197,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--new-campaign", action="store_true", help="start a new campaign instead of resuming yours")
 
     for name, fn, helptext in (("measure", cmd_measure, "measure only"),
-                               ("run", cmd_run, "measure and execute the notebook")):
+                               ("run", cmd_run, "measure, then execute the notebook")):
         s = sub.add_parser(name, help=helptext)
         s.add_argument("experiment")
         s.add_argument("-P", "--profile", default="default", choices=PROFILES)
@@ -207,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--plan", action="store_true", help="say what would be measured and why; measure nothing")
             s.add_argument("--json", action="store_true", help="with --plan: as JSON")
         s.set_defaults(fn=fn)
-    s = sub.add_parser("reproduce", help="run every notebook, then build the book")
+    s = sub.add_parser("reproduce", help="measure every experiment, then build the book")
     s.add_argument("-P", "--profile", default="default", choices=PROFILES)
     campaign_args(s)
     s.set_defaults(fn=cmd_reproduce)
@@ -216,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_campaigns)
     s = sub.add_parser("book", help="render the book from data/ without measuring")
     s.add_argument("--no-execute", action="store_true", help="reuse the executed notebooks as they are")
+    s.add_argument("--force", action="store_true", help="execute every notebook, even those whose inputs did not change")
     s.add_argument("-P", "--profile", default="default", choices=PROFILES,
                    help="which stored configuration to show (default: default)")
     s.set_defaults(fn=cmd_book)

@@ -222,3 +222,20 @@ def machine() -> dict:
 
 def harness() -> dict:
     return {"python": sys.version, "executable": sys.executable, **git_commit()}
+
+
+def filesystem_of(path) -> dict:
+    """The mount holding ``path``: file system type and device, from /proc/mounts."""
+    from pathlib import Path
+
+    path = Path(path).resolve()
+    best = None
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            mnt = mnt.replace("\\040", " ")
+            if (str(path) + "/").startswith(mnt.rstrip("/") + "/") and (best is None or len(mnt) > len(best[1])):
+                best = (dev, mnt, fstype)
+    if best is None:
+        return {"device": "?", "mountpoint": "?", "fstype": "?"}
+    return {"device": best[0], "mountpoint": best[1], "fstype": best[2]}

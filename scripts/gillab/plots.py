@@ -26,17 +26,36 @@ def palette(conditions) -> dict:
 
 def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25,
                    join: bool = True):
-    """Raw samples as small dots, the median with a 95% bootstrap CI as a bar, per hue; ``join``
-    draws lines between the x values (only where x is ordered, e.g. thread counts).  With one
-    condition there is nothing to dodge (seaborn would divide by zero)."""
-    if len(pal) < 2:
+    """Raw samples as small dots, the median with its 95% bootstrap CI as a bar, per hue; ``join``
+    draws lines between the x values (only where x is ordered, e.g. thread counts).  The CIs are
+    :func:`gillab.stats.summarize`'s, the same as in the chapter's tables.  With one condition
+    there is nothing to dodge."""
+    from . import stats
+
+    hues = sorted(pal)
+    if len(hues) < 2:
         dodge = 0
     sns.stripplot(data=df, x=x, y=y, hue=hue, palette=pal, dodge=dodge > 0, alpha=0.35, size=3.5,
-                  jitter=0.12, ax=ax, legend=False, hue_order=sorted(pal), native_scale=False)
-    sns.pointplot(data=df, x=x, y=y, hue=hue, palette=pal, estimator=np.median,
-                  errorbar=("ci", 95), n_boot=2000, seed=0, dodge=dodge, markers="o",
-                  capsize=0.08, err_kws={"linewidth": 1.5}, ax=ax, hue_order=sorted(pal),
-                  linestyle="-" if join else "none")
+                  jitter=0.12, ax=ax, legend=False, hue_order=hues, native_scale=False)
+    levels = sorted(df[x].unique())
+    # each condition at the centre of its dodged column of dots (seaborn splits 0.8 of a category)
+    n = len(hues)
+    offsets = (np.arange(n) + 0.5) * 0.8 / n - 0.4 if dodge else np.zeros(n)
+    for off, h in zip(offsets, hues):
+        g = df[df[hue] == h]
+        pos, med, lo, hi = [], [], [], []
+        for i, level in enumerate(levels):
+            vals = g.loc[g[x] == level, y].dropna()
+            if not len(vals):
+                continue
+            s = stats.summarize(vals)
+            pos.append(i + off)
+            med.append(s["median"])
+            lo.append(s["median"] - s["ci_lo"])
+            hi.append(s["ci_hi"] - s["median"])
+        if pos:
+            ax.errorbar(pos, med, yerr=[lo, hi], fmt="o-" if join else "o", color=pal[h], capsize=3,
+                        elinewidth=1.5, markersize=6, label=h)
 
 
 def samples_by_condition(ax, g: pd.DataFrame, y: str, pal: dict, size: float = 5) -> None:
@@ -49,6 +68,6 @@ def samples_by_condition(ax, g: pd.DataFrame, y: str, pal: dict, size: float = 5
 
 def to_png(fig, dpi: int = 90) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi)   # the figures lay themselves out (tight_layout)
     plt.close(fig)
     return buf.getvalue()

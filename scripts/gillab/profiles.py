@@ -114,7 +114,7 @@ COMMON = {
     "repeats": Param("repeats", positive_int, "samples per point and condition"),
     "timeout": Param("timeout", positive_float, "seconds one sample may take"),
     "switch_interval": Param("switch_interval", switch_interval,
-                             "sys.setswitchinterval() in seconds (>= 1e-6), unset = 5 ms default",
+                             "sys.setswitchinterval() in seconds (at least 1e-6), None keeps the 5 ms default",
                              optional=True),
     "affinity": Param("affinity", cpu_list, "CPUs the workload may run on, e.g. 0 or 0,1", optional=True),
 }

@@ -3,12 +3,8 @@ results/verdicts`` print), and the reader's campaign beside the reference, claim
 from __future__ import annotations
 
 from . import results as store_results
-from .experiments import REGISTRY, get
-
-
-def analysis(experiment: str):
-    """What summarizes an experiment and states its verdicts: ``summary(df)``, ``verdicts(df)``."""
-    return get(experiment)
+from .experiments import analysis, get, names
+from .tables import fmt, value_cell
 
 
 def profile_config(experiment: str, profile: str = "default") -> str | None:
@@ -44,7 +40,7 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
             df = store_results.samples(name, campaign, cfg)
         except store_results.NoData:
             continue
-        for row in analysis(name).verdicts(df):
+        for row in analysis(name).claims(df):
             rows.append(row | {"campaign": df.attrs["campaign"]})
     return rows
 
@@ -103,85 +99,13 @@ def compare(yours: list[dict], ref: list[dict]):
             out.append({
                 "experiment": key[0], "claim": base["claim"], "condition": cond,
                 "published": f"{fmt(base['published'])} {base['unit']}",
-                "reference": _cell(mr), "reference outcome": mr["verdict"] if mr else "not measured",
-                "yours": _cell(my), "your outcome": my["verdict"] if my else "not measured",
+                "reference": value_cell(mr), "reference outcome": mr["verdict"] if mr else "not measured",
+                "yours": value_cell(my), "your outcome": my["verdict"] if my else "not measured",
                 "same outcome": ("-" if not (mr and my) else "yes" if mr["verdict"] == my["verdict"] else "NO"),
                 "yours / reference": "-" if ratio != ratio else
                 (f"{ratio:.2f}" + ("" if lo != lo else f" [{lo:.2f}, {hi:.2f}]")),
             })
     return pd.DataFrame(out)
-
-
-def compare_view(df):
-    """The comparison as a reader scans it: value, interval and outcome in one cell per
-    campaign, each claim named once (on its first condition)."""
-    import pandas as pd
-
-    if df.empty:
-        return df
-    out = pd.DataFrame({
-        "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
-        "condition": df["condition"], "published": df["published"],
-        "reference: value [95% CI], outcome": df["reference"] + " · " + df["reference outcome"],
-        "yours": df["yours"] + " · " + df["your outcome"],
-        "same outcome": df["same outcome"], "yours / reference [approx. 95% CI]": df["yours / reference"],
-    })
-    return out
-
-
-def compare_counts(df):
-    """Per experiment: claims x conditions with the same outcome in both campaigns, and not."""
-    import pandas as pd
-
-    both = df[df["same outcome"] != "-"]
-    return pd.DataFrame({
-        "same outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "yes").sum())),
-        "different outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "NO").sum())),
-    }).reset_index()
-
-
-def _cell(m: dict | None) -> str:
-    return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
-
-
-def fmt(v) -> str:
-    """A number as a reader wants it: 30,000 not 3e+04; 0.546; 1e-06."""
-    import math
-
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, float) and math.isinf(v):
-        return "inf"
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
-
-
-def verdict_matrix(rows: list[dict]):
-    """One line per published claim, one column per condition: 'value [CI] verdict'."""
-    import pandas as pd
-
-    from .interpreters import display_order
-
-    out = []
-    for r in rows:
-        line = {"experiment": r["experiment"], "claim": r["claim"],
-                "published": f"{fmt(r['published'])} {r['unit']}"}
-        for cond, m in r["measured"].items():   # columns are put in display order below
-            note = f" ({m['note']})" if m.get("note") else ""
-            line[cond] = f"{_cell(m)}: {m['verdict']}{note}"
-        out.append(line)
-    df = pd.DataFrame(out).fillna("not measured")
-    fixed = ["experiment", "claim", "published"]
-    return df[fixed + display_order([c for c in df.columns if c not in fixed])]
-
-
-def verdict_table(rows: list[dict]):
-    """The matrix of one experiment's verdicts, as a chapter shows it."""
-    return verdict_matrix(rows).drop(columns=["experiment"])
 
 
 def builds(campaign: str | None = None, experiments: list[str] | None = None):
@@ -213,5 +137,4 @@ def builds(campaign: str | None = None, experiments: list[str] | None = None):
 
 
 def experiment_names() -> list[str]:
-    get("countdown")  # importing one experiment registers them all
-    return sorted(REGISTRY)
+    return sorted(names())

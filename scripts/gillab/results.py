@@ -6,10 +6,6 @@ import pandas as pd
 from . import campaigns
 from .paths import reference_dir, results_dir
 
-# columns that stay text even when every value looks like a number
-TEXT_COLUMNS = ("config", "run_id", "point", "condition", "status", "error", "time", "profile", "experiment",
-                "python", "affinity_runtime", "affinity", "identity_key", "code_key")
-
 
 class NoData(LookupError):
     """No stored samples for this experiment (and configuration)."""
@@ -43,7 +39,7 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
             include_failed: bool = False) -> pd.DataFrame:
     cid = pick_campaign(experiment, campaign)
     store = campaigns.load(cid).store(experiment)
-    df = pd.DataFrame(store.rows())
+    df = store.frame()
     if df.empty:
         raise NoData(f"{store.samples_path} holds no samples")
     if config_id is not None:
@@ -53,14 +49,7 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
     if df.empty:
         raise NoData(f"{store.samples_path} holds no successful samples for configuration {config_id}")
     n_all = len(df)
-    df = current_rows(df)
-    for col in df.columns:
-        if col in TEXT_COLUMNS:
-            continue
-        converted = pd.to_numeric(df[col], errors="coerce")
-        if converted.notna().sum() == df[col].replace("", pd.NA).notna().sum():
-            df[col] = converted
-    df = df.copy()
+    df = current_rows(df).copy()
     df.attrs["campaign"] = cid
     df.attrs["superseded"] = n_all - len(df)
     return df

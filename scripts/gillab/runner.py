@@ -20,12 +20,10 @@ class WorkloadError(RuntimeError):
 
 @dataclass
 class Sample:
-    ok: bool
     result: dict
     runtime: dict
     rusage: dict
     wall_s: float
-    error: str = ""
 
 
 def workload_path(name: str) -> Path:
@@ -86,5 +84,5 @@ def run(cond: Condition, workload: str, params: dict, *, timeout: float = 600.0,
     data = json.loads(line[len(MARKER):])
     if not data.get("ok"):
         raise WorkloadError(f"{workload} under {cond.id} failed: {data.get('error')}")
-    return Sample(ok=True, result=data["result"], runtime=data["runtime"] | {
+    return Sample(result=data["result"], runtime=data["runtime"] | {
         "gil_enabled_after": data.get("gil_enabled_after")}, rusage=data.get("rusage", {}), wall_s=wall)

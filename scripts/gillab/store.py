@@ -4,11 +4,17 @@ Layout, per campaign (see :mod:`gillab.campaigns`) and experiment::
 
     data/results/<campaign>/campaign.json                 the machine and time of the campaign
     data/results/<campaign>/<experiment>/samples.csv      one row per sample (ok or failed)
+    data/results/<campaign>/<experiment>/samples.schema.json  the type of every column
     data/results/<campaign>/<experiment>/runs/<run>.json  metadata of each run
 
 ``samples.csv`` is rewritten through a temporary file and ``os.replace`` after every sample,
 so a run killed halfway keeps every sample measured so far and never leaves a torn file.
 Rows are only ever added: a failed or interrupted run cannot lose or overwrite results.
+
+The CSV stays plain text for auditing; ``samples.schema.json`` says what each column held when
+it was written (``int``, ``float``, ``bool``, ``str`` or ``json`` for lists and mappings), so
+that :func:`typed_frame` gives numbers, booleans and lists back as what they were.  A file
+written before the schema existed is read with :func:`infer_type`.
 """
 from __future__ import annotations
 
@@ -43,6 +49,98 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+TYPES = ("bool", "int", "float", "str", "json")
+# text even where every value looks like a number (a file without a schema is inferred)
+TEXT_COLUMNS = ("config", "run_id", "point", "condition", "status", "error", "time", "profile", "experiment",
+                "python", "affinity_runtime", "affinity", "identity_key", "code_key")
+
+
+def type_of(value) -> str | None:
+    """The schema type of one Python value (None: says nothing)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, (list, tuple, dict)):
+        return "json"
+    return "str"
+
+
+def merge_types(a: str | None, b: str | None) -> str | None:
+    """A column that held ints and floats is float; any other mix is text."""
+    if a is None or a == b:
+        return b if a is None else a
+    if b is None:
+        return a
+    if {a, b} == {"int", "float"}:
+        return "float"
+    return "str"
+
+
+def encode(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value)
+    return str(value)
+
+
+def infer_type(values) -> str | None:
+    """The type of a column written without a schema, from its text: every non-empty value
+    True/False -> bool; every one a whole number -> int, a number -> float; a JSON list -> json."""
+    vals = [v for v in values if v not in ("", None) and v == v]
+    if not vals:
+        return None
+    if all(v in ("True", "False") for v in vals):
+        return "bool"
+
+    def number(v):
+        try:
+            float(v)
+            return True
+        except ValueError:
+            return False
+
+    if all(number(v) for v in vals):
+        return "int" if all(v.lstrip("-").isdigit() for v in vals) else "float"
+    if all(v.startswith("[") for v in vals):
+        try:
+            [json.loads(v) for v in vals]
+            return "json"
+        except ValueError:
+            pass
+    return "str"
+
+
+def typed_frame(rows: list[dict], schema: dict[str, str]):
+    """The rows as a DataFrame whose columns have their schema's types: int (Int64 where a value
+    is missing), float, bool (``boolean`` where missing), str, json (parsed lists/mappings)."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    for col in df.columns:
+        kind = schema.get(col) or ("str" if col in TEXT_COLUMNS else infer_type(df[col]))
+        raw = df[col]
+        empty = raw.isna() | (raw == "")
+        if kind == "int":
+            out = pd.to_numeric(raw.where(~empty), errors="coerce")
+            df[col] = out.astype("Int64") if empty.any() else out.astype("int64")
+        elif kind == "float":
+            df[col] = pd.to_numeric(raw.where(~empty), errors="coerce").astype("float64")
+        elif kind == "bool":
+            out = raw.map({"True": True, "False": False, True: True, False: False})
+            df[col] = out.astype("boolean") if empty.any() else out.astype(bool)
+        elif kind == "json":
+            df[col] = raw.map(lambda v: None if v in ("", None) else json.loads(v) if isinstance(v, str) else v)
+        else:
+            df[col] = raw.fillna("").astype(str)
+    return df
+
+
 def _rows_to_csv(fieldnames: list[str], rows: list[dict]) -> str:
     import io
 
@@ -50,7 +148,7 @@ def _rows_to_csv(fieldnames: list[str], rows: list[dict]) -> str:
     w = csv.DictWriter(buf, fieldnames=fieldnames, extrasaction="raise", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fieldnames})
+        w.writerow({k: r.get(k, "") for k in fieldnames})
     return buf.getvalue()
 
 
@@ -60,6 +158,7 @@ class ExperimentStore:
         self.campaign = campaign
         self.dir = (root or results_dir()) / campaign / experiment
         self.samples_path = self.dir / "samples.csv"
+        self.schema_path = self.dir / "samples.schema.json"
         self.runs_dir = self.dir / "runs"
         self._rows: list[dict] | None = None
         self._fields: list[str] | None = None
@@ -75,6 +174,16 @@ class ExperimentStore:
             else:
                 self._rows, self._fields = [], []
         return self._rows
+
+    def schema(self) -> dict[str, str]:
+        """Column -> type, as written (empty for a file written before schemas)."""
+        if self.schema_path.exists():
+            return json.loads(self.schema_path.read_text())["columns"]
+        return {}
+
+    def frame(self):
+        """Every row, typed (see :func:`typed_frame`)."""
+        return typed_frame(self.rows(), self.schema())
 
     def runs(self) -> list[dict]:
         if not self.runs_dir.is_dir():
@@ -143,12 +252,19 @@ class ExperimentStore:
         new_rows = [portable(r) for r in new_rows]
         rows = self.rows()
         fields = list(self._fields or [])
+        old = self.schema()
+        schema = dict(old) if old or not rows else {f: infer_type(r.get(f, "") for r in rows) for f in fields}
         for row in new_rows:
-            for k in row:
+            for k, v in row.items():
                 if k not in fields:
                     fields.append(k)
-        atomic_write_text(self.samples_path, _rows_to_csv(fields, rows + new_rows))
-        rows.extend({k: ("" if r.get(k) is None else str(r.get(k))) for k in fields} for r in new_rows)
+                schema[k] = merge_types(schema.get(k), type_of(v))
+        text_rows = [{k: encode(r.get(k)) for k in fields} for r in new_rows]
+        schema = {f: schema.get(f) for f in fields}   # null: only empty values so far
+        if schema != old:   # the schema first: a column it names that the CSV lacks is harmless
+            atomic_write_text(self.schema_path, json.dumps({"columns": schema}, indent=1) + "\n")
+        atomic_write_text(self.samples_path, _rows_to_csv(fields, rows + text_rows))
+        rows.extend(text_rows)
         self._fields = fields
 
     def write_run(self, meta: dict) -> Path:

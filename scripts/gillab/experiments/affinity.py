@@ -8,7 +8,8 @@ import pandas as pd
 
 from .. import stats
 from ..profiles import Param, ParameterError
-from . import Experiment
+from ..analysis import Analysis
+from ..experiment import Experiment
 from .convoy import ECHO_PARAMS, RATE_TOLERANCE, Convoy, _counts, echo_sample
 
 PLACEMENTS = ("same", "other")
@@ -26,11 +27,10 @@ def _placements(value) -> list[str]:
 
 class Affinity(Experiment):
     name = "affinity"
+    notebook = "05_affinity.ipynb"
     workload = "echo_server"
     title = "CPU affinity: every server thread on one core"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), CPU affinity table and update"
-    metric = "rps"
-    lower_is_better = False
     params = {
         "cpu_threads": Param("cpu_threads", _counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4, 8]"),
         "client": Param("client", _placements, "where the client runs: same (core as the server), other"),
@@ -89,7 +89,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdicts(df: pd.DataFrame) -> list[dict]:
+def claims(df: pd.DataFrame) -> list[dict]:
     out = []
     conds = sorted(df["condition"].unique())
     for _, row in published().iterrows():
@@ -112,12 +112,6 @@ def verdicts(df: pd.DataFrame) -> list[dict]:
                 "published_as": f"{row['rps_as_published']} (the author's client shared the server's core)",
             })
     return out
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    from ..report import verdict_table as table
-
-    return table(verdicts(df))
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
@@ -206,3 +200,20 @@ def explorer(df: pd.DataFrame):
 
     return widgets.stack_explorer(draw, ("client", clients, [f"on the {c} core" for c in clients]),
                                   ("CPU threads", ns, [str(n) for n in ns]), title="Explore every counted window")
+
+
+class AffinityAnalysis(Analysis):
+    """The chapter's reading of affinity: the module's functions above, bound to the interface."""
+    experiment = "affinity"
+    published = staticmethod(published)
+    published_table = staticmethod(published_table)
+    summary = staticmethod(summary)
+    claims = staticmethod(claims)
+    side_by_side = staticmethod(side_by_side)
+    findings = staticmethod(findings)
+    figure = staticmethod(figure)
+    explorer = staticmethod(explorer)
+
+
+EXPERIMENT = Affinity()
+ANALYSIS = AffinityAnalysis()

@@ -24,7 +24,9 @@ import pandas as pd
 from .. import procs as guarded
 from .. import results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int, positive_ints
-from . import Experiment
+from ..analysis import Analysis
+from ..experiment import Experiment
+from ..metadata import filesystem_of
 
 MiB = 1 << 20
 SCENARIOS = ("single", "many")
@@ -121,13 +123,12 @@ def curl_ceiling(base: str, files: list[dict], parallel: int, timeout: float) ->
 
 class B2Download(Experiment):
     name = "b2_download"
+    notebook = "11_b2_download.ipynb"
     measuring_code = (curl_ceiling, scenario_files, make_file, servers.nginx, ("nginx.conf", servers.NGINX_CONF),
                       venvs.ensure)
     workload = "b2_download"
     title = "A B2-style parallel download"
     document = "004_22030fa0f093a28f.txt (Backblaze: Python GIL vs. nogil)"
-    metric = "MBps"
-    lower_is_better = False
     params = {
         "scenarios": Param("scenarios", _choices(SCENARIOS), "single (one large file) and/or many (several at once)"),
         "threads": Param("threads", positive_ints, "pool sizes to sweep; the tool's default is 10"),
@@ -180,26 +181,13 @@ class B2Download(Experiment):
         vcond = venvs.ensure(cond, B2_REQUIREMENTS)
         files = scenario_files(p, point["scenario"])
         with servers.nginx(str(files_dir())) as base, tempfile.TemporaryDirectory(dir=download_dir()) as out:
-            fs = _filesystem(out)
+            fs = filesystem_of(out)
             s = runner.run(vcond, "b2_download", {
                 "base_url": base, "files": files, "out_dir": out, "threads": point["threads"],
                 "min_part_size": p["min_part_size_mb"] * MiB, "chunk": p["chunk_kb"] * 1024,
                 "writer": point["writer"]}, timeout=p["timeout"])
-        s.result.update(fs)
+        s.result.update(fs_type=fs["fstype"], fs_device=fs["device"])
         return s
-
-    def summary(self, df):
-        return summary(df)
-
-    def verdicts(self, df):
-        return verdicts(df)
-
-
-def _filesystem(path) -> dict:
-    from .freethreading import filesystem_of
-
-    fs = filesystem_of(Path(path))
-    return {"fs_type": fs["fstype"], "fs_device": fs["device"]}
 
 
 # -- analysis ---------------------------------------------------------------------------------------
@@ -225,10 +213,10 @@ def _best_threads(df: pd.DataFrame, cond: str, scen: str) -> pd.Series:
     return g[g["threads"] == best]["MBps"]
 
 
-def verdicts(df: pd.DataFrame) -> list[dict]:
+def claims(df: pd.DataFrame) -> list[dict]:
     """The document's three claims: nogil vs GIL 2.5x for one file and 10x for many (at each
     build's best thread count), and multiprocessing.Queue about 15% slower than queue.Queue."""
-    from .freethreading import pair_label, pairs
+    from .doc002 import pair_label, pairs
 
     out = []
     conds = [c for c in df["condition"].unique() if c != "curl"]
@@ -265,12 +253,6 @@ def verdicts(df: pd.DataFrame) -> list[dict]:
                 "published": 0.85, "unit": "ratio", "measured": measured,
                 "published_as": "\"about 15% slower\""})
     return out
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    from ..report import verdict_table as table
-
-    return table(verdicts(df))
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
@@ -361,3 +343,19 @@ def explorer(df: pd.DataFrame):
 
     return widgets.stack_explorer(draw, ("scenario", scens, scens), ("threads", threads, [str(t) for t in threads]),
                                   title="Explore every download")
+
+
+class B2DownloadAnalysis(Analysis):
+    """The chapter's reading of b2_download: the module's functions above, bound to the interface."""
+    experiment = "b2_download"
+    published = staticmethod(published)
+    summary = staticmethod(summary)
+    claims = staticmethod(claims)
+    side_by_side = staticmethod(side_by_side)
+    findings = staticmethod(findings)
+    figure = staticmethod(figure)
+    explorer = staticmethod(explorer)
+
+
+EXPERIMENT = B2Download()
+ANALYSIS = B2DownloadAnalysis()

@@ -16,7 +16,8 @@ import pandas as pd
 
 from .. import interpreters, runner, servers, stats
 from ..profiles import Param, ParameterError, positive_float, positive_int, switch_interval
-from . import Experiment
+from ..analysis import Analysis
+from ..experiment import Experiment
 
 RATE_TOLERANCE = 0.25   # request rates in 1-second windows: +-25% (times and ratios: +-10%)
 CLIENT_CONDITION = "3.13.5"
@@ -77,17 +78,16 @@ def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: 
               "server_affinity": ",".join(map(str, sdata["runtime"].get("affinity") or [])),
               "cpu_threads_ctx_involuntary": sum(c.get("ctx_involuntary", 0) for c in cpu),
               "cpu_threads_cpu_s": sum(c.get("cpu_s", 0.0) for c in cpu)}
-    return runner.Sample(ok=True, result=result, runtime=sdata["runtime"] | {"gil_enabled_after": None},
+    return runner.Sample(result=result, runtime=sdata["runtime"] | {"gil_enabled_after": None},
                          rusage={}, wall_s=time.perf_counter() - t0)
 
 
 class Convoy(Experiment):
     name = "convoy"
+    notebook = "03_convoy.ipynb"
     workload = "echo_server"
     title = "The convoy effect: echo server requests/second"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), RPS vs switch interval table"
-    metric = "rps"
-    lower_is_better = False
     params = {
         "switch_intervals": Param("switch_intervals", _intervals, "switch intervals in seconds to sweep"),
         "cpu_threads": Param("cpu_threads", _counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4]"),
@@ -154,7 +154,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "handler_vcsw_per_request": float((per_sample["handler_ctx_voluntary"] / served).median()),
             "handler_ivcsw_per_request": float((per_sample["handler_ctx_involuntary"] / served).median()),
             "client_cpu_share": float(per_sample["client_cpu_share"].median()),
-            "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all()),
+            "gil_enabled": bool(g["gil_enabled"].fillna(False).astype(bool).all()),
         })
     return pd.DataFrame(rows)
 
@@ -185,7 +185,7 @@ def _measured_rate(g: pd.DataFrame, published_value: float, transform=None) -> d
             "verdict": stats.verdict(published_value, lo, hi, RATE_TOLERANCE), "note": ""}
 
 
-def verdicts(df: pd.DataFrame) -> list[dict]:
+def claims(df: pd.DataFrame) -> list[dict]:
     out = []
     conds = sorted(df["condition"].unique())
     names = {0: "no", 1: "one", 2: "two", 4: "four"}
@@ -232,12 +232,6 @@ def verdicts(df: pd.DataFrame) -> list[dict]:
                          "stays about the same)", 1.0, "ratio", measured, "pbts13_t6_echo_inline_numbers",
                          "\"the RPS stays about the same\""))
     return out
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    from ..report import verdict_table as table
-
-    return table(verdicts(df))
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
@@ -414,3 +408,21 @@ def explorer(df: pd.DataFrame):
                                   ("switch interval (s)", sis, [f"{x:g}" for x in sis]),
                                   title="Explore every counted window")
 
+
+class ConvoyAnalysis(Analysis):
+    """The chapter's reading of convoy: the module's functions above, bound to the interface."""
+    experiment = "convoy"
+    published = staticmethod(published)
+    published_table = staticmethod(published_table)
+    summary = staticmethod(summary)
+    claims = staticmethod(claims)
+    side_by_side = staticmethod(side_by_side)
+    findings = staticmethod(findings)
+    figure = staticmethod(figure)
+    explain_figure = staticmethod(explain_figure)
+    processes_figure = staticmethod(processes_figure)
+    explorer = staticmethod(explorer)
+
+
+EXPERIMENT = Convoy()
+ANALYSIS = ConvoyAnalysis()

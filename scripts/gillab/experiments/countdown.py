@@ -4,19 +4,20 @@ from __future__ import annotations
 import pandas as pd
 
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from . import Experiment, scaling
+from ..experiment import Experiment
+from . import over_threads
 
-SPEC = scaling.Spec(
+SPEC = over_threads.Spec(
     experiment="countdown", table="pbts13_t1_countdown_threads", published_col="time_s_best_of_3",
     size=lambda g: float(g["total_decrements"].iloc[0]), seed_size=100_000_000,
     size_words=lambda n: f"{n:,.0f} decrements", explorer_title="Explore the countdown samples",
     per_unit=lambda r: f"{r['median'] / r['work'] * 1e9:.1f} ns per decrement in one thread",
     size_param="total_decrements", live_size=(2_000_000, 1_000_000, 20_000_000, 1_000_000, "decrements"))
-A = scaling.Analysis(SPEC)
 
 
 class Countdown(Experiment):
     name = "countdown"
+    notebook = "01_countdown.ipynb"
     workload = "countdown"
     title = "Countdown over threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), first table"
@@ -38,19 +39,19 @@ class Countdown(Experiment):
                                  f"{p['total_decrements']}: some threads would have nothing to do")
 
 
-def published_table() -> pd.DataFrame:
-    """The document's table as it printed it."""
-    p = A.published()
-    return pd.DataFrame({"threads": p["threads"], "decrements per thread": p["decrements_per_thread_n"],
-                         "time in seconds (best of 3)": p["time_s_best_of_3"],
-                         "machine": p["machine"], "python": p["python"]})
+class CountdownAnalysis(over_threads.ThreadsAnalysis):
+    def published_table(self) -> pd.DataFrame:
+        """The document's table as it printed it."""
+        p = self.published()
+        return pd.DataFrame({"threads": p["threads"], "decrements per thread": p["decrements_per_thread_n"],
+                             "time in seconds (best of 3)": p["time_s_best_of_3"],
+                             "machine": p["machine"], "python": p["python"]})
+
+    def summary(self, df: pd.DataFrame) -> pd.DataFrame:
+        s = super().summary(df)
+        s["ns_per_decrement"] = s["median"] / s["work"] * 1e9
+        return s
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    s = scaling.summary(df, SPEC)
-    s["ns_per_decrement"] = s["median"] / s["work"] * 1e9
-    return s
-
-
-def verdicts(df: pd.DataFrame) -> list[dict]:
-    return A.verdicts(df)
+EXPERIMENT = Countdown()
+ANALYSIS = CountdownAnalysis(SPEC)

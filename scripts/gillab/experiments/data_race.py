@@ -6,9 +6,10 @@ import math
 
 import pandas as pd
 
-from .. import stats
+from .. import results, stats
 from ..profiles import Param, ParameterError, positive_ints, switch_interval
-from . import Experiment
+from ..analysis import Analysis
+from ..experiment import Experiment
 
 
 def _intervals_or_default(value) -> list:
@@ -22,10 +23,10 @@ def _intervals_or_default(value) -> list:
 
 class DataRace(Experiment):
     name = "data_race"
+    notebook = "06_data_race.ipynb"
     workload = "race"
     title = "The data race: sum += 1 in several threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), the GIL's reason to exist"
-    metric = "lost"
     params = {
         "threads": Param("threads", positive_ints, "thread counts, e.g. [2, 4, 8]"),
         "iterations": Param("iterations", positive_ints, "increments per thread; the document's f() does 1000"),
@@ -62,7 +63,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdicts(df: pd.DataFrame) -> list[dict]:
+def claims(df: pd.DataFrame) -> list[dict]:
     from .. import results
 
     inline = results.reference("pbts13_t6_echo_inline_numbers")
@@ -103,12 +104,6 @@ def verdicts(df: pd.DataFrame) -> list[dict]:
     row("data_race/lost_updates", "with interval 1e-6, f() (1000 x sum += 1) in several threads loses updates",
         1.0, "lost updates", measured, "a race is shown; no count published")
     return out
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    from ..report import verdict_table as table
-
-    return table(verdicts(df))
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
@@ -183,3 +178,24 @@ def explorer(df: pd.DataFrame):
     return widgets.stack_explorer(draw, ("switch interval", intervals, intervals),
                                   ("increments per thread", its, [f"{n:,}" for n in its]),
                                   title="Explore every run")
+
+
+def published_table() -> pd.DataFrame:
+    """The document's in-text numbers about the data race (three lines of pbts13_t6)."""
+    return results.reference("pbts13_t6_echo_inline_numbers").iloc[5:8].drop(columns=["source"])
+
+
+class DataRaceAnalysis(Analysis):
+    """The chapter's reading of data_race: the module's functions above, bound to the interface."""
+    experiment = "data_race"
+    published_table = staticmethod(published_table)
+    summary = staticmethod(summary)
+    claims = staticmethod(claims)
+    side_by_side = staticmethod(side_by_side)
+    findings = staticmethod(findings)
+    figure = staticmethod(figure)
+    explorer = staticmethod(explorer)
+
+
+EXPERIMENT = DataRace()
+ANALYSIS = DataRaceAnalysis()

@@ -24,7 +24,8 @@ import pandas as pd
 
 from .. import procs, results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int
-from . import Experiment
+from ..analysis import Analysis
+from ..experiment import Experiment
 
 ENDPOINTS = ("cpu", "io", "io_fixed")
 K6_SCRIPT = """
@@ -108,12 +109,11 @@ def run_k6(base: str, endpoint: str, vus: int, duration_s: int, timeout: float) 
 
 class FlaskK6(Experiment):
     name = "flask_k6"
+    notebook = "10_flask.ipynb"
     measuring_code = (run_k6, ("k6 script", K6_SCRIPT), servers.workload_server, venvs.ensure)
     workload = "flask_app"
     title = "A Flask app under k6"
     document = "002_238bc8ef41f65af2.txt (Goodbye GIL), WSGI app with Flask"
-    metric = "completed_in_window"
-    lower_is_better = False
     params = {
         "endpoints": Param("endpoints", _endpoints, f"endpoints to load, among {ENDPOINTS}"),
         "vus": Param("vus", positive_int, "k6 virtual users; 15 in the document"),
@@ -144,14 +144,8 @@ class FlaskK6(Experiment):
             k = run_k6(base, point["endpoint"], p["vus"], p["duration_s"], timeout=p["timeout"])
             alive = srv.proc.poll() is None
         runtime = srv.ready.get("runtime", {})
-        return runner.Sample(ok=True, result={**k, "server_alive_after": alive, "venv_python": vcond.executable},
+        return runner.Sample(result={**k, "server_alive_after": alive, "venv_python": vcond.executable},
                              runtime=runtime | {"gil_enabled_after": None}, rusage={}, wall_s=k["k6_wall_s"])
-
-    def summary(self, df):
-        return summary(df)
-
-    def verdicts(self, df):
-        return verdicts(df)
 
 
 def published() -> pd.DataFrame:
@@ -167,14 +161,14 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                      "iterations": float(g["iterations"].median()), "failed": float(g["failed_requests"].median()),
                      "ok_in_window": float(g["ok_in_window"].median()), "p50_ms": float(g["p50_ms"].median()),
                      "p95_ms": float(g["p95_ms"].median()),
-                     "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all())})
+                     "gil_enabled": bool(g["gil_enabled"].fillna(False).astype(bool).all())})
     return pd.DataFrame(rows)
 
 
-def verdicts(df: pd.DataFrame) -> list[dict]:
+def claims(df: pd.DataFrame) -> list[dict]:
     """Per row of the observations table and per GIL/free-threaded pair: the published ratio
     (free-threaded requests / GIL requests in 20 s) against ours, scaled to the same window."""
-    from .freethreading import pair_label, pairs
+    from .doc002 import pair_label, pairs
 
     out = []
     for _, row in published().iterrows():
@@ -202,12 +196,6 @@ def verdicts(df: pd.DataFrame) -> list[dict]:
                     "published_as": f"GIL {row['GIL Enabled (as published)']}, free-threaded "
                                     f"{row['Free Threaded (as published)']} (3.14 RC2, 15 VUs, 20 s)"})
     return out
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    from ..report import verdict_table as table
-
-    return table(verdicts(df))
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
@@ -296,3 +284,20 @@ def explorer(df: pd.DataFrame):
     return widgets.stack_explorer(draw, ("endpoint", eps, [f"/{e}" for e in eps]),
                                   ("metric", [m for m, _ in metrics], [label for _, label in metrics]),
                                   title="Explore the k6 results")
+
+
+class FlaskK6Analysis(Analysis):
+    """The chapter's reading of flask_k6: the module's functions above, bound to the interface."""
+    experiment = "flask_k6"
+    published = staticmethod(published)
+    published_table = staticmethod(published_table)
+    summary = staticmethod(summary)
+    claims = staticmethod(claims)
+    side_by_side = staticmethod(side_by_side)
+    findings = staticmethod(findings)
+    figure = staticmethod(figure)
+    explorer = staticmethod(explorer)
+
+
+EXPERIMENT = FlaskK6()
+ANALYSIS = FlaskK6Analysis()

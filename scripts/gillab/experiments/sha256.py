@@ -8,20 +8,21 @@ from __future__ import annotations
 import pandas as pd
 
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from . import Experiment, scaling
+from ..experiment import Experiment
+from . import over_threads
 
 MiB = 1 << 20
-SPEC = scaling.Spec(
+SPEC = over_threads.Spec(
     experiment="sha256", table="pbts13_t2_sha256_threads", published_col="time_s_best_of_3",
     size=lambda g: float(g["messages"].iloc[0] * g["message_bytes"].iloc[0]), seed_size=8 * 134_217_728,
     size_words=lambda n: f"{n / MiB:,.0f} MiB hashed", explorer_title="Explore the SHA-256 samples",
     per_unit=lambda r: f"{r['work'] / MiB / r['median']:,.0f} MiB/s in one thread",
     size_param="message_bytes", live_size=(4 * MiB, MiB, 64 * MiB, MiB, "message bytes"))
-A = scaling.Analysis(SPEC)
 
 
 class Sha256(Experiment):
     name = "sha256"
+    notebook = "02_sha256.ipynb"
     workload = "sha256"
     title = "SHA-256 over threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), SHA-256 table"
@@ -43,18 +44,18 @@ class Sha256(Experiment):
             raise ParameterError("sha256: message_bytes above 2 GiB would not fit comfortably in memory")
 
 
-def published_table() -> pd.DataFrame:
-    p = A.published()
-    return pd.DataFrame({"threads": p["threads"], "messages per thread": p["messages_per_thread"],
-                         "total size per thread (as printed)": p["total_size_of_messages_per_thread_as_published"],
-                         "time in seconds (best of 3)": p["time_s_best_of_3"], "python": p["python"]})
+class Sha256Analysis(over_threads.ThreadsAnalysis):
+    def published_table(self) -> pd.DataFrame:
+        p = self.published()
+        return pd.DataFrame({"threads": p["threads"], "messages per thread": p["messages_per_thread"],
+                             "total size per thread (as printed)": p["total_size_of_messages_per_thread_as_published"],
+                             "time in seconds (best of 3)": p["time_s_best_of_3"], "python": p["python"]})
+
+    def summary(self, df: pd.DataFrame) -> pd.DataFrame:
+        s = super().summary(df)
+        s["MiB_per_s"] = s["work"] / MiB / s["median"]
+        return s
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    s = scaling.summary(df, SPEC)
-    s["MiB_per_s"] = s["work"] / MiB / s["median"]
-    return s
-
-
-def verdicts(df: pd.DataFrame) -> list[dict]:
-    return A.verdicts(df)
+EXPERIMENT = Sha256()
+ANALYSIS = Sha256Analysis(SPEC)

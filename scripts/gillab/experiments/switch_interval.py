@@ -7,12 +7,14 @@ import pandas as pd
 
 from .. import stats
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from . import Experiment
+from ..analysis import Analysis
+from ..experiment import Experiment
 from .convoy import _intervals
 
 
 class SwitchInterval(Experiment):
     name = "switch_interval"
+    notebook = "04_switch_interval.ipynb"
     workload = "countdown"
     title = "Countdown against the switch interval"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), countdown vs switch interval table"
@@ -64,7 +66,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdicts(df: pd.DataFrame) -> list[dict]:
+def claims(df: pd.DataFrame) -> list[dict]:
     """Every cell as a ratio: T(interval, k threads) / T(interval, 1 thread) for k > 1, and
     T(interval, 1) / T(5 ms, 1) for one thread (the interval should not matter then)."""
     pub = published()
@@ -99,12 +101,6 @@ def verdicts(df: pd.DataFrame) -> list[dict]:
                     "published": published_value, "unit": "ratio", "measured": measured,
                     "published_as": f"{t} s (CPython 3.9, {row['aggregation']})"})
     return out
-
-
-def verdict_table(df: pd.DataFrame) -> pd.DataFrame:
-    from ..report import verdict_table as table
-
-    return table(verdicts(df))
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
@@ -223,3 +219,21 @@ def explorer(df: pd.DataFrame):
     return widgets.stack_explorer(draw, ("threads", ks, [str(k) for k in ks]),
                                   ("switch interval (s)", sis, [f"{x:g}" for x in sis]),
                                   title="Explore every sample")
+
+
+class SwitchIntervalAnalysis(Analysis):
+    """The chapter's reading of switch_interval: the module's functions above, bound to the interface."""
+    experiment = "switch_interval"
+    published = staticmethod(published)
+    published_table = staticmethod(published_table)
+    summary = staticmethod(summary)
+    claims = staticmethod(claims)
+    side_by_side = staticmethod(side_by_side)
+    two_tables = staticmethod(two_tables)
+    findings = staticmethod(findings)
+    figure = staticmethod(figure)
+    explorer = staticmethod(explorer)
+
+
+EXPERIMENT = SwitchInterval()
+ANALYSIS = SwitchIntervalAnalysis()

@@ -1,21 +1,19 @@
-"""Document 002, "Goodbye GIL - Exploring Free Threaded Python 3.14": the single-threaded
-loop, file I/O with fsync, and primes over a thread pool (pyconjp2025_observations.csv).
+"""Document 002, "Goodbye GIL - Exploring Free Threaded Python 3.14": what its three
+benchmark chapters (the single-threaded loop, file I/O with fsync, primes over a thread pool)
+read the same way: each row of its observations table (pyconjp2025_observations.csv) against
+every GIL/free-threaded *pair* measured.
 
-The document compared one GIL build with one free-threaded build (3.14 RC2).  Here every
-GIL/free-threaded *pair* measured is compared: ``3.13.5`` / ``3.13.5t`` (same source, same
-flags), ``3.13.5t-gil`` / ``3.13.5t`` (same binary), and any pair found on the machine.
+The document compared one GIL build with one free-threaded build (3.14 RC2).  Here every pair
+is compared: ``3.13.5`` / ``3.13.5t`` (same source, same flags), ``3.13.5t-gil`` / ``3.13.5t``
+(same binary), and any pair found on the machine.
 """
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import results, stats
-from ..profiles import Param, ParameterError, positive_int, text
-from . import Experiment
+from ..analysis import Analysis
 
 PAIRS_PREFERRED = (("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t"))
 
@@ -35,125 +33,6 @@ def pairs(conds) -> list[tuple[str, str]]:
 
 def pair_label(p: tuple[str, str]) -> str:
     return f"{p[0]} vs {p[1]}"
-
-
-# -- the experiments ------------------------------------------------------------------------------
-class _Doc002(Experiment):
-    """Shared analysis: a summary per condition (and mode), verdicts per GIL/free-threaded pair."""
-
-    def summary(self, df):
-        return summary(df)
-
-    def verdicts(self, df):
-        return verdicts_for(self.name, df)
-
-
-class SingleThread(_Doc002):
-    name = "st_loop"
-    workload = "st_loop"
-    title = "The single-threaded loop"
-    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), first benchmark"
-    params = {"number": Param("number", positive_int, "timeit number, 100 in the document")}
-
-    def points(self, p):
-        return [{"number": p["number"]}]
-
-
-class Primes(_Doc002):
-    name = "primes"
-    workload = "primes"
-    title = "Primes over a thread pool"
-    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), CPU-bound benchmark"
-    params = {
-        "upper": Param("upper", positive_int, "count primes in [2, upper); 2,000,000 in the document"),
-        "chunk": Param("chunk", positive_int, "numbers per task on the pool; 50,000 in the document"),
-        "workers": Param("workers", positive_int, "pool size; the document's max(2, os.cpu_count())", optional=True),
-    }
-
-    def points(self, p):
-        return [{"mode": "single"}, {"mode": "threads"}]
-
-    def workload_params(self, p, point):
-        return {"upper": p["upper"], "chunk": p["chunk"], "workers": p["workers"], "mode": point["mode"]}
-
-    def check(self, p):
-        if p["upper"] < 3:
-            raise ParameterError("primes: upper must be at least 3")
-
-
-def filesystem_of(path: Path) -> dict:
-    """The mount holding ``path``: file system type and device, from /proc/mounts."""
-    path = Path(path).resolve()
-    best = None
-    with open("/proc/mounts") as f:
-        for line in f:
-            dev, mnt, fstype = line.split()[:3]
-            mnt = mnt.replace("\\040", " ")
-            if (str(path) + "/").startswith(mnt.rstrip("/") + "/") and (best is None or len(mnt) > len(best[1])):
-                best = (dev, mnt, fstype)
-    if best is None:
-        return {"device": "?", "mountpoint": "?", "fstype": "?"}
-    return {"device": best[0], "mountpoint": best[1], "fstype": best[2]}
-
-
-def default_io_dir() -> Path:
-    from ..provision import cache_root
-
-    return cache_root() / "io-bench"
-
-
-class FileIO(_Doc002):
-    name = "file_io"
-    workload = "file_io"
-    title = "File I/O with fsync"
-    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), I/O-bound benchmark"
-    params = {
-        "file_mb": Param("file_mb", positive_int, "size of each file in MiB; 24 in the document"),
-        "chunk_kb": Param("chunk_kb", positive_int, "write/read chunk in KiB, fsync after each; 64"),
-        "single_ops": Param("single_ops", positive_int, "operations one after another; 8"),
-        "multi_ops": Param("multi_ops", positive_int, "operations on the thread pool; 12"),
-        "threads": Param("threads", positive_int, "pool size; 6"),
-        "directory": Param("directory", text, "where the files go (a real disk; empty = the gillab cache)",
-                           optional=True),
-        "allow_tmpfs": Param("allow_tmpfs", lambda v: str(v).lower() in ("1", "true", "yes"),
-                             "measure on tmpfs anyway (fsync is then free)"),
-    }
-
-    def points(self, p):
-        return [{"mode": "single"}, {"mode": "threads"}]
-
-    def directory(self, p) -> Path:
-        return Path(p["directory"]).expanduser() if p["directory"] else default_io_dir()
-
-    def workload_params(self, p, point):
-        ops = p["single_ops"] if point["mode"] == "single" else p["multi_ops"]
-        return {"directory": str(self.directory(p)), "file_mb": p["file_mb"], "chunk_kb": p["chunk_kb"],
-                "ops": ops, "threads": p["threads"], "mode": point["mode"]}
-
-    def config(self, p):
-        c = super().config(p)
-        c["directory"] = str(self.directory(p))
-        return c
-
-    def check(self, p):
-        d = self.directory(p)
-        d.mkdir(parents=True, exist_ok=True)
-        fs = filesystem_of(d)
-        if fs["fstype"] in ("tmpfs", "ramfs") and not p["allow_tmpfs"]:
-            raise ParameterError(f"file_io: {d} is on {fs['fstype']}, where fsync costs nothing; choose a "
-                                 "directory on a disk, or set allow_tmpfs=True to measure it anyway")
-        need = p["file_mb"] * 1024 * 1024 * max(p["threads"], 1) * 2
-        free = os.statvfs(d).f_bavail * os.statvfs(d).f_frsize
-        if free < need:
-            raise ParameterError(f"file_io: {d} has {free / 2**20:,.0f} MiB free, needs about {need / 2**20:,.0f}")
-        if (p["file_mb"] * 1024) % p["chunk_kb"]:
-            raise ParameterError("file_io: file_mb must be a whole number of chunks")
-
-    def run_sample(self, p, point, cond):
-        s = super().run_sample(p, point, cond)
-        fs = filesystem_of(self.directory(p))
-        s.result.update({"fs_type": fs["fstype"], "fs_device": fs["device"], "fs_mountpoint": fs["mountpoint"]})
-        return s
 
 
 # -- analysis: each document-002 table row as (workload, mode) ------------------------------------
@@ -182,7 +61,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         key = key if isinstance(key, tuple) else (key,)
         s = stats.summarize(g["seconds"])
         rows.append({**dict(zip(keys, key)), **s,
-                     "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all())})
+                     "gil_enabled": bool(g["gil_enabled"].fillna(False).astype(bool).all())})
     return pd.DataFrame(rows)
 
 
@@ -200,7 +79,7 @@ def pair_ratios(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdicts_for(experiment: str, df: pd.DataFrame) -> list[dict]:
+def claims(experiment: str, df: pd.DataFrame) -> list[dict]:
     """Per observations-table row of this experiment, per pair: the published ratio
     free-threaded / GIL against ours (times differ by machine; the ratio is the claim)."""
     pub = published()
@@ -279,12 +158,6 @@ def ratio_figure(df: pd.DataFrame, experiment: str):
     return fig
 
 
-def verdict_table(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    from ..report import verdict_table as table
-
-    return table(verdicts_for(experiment, df))
-
-
 def side_by_side(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """The document's rows for this experiment, with our medians per condition beside them."""
     s = summary(df)
@@ -349,3 +222,38 @@ def explorer(df: pd.DataFrame, experiment: str):
 
     return widgets.stack_explorer(draw, ("view", ["samples", "ratio"], ["every sample", "free-threaded / GIL"]),
                                   ("pair", prs, [pair_label(p) for p in prs]), title="Explore the pairs")
+
+
+class PairAnalysis(Analysis):
+    """One document-002 experiment's chapter: its rows of the observations table, per pair."""
+
+    table = "pyconjp2025_observations"
+
+    def __init__(self, experiment: str, title: str):
+        self.experiment, self.title = experiment, title
+
+    def published_table(self):
+        p = published()
+        mine = p["File"].map(lambda f: ROWS.get(f, (None,))[0] == self.experiment)
+        return p[mine][["File", "GIL Enabled (as published)", "Free Threaded (as published)"]]
+
+    def summary(self, df):
+        return summary(df)
+
+    def claims(self, df):
+        return claims(self.experiment, df)
+
+    def figure(self, df):
+        return figure(df, self.title)
+
+    def ratio_figure(self, df):
+        return ratio_figure(df, self.experiment)
+
+    def side_by_side(self, df):
+        return side_by_side(df, self.experiment)
+
+    def findings(self, df):
+        return findings(df, self.experiment)
+
+    def explorer(self, df):
+        return explorer(df, self.experiment)

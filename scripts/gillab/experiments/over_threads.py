@@ -1,4 +1,4 @@
-"""Analysis shared by the "same total work over 1/2/4/8 threads" experiments (countdown,
+"""The analysis shared by the "same total work over 1/2/4/8 threads" experiments (countdown,
 SHA-256): summary, speedups, verdicts against a published best-of-3 table, figures, explorer."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Callable
 import pandas as pd
 
 from .. import results, stats
+from ..analysis import Analysis
 
 
 @dataclass(frozen=True)
@@ -26,23 +27,18 @@ class Spec:
     live_size: tuple                         # (value, min, max, step, description) of its slider
 
 
-class Analysis:
-    """What a notebook calls, bound to one experiment's :class:`Spec`."""
+class ThreadsAnalysis(Analysis):
+    """The analysis of one "same work over threads" experiment, bound to its :class:`Spec`."""
 
     def __init__(self, spec: Spec):
         self.spec = spec
-
-    def published(self):
-        return published(self.spec)
+        self.experiment, self.table = spec.experiment, spec.table
 
     def summary(self, df):
         return summary(df, self.spec)
 
-    def verdicts(self, df):
-        return verdicts(df, self.spec)
-
-    def verdict_table(self, df):
-        return verdict_table(df, self.spec)
+    def claims(self, df):
+        return claims(df, self.spec)
 
     def side_by_side(self, df):
         return side_by_side(df, self.spec)
@@ -54,15 +50,15 @@ class Analysis:
         return explorer(df, self.spec)
 
     def findings(self, df):
-        return findings(df, self.spec, self.spec.per_unit)
+        return findings(df, self.spec)
 
-    def live_explorer(self, run):
+    def live_explorer(self, df, measure):
         import ipywidgets as W
 
         value, lo, hi, step, desc = self.spec.live_size
         size = W.IntSlider(value=value, min=lo, max=hi, step=step, description=desc,
                            style={"description_width": "initial"})
-        return live_explorer(run, self.spec, self.spec.size_param, size, self.figure)
+        return live_explorer(df, measure, self.spec.size_param, size, self.figure)
 
 
 def published(spec: Spec) -> pd.DataFrame:
@@ -85,7 +81,7 @@ def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdicts(df: pd.DataFrame, spec: Spec) -> list[dict]:
+def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
     """One row per published cell: the time ratio T(k)/T(1) (scale-free), and T(1) itself.
 
     The ratio is what the document's argument rests on; the absolute 1-thread time depends on
@@ -137,13 +133,6 @@ def verdicts(df: pd.DataFrame, spec: Spec) -> list[dict]:
     return out
 
 
-def verdict_table(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
-    """One line per published cell, one column per condition: median [95% CI] and verdict."""
-    from ..report import verdict_table as table
-
-    return table(verdicts(df, spec))
-
-
 def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     """The published table with ours beside it: per condition, best of n / median [95% CI]."""
     s = summary(df, spec)
@@ -160,7 +149,7 @@ def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     return out
 
 
-def findings(df: pd.DataFrame, spec: Spec, per_unit: Callable[[pd.Series], str]) -> str:
+def findings(df: pd.DataFrame, spec: Spec) -> str:
     """The verdict in words, every number computed from the samples."""
     s = summary(df, spec)
     lines = []
@@ -169,9 +158,9 @@ def findings(df: pd.DataFrame, spec: Spec, per_unit: Callable[[pd.Series], str])
         gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
         parts = [f"{k} threads {g.at[k, 'speedup']:.2f}x [{g.at[k, 'speedup_ci_lo']:.2f}, "
                  f"{g.at[k, 'speedup_ci_hi']:.2f}]" for k in g.index if k != 1]
-        one = per_unit(g.loc[1]) if 1 in g.index else "no 1-thread run"
+        one = spec.per_unit(g.loc[1]) if 1 in g.index else "no 1-thread run"
         lines.append(f"- **{cond}** ({gil} at run time): {one}; speedup over 1 thread: " + "; ".join(parts) + ".")
-    ratio_rows = [v for v in verdicts(df, spec) if v["unit"] == "ratio"]
+    ratio_rows = [v for v in claims(df, spec) if v["unit"] == "ratio"]
     agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows)
              for c in sorted(s["condition"].unique())}
     return (f"Measured on {os.cpu_count()} cores, speedups with 95% bootstrap CIs:\n\n" + "\n".join(lines)
@@ -271,25 +260,22 @@ def explorer(df: pd.DataFrame, spec: Spec):
         ("threads", ks, [str(k) for k in ks]), title=spec.explorer_title)
 
 
-def live_explorer(run, spec: Spec, size_param: str, size_widget, draw):
+def live_explorer(df: pd.DataFrame, measure, size_param: str, size_widget, draw):
     """Kernel-driven: choose conditions and a size, re-plot, or measure a small new sweep."""
     import ipywidgets as W
 
     from .. import widgets
-    from . import measure as measure_sweep
 
-    conds = sorted(run.df["condition"].unique())
+    conds = sorted(df["condition"].unique())
     controls = {"conditions": W.SelectMultiple(options=conds, value=tuple(conds), description="conditions"),
                 size_param: size_widget}
-    state = {"df": run.df}
+    state = {"df": df}
 
     def replot(v):
-        df = state["df"]
-        return draw(df[df["condition"].isin(v["conditions"] or conds)])
+        d = state["df"]
+        return draw(d[d["condition"].isin(v["conditions"] or conds)])
 
     def measure_small(v):
-        overrides = {"conditions": ",".join(v["conditions"] or conds), size_param: v[size_param]}
-        res = measure_sweep(spec.experiment, "smoke", overrides, progress=False)   # into your campaign
-        state["df"] = results.samples(spec.experiment, res.campaign, res.config_id)
+        state["df"] = measure({"conditions": ",".join(v["conditions"] or conds), size_param: v[size_param]})
 
     return widgets.live_explorer(replot, controls, measure_small)

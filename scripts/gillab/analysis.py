@@ -1,0 +1,57 @@
+"""How an experiment's samples are read: one interface for every chapter.
+
+An experiment module holds two things: the :class:`~gillab.experiment.Experiment` (what a sample
+is, its parameters and sweep: the measuring side, part of the resume key) and an
+:class:`Analysis` (what the chapter shows: never part of the resume key, so a new figure keeps
+the samples).  A chapter (:class:`gillab.chapter.Chapter`) calls only these methods; the
+verdicts page and ``gillab verdicts`` call :meth:`Analysis.claims`.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from . import results
+
+
+class Analysis:
+    experiment: str = ""
+    table: str = ""          # data/reference/<table>.csv: the document's numbers, as data
+
+    def published(self) -> pd.DataFrame:
+        """The document's numbers (``data/reference/<table>.csv``)."""
+        return results.reference(self.table)
+
+    def published_table(self) -> pd.DataFrame:
+        """The document's numbers as it printed them (default: the reference file)."""
+        return self.published().drop(columns=["source"], errors="ignore")
+
+    def summary(self, df: pd.DataFrame) -> pd.DataFrame:
+        """Per condition and point: the statistics the chapter reports."""
+        raise NotImplementedError
+
+    def claims(self, df: pd.DataFrame) -> list[dict]:
+        """One row per published claim this experiment answers: ``claim_id``, ``claim``,
+        ``published``, ``unit``, and per condition in ``measured`` the median, 95% CI, best,
+        n and the verdict."""
+        raise NotImplementedError
+
+    def figure(self, df: pd.DataFrame):
+        """The chapter's main figure (samples, medians with CIs, the published values)."""
+        raise NotImplementedError
+
+    def side_by_side(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The published numbers with ours beside them, in the document's shape."""
+        raise NotImplementedError
+
+    def findings(self, df: pd.DataFrame) -> str:
+        """The verdict in words (Markdown), every number computed from ``df``."""
+        raise NotImplementedError
+
+    def explorer(self, df: pd.DataFrame):
+        """A kernel-free explorer (every figure drawn in advance, switched in the browser)."""
+        raise NotImplementedError
+
+    def live_explorer(self, df: pd.DataFrame, measure):
+        """A kernel-driven explorer, or None.  ``measure(overrides)`` measures a small sweep (the
+        smoke profile with those overrides) into the reader's campaign and returns its samples."""
+        return None

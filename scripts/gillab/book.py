@@ -1,0 +1,292 @@
+"""The book: execute the chapter notebooks with papermill (never measuring), reuse an executed
+notebook whose inputs have not changed, and render the Jupyter Book.
+
+An executed notebook carries, in its metadata, the key of everything it was made from: the
+notebook, the package's code, profiles.toml and builds.toml, the published numbers, the stored
+samples and run files it can read (the reference campaign's and the reader's), its parameters
+and the versions of the libraries that draw it (as jupyter-cache and showyourwork key outputs
+on their inputs).  ``gillab book`` executes only what changed, as many at a time as there are cores.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+
+from . import experiments
+from .paths import generated_dir, notebooks_dir, repo_root, results_dir
+
+APPENDIX = {"verdicts": "99_verdicts.ipynb"}   # not an experiment: gathers every verdict
+
+
+def notebook_files() -> dict[str, str]:
+    """Chapter name -> notebook file, in the book's order (the registry's), then the appendix."""
+    return {name: experiments.get(name).notebook for name in experiments.names()} | APPENDIX
+
+WIDGETS_DIR = repo_root() / "book" / "_widgets" / "widgets"   # served as _static/widgets/
+
+
+def html_manager_version() -> str:
+    """The @jupyter-widgets/html-manager release that matches the installed ipywidgets."""
+    from ipywidgets import _version
+
+    return _version.__html_manager_version__  # an npm range such as ^1.0.1
+
+
+def install_widgets_js(force: bool = False) -> Path:
+    """Fetch @jupyter-widgets/html-manager from npm and copy ``dist/embed.js`` and its fonts
+    into ``book/_widgets/widgets/``, which the book serves itself (no CDN at view time)."""
+    version = html_manager_version()
+    stamp = WIDGETS_DIR / "VERSION"
+    if not force and stamp.exists() and stamp.read_text().split("\n")[0] == version and (WIDGETS_DIR / "embed.js").exists():
+        return WIDGETS_DIR
+    if shutil.which("npm") is None:
+        raise RuntimeError("npm is needed once to fetch the widget JavaScript (apt-get install npm)")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["npm", "pack", f"@jupyter-widgets/html-manager@{version}", "--silent",
+                        "--pack-destination", tmp], check=True, stdout=subprocess.DEVNULL)
+        tgz = next(Path(tmp).glob("*.tgz"))
+        WIDGETS_DIR.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(tgz) as tf:
+            for m in tf.getmembers():
+                name = Path(m.name)
+                if m.isfile() and name.parts[:2] == ("package", "dist") and len(name.parts) == 3 \
+                        and not name.name.startswith("embed-amd") and "libembed" not in name.name \
+                        and not name.name.endswith(".map"):
+                    (WIDGETS_DIR / name.name).write_bytes(tf.extractfile(m).read())
+    (WIDGETS_DIR / "assets-path.js").write_text(
+        "// Where embed.js finds its fonts: next to this file, wherever the book is served.\n"
+        "window.__jupyter_widgets_assets_path__ = new URL('./', document.currentScript.src).href;\n")
+    stamp.write_text(version + "\n" + tgz.name + "\n")
+    return WIDGETS_DIR
+
+
+def execute(experiment: str, profile: str = "default", overrides: dict | None = None, *,
+            measure: bool = False, output_dir: Path | None = None, cwd: Path | None = None,
+            key: str | None = None) -> Path:
+    """Run one notebook with papermill; the executed copy is what the book renders.  ``key``
+    (see :func:`cache_key`) is written into its metadata."""
+    import papermill as pm
+
+    files = notebook_files()
+    if experiment not in files:
+        raise ValueError(f"no notebook for {experiment!r}; known: {', '.join(files)}")
+    src = notebooks_dir() / files[experiment]
+    out_dir = Path(output_dir or generated_dir())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / src.name
+    params = {"profile": profile, "measure": measure, "live": False, **(overrides or {})}
+    t0 = time.monotonic()
+    print(f"[gillab] papermill {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
+    pm.execute_notebook(str(src), str(out), parameters=params, cwd=str(cwd or notebooks_dir()),
+                        kernel_name="python3", progress_bar=False, log_output=False)
+    _finish(out, key)
+    print(f"[gillab] {src.name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def _finish(path: Path, key: str | None) -> None:
+    """Show the parameter cells (defaults and papermill's injected ones) folded in the book, and
+    record the cache key."""
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "hide-input" not in tags:
+            cell["metadata"]["tags"] = tags + ["hide-input"]
+    nb["metadata"].setdefault("gillab", {})["cache_key"] = key
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
+def _files_under(path: Path):
+    if path.is_file():
+        yield path
+    elif path.is_dir():
+        yield from sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def cache_key(name: str, params: dict) -> str:
+    """The hash of everything the executed notebook of ``name`` is made from (see the module)."""
+    from importlib.metadata import version
+
+    from . import campaigns
+
+    root = repo_root()
+    h = hashlib.sha256()
+    inputs = [notebooks_dir() / notebook_files()[name], root / "profiles.toml", root / "builds.toml",
+              root / "data" / "reference"]
+    inputs += sorted((root / "scripts" / "gillab").rglob("*.py"))
+    res = results_dir()
+    inputs.append(res / "REFERENCE")
+    for camp in sorted(p for p in res.iterdir() if p.is_dir()) if res.is_dir() else []:
+        inputs.append(camp / "campaign.json")
+        inputs.append(camp if name in APPENDIX else camp / name)
+    if name in ("switch_interval",):   # its chapter also reads the countdown's samples
+        inputs += [camp / "countdown" for camp in res.iterdir() if camp.is_dir()] if res.is_dir() else []
+    for path in inputs:
+        for f in _files_under(path):
+            h.update(str(f.relative_to(root) if f.is_relative_to(root) else f).encode() + b"\0")
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    yours = [c.id for c in campaigns.own()]
+    libs = {m: version(m) for m in ("papermill", "matplotlib", "seaborn", "pandas", "ipywidgets", "numpy")}
+    h.update(json.dumps({"params": params, "yours": yours, "libs": libs, "python": sys.version},
+                        sort_keys=True, default=str).encode())
+    return h.hexdigest()[:20]
+
+
+def executed_key(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text())["metadata"].get("gillab", {}).get("cache_key")
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _execute_job(job: tuple) -> tuple[str, float]:
+    name, profile, overrides, output_dir, key = job
+    t0 = time.monotonic()
+    execute(name, profile, overrides, measure=False, output_dir=output_dir, key=key)
+    return name, time.monotonic() - t0
+
+
+def execute_all(profile: str = "default", overrides: dict | None = None, output_dir: Path | None = None,
+                names: list[str] | None = None, force: bool = False, jobs: int | None = None) -> dict[str, str]:
+    """Execute every chapter notebook (``measure=False``) whose inputs changed since it was last
+    executed, ``jobs`` at a time (default: the number of cores).  Returns name -> "reused" or
+    "executed"."""
+    out_dir = Path(output_dir or generated_dir())
+    files = notebook_files()
+    todo, status = [], {}
+    for name in names or list(files):
+        params = {"profile": profile, "measure": False, "live": False, **(overrides or {})}
+        key = cache_key(name, params)
+        if not force and executed_key(out_dir / files[name]) == key:
+            status[name] = "reused"
+            continue
+        todo.append((name, profile, overrides, out_dir, key))
+    failed = {}
+    if todo:
+        workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = {pool.submit(_execute_job, job): job[0] for job in todo}
+            for fut in as_completed(futures):
+                try:
+                    fut.result()
+                    status[futures[fut]] = "executed"
+                except Exception as exc:   # the others go on; all failures are reported together
+                    failed[futures[fut]] = exc
+    print(f"[gillab] notebooks: {sum(v == 'executed' for v in status.values())} executed, "
+          f"{sum(v == 'reused' for v in status.values())} reused (inputs unchanged)"
+          + (f", {len(failed)} failed" if failed else ""), file=sys.stderr, flush=True)
+    if failed:
+        raise NotebookFailed(failed)
+    return status
+
+
+class NotebookFailed(RuntimeError):
+    def __init__(self, failed: dict):
+        self.failed = failed
+        super().__init__("notebook(s) failed: " + "; ".join(
+            f"{name}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}"
+            for name, exc in failed.items()))
+
+
+def toc_text() -> str:
+    """``_toc.yml``, from the registry: the method chapter, one part per document with its
+    chapters in order, the verdicts appendix (the tests check the committed file is this)."""
+    lines = ["# Table of contents, generated from gillab.experiments.NAMES by `gillab book` (do not edit).",
+             "# Experiment chapters are the papermill outputs in book/generated/.",
+             "format: jb-book", "root: book/intro", "parts:",
+             "  - caption: The report", "    chapters:", "      - file: book/method"]
+    part = None
+    for name in experiments.names():
+        exp = experiments.get(name)
+        doc = exp.document[:3]
+        if doc != part:
+            lines += [f"  - caption: \"{experiments.DOCUMENTS[doc]}\"", "    chapters:"]
+            part = doc
+        lines.append(f"      - file: book/generated/{Path(exp.notebook).stem}")
+    lines += ["  - caption: Appendix", "    chapters:"]
+    lines += [f"      - file: book/generated/{Path(f).stem}" for f in APPENDIX.values()]
+    return "\n".join(lines) + "\n"
+
+
+def stage(dest: Path) -> Path:
+    """Copy the book's sources (config, TOC, prose, widget JS) to ``dest``, so that a book can
+    be built elsewhere than the checkout (the tests do, leaving the working tree alone)."""
+    dest = Path(dest)
+    root = repo_root()
+    shutil.copy2(root / "_config.yml", dest / "_config.yml")
+    (dest / "_toc.yml").write_text(toc_text())
+    (dest / "book").mkdir(parents=True, exist_ok=True)
+    for md in (root / "book").glob("*.md"):
+        shutil.copy2(md, dest / "book" / md.name)
+    install_widgets_js()
+    shutil.copytree(root / "book" / "_widgets", dest / "book" / "_widgets", dirs_exist_ok=True)
+    return dest
+
+
+def builds_table() -> str:
+    """Every build of builds.toml as a Markdown table, for the method chapter (narrow enough to
+    read at 1300 px: the full sha256 and commit are in builds.toml)."""
+    from . import provision
+
+    lines = ["| build (built here?) | source, checked by | configure flags |", "|---|---|---|"]
+    for spec in provision.all_specs():
+        s = spec.src
+        if "tarball" in s:
+            source = (f"{s['tarball']}<br>sha256 `{s['sha256'][:10]}`<br>commit `{s['commit'][:10]}`"
+                      f"<br>{s['repository'].split('://')[-1]}")
+        else:
+            source = f"Debian {s['debian']} ({s['suite']})<br>sha256 from the `.dsc`"
+        rec = provision.read_marker(spec)
+        lacks = [m for m, ok in (rec or {}).get("modules", {}).items() if not ok]
+        built = (f"built in {rec['build_seconds']:.0f} s" + (f"<br>without {', '.join(lacks)}" if lacks else "")
+                 if rec and rec.get("build_seconds") else "not built")
+        twin = f"<br>and `{spec.gil_twin[0]}`:<br>{spec.gil_twin[1]}={spec.gil_twin[2]}" if spec.gil_twin else ""
+        flags = "<br>".join(f"`{f}`" for f in spec.configure_flags)
+        lines.append(f"| `{spec.build_id}`{twin}<br>*{built}* | {source} | {flags} |")
+    return "\n".join(lines) + "\n"
+
+
+def build_book(root: Path | None = None, builder: str = "html") -> Path:
+    """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout)."""
+    install_widgets_js()
+    root = Path(root or repo_root())
+    gen = root / "book" / "generated"
+    gen.mkdir(parents=True, exist_ok=True)
+    (gen / "builds_table.md").write_text(builds_table())
+    if (root / "_toc.yml").read_text() != toc_text():
+        (root / "_toc.yml").write_text(toc_text())
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--builder", builder]
+    subprocess.run(cmd, check=True, cwd=root)
+    index = root / "_build" / "html" / "index.html"
+    print(f"[gillab] the book: {index}\n[gillab] serve it with: python3 -m http.server -d "
+          f"{index.parent} --bind 127.0.0.1 8000", flush=True)
+    return index
+
+
+def book(execute_notebooks: bool = True, profile: str = "default", force: bool = False) -> Path:
+    """Render the book from data/ without measuring: notebooks run with ``measure=False``, and
+    only those whose inputs changed."""
+    if execute_notebooks:
+        execute_all(profile, force=force)
+    return build_book()
+
+
+def reproduce(profile: str = "default", campaign: str | None = None) -> Path:
+    """Measure every experiment into the reader's campaign (resuming what it holds), through
+    the command line's code, then render the book, which shows that campaign beside the reference."""
+    from . import sweep
+
+    for name in experiments.names():
+        sweep.measure(name, profile, campaign=campaign)
+    return book(profile=profile)

@@ -1,0 +1,305 @@
+"""What every chapter notebook shows the same way, from one place: its parameters (checked
+against the experiment's declaration), its data (measured first only when asked, through
+:func:`gillab.sweep.measure`, as the command line does), the interpreters and runs behind
+them, the claims with verdicts, the reader's campaign beside the reference, the explorers and
+the command that reruns it.  A notebook keeps its own prose and figures and calls these.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+
+import pandas as pd
+from IPython.display import Markdown, display
+
+from . import campaigns, experiments, interpreters, plots, report, results, sweep, tables
+from .profiles import COMMON, Param, ParameterError
+
+NOTEBOOK_PARAMS = {
+    "profile": Param("profile", str, "smoke, default or seed"),
+    "measure": Param("measure", bool, "True measures into your campaign first (what gillab measure does)"),
+    "campaign": Param("campaign", str, "whose data to show, None means your newest campaign here else the reference",
+                      optional=True),
+    "live": Param("live", bool, "show the kernel-driven explorer (make live)"),
+}
+NOTEBOOK_DEFAULTS = {"profile": '"default"', "measure": "False", "campaign": "None", "live": "True"}
+ANNOTATIONS = {"profile": "str", "measure": "bool", "live": "bool"}
+
+
+def parameters_cell(name: str) -> str:
+    """The ``parameters`` cell of ``name``'s notebook, generated from the declaration: the
+    notebook's own switches, the experiment's parameters and the common ones, each with its
+    help text (the tests check every notebook against this)."""
+    exp = experiments.get(name)
+    lines = [f"# {name}: declared in gillab/experiments/{name}.py and profiles.toml; None keeps the profile's value"]
+
+    def line(target: str, value: str, helptext: str) -> str:
+        return f"{target + ' = ' + value:<26} # {helptext}"
+
+    for k, p in NOTEBOOK_PARAMS.items():
+        ann = f"{k}: {ANNOTATIONS[k]}" if k in ANNOTATIONS else k
+        lines.append(line(ann, NOTEBOOK_DEFAULTS[k], p.help))
+    for k, p in {**exp.params, **COMMON}.items():
+        lines.append(line(k, "None", p.help))
+    return "\n".join(lines)
+
+
+class Chapter:
+    """One chapter's parameters, checked, and the data they select; displays the common sections.
+
+    ``before`` is the set of global names that existed before the ``parameters`` cell, so that
+    any name papermill injected that the notebook does not know is an error (papermill itself
+    only warns), raised before anything is measured.
+    """
+
+    def __init__(self, experiment: str, g: dict, before: set):
+        self.exp = experiments.get(experiment)
+        self.analysis = experiments.analysis(experiment)
+        known = set(NOTEBOOK_PARAMS) | set(COMMON) | set(self.exp.params)
+        given = {k for k in g if k not in before and not k.startswith("_")}
+        unknown = sorted(given - known)
+        if unknown:
+            raise ParameterError(f"unknown parameter(s) {', '.join(unknown)} for {experiment}; "
+                                 f"known: {', '.join(sorted(known))}")
+        self.profile = g.get("profile", "default")
+        self.measure = bool(g.get("measure", False))
+        self.campaign = g.get("campaign") or None   # asked for; after loading: the campaign shown
+        self.live = bool(g.get("live", False))
+        self.overrides = {k: g[k] for k in set(COMMON) | set(self.exp.params) if g.get(k) is not None}
+        self.params = self.exp.resolve(self.profile, self.overrides)
+        self.config_id = self.exp.config_id(self.params)
+        self.result = None
+        plots.setup()
+        pd.set_option("display.max_colwidth", None)
+        display(Markdown(self._parameters_text()))
+        self.df = self._load()
+        display(Markdown(self._data_text()))
+
+    @staticmethod
+    def published(experiment: str):
+        """The document's numbers as it printed them."""
+        return tables.table(experiments.analysis(experiment).published_table(), precision=2)
+
+    # -- data ------------------------------------------------------------------------------
+    def _load(self) -> pd.DataFrame:
+        """Measure (when ``measure`` is true, into the reader's campaign, never the reference)
+        and load the samples of this configuration from the reader's campaign and the reference
+        campaign.  The figures show the reader's when there are any, else the reference's."""
+        if self.measure:
+            self.result = sweep.measure(self.exp.name, self.profile, self.overrides, campaign=self.campaign)
+            self.campaign = self.result.campaign
+        self.yours, self.reference = campaigns.for_reading(self.exp.name, self.campaign)
+        self.yours_df = self._samples(self.yours)
+        self.reference_df = self._samples(self.reference)
+        df = self.yours_df if self.yours_df is not None else self.reference_df
+        if df is None:
+            raise results.NoData(
+                f"no stored samples of {self.exp.name}, configuration {self.config_id} (profile {self.profile}), "
+                f"in {'campaign ' + self.campaign if self.campaign else 'your campaigns or the reference campaign'}; "
+                f"measure them with `gillab measure {self.exp.name} -P {self.profile}` or measure=True")
+        self.campaign = df.attrs["campaign"]
+        return df
+
+    def _samples(self, c) -> pd.DataFrame | None:
+        if c is None:
+            return None
+        try:
+            return results.samples(self.exp.name, c.id, self.config_id)
+        except results.NoData:
+            return None
+
+    def measure_small(self, overrides: dict) -> pd.DataFrame:
+        """What the live explorers measure: the smoke profile with ``overrides``, into the
+        reader's campaign; returns those samples."""
+        res = sweep.measure(self.exp.name, "smoke", overrides, progress=False)
+        return results.samples(self.exp.name, res.campaign, res.config_id)
+
+    @property
+    def conditions(self) -> list[str]:
+        return sorted(self.df["condition"].unique())
+
+    def runs(self) -> list[dict]:
+        ids = set(self.df["run_id"])
+        return [r for r in results.runs(self.exp.name, self.campaign) if r["run_id"] in ids]
+
+    # -- the common sections -----------------------------------------------------------------
+    def _parameters_text(self) -> str:
+        lines = [f"**{self.exp.title}**, profile `{self.profile}`, configuration `{self.config_id}`. Defaults come "
+                 "from the profile in `profiles.toml`; a value set in the parameters cell (or with papermill's `-p`) "
+                 "overrides it, and unknown names or impossible values stop the notebook before anything is measured:",
+                 ""]
+        lines += [f"- `{k}` = `{v}`" for k, v in self.params.items()]
+        return "\n".join(lines)
+
+    def _data_text(self) -> str:
+        how = (f"This notebook measured first (`measure=True`), through the code of `gillab measure`: "
+               f"{self.result.measured} samples measured, {self.result.skipped} already stored and resumed, "
+               f"{self.result.failed} failed." if self.result is not None else
+               "This notebook only loads stored samples (`measure=False`, as the book is built); "
+               f"`gillab measure {self.exp.name} -P {self.profile}` (or `measure=True`) measures them.")
+        return (f"{how} Samples are stored in `data/results/<campaign>/{self.exp.name}/samples.csv` the moment "
+                "each is measured, in **your campaign**, never in the committed reference campaign; samples of the "
+                "same configuration, interpreter build and measuring code are resumed, anything else is measured "
+                f"anew.\n\n{len(self.df)} stored rows of configuration `{self.config_id}`. {self.machine_line()}")
+
+    def machine_line(self) -> str:
+        runs = self.runs()
+        if not runs:
+            return ""
+        m = runs[-1]["machine"]
+        whose = ("the committed **reference campaign**" if self.df is self.reference_df
+                 else "**your campaign**")
+        return (f"These are the samples of {whose} `{self.campaign}`, measured on `{m.get('machine_id')}`: "
+                f"{m['cpu_model']}, {m['cpu_count']} cores, {(m.get('memory_bytes') or 0) / 2**30:.0f} GiB, "
+                f"{m.get('distribution')}, {m['os']}.")
+
+    def interpreters(self) -> None:
+        """Which interpreters produced these numbers, and the runs that measured them."""
+        display(Markdown(
+            "Each condition is a binary plus its environment, asked what it is in a fresh process (`sys.version`, "
+            "`Py_GIL_DISABLED`, and `sys._is_gil_enabled()` **at run time**, which every sample records again). A "
+            "condition of the document's set that is missing on this machine is listed as *not measured*; it is "
+            "never replaced by another build."))
+        display(tables.table(self.conditions_table()))
+        display(Markdown("The runs behind these samples, with the load average of the machine at their start and end:"))
+        display(tables.table(self.run_table()))
+
+    def conditions_table(self) -> pd.DataFrame:
+        """Exact identity of every condition in the data, plus those of the document's set (its
+        era's builds and today's pair) that were not measured."""
+        seen = {}
+        for run in self.runs():
+            seen.update(run.get("conditions", {}))
+        rows = []
+        expected = interpreters.sets().get(self.exp.document_set) or list(interpreters.CORE_IDS)
+        for cid in interpreters.display_order(set(self.conditions) | set(expected)):
+            ident = seen.get(cid, {})
+            measured = cid in self.conditions
+            n = int((self.df["condition"] == cid).sum())
+            gil_rt = self.df.loc[self.df["condition"] == cid, "gil_enabled"]
+            if measured and not ident:  # e.g. curl: a reference measurement, not an interpreter
+                rows.append({"condition": cid, "status": f"measured ({n} samples)",
+                             "build": "not an interpreter (reference measurement)"})
+                continue
+            rows.append({
+                "condition": cid,
+                "status": f"measured ({n} samples)" if measured else "not measured",
+                "build": ident.get("kind", "missing") if measured else (ident.get("error") or "missing"),
+                "version": (ident.get("version") or "").split(" (")[0],
+                "Py_GIL_DISABLED": "" if ident.get("py_gil_disabled") is None else str(ident.get("py_gil_disabled")),
+                "GIL at run time": ("on" if gil_rt.eq(True).all() else "off" if gil_rt.eq(False).all()
+                                    else "mixed") if measured else "",
+                "environment": " ".join(f"{k}={v}" for k, v in (ident.get("env") or {}).items()),
+                "executable": ident.get("executable", ""),
+            })
+        return pd.DataFrame(rows)
+
+    def run_table(self) -> pd.DataFrame:
+        rows = []
+        for r in self.runs():
+            rows.append({
+                "run": r["run_id"], "profile": r["profile"], "status": r.get("status"),
+                "samples": int((self.df["run_id"] == r["run_id"]).sum()),
+                "started (UTC)": r["started"], "finished (UTC)": r.get("finished"),
+                "load avg start": " ".join(map(str, r.get("loadavg_start", []))),
+                "load avg end": " ".join(map(str, r.get("loadavg_end", []))),
+                "commit": (r["harness"].get("commit") or "")[:10] + (" (dirty)" if r["harness"].get("dirty") else ""),
+            })
+        return pd.DataFrame(rows)
+
+    def figure(self, which: str = "figure"):
+        """One of the analysis's figures (``figure`` is the main one), drawn from the data shown."""
+        return getattr(self.analysis, which)(self.df)
+
+    def side_by_side(self, precision: int = 3):
+        return tables.table(self.analysis.side_by_side(self.df), precision=precision)
+
+    def claims(self, df: pd.DataFrame | None = None) -> list[dict]:
+        return self.analysis.claims(self.df if df is None else df)
+
+    def verdicts(self) -> None:
+        """The claims with their verdicts, one column per condition, then the findings in words."""
+        display(tables.table(tables.verdict_table(self.claims())))
+        display(Markdown(self.analysis.findings(self.df)))
+
+    def comparison(self) -> None:
+        """Your campaign beside the reference campaign, claim by claim; or a sentence saying
+        which of the two exists."""
+        display(Markdown(
+            "When you have measured this chapter yourself (`make reproduce`, `gillab measure`, or this notebook "
+            "with `measure=True`), your campaign is what the figures above show, and here every claim is set beside "
+            "the committed reference campaign: same outcome or not, and your value over the reference's. The "
+            "machines are compared field by field, so that a difference in speed can be traced to a different CPU, "
+            "hypervisor or kernel."))
+        name = self.exp.name
+        if self.yours_df is None:
+            mine = [c for c in campaigns.own() if c.has(name)]
+            extra = (f" Your campaign `{mine[-1].id}` holds {name} samples of another configuration only."
+                     if mine else "")
+            display(Markdown(
+                f"**No campaign of yours** holds this configuration on this machine, so this chapter shows the "
+                f"reference campaign `{self.reference.id if self.reference else '-'}` alone.{extra} Measure yours with "
+                f"`gillab measure {name} -P {self.profile}` (or `make reproduce`); the chapter then shows your "
+                "numbers, and here beside the reference's, claim by claim."))
+            return
+        if self.reference_df is None:
+            display(Markdown(f"No reference campaign holds this configuration: your campaign `{self.yours.id}` "
+                             "is shown alone."))
+            return
+        rows = report.compare(self.claims(self.yours_df), self.claims(self.reference_df))
+        same = int((rows["same outcome"] == "yes").sum())
+        differ = int((rows["same outcome"] == "NO").sum())
+        display(Markdown(
+            f"Your campaign `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
+            f"{same + differ} claims x conditions measured in both, **{same} have the same outcome and {differ} "
+            "differ**. *yours / reference* is the ratio of the two values with an approximate 95% interval "
+            "(from the two CIs, independent campaigns). The machines:"))
+        display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
+        display(Markdown("Claim by claim:"))
+        display(tables.table(tables.compare_view(rows)))
+
+    def explorer(self) -> None:
+        """The kernel-free explorer, then (with ``live``) the kernel-driven one where the
+        experiment has one."""
+        display(Markdown("This explorer needs no kernel: every figure was drawn when the notebook ran, and the "
+                         "controls switch between them in your browser."))
+        display(self.analysis.explorer(self.df))
+        live = self.analysis.live_explorer(self.df, self.measure_small) if self.live else None
+        if live is not None:
+            display(Markdown("**Live.** In Jupyter (`make live`), the explorer below re-plots from the stored data "
+                             "through the kernel and can measure a small new sweep (the `smoke` profile with your "
+                             "choices, into your campaign). In the static book it is inert."))
+            display(live)
+        elif not self.live:
+            print("live explorer off (live=False); run `make live` to use it")
+
+    def rerun(self) -> None:
+        """The exact commands that measure this chapter again with these parameters."""
+        display(Markdown("The exact commands that measure this chapter again with the parameters used here (samples "
+                         "already stored for the same configuration, build and code are resumed): the command line, "
+                         "then the notebook, which measures through the same code with `measure True`."))
+        print(self.measure_command())
+        print(self.rerun_command())
+
+    def _override_args(self, cli: bool) -> list[str]:
+        args = []
+        for k, v in sorted(self.overrides.items()):
+            if k == "conditions" and v == "auto":
+                continue
+            if cli:
+                args += ["-p", f"{k}={v!r}" if isinstance(v, (list, dict, str)) else f"{k}={v}"]
+            else:
+                args += ["-y", f"{k}: {json.dumps(v)}"] if isinstance(v, (list, dict)) else ["-p", k, str(v)]
+        return args
+
+    def measure_command(self) -> str:
+        args = ["gillab", "measure", self.exp.name, "-P", self.profile, *self._override_args(cli=True)]
+        return " ".join(shlex.quote(a) for a in args)
+
+    def rerun_command(self) -> str:
+        """The exact papermill command that measures this notebook again with these parameters."""
+        nb = f"notebooks/{self.exp.notebook}"
+        out = f"book/generated/{self.exp.notebook}"
+        args = ["papermill", nb, out, "-p", "profile", self.profile, "-p", "measure", "True",
+                *self._override_args(cli=False)]
+        return " ".join(shlex.quote(a) for a in args)

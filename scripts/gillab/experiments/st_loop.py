@@ -1,0 +1,22 @@
+"""Document 002's first benchmark: a single-threaded loop under timeit, GIL build against free-threaded."""
+from __future__ import annotations
+
+from ..experiment import Experiment
+from ..profiles import Param, positive_int
+from .doc002 import PairAnalysis
+
+
+class SingleThread(Experiment):
+    name = "st_loop"
+    notebook = "07_single_thread.ipynb"
+    workload = "st_loop"
+    title = "The single-threaded loop"
+    document = "002_238bc8ef41f65af2.txt (Goodbye GIL), first benchmark"
+    params = {"number": Param("number", positive_int, "timeit number, 100 in the document")}
+
+    def points(self, p):
+        return [{"number": p["number"]}]
+
+
+EXPERIMENT = SingleThread()
+ANALYSIS = PairAnalysis("st_loop", "The single-threaded loop")

@@ -1,0 +1,311 @@
+"""Running a sweep: every check first, then for each repeat, each point, each condition
+(interleaved, so drift on a shared machine hits every condition alike) one fresh process per
+sample, each sample stored the moment it is measured, in the reader's campaign
+(:mod:`gillab.campaigns`).  A sample already stored there is resumed only when its *resume key*
+matches: same configuration, same interpreter identity (binary hash, version, build flags,
+environment) and same measuring code (workload, runner, experiment class); so a killed sweep
+resumes where it stopped, and a changed workload or a rebuilt interpreter is measured anew.
+:func:`plan` says what would be measured, and why, without measuring.
+
+The command line (``gillab measure``/``reproduce``), papermill's ``-p measure True`` and the live
+explorers all measure through :func:`measure`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from . import interpreters, metadata, runner
+from .experiment import Experiment, point_key
+from .experiments import get
+from .profiles import ParameterError
+
+# -- resume keys ------------------------------------------------------------------------------
+_HARNESS_FILES = ("runner.py", "procs.py", "workloads/_common.py")
+
+
+def code_sources(exp: Experiment) -> dict[str, str]:
+    """The code that shapes a sample of ``exp``: its workload programs, the workloads' common
+    start-up, the runner, the experiment's class (points, parameters, ``run_sample``) and the
+    helpers it names in ``measuring_code``.  Not the analysis: a new figure keeps the samples."""
+    import inspect
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parent
+    out = {name: (pkg / name).read_text() for name in _HARNESS_FILES}
+    for w in exp.workloads or (exp.workload,):
+        path = runner.workload_path(w)
+        out[f"workloads/{path.name}"] = path.read_text()
+    for cls in type(exp).__mro__:
+        if isinstance(cls, type) and issubclass(cls, Experiment):
+            out[f"class {cls.__module__}.{cls.__qualname__}"] = inspect.getsource(cls)
+    for obj in exp.measuring_code:   # a function or class, or a (name, text) pair
+        if isinstance(obj, tuple):
+            out[obj[0]] = obj[1]
+        else:
+            out[f"{obj.__module__}.{obj.__qualname__}"] = inspect.getsource(obj)
+    return out
+
+
+def code_key(exp: Experiment) -> str:
+    blob = json.dumps(code_sources(exp), sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Plan:
+    """What a sweep would measure, before measuring: every (repeat, point, condition), and for
+    each sample that is stored but not resumable, why."""
+    experiment: str
+    profile: str
+    campaign: str
+    campaign_is_new: bool
+    config_id: str
+    code_key: str
+    identity_keys: dict
+    points: list
+    conditions: list
+    missing_conditions: list
+    todo: list                       # (repeat, point, condition) to measure
+    resumable: int = 0
+    reasons: dict = field(default_factory=dict)   # reason -> count, for the samples in todo
+    details: list = field(default_factory=list)   # one entry per sample in todo
+
+    def as_dict(self) -> dict:
+        total = len(self.todo) + self.resumable
+        return {
+            "experiment": self.experiment, "profile": self.profile, "campaign": self.campaign,
+            "campaign_is_new": self.campaign_is_new, "config_id": self.config_id, "code_key": self.code_key,
+            "identity_keys": self.identity_keys, "points": self.points, "conditions": self.conditions,
+            "missing_conditions": self.missing_conditions, "samples_total": total,
+            "samples_planned": len(self.todo), "samples_resumable": self.resumable,
+            "reasons": self.reasons, "samples": self.details,
+        }
+
+
+NOT_YET = "not measured yet in this campaign"
+FAILED_BEFORE = "stored as failed: measured again"
+CODE_CHANGED = "workload or harness code changed since it was measured"
+INTERPRETER_CHANGED = "interpreter changed since it was measured (rebuilt, other binary or environment)"
+NO_KEY = "stored without a resume key (older harness)"
+
+
+def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None:
+    """None when a stored row can be resumed; else the reason it cannot."""
+    if row is None:
+        return NOT_YET
+    stored_i, stored_c = row.get("identity_key") or "", row.get("code_key") or ""
+    if not stored_i and not stored_c:
+        return NO_KEY
+    if stored_i != ident_key:
+        return INTERPRETER_CHANGED
+    if stored_c != ckey:
+        return CODE_CHANGED
+    return None
+
+
+def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
+                 ckey: str) -> tuple[list, int, dict, list]:
+    todo, resumable, reasons, details = [], 0, {}, []
+    for rep in range(p["repeats"]):
+        for point in exp.points(p):
+            for cid in cids:
+                k = (cid, point_key(point), rep)
+                why = why_not_resumable(rows.get(k), keys.get(cid, ""), ckey)
+                if why == NOT_YET and k in failed:
+                    why = FAILED_BEFORE
+                if why is None:
+                    resumable += 1
+                    continue
+                todo.append((rep, point, cid))
+                reasons[why] = reasons.get(why, 0) + 1
+                details.append({"condition": cid, "point": point_key(point), "repeat": rep, "reason": why})
+    return todo, resumable, reasons, details
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    experiment: str
+    campaign: str
+    params: dict
+    config_id: str
+    measured: int = 0
+    skipped: int = 0
+    failed: int = 0
+    missing_conditions: list = field(default_factory=list)
+    status: str = "running"
+    reasons: dict = field(default_factory=dict)
+
+
+def _affinity_str(cpus) -> str:
+    return "" if cpus is None else ",".join(str(c) for c in cpus)
+
+
+def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
+    """Every check, then the campaign, the conditions, their keys and what the store holds."""
+    from . import campaigns
+
+    exp = get(name)
+    p = exp.resolve(profile, overrides)
+    conds = interpreters.select(p["conditions"])
+    idents = {c.id: interpreters.identify(c) for c in conds}
+    missing = [c.id for c in conds if not idents[c.id].available]
+    usable = [c for c in conds if idents[c.id].available]
+    if not usable:
+        raise ParameterError(
+            "none of the requested conditions is available: "
+            + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
+            + ". Build the core ones with `gillab provision` (or `make interpreters`).")
+    camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=create)   # a plan makes nothing
+    is_new = camp is None or not camp.experiments()
+    keys = {c.id: idents[c.id].key() for c in usable}
+    ckey = code_key(exp)
+    return exp, p, conds, idents, usable, missing, camp, is_new, keys, ckey
+
+
+def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
+         campaign: str | None = None, new_campaign: bool = False) -> Plan:
+    """What ``measure`` would do, without measuring or writing anything."""
+    exp, p, conds, idents, usable, missing, camp, is_new, keys, ckey = _prepare(
+        name, profile, overrides, campaign, new_campaign, create=False)
+    cfg = exp.config_id(p)
+    rows, failed = {}, set()
+    if camp is not None and camp.has(exp.name):
+        store = camp.store(exp.name)
+        rows, failed = store.measured(cfg), store.failed(cfg)
+    cids = [c.id for c in usable]
+    todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey)
+    cname = camp.id if camp is not None else campaign or "(a new campaign)"
+    return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
+                cids, missing, todo, resumable, reasons, details)
+
+
+def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
+            campaign: str | None = None, new_campaign: bool = False, progress: bool = True) -> RunResult:
+    """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
+    sample; the committed reference campaign is never written to nor resumed from."""
+    exp, p, conds, idents, usable, missing, camp, _, keys, ckey = _prepare(
+        name, profile, overrides, campaign, new_campaign, create=True)
+    for cid in missing:
+        print(f"[gillab] {name}: {cid} is not available ({idents[cid].error}); "
+              "it is reported as not measured, not replaced.", file=sys.stderr)
+    store = camp.store(exp.name)
+    cfg = exp.config_id(p)
+    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+    result = RunResult(run_id, exp.name, camp.id, p, cfg, missing_conditions=missing)
+    with store.lock():
+        killed = store.mark_killed()
+        if killed:
+            print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
+                  "marked so, and their samples resumed", file=sys.stderr)
+        rows, failed = store.measured(cfg), store.failed(cfg)
+        todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey)
+        by_id = {c.id: c for c in usable}
+        todo = [(rep, point, by_id[cid]) for rep, point, cid in todo]
+        result.skipped, result.reasons = resumable, reasons
+        meta = {
+            "run_id": run_id, "campaign": camp.id, "experiment": exp.name, "title": exp.title,
+            "document": exp.document, "profile": profile, "params": p, "config_id": cfg, "config": exp.config(p),
+            "conditions": {c.id: _identity_record(c, idents[c.id]) | {"identity_key": keys.get(c.id)}
+                           for c in conds},
+            "missing_conditions": missing, "code_key": ckey,
+            "machine": metadata.machine(), "harness": metadata.harness() | {"pid": os.getpid()},
+            "boot_id": metadata.boot_id(),
+            "started": metadata.now(), "loadavg_start": metadata.loadavg(),
+            "planned_samples": len(todo), "skipped_already_measured": resumable,
+            "why_measured": reasons, "killed_runs_found": killed,
+            "status": "running",
+        }
+        store.write_run(meta)
+        hook = getattr(exp, "before_sweep", None)
+        if hook is not None:  # measurements that belong to the run, not to a condition
+            def needed(cid, point, rep):
+                return why_not_resumable(rows.get((cid, point_key(point), rep)), keys.get(cid, ""), ckey) is not None
+
+            def add_row(cid, point, rep, res):
+                store.append({"run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
+                              "condition": cid, "point": point_key(point), "repeat": rep, **point,
+                              "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
+                              "status": "ok", "error": "", "identity_key": keys.get(cid, ""), "code_key": ckey,
+                              **res})
+
+            hook(p, needed, add_row)
+        bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
+        try:
+            for rep, point, cond in todo:
+                out = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
+                for r in out:
+                    r.update(identity_key=keys[cond.id], code_key=ckey)
+                store.extend(out)
+                if out[0]["status"] == "ok":
+                    result.measured += 1
+                else:
+                    result.failed += 1
+                    print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {out[0]['error']}",
+                          file=sys.stderr)
+                bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
+                bar.update(1)
+            result.status = "complete" if not result.failed else "complete with failures"
+        except BaseException as exc:
+            result.status = f"interrupted ({type(exc).__name__})"
+            raise
+        finally:
+            bar.close()
+            meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),
+                        measured=result.measured, failed=result.failed)
+            store.write_run(meta)
+    return result
+
+
+def _identity_record(cond, ident) -> dict:
+    """The condition's identity, plus the provisioning record of a build made here."""
+    from . import provision
+
+    rec = ident.as_dict() | {"note": cond.note}
+    if cond.origin == "provisioned":
+        spec = provision.spec_for_executable(cond.executable)
+        rec["build_record"] = provision.read_marker(spec) if spec else None
+    return rec
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="sample", disable=not enabled or total == 0,
+                file=sys.stderr, dynamic_ncols=True)
+
+
+def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
+    load1 = (metadata.loadavg() or [math.nan])[0]
+    row = {
+        "run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
+        "condition": cond.id, "point": point_key(point), "repeat": rep, **point,
+        **{k: v for k, v in exp.config(p).items() if k not in point},
+        "time": metadata.now(), "loadavg_1m": load1,
+    }
+    try:
+        s = exp.run_sample(p, point, cond)
+    except runner.WorkloadError as exc:
+        return [row | {"status": "failed", "error": str(exc)}]
+    rt = s.runtime
+    common = row | {
+        "status": "ok", "error": "",
+        **{k: v for k, v in s.result.items() if not isinstance(v, (dict, list))},
+        "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
+        "gil_enabled": rt.get("gil_enabled"), "gil_enabled_after": rt.get("gil_enabled_after"),
+        "switch_interval_runtime": rt.get("switch_interval"),
+        "check_interval_runtime": rt.get("check_interval"), "nogil_fork": rt.get("nogil_fork"),
+        "affinity_runtime": _affinity_str(rt.get("affinity")),
+        **s.rusage, "process_wall_s": round(s.wall_s, 6),
+    }
+    sub = s.result.get("rows")
+    if not sub:
+        return [common]
+    return [common | r for r in sub]

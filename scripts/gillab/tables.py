@@ -1,0 +1,76 @@
+"""Tables for the book: how claims, comparisons and any frame are shown (presentation only;
+the numbers come from :mod:`gillab.report` and the experiments' analyses)."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .interpreters import display_order
+
+
+def table(df: pd.DataFrame, precision: int = 3):
+    """A table for the book: no row numbers, numbers rounded for reading (the data keep all digits)."""
+    return df.style.hide(axis="index").format(precision=precision, na_rep="-")
+
+
+def fmt(v) -> str:
+    """A number as a reader wants it: 30,000 not 3e+04; 0.546; 1e-06."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def value_cell(m: dict | None) -> str:
+    return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
+
+
+def verdict_matrix(rows: list[dict]):
+    """One line per published claim, one column per condition: 'value [CI] verdict'."""
+    out = []
+    for r in rows:
+        line = {"experiment": r["experiment"], "claim": r["claim"],
+                "published": f"{fmt(r['published'])} {r['unit']}"}
+        for cond, m in r["measured"].items():   # columns are put in display order below
+            note = f" ({m['note']})" if m.get("note") else ""
+            line[cond] = f"{value_cell(m)}: {m['verdict']}{note}"
+        out.append(line)
+    df = pd.DataFrame(out).fillna("not measured")
+    fixed = ["experiment", "claim", "published"]
+    return df[fixed + display_order([c for c in df.columns if c not in fixed])]
+
+
+def verdict_table(rows: list[dict]):
+    """The matrix of one experiment's verdicts, as a chapter shows it."""
+    return verdict_matrix(rows).drop(columns=["experiment"])
+
+
+def compare_view(df):
+    """The comparison as a reader scans it: value, interval and outcome in one cell per
+    campaign, each claim named once (on its first condition)."""
+    if df.empty:
+        return df
+    out = pd.DataFrame({
+        "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
+        "condition": df["condition"], "published": df["published"],
+        "reference: value [95% CI], outcome": df["reference"] + " · " + df["reference outcome"],
+        "yours": df["yours"] + " · " + df["your outcome"],
+        "same outcome": df["same outcome"], "yours / reference [approx. 95% CI]": df["yours / reference"],
+    })
+    return out
+
+
+def compare_counts(df):
+    """Per experiment: claims x conditions with the same outcome in both campaigns, and not."""
+    both = df[df["same outcome"] != "-"]
+    return pd.DataFrame({
+        "same outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "yes").sum())),
+        "different outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "NO").sum())),
+    }).reset_index()

@@ -1,0 +1,168 @@
+"""One experiment protocol: an explicit registry, one analysis interface, chapters whose common
+sections come from one helper, parameters declared once, typed storage, and a book that is
+rendered from data/ (reusing what did not change) without measuring."""
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from gillab import analysis, book, chapter, experiments
+from gillab.paths import notebooks_dir
+from gillab.store import ExperimentStore, infer_type
+
+REPO = Path(__file__).resolve().parents[1]
+PKG = REPO / "scripts" / "gillab"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every gillab module ``path`` imports, at any depth of the file (function-level too)."""
+    mod = ".".join(path.relative_to(PKG.parent).with_suffix("").parts).removesuffix(".__init__")
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("gillab"):
+                names = [f"{target}.{a.name}" for a in node.names]
+                out |= {n if (PKG.parent / (n.replace(".", "/") + ".py")).exists()
+                        or (PKG.parent / n.replace(".", "/")).is_dir() else target for n in names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("gillab")}
+    return out - {mod}
+
+
+def test_the_package_imports_have_no_circle():
+    graph = {}
+    for path in PKG.rglob("*.py"):
+        if "workloads" in path.parts:
+            continue
+        mod = ".".join(path.relative_to(PKG.parent).with_suffix("").parts).removesuffix(".__init__")
+        graph[mod] = _imports(path)
+    seen, stack, cycles = set(), [], []
+
+    def visit(m):
+        if m in stack:
+            cycles.append(stack[stack.index(m):] + [m])
+            return
+        if m in seen:
+            return
+        seen.add(m)
+        stack.append(m)
+        for n in sorted(graph.get(m, ())):
+            visit(n)
+        stack.pop()
+
+    for m in sorted(graph):
+        visit(m)
+    assert not cycles, f"import circles: {cycles}"
+    # the detector sees what it should: the chapter helper reaches the sweep and the registry
+    assert {"gillab.sweep", "gillab.experiments"} <= graph["gillab.chapter"]
+    assert "gillab.experiments" in graph["gillab.sweep"] and "gillab.experiment" in graph["gillab.experiments.countdown"]
+
+
+def test_the_registry_imports_nothing_until_asked():
+    code = ("import sys, gillab.experiments as e; "
+            "print(sorted(m for m in sys.modules if m.startswith('gillab.experiments.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_experiment_module_is_registered_and_complete():
+    modules = {p.stem for p in (PKG / "experiments").glob("*.py")
+               if "EXPERIMENT = " in p.read_text()}
+    assert modules == set(experiments.names())
+    for name in experiments.names():
+        exp, an = experiments.get(name), experiments.analysis(name)
+        assert exp.name == name and (notebooks_dir() / exp.notebook).is_file(), name
+        assert exp.document[:3] in experiments.DOCUMENTS, name
+        for method in ("summary", "claims", "figure", "side_by_side", "findings", "explorer"):
+            assert getattr(type(an), method) is not getattr(analysis.Analysis, method), f"{name}: {method}"
+    with pytest.raises(experiments.ParameterError, match="unknown experiment 'nope'"):
+        experiments.get("nope")
+
+
+def _cells(name):
+    return nbformat.read(notebooks_dir() / name, as_version=4).cells
+
+
+def test_every_parameters_cell_is_the_declaration():
+    """The parameters cell of each chapter is generated from the experiment's parameters and
+    their help (regenerate one with ``gillab.chapter.parameters_cell(name)``)."""
+    from papermill.translators import PythonTranslator
+
+    for name in experiments.names():
+        (cell,) = [c for c in _cells(experiments.get(name).notebook) if "parameters" in c.metadata.get("tags", [])]
+        assert cell.source == chapter.parameters_cell(name), name
+        declared = [p.name for p in PythonTranslator.inspect(cell)]
+        assert set(declared) == set(chapter.NOTEBOOK_PARAMS) | set(experiments.get(name).params) | {
+            "conditions", "repeats", "timeout", "switch_interval", "affinity"}, name
+
+
+def test_no_cell_is_copied_between_notebooks():
+    seen = {}
+    for nb in book.notebook_files().values():
+        for cell in _cells(nb):
+            key = (cell.cell_type, cell.source.strip())
+            assert key not in seen, f"{nb} repeats a cell of {seen.get(key)}: {cell.source[:80]!r}"
+            seen[key] = nb
+
+
+def test_the_chapter_list_comes_from_the_registry():
+    assert (REPO / "_toc.yml").read_text() == book.toc_text()
+    readme, intro = (REPO / "README.md").read_text(), (REPO / "book" / "intro.md").read_text()
+    for name in experiments.names():
+        stem = Path(experiments.get(name).notebook).stem
+        assert f"`{stem}`" in readme, f"README lists no {stem}"
+        assert f"generated/{stem})" in intro, f"the introduction links no {stem}"
+
+
+def test_the_store_gives_back_what_was_written(tmp_path):
+    store = ExperimentStore("x", "c", root=tmp_path)
+    store.extend([{"n": 3, "f": 0.5, "b": True, "s": "07", "l": [1, 2], "none": None, "late": None}])
+    store.extend([{"n": 4, "f": 2, "b": False, "s": "8", "l": [], "none": None, "late": 1.5}])
+    df = ExperimentStore("x", "c", root=tmp_path).frame()
+    assert df["n"].tolist() == [3, 4] and str(df["n"].dtype) == "int64"
+    assert df["f"].tolist() == [0.5, 2.0] and str(df["f"].dtype) == "float64"
+    assert df["b"].tolist() == [True, False] and str(df["b"].dtype) == "bool"
+    assert df["s"].tolist() == ["07", "8"]          # text stays text, leading zero and all
+    assert df["l"].tolist() == [[1, 2], []]
+    assert df["late"].isna().tolist() == [True, False] and df["late"].iloc[1] == 1.5
+    schema = json.loads(store.schema_path.read_text())["columns"]
+    assert schema["none"] is None and schema["late"] == "float" and schema["s"] == "str"
+    # the CSV stays plain text for auditing
+    assert store.samples_path.read_text().splitlines()[1].startswith("3,0.5,True,07,")
+
+
+def test_a_file_without_a_schema_is_read_by_its_text():
+    assert infer_type(["True", "False", ""]) == "bool"
+    assert infer_type(["1", "-2"]) == "int" and infer_type(["1", "2.5"]) == "float"
+    assert infer_type(["[1, 2]", "[]"]) == "json" and infer_type(["0,1", "0"]) == "str"
+    assert infer_type(["", ""]) is None
+
+
+def test_the_book_cache_key_follows_the_data(tmp_path, monkeypatch):
+    """An executed chapter is reused only while its notebook, code, parameters and the samples
+    it can read are unchanged: a new sample of countdown changes countdown's key (and the
+    verdicts page's), not sha256's."""
+    from conftest import copy_reference
+
+    monkeypatch.setenv("GILLAB_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("GILLAB_MACHINE", "test-machine")
+    ref = copy_reference(tmp_path / "data")
+    params = {"profile": "default", "measure": False, "live": False}
+    before = {n: book.cache_key(n, params) for n in ("countdown", "sha256", "verdicts")}
+    assert book.cache_key("countdown", params | {"profile": "smoke"}) != before["countdown"]
+    samples = tmp_path / "data" / "results" / ref / "countdown" / "samples.csv"
+    samples.write_text(samples.read_text() + samples.read_text().splitlines()[-1] + "\n")
+    after = {n: book.cache_key(n, params) for n in before}
+    assert after["sha256"] == before["sha256"]
+    assert after["countdown"] != before["countdown"] and after["verdicts"] != before["verdicts"]
