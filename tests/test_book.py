@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import book, campaigns, experiments, sweep
+from gillab import book, campaigns, sweep
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gillab import experiments, report, results, runner, servers, sweep
+from gillab import report, results, runner, servers, sweep
 from gillab.experiments import convoy
 from gillab.profiles import ParameterError
 

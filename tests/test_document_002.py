@@ -4,7 +4,7 @@ import urllib.request
 
 import pytest
 
-from gillab import experiments, report, results, runner, servers, sweep, venvs
+from gillab import report, results, runner, servers, sweep, venvs
 from gillab.experiments import doc002, flask_k6
 from gillab.metadata import filesystem_of
 from gillab.profiles import ParameterError

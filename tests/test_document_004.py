@@ -4,7 +4,7 @@ import urllib.request
 
 import pytest
 
-from gillab import experiments, report, results, runner, servers, sweep, venvs
+from gillab import report, results, runner, servers, sweep, venvs
 from gillab.experiments import b2_download as b2
 from gillab.profiles import ParameterError
 

@@ -84,10 +84,21 @@ def test_every_experiment_module_is_registered_and_complete():
         exp, an = experiments.get(name), experiments.analysis(name)
         assert exp.name == name and (notebooks_dir() / exp.notebook).is_file(), name
         assert exp.document[:3] in experiments.DOCUMENTS, name
-        for method in ("summary", "claims", "figure", "side_by_side", "findings", "explorer"):
-            assert getattr(type(an), method) is not getattr(analysis.Analysis, method), f"{name}: {method}"
+        for method in analysis.INTERFACE:
+            impl = getattr(an, method)
+            assert getattr(impl, "__func__", None) is not getattr(analysis.Analysis, method), f"{name}: {method}"
     with pytest.raises(experiments.ParameterError, match="unknown experiment 'nope'"):
         experiments.get("nope")
+
+
+def test_an_analysis_that_lacks_a_function_fails_when_imported(tmp_path, monkeypatch):
+    (tmp_path / "half_done.py").write_text(
+        "from gillab.analysis import ModuleAnalysis\n"
+        "def summary(df):\n    return df\n"
+        "ANALYSIS = ModuleAnalysis(__name__)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TypeError, match="half_done: the analysis lacks claims, figure, side_by_side, findings, explorer"):
+        __import__("half_done")
 
 
 def _cells(name):

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from gillab import campaigns, experiments, results, sweep
+from gillab import campaigns, results, sweep
 from gillab.profiles import ParameterError
 from gillab.store import ExperimentStore, StoreBusy
 

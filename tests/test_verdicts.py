@@ -5,7 +5,7 @@ import sys
 import pandas as pd
 import pytest
 
-from gillab import experiments, sweep
+from gillab import sweep
 from gillab.experiments import countdown as cd
 
 

@@ -8,9 +8,16 @@ verdicts page and ``gillab verdicts`` call :meth:`Analysis.claims`.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+import sys
+
 import pandas as pd
 
 from . import results
+
+INTERFACE = ("summary", "claims", "figure", "side_by_side", "findings", "explorer")
+OPTIONAL = ("published", "published_table", "live_explorer")
 
 
 class Analysis:
@@ -55,3 +62,32 @@ class Analysis:
         """A kernel-driven explorer, or None.  ``measure(overrides)`` measures a small sweep (the
         smoke profile with those overrides) into the reader's campaign and returns its samples."""
         return None
+
+
+class ModuleAnalysis(Analysis):
+    """An analysis written as functions of the experiment's module with the interface's names
+    (``summary(df)``, ``claims(df)``, ...; ``published()``, ``published_table()`` and
+    ``live_explorer(df, measure)`` where it has them).  A function the module lacks comes from
+    ``shared``, the module of a family of experiments (:mod:`~gillab.experiments.over_threads`,
+    :mod:`~gillab.experiments.doc002`), whose functions take the experiment's ``bound``
+    arguments by keyword (``spec=``, ``experiment=``).  ``extras`` names further figures a
+    chapter draws with ``Chapter.figure(name)``.  A missing function is an error when the module
+    is imported, not when a chapter runs."""
+
+    def __init__(self, module: str, *, shared=None, extras: tuple[str, ...] = (), **bound):
+        mod = sys.modules[module]
+        self.experiment = module.rsplit(".", 1)[-1]
+        self.table = bound.pop("table", "")
+        bound.setdefault("experiment", self.experiment)
+        missing = []
+        for name in INTERFACE + OPTIONAL + tuple(extras):
+            fn = getattr(mod, name, None) or getattr(shared, name, None)
+            if fn is None:
+                if name not in OPTIONAL:
+                    missing.append(name)
+                continue
+            params = inspect.signature(fn).parameters
+            given = {k: v for k, v in bound.items() if k in params}
+            setattr(self, name, functools.partial(fn, **given) if given else fn)
+        if missing:
+            raise TypeError(f"{module}: the analysis lacks {', '.join(missing)}")

@@ -58,6 +58,33 @@ def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, do
                         elinewidth=1.5, markersize=6, label=h)
 
 
+def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, height: float = 3.5):
+    """One panel per condition; in each, one line per value of ``level`` against the switch
+    interval (log scale): our median with its 95% CI (``y`` names the three columns: median, CI
+    low, CI high), and the document's values as open diamonds, ``published(level_value) -> (x,
+    y)``.  ``label(level_value)`` names a line.  Returns the figure, its axes, and per condition
+    (axes, condition, its rows of ``s``)."""
+    med, lo, hi = y
+    conds = sorted(s["condition"].unique())
+    levels = sorted(s[level].unique())
+    colours = dict(zip(levels, sns.color_palette("viridis_r", len(levels))))
+    fig, axes = plt.subplots(len(conds), 1, figsize=(8, height * len(conds)), sharex=True, sharey=True,
+                             squeeze=False)
+    panels = []
+    for ax, cond in zip(axes[:, 0], conds):
+        g = s[s["condition"] == cond]
+        for v in levels:
+            h = g[g[level] == v].sort_values("switch_interval")
+            ax.errorbar(h["switch_interval"], h[med], yerr=[h[med] - h[lo], h[hi] - h[med]], fmt="o-",
+                        color=colours[v], capsize=3, label=label(v))
+            px, py = published(v)
+            ax.plot(px, py, linestyle="none", marker="D", markerfacecolor="none", markeredgecolor=colours[v],
+                    markersize=7)
+        ax.set_xscale("log")
+        panels.append((ax, cond, g))
+    return fig, axes, panels
+
+
 def samples_by_condition(ax, g: pd.DataFrame, y: str, pal: dict, size: float = 5) -> None:
     """Every sample of ``y`` as a dot, one column per condition (all conditions, even empty)."""
     conds = sorted(pal)

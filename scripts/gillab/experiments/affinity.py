@@ -8,7 +8,7 @@ import pandas as pd
 
 from .. import stats
 from ..profiles import Param, ParameterError
-from ..analysis import Analysis
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from .convoy import ECHO_PARAMS, RATE_TOLERANCE, Convoy, _counts, echo_sample
 
@@ -202,18 +202,5 @@ def explorer(df: pd.DataFrame):
                                   ("CPU threads", ns, [str(n) for n in ns]), title="Explore every counted window")
 
 
-class AffinityAnalysis(Analysis):
-    """The chapter's reading of affinity: the module's functions above, bound to the interface."""
-    experiment = "affinity"
-    published = staticmethod(published)
-    published_table = staticmethod(published_table)
-    summary = staticmethod(summary)
-    claims = staticmethod(claims)
-    side_by_side = staticmethod(side_by_side)
-    findings = staticmethod(findings)
-    figure = staticmethod(figure)
-    explorer = staticmethod(explorer)
-
-
 EXPERIMENT = Affinity()
-ANALYSIS = AffinityAnalysis()
+ANALYSIS = ModuleAnalysis(__name__)

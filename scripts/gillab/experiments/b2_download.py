@@ -24,7 +24,7 @@ import pandas as pd
 from .. import procs as guarded
 from .. import results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int, positive_ints
-from ..analysis import Analysis
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from ..metadata import filesystem_of
 
@@ -345,17 +345,5 @@ def explorer(df: pd.DataFrame):
                                   title="Explore every download")
 
 
-class B2DownloadAnalysis(Analysis):
-    """The chapter's reading of b2_download: the module's functions above, bound to the interface."""
-    experiment = "b2_download"
-    published = staticmethod(published)
-    summary = staticmethod(summary)
-    claims = staticmethod(claims)
-    side_by_side = staticmethod(side_by_side)
-    findings = staticmethod(findings)
-    figure = staticmethod(figure)
-    explorer = staticmethod(explorer)
-
-
 EXPERIMENT = B2Download()
-ANALYSIS = B2DownloadAnalysis()
+ANALYSIS = ModuleAnalysis(__name__)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .. import interpreters, runner, servers, stats
 from ..profiles import Param, ParameterError, positive_float, positive_int, switch_interval
-from ..analysis import Analysis
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 
 RATE_TOLERANCE = 0.25   # request rates in 1-second windows: +-25% (times and ratios: +-10%)
@@ -280,26 +280,18 @@ def findings(df: pd.DataFrame) -> str:
 def figure(df: pd.DataFrame):
     """RPS against switch interval, one panel per condition, one line per CPU-thread count,
     with the document's values and its model (1 CPU thread)."""
-    import matplotlib.pyplot as plt
-
     from .. import plots
 
-    s = _threads_rows(summary(df))
-    conds = sorted(s["condition"].unique())
-    ns = sorted(s["cpu_threads"].unique())
-    colours = dict(zip(ns, plots.sns.color_palette("viridis_r", len(ns))))
-    fig, axes = plt.subplots(len(conds), 1, figsize=(8, 3.6 * len(conds)), sharex=True, sharey=True, squeeze=False)
     pub = published()
-    for ax, cond in zip(axes[:, 0], conds):
-        g = s[s["condition"] == cond]
-        for n in ns:
-            h = g[g["cpu_threads"] == n].sort_values("switch_interval")
-            ax.errorbar(h["switch_interval"], h["rps_median"], yerr=[h["rps_median"] - h["rps_ci_lo"],
-                        h["rps_ci_hi"] - h["rps_median"]], fmt="o-", color=colours[n], capsize=3,
-                        label=f"{n} CPU thread{'s' if n != 1 else ''}")
-            p = pub[pub["cpu_bound_threads"] == n].sort_values("switch_interval_s")
-            ax.plot(p["switch_interval_s"], p["rps"].clip(lower=0.5), linestyle="none", marker="D",
-                    markerfacecolor="none", markeredgecolor=colours[n], markersize=7)
+
+    def doc(n):
+        p = pub[pub["cpu_bound_threads"] == n].sort_values("switch_interval_s")
+        return p["switch_interval_s"], p["rps"].clip(lower=0.5)
+
+    fig, axes, panels = plots.lines_per_level(
+        _threads_rows(summary(df)), "cpu_threads", ("rps_median", "rps_ci_lo", "rps_ci_hi"),
+        lambda n: f"{n} CPU thread{'s' if n != 1 else ''}", doc, height=3.6)
+    for ax, cond, g in panels:
         alone = g[(g["cpu_threads"] == 0)]
         if len(alone):
             rps0 = float(alone["rps_median"].median())
@@ -310,7 +302,6 @@ def figure(df: pd.DataFrame):
                     label="one wait per request: 1/(t0 + interval)")
         gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
         ax.set_title(f"{cond} ({gil}): dots = ours (median, 95% CI), open diamonds = document", fontsize=10)
-        ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel("requests / second")
         ax.legend(fontsize=7, loc="lower right")
@@ -409,20 +400,5 @@ def explorer(df: pd.DataFrame):
                                   title="Explore every counted window")
 
 
-class ConvoyAnalysis(Analysis):
-    """The chapter's reading of convoy: the module's functions above, bound to the interface."""
-    experiment = "convoy"
-    published = staticmethod(published)
-    published_table = staticmethod(published_table)
-    summary = staticmethod(summary)
-    claims = staticmethod(claims)
-    side_by_side = staticmethod(side_by_side)
-    findings = staticmethod(findings)
-    figure = staticmethod(figure)
-    explain_figure = staticmethod(explain_figure)
-    processes_figure = staticmethod(processes_figure)
-    explorer = staticmethod(explorer)
-
-
 EXPERIMENT = Convoy()
-ANALYSIS = ConvoyAnalysis()
+ANALYSIS = ModuleAnalysis(__name__, extras=('explain_figure', 'processes_figure'))

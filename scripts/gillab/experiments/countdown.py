@@ -1,9 +1,8 @@
 """Countdown over threads: document 000's first table (pbts13_t1)."""
 from __future__ import annotations
 
-import pandas as pd
-
 from ..profiles import Param, ParameterError, positive_int, positive_ints
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from . import over_threads
 
@@ -12,7 +11,10 @@ SPEC = over_threads.Spec(
     size=lambda g: float(g["total_decrements"].iloc[0]), seed_size=100_000_000,
     size_words=lambda n: f"{n:,.0f} decrements", explorer_title="Explore the countdown samples",
     per_unit=lambda r: f"{r['median'] / r['work'] * 1e9:.1f} ns per decrement in one thread",
-    size_param="total_decrements", live_size=(2_000_000, 1_000_000, 20_000_000, 1_000_000, "decrements"))
+    size_param="total_decrements", live_size=(2_000_000, 1_000_000, 20_000_000, 1_000_000, "decrements"),
+    printed=(("threads", "threads"), ("decrements_per_thread_n", "decrements per thread"),
+             ("time_s_best_of_3", "time in seconds (best of 3)"), ("machine", "machine"), ("python", "python")),
+    speed=("ns_per_decrement", lambda s: s["median"] / s["work"] * 1e9))
 
 
 class Countdown(Experiment):
@@ -39,19 +41,5 @@ class Countdown(Experiment):
                                  f"{p['total_decrements']}: some threads would have nothing to do")
 
 
-class CountdownAnalysis(over_threads.ThreadsAnalysis):
-    def published_table(self) -> pd.DataFrame:
-        """The document's table as it printed it."""
-        p = self.published()
-        return pd.DataFrame({"threads": p["threads"], "decrements per thread": p["decrements_per_thread_n"],
-                             "time in seconds (best of 3)": p["time_s_best_of_3"],
-                             "machine": p["machine"], "python": p["python"]})
-
-    def summary(self, df: pd.DataFrame) -> pd.DataFrame:
-        s = super().summary(df)
-        s["ns_per_decrement"] = s["median"] / s["work"] * 1e9
-        return s
-
-
 EXPERIMENT = Countdown()
-ANALYSIS = CountdownAnalysis(SPEC)
+ANALYSIS = ModuleAnalysis(__name__, shared=over_threads, spec=SPEC)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from .. import results, stats
 from ..profiles import Param, ParameterError, positive_ints, switch_interval
-from ..analysis import Analysis
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 
 
@@ -185,17 +185,5 @@ def published_table() -> pd.DataFrame:
     return results.reference("pbts13_t6_echo_inline_numbers").iloc[5:8].drop(columns=["source"])
 
 
-class DataRaceAnalysis(Analysis):
-    """The chapter's reading of data_race: the module's functions above, bound to the interface."""
-    experiment = "data_race"
-    published_table = staticmethod(published_table)
-    summary = staticmethod(summary)
-    claims = staticmethod(claims)
-    side_by_side = staticmethod(side_by_side)
-    findings = staticmethod(findings)
-    figure = staticmethod(figure)
-    explorer = staticmethod(explorer)
-
-
 EXPERIMENT = DataRace()
-ANALYSIS = DataRaceAnalysis()
+ANALYSIS = ModuleAnalysis(__name__)

@@ -1,7 +1,8 @@
 """Document 002, "Goodbye GIL - Exploring Free Threaded Python 3.14": what its three
 benchmark chapters (the single-threaded loop, file I/O with fsync, primes over a thread pool)
 read the same way: each row of its observations table (pyconjp2025_observations.csv) against
-every GIL/free-threaded *pair* measured.
+every GIL/free-threaded *pair* measured.  Every function that depends on the chapter takes the
+experiment's name as ``experiment`` (bound by :class:`~gillab.analysis.ModuleAnalysis`).
 
 The document compared one GIL build with one free-threaded build (3.14 RC2).  Here every pair
 is compared: ``3.13.5`` / ``3.13.5t`` (same source, same flags), ``3.13.5t-gil`` / ``3.13.5t``
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import results, stats
-from ..analysis import Analysis
+from . import get
 
 PAIRS_PREFERRED = (("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t"))
 
@@ -49,9 +50,11 @@ def published() -> pd.DataFrame:
     return results.reference("pyconjp2025_observations")
 
 
-def published_table() -> pd.DataFrame:
+def published_table(experiment: str) -> pd.DataFrame:
+    """The document's rows for ``experiment``, as it printed them."""
     p = published()
-    return p[["File", "GIL Enabled (as published)", "Free Threaded (as published)"]]
+    mine = p["File"].map(lambda f: ROWS.get(f, (None,))[0] == experiment)
+    return p[mine][["File", "GIL Enabled (as published)", "Free Threaded (as published)"]]
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -79,7 +82,7 @@ def pair_ratios(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claims(experiment: str, df: pd.DataFrame) -> list[dict]:
+def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
     """Per observations-table row of this experiment, per pair: the published ratio
     free-threaded / GIL against ours (times differ by machine; the ratio is the claim)."""
     pub = published()
@@ -109,7 +112,7 @@ def claims(experiment: str, df: pd.DataFrame) -> list[dict]:
     return out
 
 
-def figure(df: pd.DataFrame, title: str):
+def figure(df: pd.DataFrame, experiment: str):
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -126,7 +129,7 @@ def figure(df: pd.DataFrame, title: str):
         ax.set_xlabel("")
     ax.set_ylim(bottom=0)
     ax.set_ylabel("seconds (dots: samples; bars: median, 95% CI)")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(get(experiment).title, fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -222,38 +225,3 @@ def explorer(df: pd.DataFrame, experiment: str):
 
     return widgets.stack_explorer(draw, ("view", ["samples", "ratio"], ["every sample", "free-threaded / GIL"]),
                                   ("pair", prs, [pair_label(p) for p in prs]), title="Explore the pairs")
-
-
-class PairAnalysis(Analysis):
-    """One document-002 experiment's chapter: its rows of the observations table, per pair."""
-
-    table = "pyconjp2025_observations"
-
-    def __init__(self, experiment: str, title: str):
-        self.experiment, self.title = experiment, title
-
-    def published_table(self):
-        p = published()
-        mine = p["File"].map(lambda f: ROWS.get(f, (None,))[0] == self.experiment)
-        return p[mine][["File", "GIL Enabled (as published)", "Free Threaded (as published)"]]
-
-    def summary(self, df):
-        return summary(df)
-
-    def claims(self, df):
-        return claims(self.experiment, df)
-
-    def figure(self, df):
-        return figure(df, self.title)
-
-    def ratio_figure(self, df):
-        return ratio_figure(df, self.experiment)
-
-    def side_by_side(self, df):
-        return side_by_side(df, self.experiment)
-
-    def findings(self, df):
-        return findings(df, self.experiment)
-
-    def explorer(self, df):
-        return explorer(df, self.experiment)

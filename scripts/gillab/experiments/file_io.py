@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from ..metadata import filesystem_of
 from ..profiles import Param, ParameterError, positive_int, text
-from .doc002 import PairAnalysis
+from . import doc002
 
 
 def default_io_dir() -> Path:
@@ -73,4 +74,4 @@ class FileIO(Experiment):
 
 
 EXPERIMENT = FileIO()
-ANALYSIS = PairAnalysis("file_io", "File I/O with fsync")
+ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import procs, results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int
-from ..analysis import Analysis
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 
 ENDPOINTS = ("cpu", "io", "io_fixed")
@@ -286,18 +286,5 @@ def explorer(df: pd.DataFrame):
                                   title="Explore the k6 results")
 
 
-class FlaskK6Analysis(Analysis):
-    """The chapter's reading of flask_k6: the module's functions above, bound to the interface."""
-    experiment = "flask_k6"
-    published = staticmethod(published)
-    published_table = staticmethod(published_table)
-    summary = staticmethod(summary)
-    claims = staticmethod(claims)
-    side_by_side = staticmethod(side_by_side)
-    findings = staticmethod(findings)
-    figure = staticmethod(figure)
-    explorer = staticmethod(explorer)
-
-
 EXPERIMENT = FlaskK6()
-ANALYSIS = FlaskK6Analysis()
+ANALYSIS = ModuleAnalysis(__name__)

@@ -1,5 +1,7 @@
-"""The analysis shared by the "same total work over 1/2/4/8 threads" experiments (countdown,
-SHA-256): summary, speedups, verdicts against a published best-of-3 table, figures, explorer."""
+"""The reading shared by the "same total work over 1/2/4/8 threads" experiments (countdown,
+SHA-256): summary, speedups, claims against a published best-of-3 table, figures, explorers.
+Every function takes the experiment's :class:`Spec` as ``spec`` (bound by
+:class:`~gillab.analysis.ModuleAnalysis`)."""
 from __future__ import annotations
 
 import math
@@ -10,7 +12,6 @@ from typing import Callable
 import pandas as pd
 
 from .. import results, stats
-from ..analysis import Analysis
 
 
 @dataclass(frozen=True)
@@ -25,44 +26,18 @@ class Spec:
     per_unit: Callable[[pd.Series], str]    # the 1-thread speed in words, from a summary row
     size_param: str                          # the parameter the live explorer varies
     live_size: tuple                         # (value, min, max, step, description) of its slider
-
-
-class ThreadsAnalysis(Analysis):
-    """The analysis of one "same work over threads" experiment, bound to its :class:`Spec`."""
-
-    def __init__(self, spec: Spec):
-        self.spec = spec
-        self.experiment, self.table = spec.experiment, spec.table
-
-    def summary(self, df):
-        return summary(df, self.spec)
-
-    def claims(self, df):
-        return claims(df, self.spec)
-
-    def side_by_side(self, df):
-        return side_by_side(df, self.spec)
-
-    def figure(self, df):
-        return figure(df, self.spec)
-
-    def explorer(self, df):
-        return explorer(df, self.spec)
-
-    def findings(self, df):
-        return findings(df, self.spec)
-
-    def live_explorer(self, df, measure):
-        import ipywidgets as W
-
-        value, lo, hi, step, desc = self.spec.live_size
-        size = W.IntSlider(value=value, min=lo, max=hi, step=step, description=desc,
-                           style={"description_width": "initial"})
-        return live_explorer(df, measure, self.spec.size_param, size, self.figure)
+    printed: tuple = ()                      # (column of the table, its name as printed), in order
+    speed: tuple = ()                        # (summary column, its value from a summary frame)
 
 
 def published(spec: Spec) -> pd.DataFrame:
     return results.reference(spec.table)
+
+
+def published_table(spec: Spec) -> pd.DataFrame:
+    """The document's table as it printed it."""
+    p = published(spec)
+    return pd.DataFrame({name: p[col] for col, name in spec.printed})
 
 
 def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
@@ -76,9 +51,12 @@ def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
         rows.append({
             "condition": cond, "threads": int(threads), "work": spec.size(g), **s,
             "speedup": sp["ratio"], "speedup_ci_lo": sp["ci_lo"], "speedup_ci_hi": sp["ci_hi"],
-            "gil_enabled": bool(g["gil_enabled"].astype(str).str.lower().eq("true").all()),
+            "gil_enabled": bool(g["gil_enabled"].fillna(False).astype(bool).all()),
         })
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if spec.speed:
+        out[spec.speed[0]] = spec.speed[1](out)
+    return out
 
 
 def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
@@ -260,22 +238,24 @@ def explorer(df: pd.DataFrame, spec: Spec):
         ("threads", ks, [str(k) for k in ks]), title=spec.explorer_title)
 
 
-def live_explorer(df: pd.DataFrame, measure, size_param: str, size_widget, draw):
+def live_explorer(df: pd.DataFrame, measure, spec: Spec):
     """Kernel-driven: choose conditions and a size, re-plot, or measure a small new sweep."""
     import ipywidgets as W
 
     from .. import widgets
 
     conds = sorted(df["condition"].unique())
+    value, lo, hi, step, desc = spec.live_size
     controls = {"conditions": W.SelectMultiple(options=conds, value=tuple(conds), description="conditions"),
-                size_param: size_widget}
+                spec.size_param: W.IntSlider(value=value, min=lo, max=hi, step=step, description=desc,
+                                             style={"description_width": "initial"})}
     state = {"df": df}
 
     def replot(v):
         d = state["df"]
-        return draw(d[d["condition"].isin(v["conditions"] or conds)])
+        return figure(d[d["condition"].isin(v["conditions"] or conds)], spec)
 
     def measure_small(v):
-        state["df"] = measure({"conditions": ",".join(v["conditions"] or conds), size_param: v[size_param]})
+        state["df"] = measure({"conditions": ",".join(v["conditions"] or conds), spec.size_param: v[spec.size_param]})
 
     return widgets.live_explorer(replot, controls, measure_small)

@@ -1,9 +1,10 @@
 """Document 002's CPU-bound benchmark: counting primes in one thread and over a thread pool."""
 from __future__ import annotations
 
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from ..profiles import Param, ParameterError, positive_int
-from .doc002 import PairAnalysis
+from . import doc002
 
 
 class Primes(Experiment):
@@ -30,4 +31,4 @@ class Primes(Experiment):
 
 
 EXPERIMENT = Primes()
-ANALYSIS = PairAnalysis("primes", "Primes over a thread pool")
+ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

@@ -5,9 +5,8 @@ can use both cores: the document's point that C code which releases the GIL scal
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ..profiles import Param, ParameterError, positive_int, positive_ints
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from . import over_threads
 
@@ -17,7 +16,11 @@ SPEC = over_threads.Spec(
     size=lambda g: float(g["messages"].iloc[0] * g["message_bytes"].iloc[0]), seed_size=8 * 134_217_728,
     size_words=lambda n: f"{n / MiB:,.0f} MiB hashed", explorer_title="Explore the SHA-256 samples",
     per_unit=lambda r: f"{r['work'] / MiB / r['median']:,.0f} MiB/s in one thread",
-    size_param="message_bytes", live_size=(4 * MiB, MiB, 64 * MiB, MiB, "message bytes"))
+    size_param="message_bytes", live_size=(4 * MiB, MiB, 64 * MiB, MiB, "message bytes"),
+    printed=(("threads", "threads"), ("messages_per_thread", "messages per thread"),
+             ("total_size_of_messages_per_thread_as_published", "total size per thread (as printed)"),
+             ("time_s_best_of_3", "time in seconds (best of 3)"), ("python", "python")),
+    speed=("MiB_per_s", lambda s: s["work"] / MiB / s["median"]))
 
 
 class Sha256(Experiment):
@@ -44,18 +47,5 @@ class Sha256(Experiment):
             raise ParameterError("sha256: message_bytes above 2 GiB would not fit comfortably in memory")
 
 
-class Sha256Analysis(over_threads.ThreadsAnalysis):
-    def published_table(self) -> pd.DataFrame:
-        p = self.published()
-        return pd.DataFrame({"threads": p["threads"], "messages per thread": p["messages_per_thread"],
-                             "total size per thread (as printed)": p["total_size_of_messages_per_thread_as_published"],
-                             "time in seconds (best of 3)": p["time_s_best_of_3"], "python": p["python"]})
-
-    def summary(self, df: pd.DataFrame) -> pd.DataFrame:
-        s = super().summary(df)
-        s["MiB_per_s"] = s["work"] / MiB / s["median"]
-        return s
-
-
 EXPERIMENT = Sha256()
-ANALYSIS = Sha256Analysis(SPEC)
+ANALYSIS = ModuleAnalysis(__name__, shared=over_threads, spec=SPEC)

@@ -1,9 +1,10 @@
 """Document 002's first benchmark: a single-threaded loop under timeit, GIL build against free-threaded."""
 from __future__ import annotations
 
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from ..profiles import Param, positive_int
-from .doc002 import PairAnalysis
+from . import doc002
 
 
 class SingleThread(Experiment):
@@ -19,4 +20,4 @@ class SingleThread(Experiment):
 
 
 EXPERIMENT = SingleThread()
-ANALYSIS = PairAnalysis("st_loop", "The single-threaded loop")
+ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

@@ -7,7 +7,7 @@ import pandas as pd
 
 from .. import stats
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from ..analysis import Analysis
+from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
 from .convoy import _intervals
 
@@ -163,28 +163,21 @@ def findings(df: pd.DataFrame) -> str:
 
 
 def figure(df: pd.DataFrame):
-    import matplotlib.pyplot as plt
-
+    """T(k)/T(1) against the switch interval, one panel per condition, one line per thread count,
+    with the document's ratios."""
     from .. import plots
 
-    s = summary(df)
-    conds = sorted(s["condition"].unique())
-    ks = sorted(s["threads"].unique())
-    colours = dict(zip(ks, plots.sns.color_palette("viridis_r", len(ks))))
-    fig, axes = plt.subplots(len(conds), 1, figsize=(8, 3.4 * len(conds)), sharex=True, sharey=True, squeeze=False)
     pub = published()
-    for ax, cond in zip(axes[:, 0], conds):
-        g = s[s["condition"] == cond]
-        for k in ks:
-            h = g[g["threads"] == k].sort_values("switch_interval")
-            ax.errorbar(h["switch_interval"], h["slowdown"], yerr=[h["slowdown"] - h["slowdown_ci_lo"],
-                        h["slowdown_ci_hi"] - h["slowdown"]], fmt="o-", color=colours[k], capsize=3,
-                        label=f"{k} thread{'s' if k > 1 else ''}")
-            p = pub[pub["threads"] == k].set_index("switch_interval_s")["time_s"]
-            p1 = pub[pub["threads"] == 1].set_index("switch_interval_s")["time_s"]
-            ax.plot(p.index, p / p1 if k > 1 else p / p1[0.005], linestyle="none", marker="D",
-                    markerfacecolor="none", markeredgecolor=colours[k], markersize=7)
-        ax.set_xscale("log")
+    p1 = pub[pub["threads"] == 1].set_index("switch_interval_s")["time_s"]
+
+    def doc(k):
+        p = pub[pub["threads"] == k].set_index("switch_interval_s")["time_s"]
+        return p.index, (p / p1 if k > 1 else p / p1[0.005])
+
+    fig, axes, panels = plots.lines_per_level(
+        summary(df), "threads", ("slowdown", "slowdown_ci_lo", "slowdown_ci_hi"),
+        lambda k: f"{k} thread{'s' if k > 1 else ''}", doc, height=3.4)
+    for ax, cond, _ in panels:
         ax.set_yscale("log")
         ax.axhline(1, color="0.6", linewidth=0.8)
         ax.set_ylabel("time / time with 1 thread")
@@ -221,19 +214,5 @@ def explorer(df: pd.DataFrame):
                                   title="Explore every sample")
 
 
-class SwitchIntervalAnalysis(Analysis):
-    """The chapter's reading of switch_interval: the module's functions above, bound to the interface."""
-    experiment = "switch_interval"
-    published = staticmethod(published)
-    published_table = staticmethod(published_table)
-    summary = staticmethod(summary)
-    claims = staticmethod(claims)
-    side_by_side = staticmethod(side_by_side)
-    two_tables = staticmethod(two_tables)
-    findings = staticmethod(findings)
-    figure = staticmethod(figure)
-    explorer = staticmethod(explorer)
-
-
 EXPERIMENT = SwitchInterval()
-ANALYSIS = SwitchIntervalAnalysis()
+ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables',))
