@@ -56,3 +56,20 @@ def builds():
             pytest.fail(msg)
         pytest.skip(msg)
     return {c.id: c for c in interpreters.discover() if c.id in interpreters.CORE_IDS}
+
+
+ERA = ("2.7.18", "3.9.10", "nogil-3.9.10")
+
+
+@pytest.fixture(scope="session")
+def era():
+    """The era builds. Missing ones fail the test on CI (`make test` provisions them) and skip
+    it elsewhere, saying how to get them."""
+    specs = {s.build_id: s for s in provision.all_specs() if s.build_id in ERA}
+    missing = [b for b, s in specs.items() if not s.executable().exists()]
+    if missing:
+        msg = f"era builds missing: {missing}; run `gillab provision --set era`"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return {c.id: c for c in interpreters.discover()}

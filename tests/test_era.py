@@ -1,7 +1,6 @@
 """The documents' own interpreters: builds declared in builds.toml, provisioned from pinned
 sources (checksums checked before anything is built), and their identities at run time."""
 import json
-import os
 import subprocess
 import sys
 
@@ -9,24 +8,10 @@ import pytest
 
 from gillab import experiments, interpreters, provision, runner, sweep
 
-ERA = ("2.7.18", "3.9.10", "nogil-3.9.10")
+from conftest import ERA  # noqa: E402
 
 
 pytestmark = pytest.mark.usefixtures("fresh_identity_cache")
-
-
-@pytest.fixture(scope="session")
-def era():
-    """The era builds. Missing ones fail the test on CI (`make test` provisions them) and skip
-    it elsewhere, saying how to get them."""
-    specs = {s.build_id: s for s in provision.all_specs() if s.build_id in ERA}
-    missing = [b for b, s in specs.items() if not s.executable().exists()]
-    if missing:
-        msg = f"era builds missing: {missing}; run `gillab provision --set era`"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return {c.id: c for c in interpreters.discover()}
 
 
 def toml_with(tmp_path, **source):

@@ -48,6 +48,12 @@ class Experiment:
     def check(self, p: dict) -> None:
         """Experiment-specific checks across parameters (raise ParameterError)."""
 
+    def applies(self, point: dict, ident) -> str | None:
+        """None where ``point`` can be measured under the build ``ident`` (an
+        :class:`~gillab.interpreters.Identity`); otherwise why not, and the sweep leaves it out
+        (e.g. a check interval on a build with the new GIL)."""
+        return None
+
     @property
     def document_set(self) -> str:
         """The builds.toml set of this experiment's document (doc000 ...): its own era's

@@ -111,11 +111,19 @@ def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None
 
 
 def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
-                 ckey: str) -> tuple[list, int, dict, list]:
+                 ckey: str, idents: dict | None = None) -> tuple[list, int, dict, list]:
+    """Every (repeat, point, condition) to measure, and why; a point that does not apply to a
+    build (``Experiment.applies``) is left out, counted under its reason in ``reasons`` with the
+    prefix "not applicable: " (and never in ``todo``)."""
     todo, resumable, reasons, details = [], 0, {}, []
     for rep in range(p["repeats"]):
         for point in exp.points(p):
             for cid in cids:
+                na = exp.applies(point, idents[cid]) if idents else None
+                if na:
+                    why = f"not applicable: {na}"
+                    reasons[why] = reasons.get(why, 0) + 1
+                    continue
                 k = (cid, point_key(point), rep)
                 why = why_not_resumable(rows.get(k), keys.get(cid, ""), ckey)
                 if why == NOT_YET and k in failed:
@@ -181,7 +189,7 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
         store = camp.store(exp.name)
         rows, failed = store.measured(cfg), store.failed(cfg)
     cids = [c.id for c in usable]
-    todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey)
+    todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents)
     cname = camp.id if camp is not None else campaign or "(a new campaign)"
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
                 cids, missing, todo, resumable, reasons, details)
@@ -206,7 +214,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
                   "marked so, and their samples resumed", file=sys.stderr)
         rows, failed = store.measured(cfg), store.failed(cfg)
-        todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey)
+        todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents)
         by_id = {c.id: c for c in usable}
         todo = [(rep, point, by_id[cid]) for rep, point, cid in todo]
         result.skipped, result.reasons = resumable, reasons

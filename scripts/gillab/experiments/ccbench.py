@@ -1,0 +1,445 @@
+"""Document 001 (Antoine Pitrou, "Reworking the GIL", python-dev, 2009): his ccbench, re-written
+(``workloads/ccbench.py``): throughput of a task over 1-4 threads (and processes, the no-lock
+reference), and the latency of a UDP echo thread next to 0-3 threads running a task, under the
+old GIL (2.7.18: a check every 100 "ticks"), the new GIL as shipped (3.9.10: a 5 ms switch
+interval with forced switching), today's builds and no GIL at all.
+
+A sample is one process: one (test, task, workers, threads, policy).  A latency sample stores
+one row per ping (its round trip and one-way time, or none: starved past the bound).  A GIL
+policy (``switch:<seconds>`` or ``check:<ticks>``) applies only to the builds that have that
+mechanism; elsewhere the point is not measured (:meth:`CCBench.applies`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .. import results, runner, stats
+from ..analysis import ModuleAnalysis
+from ..experiment import Experiment
+from ..profiles import Param, ParameterError, _as_list, positive_float, positive_ints
+
+TASKS = ("pi", "regex", "bz2", "countdown")
+TASK_WORDS = {"pi": "A: digits of pi (pure Python)", "regex": "B: regex (C, holds the GIL)",
+              "bz2": "C: bz2 (C, releases the GIL)", "countdown": "a trivial countdown loop"}
+
+
+def _choices(allowed, name):
+    def parse(value):
+        items = _as_list(value)
+        bad = [v for v in items if v not in allowed]
+        if not items or bad:
+            raise ValueError(f"{name} must be among {', '.join(allowed)}, got {bad or items}")
+        return items
+    return parse
+
+
+def _choice(allowed, name):
+    def parse(value):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+    return parse
+
+
+def _counts(value) -> list[int]:
+    items = [int(v) for v in _as_list(value)]
+    if not items or min(items) < 0 or len(set(items)) != len(items):
+        raise ValueError(f"needs distinct whole numbers >= 0, got {items}")
+    return items
+
+
+def _policies(value) -> list[str]:
+    out = []
+    for v in _as_list(value):
+        kind, _, x = str(v).partition(":")
+        if v == "default":
+            out.append(v)
+        elif kind == "switch" and _positive(x) and float(x) >= 1e-6:
+            out.append(f"switch:{float(x):g}")
+        elif kind == "check" and x.isdigit() and int(x) > 0:
+            out.append(f"check:{int(x)}")
+        else:
+            raise ValueError(f"{v!r} is not a policy: default, switch:<seconds >= 1e-6> or check:<ticks > 0>")
+    return out
+
+
+def _positive(x: str) -> bool:
+    try:
+        return float(x) > 0
+    except ValueError:
+        return False
+
+
+class CCBench(Experiment):
+    name = "ccbench"
+    notebook = "12_ccbench.ipynb"
+    workload = "ccbench"
+    title = "ccbench: throughput and latency, old GIL against new"
+    document = "001_7d111dc3ddcecd7e.txt (Reworking the GIL, python-dev 2009), ccbench"
+    params = {
+        "tests": Param("tests", _choices(("throughput", "latency"), "tests"), "throughput, latency or both"),
+        "tasks": Param("tasks", _choices(TASKS, "tasks"), "tasks among pi, regex, bz2, countdown"),
+        "threads": Param("threads", positive_ints, "computing threads for throughput, e.g. [1, 2, 3, 4]"),
+        "workers": Param("workers", _choices(("threads", "processes"), "workers"),
+                         "threads, and processes as the reference without a lock"),
+        "bg_threads": Param("bg_threads", _counts, "background threads for latency, e.g. [0, 1, 2, 3]"),
+        "duration": Param("duration", positive_float, "seconds of one throughput run (ccbench 2.0)"),
+        "latency_duration": Param("latency_duration", positive_float, "seconds of pings in one latency run (2.0)"),
+        "interval": Param("interval", positive_float, "seconds between pings (ccbench 0.1)"),
+        "bound": Param("bound", positive_float, "seconds a ping may wait for its echo before it counts as starved"),
+        "policies": Param("policies", _policies,
+                          "GIL policies for the policy sweep, e.g. default, switch:0.001, check:1000"),
+        "policy_task": Param("policy_task", _choice(TASKS, "policy_task"), "the task of the policy sweep"),
+    }
+    point_keys = ("test", "task", "workers", "threads", "policy")
+
+    def points(self, p):
+        pts = []
+        if "throughput" in p["tests"]:
+            pts += [{"test": "throughput", "task": t, "workers": w, "threads": n, "policy": "default"}
+                    for t in p["tasks"] for w in p["workers"] for n in p["threads"] if w == "threads" or n > 1]
+        if "latency" in p["tests"]:
+            pts += [{"test": "latency", "task": t, "workers": "threads", "threads": n, "policy": "default"}
+                    for t in p["tasks"] for n in p["bg_threads"]]
+            pts += [{"test": "latency", "task": p["policy_task"], "workers": "threads", "threads": 1, "policy": pol}
+                    for pol in p["policies"] if pol != "default"]
+        return pts
+
+    def check(self, p):
+        if p["switch_interval"] is not None:
+            raise ParameterError("ccbench: set the GIL policy with policies (switch:<s>, check:<ticks>), "
+                                 "not switch_interval")
+        if p["interval"] >= p["latency_duration"]:
+            raise ParameterError("ccbench: the ping interval must be shorter than latency_duration")
+        if p["bound"] < p["interval"]:
+            raise ParameterError("ccbench: bound (the longest wait for an echo) must be at least one interval")
+        if max(p["threads"] + p["bg_threads"]) > 64:
+            raise ParameterError("ccbench: more than 64 threads is not a meaningful point")
+
+    def applies(self, point, ident) -> str | None:
+        """None where ``point`` can be measured under the build ``ident``, else why not."""
+        kind = point["policy"].partition(":")[0]
+        old = ident.version_short.startswith("2.")
+        if kind == "switch" and old:
+            return "the old GIL has no switch interval"
+        if kind == "check" and not old:
+            return "the new GIL has no check interval"
+        return None
+
+    def run_sample(self, p, point, cond):
+        kind, _, x = point["policy"].partition(":")
+        params = {"test": point["test"], "task": point["task"], "workers": point["workers"],
+                  "threads": point["threads"], "interval": p["interval"], "bound": p["bound"],
+                  "duration": p["duration"] if point["test"] == "throughput" else p["latency_duration"],
+                  "check_interval": int(x) if kind == "check" else None}
+        return runner.run(cond, self.workload, params, timeout=p["timeout"],
+                          switch_interval=float(x) if kind == "switch" else None, affinity=p["affinity"])
+
+
+# -- reading ----------------------------------------------------------------------------------------
+def published() -> pd.DataFrame:
+    return results.reference("pitrou_2009_claims")
+
+
+def published_table() -> pd.DataFrame:
+    return published().drop(columns=["source", "old_gil_value", "new_gil_value", "value_note"]).rename(columns={"old_gil": "old GIL", "new_gil": "new GIL",
+                                                                "unit_or_note": "unit or note"})
+
+
+def _throughput(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["test"] == "throughput"].drop_duplicates(["run_id", "condition", "point", "repeat"])
+
+
+def _latency(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["test"] == "latency"]
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Throughput: per condition, task, workers and threads, the median speed over runs with its
+    CI and relative to one thread.  Latency: per condition, task, threads and policy, over every
+    ping of every run: answered share, mean, median (CI), p90, p99 and max one-way time."""
+    rows = []
+    tp = _throughput(df)
+    for (cond, task, workers, n), g in tp.groupby(["condition", "task", "workers", "threads"]):
+        s = stats.summarize(g["speed"], lower_is_better=False)
+        one = tp[(tp["condition"] == cond) & (tp["task"] == task) & (tp["threads"] == 1)]["speed"]
+        r = stats.ratio_of_medians(g["speed"], one) if len(one) else {"ratio": math.nan, "ci_lo": math.nan,
+                                                                       "ci_hi": math.nan}
+        rows.append({"test": "throughput", "condition": cond, "task": task, "workers": workers, "threads": int(n),
+                     "policy": "default", "median": s["median"], "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"],
+                     "n": s["n"], "relative": r["ratio"], "relative_ci_lo": r["ci_lo"],
+                     "relative_ci_hi": r["ci_hi"]})
+    for (cond, task, n, pol), g in _latency(df).groupby(["condition", "task", "threads", "policy"]):
+        ow = g["oneway_ms"].dropna()
+        answered = g["rtt_ms"].notna()
+        s = stats.summarize(ow) if len(ow) else {"median": math.nan, "ci_lo": math.nan, "ci_hi": math.nan}
+        rows.append({"test": "latency", "condition": cond, "task": task, "workers": "threads", "threads": int(n),
+                     "policy": pol, "median": s["median"], "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"],
+                     "n": int(len(g)), "mean": float(ow.mean()) if len(ow) else math.nan,
+                     "p90": float(ow.quantile(0.9)) if len(ow) else math.nan,
+                     "p99": float(ow.quantile(0.99)) if len(ow) else math.nan,
+                     "max": float(ow.max()) if len(ow) else math.nan,
+                     "starved_share": float(1 - answered.mean()), "runs": int(g["run_id"].astype(str).add(
+                         g["repeat"].astype(str)).nunique())})
+    return pd.DataFrame(rows)
+
+
+def _mean_ci(values: pd.Series) -> tuple[float, float, float]:
+    """The mean with a 95% percentile-bootstrap CI (ccbench reported the mean)."""
+    a = np.asarray(values, dtype=float)
+    if not len(a):
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(stats.SEED)
+    means = rng.choice(a, size=(stats.N_BOOT, a.size), replace=True).mean(axis=1)
+    return float(a.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def _claim(claim_id, claim, published_value, unit, published_as, measured, note=""):
+    return {"experiment": "ccbench", "table": "pitrou_2009_claims", "claim_id": f"ccbench/{claim_id}",
+            "claim": claim, "published": published_value, "unit": unit, "published_as": published_as,
+            "measured": measured, "note": note}
+
+
+def claims(df: pd.DataFrame) -> list[dict]:
+    """The document's measurable claims, every condition measured: the latency with regex in the
+    background (old GIL: almost a second; new: a couple of ms; ccbench's mean one-way time with
+    one background thread), the Beazley effect (the trivial loop: time with two threads over one,
+    +50% on OS X), and the new GIL's throughput (roughly similar to the old)."""
+    pub = published().set_index("item")
+    out = []
+    lat = _latency(df)
+    g1 = lat[(lat["task"] == "regex") & (lat["threads"] == 1) & (lat["policy"] == "default")]
+    row = pub.loc["ccbench latency, workload B (regex, C, does not release GIL)"]
+    for label, col in (("old GIL", "old_gil"), ("new GIL", "new_gil")):
+        value = float(row[f"{col}_value"])
+        measured = {}
+        for cond, g in g1.groupby("condition"):
+            ow = g["oneway_ms"].dropna()
+            starved = int(g["rtt_ms"].isna().sum())
+            m, lo, hi = _mean_ci(ow)
+            measured[cond] = {"median": m, "ci_lo": lo, "ci_hi": hi, "best": float(ow.min()) if len(ow) else math.nan,
+                              "n": int(len(g)), "ratio_to_published": m / value,
+                              "verdict": stats.verdict(value, lo, hi, tolerance=0.5),
+                              "note": f"{starved} of {len(g)} pings starved past the bound" if starved else ""}
+        out.append(_claim(f"latency/regex/{label.replace(' ', '_')}",
+                          f"mean latency with one regex thread in the background ({label}: {row[col]})", value, "ms",
+                          f"{row[col]} (Linux, 2009)", measured,
+                          "the mean one-way time of the answered pings, as ccbench reported it; band +-50% "
+                          "(the words are approximate)"))
+    tp = _throughput(df)
+    beazley = pub.loc[pub.index.str.contains("Dave Beazley effect")].iloc[0]
+    value = float(beazley["old_gil_value"])
+    measured = {}
+    for cond, g in tp[(tp["task"] == "countdown") & (tp["workers"] == "threads")].groupby("condition"):
+        one, two = g[g["threads"] == 1]["speed"], g[g["threads"] == 2]["speed"]
+        if len(one) and len(two):
+            r = stats.ratio_of_medians(one, two)   # time for the same work: 2 threads / 1 thread
+            measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
+                              "best": float(one.max() / two.max()), "n": r["n_num"], "ratio_to_published": r["ratio"] / value,
+                              "verdict": stats.verdict(value, r["ci_lo"], r["ci_hi"]), "note": ""}
+    out.append(_claim("beazley/countdown/2threads", "the trivial loop: time with 2 threads / 1 thread (same work)",
+                      value, "ratio", f"{beazley['old_gil']} (old GIL, OS X)", measured,
+                      "the document's case is OS X's slow locks; on Linux it expected less"))
+    measured = {}
+    rel = summary(df)
+    rel = rel[(rel["test"] == "throughput") & (rel["workers"] == "threads") & (rel["threads"] == 2)]
+    old = rel[rel["condition"] == "2.7.18"].set_index("task")
+    for cond, g in rel.groupby("condition"):
+        if cond == "2.7.18" or old.empty:
+            continue
+        both = g.set_index("task")[["relative"]].join(old[["relative"]], rsuffix="_old", how="inner")
+        if both.empty:
+            continue
+        ratios = both["relative"] / both["relative_old"]
+        measured[cond] = {"median": float(ratios.median()), "ci_lo": float(ratios.min()), "ci_hi": float(ratios.max()),
+                          "best": float(ratios.max()), "n": int(len(ratios)),
+                          "ratio_to_published": float(ratios.median()),
+                          "verdict": stats.verdict(float(pub.loc["ccbench throughput (Linux, two systems)",
+                                                                 "new_gil_value"]), float(ratios.min()),
+                                                   float(ratios.max())),
+                          "note": "range over the tasks " + ", ".join(both.index)}
+    out.append(_claim("throughput/new_vs_old", "relative throughput with 2 threads, this build / 2.7.18 (old GIL)",
+                      float(pub.loc["ccbench throughput (Linux, two systems)", "new_gil_value"]), "ratio",
+                      pub.loc["ccbench throughput (Linux, two systems)", "new_gil"], measured,
+                      "2.7.18 and the 3.x builds differ in far more than the GIL: this compares what each "
+                      "build's threads keep of its own single-thread speed"))
+    return out
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    """ccbench's own printout, per condition: iterations/s with 1 thread and the share kept
+    with more; then the mean latency (and its spread) per background-thread count."""
+    s = summary(df)
+    rows = []
+    for r in s[s["test"] == "throughput"].itertuples():
+        rows.append({"condition": r.condition, "test": "throughput", "task": TASK_WORDS[r.task],
+                     "workers": r.workers, "threads": r.threads, "policy": r.policy,
+                     "ours": (f"{r.median:,.0f} it/s" if r.threads == 1 else
+                              f"{r.median:,.0f} it/s ({r.relative:.0%} of 1 thread) [{r.relative_ci_lo:.0%}, "
+                              f"{r.relative_ci_hi:.0%}]")})
+    for r in s[s["test"] == "latency"].itertuples():
+        rows.append({"condition": r.condition, "test": "latency", "task": TASK_WORDS[r.task], "workers": "threads",
+                     "threads": r.threads, "policy": r.policy,
+                     "ours": (f"mean {r.mean:,.2f} ms, median {r.median:,.2f} ms, p99 {r.p99:,.1f} ms, max "
+                              f"{r.max:,.1f} ms; starved {r.starved_share:.0%}")})
+    return pd.DataFrame(rows)
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    lat = s[(s["test"] == "latency") & (s["task"] == "regex") & (s["policy"] == "default")]
+    for cond, g in lat.groupby("condition"):
+        g = g.set_index("threads")
+        parts = [f"{n} thread{'s' if n != 1 else ''}: median {g.at[n, 'median']:,.2f} ms, max {g.at[n, 'max']:,.0f} ms"
+                 + (f", {g.at[n, 'starved_share']:.0%} starved" if g.at[n, 'starved_share'] else "")
+                 for n in g.index]
+        lines.append(f"- **{cond}**, latency next to regex threads: " + "; ".join(parts) + ".")
+    tp = s[(s["test"] == "throughput") & (s["workers"] == "threads") & (s["threads"] == 2)]
+    for cond, g in tp.groupby("condition"):
+        lines.append(f"- **{cond}**, 2 threads keep of 1 thread's throughput: " + ", ".join(
+            f"{r.task} {r.relative:.0%}" for r in g.itertuples()) + ".")
+    return "\n".join(lines)
+
+
+# -- figures ----------------------------------------------------------------------------------------
+def figure(df: pd.DataFrame):
+    """Latency: every answered ping's one-way time per condition and background threads, one
+    panel per task (log scale), starved pings at the top; the document's two values dashed."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots
+
+    lat = _latency(df)
+    lat = lat[lat["policy"] == "default"].copy()
+    tasks = [t for t in TASKS if t in set(lat["task"])]
+    pal = plots.palette(lat["condition"].unique())
+    top = float(np.nanmax(lat["oneway_ms"])) if lat["oneway_ms"].notna().any() else 1000.0
+    lat["shown_ms"] = lat["oneway_ms"].fillna(top * 2)
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(10, 3.3 * len(tasks)), squeeze=False, sharey=True)
+    pub = published().set_index("item").loc["ccbench latency, workload B (regex, C, does not release GIL)"]
+    for ax, task in zip(axes[:, 0], tasks):
+        g = lat[lat["task"] == task]
+        sns.stripplot(data=g, x="threads", y="shown_ms", hue="condition", hue_order=sorted(pal), palette=pal,
+                      dodge=True, size=2.5, alpha=0.6, jitter=0.25, ax=ax, legend=ax is axes[0, 0])
+        ax.set_yscale("log")
+        ax.axhline(top * 2, color="0.5", linewidth=0.6)
+        ax.text(1.0, top * 2.3, "starved ", transform=ax.get_yaxis_transform(), ha="right", fontsize=7, color="0.4")
+        if task == "regex":
+            for col, label in (("old_gil", "old GIL"), ("new_gil", "new GIL")):
+                ax.axhline(float(pub[f"{col}_value"]), color="black", linestyle="--", linewidth=1)
+                ax.text(1.0, float(pub[f"{col}_value"]) * 1.2, f"document, {label}: {pub[col]} ",
+                        transform=ax.get_yaxis_transform(), ha="right", fontsize=7)
+        ax.set_title(f"{TASK_WORDS[task]} in the background: one-way time of every ping "
+                     "(top line: starved past the bound)", fontsize=9)
+        ax.set_ylabel("ms")
+        ax.set_xlabel("background threads")
+    axes[0, 0].legend(fontsize=7, title="condition", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    return fig
+
+
+def throughput_figure(df: pd.DataFrame):
+    """Throughput with N threads (or processes) relative to one thread, per task, with 95% CIs."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = summary(df)
+    s = s[s["test"] == "throughput"]
+    tasks = [t for t in TASKS if t in set(s["task"])]
+    pal = plots.palette(s["condition"].unique())
+    fig, axes = plt.subplots(1, len(tasks), figsize=(3.1 * len(tasks), 3.6), squeeze=False, sharey=True)
+    for ax, task in zip(axes[0], tasks):
+        g = s[s["task"] == task]
+        for cond, h in g.groupby("condition"):
+            for workers, style in (("threads", "o-"), ("processes", "s:")):
+                k = h[(h["workers"] == workers) | (h["threads"] == 1)].sort_values("threads")
+                if workers == "processes" and not (h["workers"] == "processes").any():
+                    continue
+                ax.errorbar(k["threads"], k["relative"], yerr=[k["relative"] - k["relative_ci_lo"],
+                            k["relative_ci_hi"] - k["relative"]], fmt=style, color=pal[cond], capsize=2,
+                            label=f"{cond}" + (" (processes)" if workers == "processes" else ""))
+        ax.axhline(1, color="0.6", linewidth=0.8)
+        ax.set_xticks(sorted(g["threads"].unique()))
+        ax.set_title(TASK_WORDS[task], fontsize=9)
+        ax.set_xlabel("threads (or processes)")
+    axes[0, 0].set_ylabel("throughput / throughput with 1 thread")
+    axes[0, -1].legend(fontsize=6, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def policy_figure(df: pd.DataFrame):
+    """Latency next to one background thread against the GIL policy, per condition."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = summary(df)
+    s = s[(s["test"] == "latency") & (s["threads"] == 1)]
+    task = s.loc[s["policy"] != "default", "task"]
+    if task.empty:
+        fig, ax = plt.subplots(figsize=(6, 1.5))
+        ax.text(0.5, 0.5, "no policy sweep in these samples", ha="center", va="center")
+        ax.axis("off")
+        return fig
+    s = s[s["task"] == task.iloc[0]]
+    pal = plots.palette(s["condition"].unique())
+    order = sorted(s["policy"].unique(), key=lambda p: (p != "default", p))
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    xs = {p: i for i, p in enumerate(order)}
+    for off, (cond, g) in zip(np.linspace(-0.2, 0.2, len(pal)), s.groupby("condition")):
+        ax.errorbar([xs[p] + off for p in g["policy"]], g["median"], yerr=[g["median"] - g["ci_lo"], g["ci_hi"] - g["median"]],
+                    fmt="o", color=pal[cond], capsize=3, label=cond)
+        ax.scatter([xs[p] + off for p in g["policy"]], g["max"], marker="_", s=120, color=pal[cond])
+    ax.set_xticks(range(len(order)), order)
+    ax.set_yscale("log")
+    ax.set_ylabel("one-way time, ms (dot: median, 95% CI; bar: max)")
+    ax.set_title(f"{TASK_WORDS[task.iloc[0]]} in one background thread, against the GIL policy", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    """Kernel-free: pick a task and slide over the background threads: every ping per condition."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    lat = _latency(df)
+    lat = lat[lat["policy"] == "default"]
+    tasks = [t for t in TASKS if t in set(lat["task"])]
+    ns = sorted(lat["threads"].unique())
+    pal = plots.palette(lat["condition"].unique())
+    top = float(np.nanmax(lat["oneway_ms"])) if lat["oneway_ms"].notna().any() else 1000.0
+
+    def draw(task, n):
+        g = lat[(lat["task"] == task) & (lat["threads"] == n)].copy()
+        g["shown_ms"] = g["oneway_ms"].fillna(top * 2)
+        fig, ax = plt.subplots(figsize=(7.5, 3.4))
+        conds = sorted(pal)
+        sns.stripplot(data=g, x="condition", y="shown_ms", order=conds, hue="condition", hue_order=conds,
+                      palette=pal, size=4, jitter=0.2, ax=ax, legend=False)
+        ax.set_yscale("log")
+        ax.set_ylim(0.01, top * 4)
+        ax.axhline(top * 2, color="0.5", linewidth=0.6)
+        ax.set_ylabel("one-way time of a ping, ms")
+        ax.set_xlabel("")
+        ax.set_title(f"{TASK_WORDS[task]}, {n} background thread{'s' if n != 1 else ''} (top line: starved)",
+                     fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    return widgets.stack_explorer(draw, ("task", tasks, [TASK_WORDS[t] for t in tasks]),
+                                  ("background threads", ns, [str(n) for n in ns]), title="Explore every ping")
+
+
+EXPERIMENT = CCBench()
+ANALYSIS = ModuleAnalysis(__name__, extras=("throughput_figure", "policy_figure"))

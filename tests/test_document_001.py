@@ -1,0 +1,102 @@
+"""Document 001: ccbench re-written - every task checks itself, a starved latency run ends within
+its bound and keeps its starved pings, GIL policies apply only where the build has them, bad
+input stops before anything is measured."""
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gillab import report, results, runner, sweep
+from gillab.experiments import ccbench
+from gillab.profiles import ParameterError
+
+WORKLOAD = str(runner.workload_path("ccbench"))
+
+
+def _in(cond, code: str) -> str:
+    """Run ``code`` under the build ``cond`` with the workload module importable; its stdout."""
+    prelude = f"import sys; sys.path.insert(0, {str(runner.WORKLOADS)!r}); import ccbench as c\n"
+    out = subprocess.run([cond.executable, "-c", prelude + code], capture_output=True, text=True, timeout=120,
+                         env=runner.clean_env(cond.env_dict))
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_every_task_checks_its_own_result(builds):
+    out = _in(builds["3.13.5"], "for t in sorted(c.TASKS): c.TASKS[t](); print(t)")
+    assert out.split() == sorted(ccbench.TASKS)
+    # the checks are real: a wrong expectation is caught
+    bad = subprocess.run([builds["3.13.5"].executable, "-c",
+                          f"import sys; sys.path.insert(0, {str(runner.WORKLOADS)!r}); import ccbench as c\n"
+                          "c.PI_50 = '3' * 50\nc.task_pi()"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "pi digits wrong" in bad.stderr
+
+
+def test_the_tasks_run_under_the_old_gil(era):
+    out = _in(era["2.7.18"], "for t in sorted(c.TASKS): c.TASKS[t](); print(t)")
+    assert out.split() == sorted(ccbench.TASKS)
+
+
+def test_a_starved_latency_run_ends_within_its_bound_and_keeps_the_starved_pings(builds):
+    """A computing thread under a 200 ms switch interval holds the GIL far longer than the 50 ms
+    bound: the echo thread cannot answer in time, every such ping is recorded as starved (with
+    when its echo came, if it came), and the run still ends."""
+    t0 = time.monotonic()
+    s = runner.run(builds["3.13.5"], "ccbench", {"test": "latency", "task": "countdown", "workers": "threads",
+                                                 "threads": 1, "duration": 0.5, "interval": 0.05, "bound": 0.05,
+                                                 "check_interval": None}, switch_interval=0.2, timeout=60)
+    took = time.monotonic() - t0
+    rows = s.result["rows"]
+    assert s.result["pings"] == len(rows) == 10
+    starved = [r for r in rows if r["rtt_ms"] is None]
+    assert s.result["starved"] == len(starved) >= 5
+    assert all(r["late_echo_ms"] is None or r["late_echo_ms"] > 50 for r in starved)
+    assert took < 30   # bounded: the pings (0.5 s) plus the bound, plus start-up
+
+
+def test_policies_apply_only_where_the_build_has_them(builds, data_dir):
+    plan = sweep.plan("ccbench", "smoke", {"conditions": "3.13.5", "policies": ["default", "check:1000"]}).as_dict()
+    assert plan["reasons"].get("not applicable: the new GIL has no check interval") == 1
+    assert all("check:" not in s["point"] for s in plan["samples"])
+    assert not data_dir.exists()
+
+
+@pytest.mark.parametrize("overrides,match", [
+    ({"policies": ["switch:0"]}, "not a policy"),
+    ({"policies": ["check:-5"]}, "not a policy"),
+    ({"bg_threads": [-1]}, "bg_threads"),
+    ({"tasks": ["pi", "nope"]}, "tasks must be among"),
+    ({"policy_task": "nope"}, "policy_task must be one of"),
+    ({"interval": 1.0, "latency_duration": 0.5}, "shorter than latency_duration"),
+    ({"bound": 0.01, "interval": 0.05}, "at least one interval"),
+    ({"switch_interval": 0.001}, "policies"),
+    ({"workers": ["fibers"]}, "workers must be among"),
+])
+def test_bad_input_is_refused_before_measuring(overrides, match, data_dir):
+    with pytest.raises(ParameterError, match=match):
+        sweep.measure("ccbench", "smoke", overrides, progress=False)
+    assert not data_dir.exists()
+
+
+def test_smoke_end_to_end_with_claims(builds, data_dir):
+    res = sweep.measure("ccbench", "smoke", {"conditions": "3.13.5,3.13.5t", "tasks": ["regex", "countdown"],
+                                             "policies": ["default", "switch:0.001", "check:1000"]}, progress=False)
+    assert res.failed == 0 and res.measured == 2 * 9   # 9 points apply to a new-GIL build
+    df = results.samples("ccbench", res.campaign, res.config_id)
+    lat = df[df["test"] == "latency"]
+    assert lat["rtt_ms"].notna().any() and set(lat["policy"]) == {"default", "switch:0.001"}
+    assert (df.loc[df["policy"] == "switch:0.001", "switch_interval_runtime"] == 0.001).all()
+    rows = {r["claim_id"]: r for r in report.verdicts(res.campaign, ["ccbench"], profile=None)}
+    assert {"ccbench/latency/regex/old_GIL", "ccbench/latency/regex/new_GIL",
+            "ccbench/beazley/countdown/2threads"} <= set(rows)
+    for r in rows.values():
+        for m in r["measured"].values():
+            assert m["verdict"] in ("agrees", "higher", "lower")
+    # the free-threaded echo thread never waits for a lock held by the computing thread
+    one = lat[(lat["task"] == "regex") & (lat["threads"] == 1) & (lat["policy"] == "default")]
+    assert one.groupby("condition")["oneway_ms"].median()["3.13.5t"] < one.groupby("condition")["oneway_ms"].median()["3.13.5"]
+    out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--json", "-P", "any"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "ccbench/latency" in json.dumps(json.loads(out.stdout))
