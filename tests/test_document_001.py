@@ -100,3 +100,33 @@ def test_smoke_end_to_end_with_claims(builds, data_dir):
     out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--json", "-P", "any"], capture_output=True,
                          text=True)
     assert out.returncode == 0 and "ccbench/latency" in json.dumps(json.loads(out.stdout))
+
+
+def _gil_source(tarball) -> str:
+    """The GIL's C source inside a CPython source tarball (ceval_gil.h before 3.12, .c after)."""
+    import tarfile
+
+    with tarfile.open(tarball) as tf:
+        for m in tf.getmembers():
+            if m.name.endswith(("/Python/ceval_gil.h", "/Python/ceval_gil.c")):
+                return tf.extractfile(m).read().decode()
+    raise AssertionError(f"no Python/ceval_gil.* in {tarball}")
+
+
+def test_what_the_design_claims_say_of_the_builds_is_in_their_sources():
+    """pitrou_2009_claims.csv says forced switching shipped and priority requests did not: the
+    3.9.10 source (and the 3.13.5 one, where the cache holds it) say so too."""
+    from gillab import provision
+
+    rows = results.reference("pitrou_2009_claims").set_index("item")["in_builds"]
+    assert rows["forced switching"].startswith("shipped") and rows["priority requests"].startswith("did not ship")
+    found = {}
+    for name in ("Python-3.9.10.tar.xz", "python3.13_3.13.5.orig.tar.xz"):
+        path = next((d / name for d in provision.source_dirs() if (d / name).exists()), None)
+        if path is not None:
+            found[name] = _gil_source(path)
+    if "Python-3.9.10.tar.xz" not in found:
+        pytest.skip("the 3.9.10 source tarball is not here (../shared/sources)")
+    for text in found.values():
+        assert "#ifdef FORCE_SWITCHING" in text and "switch_cond" in text
+        assert "priority" not in text.lower()

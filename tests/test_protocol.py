@@ -177,3 +177,26 @@ def test_the_book_cache_key_follows_the_data(tmp_path, monkeypatch):
     after = {n: book.cache_key(n, params) for n in before}
     assert after["sha256"] == before["sha256"]
     assert after["countdown"] != before["countdown"] and after["verdicts"] != before["verdicts"]
+
+
+def test_the_book_executes_chapters_in_one_kernel_and_then_reuses_them(tmp_path, monkeypatch):
+    """``gillab book``'s path: two chapters in one worker (one kernel, emptied between them) from
+    the reference data, each with its own parameters and no error; run again, both are reused."""
+    from conftest import copy_reference
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("GILLAB_DATA", str(data))
+    monkeypatch.setenv("GILLAB_MACHINE", "test-machine")
+    copy_reference(data, "countdown")
+    copy_reference(data, "sha256")
+    out = tmp_path / "generated"
+    names = ["countdown", "sha256"]
+    assert book.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "executed" for n in names}
+    for n in names:
+        nb = json.loads((out / experiments.get(n).notebook).read_text())
+        outs = [o for c in nb["cells"] for o in c.get("outputs", [])]
+        assert not [o for o in outs if o["output_type"] == "error"], n
+        text = json.dumps(outs)
+        assert f"gillab measure {n} -P default" in text   # its own chapter, not the previous one's
+        assert nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    assert book.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "reused" for n in names}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import weakref
 
 import pandas as pd
 
@@ -18,6 +19,24 @@ from . import results
 
 INTERFACE = ("summary", "claims", "figure", "side_by_side", "findings", "explorer")
 OPTIONAL = ("published", "published_table", "live_explorer")
+
+
+def frame_cached(fn):
+    """Remember ``fn(df, ...)`` for as long as that very frame lives, and hand out copies: a
+    chapter's figures, tables, claims and findings all start from one summary of one frame,
+    computed once (the frames a chapter reads are not changed after loading)."""
+    cache: dict = {}
+
+    @functools.wraps(fn)
+    def wrapper(df, *args, **kwargs):
+        key = (id(df), args, tuple(sorted(kwargs.items())))
+        hit = cache.get(key)
+        if hit is None or hit[0]() is not df:
+            for k in [k for k, (ref, _) in cache.items() if ref() is None]:
+                del cache[k]
+            hit = cache[key] = (weakref.ref(df), fn(df, *args, **kwargs))
+        return hit[1].copy()
+    return wrapper
 
 
 class Analysis:

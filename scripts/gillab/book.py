@@ -5,7 +5,8 @@ An executed notebook carries, in its metadata, the key of everything it was made
 notebook, the package's code, profiles.toml and builds.toml, the published numbers, the stored
 samples and run files it can read (the reference campaign's and the reader's), its parameters
 and the versions of the libraries that draw it (as jupyter-cache and showyourwork key outputs
-on their inputs).  ``gillab book`` executes only what changed, as many at a time as there are cores.
+on their inputs).  ``gillab book`` executes only what changed, as many at a time as there are cores,
+each worker reusing one kernel (see :func:`_execute_in_shared_kernel`).
 """
 from __future__ import annotations
 
@@ -94,15 +95,17 @@ def execute(experiment: str, profile: str = "default", overrides: dict | None = 
     return out
 
 
-def _finish(path: Path, key: str | None) -> None:
+def _finish(path: Path, key: str | None, seconds: float | None = None) -> None:
     """Show the parameter cells (defaults and papermill's injected ones) folded in the book, and
-    record the cache key."""
+    record the cache key (and how long the notebook took)."""
     nb = json.loads(path.read_text())
     for cell in nb["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         if {"parameters", "injected-parameters"} & set(tags) and "hide-input" not in tags:
             cell["metadata"]["tags"] = tags + ["hide-input"]
     nb["metadata"].setdefault("gillab", {})["cache_key"] = key
+    if seconds is not None:
+        nb["metadata"]["gillab"]["seconds"] = round(seconds, 1)
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -156,6 +159,81 @@ def _execute_job(job: tuple) -> tuple[str, float]:
     return name, time.monotonic() - t0
 
 
+# A worker of execute_all keeps one kernel for the notebooks it is given: starting a kernel and
+# importing the plotting stack cost about 3 s a notebook, more than most chapters' own cells.
+# Between notebooks the kernel's namespace is emptied (%reset) and every figure closed; modules
+# stay imported.  Parameters are injected by papermill, as for a single notebook.
+_WORKER: dict = {}
+
+
+def _shared_kernel():
+    from jupyter_client.manager import KernelManager
+
+    km = _WORKER.get("km")
+    if km is None or not km.is_alive():
+        km = KernelManager(kernel_name="python3")
+        km.start_kernel(cwd=str(notebooks_dir()))
+        _WORKER["km"] = km
+    return km
+
+
+def _stop_shared_kernel() -> None:
+    km = _WORKER.pop("km", None)
+    if km is not None:
+        km.shutdown_kernel(now=True)
+
+
+def _execute_in_shared_kernel(job: tuple) -> tuple[str, float]:
+    import atexit
+
+    import nbformat
+    from nbclient import NotebookClient
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    name, profile, overrides, output_dir, key = job
+    t0 = time.monotonic()
+    src = notebooks_dir() / notebook_files()[name]
+    out = Path(output_dir) / src.name
+    params = {"profile": profile, "measure": False, "live": False, **(overrides or {})}
+    print(f"[gillab] {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
+    nb = parameterize_notebook(load_notebook_node(str(src)), params, report_mode=False)
+    km = _shared_kernel()
+    atexit.register(_stop_shared_kernel)
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        kc.execute_interactive("get_ipython().run_line_magic('reset', '-f')\n"
+                               "import matplotlib.pyplot as _plt; _plt.close('all'); del _plt", timeout=60)
+    finally:
+        kc.stop_channels()
+    NotebookClient(nb, km=km, timeout=1200, kernel_name="python3",
+                   resources={"metadata": {"path": str(notebooks_dir())}}).execute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+    seconds = time.monotonic() - t0
+    _finish(out, key, seconds)
+    print(f"[gillab] {src.name} done in {seconds:.0f} s", file=sys.stderr, flush=True)
+    return name, seconds
+
+
+def _expected_cost(name: str, executed: Path) -> float:
+    """How long ``name``'s notebook is likely to take: its last run's seconds (papermill records
+    each cell's), else the bytes of samples it will read (a clean clone), so that the longest
+    start first and the pool ends together."""
+    try:
+        nb = json.loads(executed.read_text())
+        if nb["metadata"].get("gillab", {}).get("seconds"):
+            return float(nb["metadata"]["gillab"]["seconds"])
+        return sum(c.get("metadata", {}).get("papermill", {}).get("duration") or 0 for c in nb["cells"])
+    except (OSError, ValueError, KeyError):
+        pass
+    res = results_dir()
+    sizes = [f.stat().st_size for f in res.glob(f"*/{name}/samples.csv")] if res.is_dir() else []
+    return 1 + sum(sizes) / 1e5
+
+
 def execute_all(profile: str = "default", overrides: dict | None = None, output_dir: Path | None = None,
                 names: list[str] | None = None, force: bool = False, jobs: int | None = None) -> dict[str, str]:
     """Execute every chapter notebook (``measure=False``) whose inputs changed since it was last
@@ -172,10 +250,11 @@ def execute_all(profile: str = "default", overrides: dict | None = None, output_
             continue
         todo.append((name, profile, overrides, out_dir, key))
     failed = {}
+    todo.sort(key=lambda job: -_expected_cost(job[0], out_dir / files[job[0]]))   # longest first
     if todo:
         workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            futures = {pool.submit(_execute_job, job): job[0] for job in todo}
+            futures = {pool.submit(_execute_in_shared_kernel, job): job[0] for job in todo}
             for fut in as_completed(futures):
                 try:
                     fut.result()

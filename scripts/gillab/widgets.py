@@ -31,7 +31,8 @@ def stack_explorer(
 
     ``outer`` and ``inner`` are ``(description, values, labels)``; the outer one is a dropdown,
     the inner one a selection slider.  ``draw(outer_value, inner_value)`` returns a matplotlib
-    figure, rendered once per combination.
+    figure (not laid out: the explorer lays out the first and gives the others its margins),
+    rendered once per combination.
     """
     o_desc, o_vals, o_labels = outer
     i_desc, i_vals, i_labels = inner
@@ -40,9 +41,24 @@ def stack_explorer(
                                style={"description_width": "initial"})
     dropdown = W.Dropdown(options=list(o_labels), value=o_labels[0], description=o_desc,
                           style={"description_width": "initial"})
+    layout = {}
+
+    def drawn(ov, iv):
+        # Every figure of an explorer has one size and one arrangement: the first is laid out
+        # (tight_layout), the others take its margins, which saves a full draw of each.
+        fig = draw(ov, iv)
+        if not layout:
+            fig.tight_layout()
+            sp = fig.subplotpars
+            layout.update(left=sp.left, right=sp.right, top=sp.top, bottom=sp.bottom, wspace=sp.wspace,
+                          hspace=sp.hspace)
+        else:
+            fig.subplots_adjust(**layout)
+        return fig
+
     inner_stacks = []
     for ov in o_vals:
-        stack = W.Stack([_image(draw(ov, iv)) for iv in i_vals], selected_index=0)
+        stack = W.Stack([_image(drawn(ov, iv)) for iv in i_vals], selected_index=0)
         W.jslink((slider, "index"), (stack, "selected_index"))
         inner_stacks.append(stack)
     outer_stack = W.Stack(inner_stacks, selected_index=0)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from .. import stats
 from ..profiles import Param, ParameterError
-from ..analysis import ModuleAnalysis
+from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from .convoy import ECHO_PARAMS, RATE_TOLERANCE, Convoy, _counts, echo_sample
 
@@ -75,6 +75,7 @@ def published_table() -> pd.DataFrame:
                          "setup": p["affinity_setup"]})
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (cond, client, n), g in df.groupby(["condition", "client", "cpu_threads"], sort=True):
@@ -195,7 +196,6 @@ def explorer(df: pd.DataFrame):
         ax.set_xlabel("")
         ax.set_ylabel("requests in each window")
         ax.set_title(f"client on the {client} core, {n} CPU threads: every window", fontsize=10)
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("client", clients, [f"on the {c} core" for c in clients]),

@@ -24,7 +24,7 @@ import pandas as pd
 from .. import procs as guarded
 from .. import results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int, positive_ints
-from ..analysis import ModuleAnalysis
+from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..metadata import filesystem_of
 
@@ -195,6 +195,7 @@ def published() -> pd.DataFrame:
     return results.reference("backblaze_b2cli_claims")
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (cond, scen, t, w), g in df.groupby(["condition", "scenario", "threads", "writer"], sort=True):
@@ -338,7 +339,6 @@ def explorer(df: pd.DataFrame):
         ax.set_ylim(0, ymax)
         ax.set_ylabel("MB/s, every download")
         ax.set_title(f"{scen}, {t} threads, writer thread: every sample", fontsize=10)
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("scenario", scens, scens), ("threads", threads, [str(t) for t in threads]),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import results, runner, stats
-from ..analysis import ModuleAnalysis
+from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..profiles import Param, ParameterError, _as_list, positive_float, positive_ints
 
@@ -157,6 +157,7 @@ def _latency(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["test"] == "latency"]
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Throughput: per condition, task, workers and threads, the median speed over runs with its
     CI and relative to one thread.  Latency: per condition, task, threads and policy, over every
@@ -250,7 +251,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
     for cond, g in rel.groupby("condition"):
         if cond == "2.7.18" or old.empty:
             continue
-        both = g.set_index("task")[["relative"]].join(old[["relative"]], rsuffix="_old", how="inner")
+        both = g.set_index("task")[["relative"]].join(old[["relative"]].rename(columns={"relative": "relative_old"}),
+                                                      how="inner")
         if both.empty:
             continue
         ratios = both["relative"] / both["relative_old"]
@@ -261,6 +263,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                                                                  "new_gil_value"]), float(ratios.min()),
                                                    float(ratios.max())),
                           "note": "range over the tasks " + ", ".join(both.index)}
+    out += _design_claims(df, pub)
     out.append(_claim("throughput/new_vs_old", "relative throughput with 2 threads, this build / 2.7.18 (old GIL)",
                       float(pub.loc["ccbench throughput (Linux, two systems)", "new_gil_value"]), "ratio",
                       pub.loc["ccbench throughput (Linux, two systems)", "new_gil"], measured,
@@ -269,23 +272,57 @@ def claims(df: pd.DataFrame) -> list[dict]:
     return out
 
 
+def _design_claims(df: pd.DataFrame, pub: pd.DataFrame) -> list[dict]:
+    """The design's two mechanisms, as the builds' sources have them (``in_builds``, checked
+    against the source tarballs by the tests).  Forced switching shipped: a thread waiting for
+    the GIL gets it after about one switch interval, which the latency next to a regex thread at
+    default interval measures (the mean one-way time next to a regex thread / the interval, under
+    the builds whose GIL switches by time; a regex call itself holds the GIL a millisecond or
+    more, which adds to the wait).  Priority requests did not ship: not testable."""
+    out = []
+    lat = _latency(df)
+    lat = lat[(lat["task"] == "regex") & (lat["threads"] == 1) & (lat["policy"] == "default")]
+    row = pub.loc["forced switching"]
+    measured = {}
+    for cond, g in lat.groupby("condition"):
+        # only where a GIL is in force and switches by time (not the old GIL, not without a GIL)
+        if not (g["switch_interval_runtime"].notna().all() and g["gil_enabled"].fillna(False).astype(bool).all()):
+            continue
+        ow = g["oneway_ms"].dropna()
+        interval_ms = float(g["switch_interval_runtime"].iloc[0]) * 1000.0
+        m, lo, hi = (x / interval_ms for x in _mean_ci(ow))
+        measured[cond] = {"median": m, "ci_lo": lo, "ci_hi": hi, "best": float(ow.min()) / interval_ms if len(ow) else
+                          math.nan, "n": int(len(g)), "ratio_to_published": m / float(row["new_gil_value"]),
+                          "verdict": stats.verdict(float(row["new_gil_value"]), lo, hi, tolerance=0.5),
+                          "note": f"interval {interval_ms:g} ms"}
+    out.append(_claim("design/forced_switching", "a thread waiting for the GIL gets it after about one switch "
+                      "interval: mean one-way time / the interval set", float(row["new_gil_value"]), "ratio",
+                      f"{row['new_gil']} ({row['in_builds']})", measured,
+                      "band +-50%; the old GIL and the builds without a GIL have no interval to force"))
+    row = pub.loc["priority requests"]
+    out.append(_claim("design/priority_requests", "priority requests: an I/O thread takes the GIL at once",
+                      math.nan, "-", f"{row['new_gil']} ({row['in_builds']})", {},
+                      "not testable: " + row["in_builds"]))
+    return out
+
+
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
-    """ccbench's own printout, per condition: iterations/s with 1 thread and the share kept
-    with more; then the mean latency (and its spread) per background-thread count."""
+    """ccbench's own printout as one table: a line per test, task, workers, threads and policy,
+    a column per condition; throughput as iterations/s and the share of one thread's (median over
+    runs), latency as the mean and maximum one-way time and the share of starved pings."""
+    from ..interpreters import display_order
+
     s = summary(df)
-    rows = []
-    for r in s[s["test"] == "throughput"].itertuples():
-        rows.append({"condition": r.condition, "test": "throughput", "task": TASK_WORDS[r.task],
-                     "workers": r.workers, "threads": r.threads, "policy": r.policy,
-                     "ours": (f"{r.median:,.0f} it/s" if r.threads == 1 else
-                              f"{r.median:,.0f} it/s ({r.relative:.0%} of 1 thread) [{r.relative_ci_lo:.0%}, "
-                              f"{r.relative_ci_hi:.0%}]")})
-    for r in s[s["test"] == "latency"].itertuples():
-        rows.append({"condition": r.condition, "test": "latency", "task": TASK_WORDS[r.task], "workers": "threads",
-                     "threads": r.threads, "policy": r.policy,
-                     "ours": (f"mean {r.mean:,.2f} ms, median {r.median:,.2f} ms, p99 {r.p99:,.1f} ms, max "
-                              f"{r.max:,.1f} ms; starved {r.starved_share:.0%}")})
-    return pd.DataFrame(rows)
+    s = s.assign(cell=[
+        (f"{r.median:,.0f} it/s" + ("" if r.threads == 1 else f" ({r.relative:.0%})")) if r.test == "throughput"
+        else (f"mean {r.mean:,.2f} ms, max {r.max:,.1f} ms" + (f", {r.starved_share:.0%} starved" if r.starved_share else ""))
+        for r in s.itertuples()])
+    s["task"] = s["task"].map(TASK_WORDS)
+    out = s.pivot_table(index=["test", "task", "workers", "threads", "policy"], columns="condition", values="cell",
+                        aggfunc="first").reset_index()
+    conds = display_order([c for c in out.columns if c not in ("test", "task", "workers", "threads", "policy")])
+    out.columns.name = None
+    return out[["test", "task", "workers", "threads", "policy", *conds]].fillna("-")
 
 
 def findings(df: pd.DataFrame) -> str:
@@ -298,6 +335,12 @@ def findings(df: pd.DataFrame) -> str:
                  + (f", {g.at[n, 'starved_share']:.0%} starved" if g.at[n, 'starved_share'] else "")
                  for n in g.index]
         lines.append(f"- **{cond}**, latency next to regex threads: " + "; ".join(parts) + ".")
+    one = s[(s["test"] == "latency") & (s["threads"] == 1) & (s["policy"] == "default")].set_index(["condition", "task"])
+    for task in [t for t in TASKS if (("2.7.18", t) in one.index and ("3.9.10", t) in one.index)]:
+        old, new = one.loc[("2.7.18", task), "mean"], one.loc[("3.9.10", task), "mean"]
+        lines.append(f"- Next to one thread running {TASK_WORDS[task]}, the old GIL (2.7.18) answered in a mean "
+                     f"{old:,.2f} ms and the new (3.9.10) in {new:,.2f} ms: the old was "
+                     f"{'faster' if old < new else 'slower'} ({old / new:,.2g}x the new).")
     tp = s[(s["test"] == "throughput") & (s["workers"] == "threads") & (s["threads"] == 2)]
     for cond, g in tp.groupby("condition"):
         lines.append(f"- **{cond}**, 2 threads keep of 1 thread's throughput: " + ", ".join(
@@ -434,7 +477,6 @@ def explorer(df: pd.DataFrame):
         ax.set_xlabel("")
         ax.set_title(f"{TASK_WORDS[task]}, {n} background thread{'s' if n != 1 else ''} (top line: starved)",
                      fontsize=10)
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("task", tasks, [TASK_WORDS[t] for t in tasks]),

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .. import interpreters, runner, servers, stats
 from ..profiles import Param, ParameterError, positive_float, positive_int, switch_interval
-from ..analysis import ModuleAnalysis
+from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 
 RATE_TOLERANCE = 0.25   # request rates in 1-second windows: +-25% (times and ratios: +-10%)
@@ -139,6 +139,7 @@ def published_table() -> pd.DataFrame:
         "rps_one_cpu_thread": "one CPU thread", "rps_two_cpu_threads": "two", "rps_four_cpu_threads": "four"})
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per condition and point: the median RPS over every stored window with its 95% CI, and
     what explains it (handler context switches per request, client CPU share)."""
@@ -392,7 +393,6 @@ def explorer(df: pd.DataFrame):
         ax.set_xlabel("")
         ax.set_title(f"{n} CPU thread{'s' if n != 1 else ''}, switch interval {si:g} s: every window", fontsize=10)
         ax.legend(fontsize=8, loc="lower left")
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("CPU threads", ns, [str(n) for n in ns]),

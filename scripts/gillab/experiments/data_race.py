@@ -8,7 +8,7 @@ import pandas as pd
 
 from .. import results, stats
 from ..profiles import Param, ParameterError, positive_ints, switch_interval
-from ..analysis import ModuleAnalysis
+from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 
 
@@ -51,6 +51,7 @@ def _label(df: pd.DataFrame) -> pd.Series:
     return df["switch_interval_runtime"].map(lambda x: f"{x:g} s")
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (cond, si, n, t), g in df.groupby(["condition", "switch_interval_runtime", "iterations", "threads"], sort=True):
@@ -172,7 +173,6 @@ def explorer(df: pd.DataFrame):
         ax.set_ylabel("lost updates, %")
         ax.set_title(f"interval {interval}, {n:,} increments per thread: every run", fontsize=10)
         ax.legend(fontsize=7)
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("switch interval", intervals, intervals),

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import results, stats
+from ..analysis import frame_cached
 from . import get
 
 PAIRS_PREFERRED = (("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t"))
@@ -57,6 +58,7 @@ def published_table(experiment: str) -> pd.DataFrame:
     return p[mine][["File", "GIL Enabled (as published)", "Free Threaded (as published)"]]
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["condition"] + (["mode"] if "mode" in df.columns else [])
     rows = []
@@ -220,7 +222,6 @@ def explorer(df: pd.DataFrame, experiment: str):
             ax.set_ylim(0, max(1.6, float(r["ci_hi"].max()) * 1.1))
             ax.set_ylabel("free-threaded / GIL time")
             ax.set_title(f"{pair_label(pair)}: ratio of medians, 95% CI", fontsize=10)
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("view", ["samples", "ratio"], ["every sample", "free-threaded / GIL"]),

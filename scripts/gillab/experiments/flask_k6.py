@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import procs, results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, _as_list, positive_int
-from ..analysis import ModuleAnalysis
+from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 
 ENDPOINTS = ("cpu", "io", "io_fixed")
@@ -152,6 +152,7 @@ def published() -> pd.DataFrame:
     return results.reference("pyconjp2025_observations")
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (cond, ep), g in df.groupby(["condition", "endpoint"], sort=True):
@@ -278,7 +279,6 @@ def explorer(df: pd.DataFrame):
         ax.set_ylabel(dict(metrics)[metric])
         ax.set_title(f"/{ep}: {dict(metrics)[metric]}", fontsize=10)
         ax.set_ylim(0, max(float(s[metric].max()) * 1.15, 1))
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("endpoint", eps, [f"/{e}" for e in eps]),

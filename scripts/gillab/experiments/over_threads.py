@@ -12,6 +12,7 @@ from typing import Callable
 import pandas as pd
 
 from .. import results, stats
+from ..analysis import frame_cached
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ def published_table(spec: Spec) -> pd.DataFrame:
     return pd.DataFrame({name: p[col] for col, name in spec.printed})
 
 
+@frame_cached
 def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     """Per condition and thread count: best of n, median with CI, speedup over 1 thread with CI."""
     rows = []
@@ -230,7 +232,6 @@ def explorer(df: pd.DataFrame, spec: Spec):
             ax.set_title(f"{k} thread{plural}: speedup, median with 95% CI", fontsize=11)
             ax.legend(fontsize=8, loc="upper left")
         ax.set_xlabel("")
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(

@@ -7,7 +7,7 @@ import pandas as pd
 
 from .. import stats
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from ..analysis import ModuleAnalysis
+from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from .convoy import _intervals
 
@@ -53,6 +53,7 @@ def published_table() -> pd.DataFrame:
                              "time_s_threads_8": "8 threads"})
 
 
+@frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (cond, si, t), g in df.groupby(["condition", "switch_interval", "threads"], sort=True):
@@ -206,7 +207,6 @@ def explorer(df: pd.DataFrame):
         ax.set_xlabel("")
         ax.set_ylabel(f"seconds ({int(g['total_decrements'].iloc[0]):,} decrements)" if len(g) else "seconds")
         ax.set_title(f"{k} thread{'s' if k > 1 else ''}, switch interval {si:g} s: every sample", fontsize=10)
-        fig.tight_layout()
         return fig
 
     return widgets.stack_explorer(draw, ("threads", ks, [str(k) for k in ks]),
