@@ -24,6 +24,7 @@ from ..profiles import Param, ParameterError, _as_list, positive_float, positive
 TASKS = ("pi", "regex", "bz2", "countdown")
 TASK_WORDS = {"pi": "A: digits of pi (pure Python)", "regex": "B: regex (C, holds the GIL)",
               "bz2": "C: bz2 (C, releases the GIL)", "countdown": "a trivial countdown loop"}
+TASK_SHORT = {"pi": "A pi", "regex": "B regex", "bz2": "C bz2", "countdown": "loop"}
 
 
 def _choices(allowed, name):
@@ -312,22 +313,23 @@ def _design_claims(df: pd.DataFrame, pub: pd.DataFrame) -> list[dict]:
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
-    """ccbench's own printout as one table: a line per test, task, workers, threads and policy,
-    a column per condition; throughput as iterations/s and the share of one thread's (median over
-    runs), latency as the mean and maximum one-way time and the share of starved pings."""
+    """ccbench's own printout as one table: a line per test, task, threads (or processes) and
+    policy, a column per condition; throughput as iterations/s and the share of one thread's
+    (median over runs), latency as mean / maximum one-way time and the share of starved pings."""
     from ..interpreters import display_order
 
     s = summary(df)
     s = s.assign(cell=[
         (f"{r.median:,.0f} it/s" + ("" if r.threads == 1 else f" ({r.relative:.0%})")) if r.test == "throughput"
-        else (f"mean {r.mean:,.2f} ms, max {r.max:,.1f} ms" + (f", {r.starved_share:.0%} starved" if r.starved_share else ""))
+        else (f"{r.mean:,.2f} / {r.max:,.1f} ms" + (f", {r.starved_share:.0%} starved" if r.starved_share else ""))
         for r in s.itertuples()])
-    s["task"] = s["task"].map(TASK_WORDS)
-    out = s.pivot_table(index=["test", "task", "workers", "threads", "policy"], columns="condition", values="cell",
+    s["task"] = s["task"].map(TASK_SHORT)
+    s["threads"] = [f"{n} {w[:-1] if n == 1 else w}" for n, w in zip(s["threads"], s["workers"])]
+    out = s.pivot_table(index=["test", "task", "threads", "policy"], columns="condition", values="cell",
                         aggfunc="first").reset_index()
-    conds = display_order([c for c in out.columns if c not in ("test", "task", "workers", "threads", "policy")])
+    conds = display_order([c for c in out.columns if c not in ("test", "task", "threads", "policy")])
     out.columns.name = None
-    return out[["test", "task", "workers", "threads", "policy", *conds]].fillna("-")
+    return out[["test", "task", "threads", "policy", *conds]].fillna("-")
 
 
 def findings(df: pd.DataFrame) -> str:
