@@ -18,7 +18,7 @@ WORKLOAD = str(runner.workload_path("ccbench"))
 def _in(cond, code: str) -> str:
     """Run ``code`` under the build ``cond`` with the workload module importable; its stdout."""
     prelude = f"import sys; sys.path.insert(0, {str(runner.WORKLOADS)!r}); import ccbench as c\n"
-    out = subprocess.run([cond.executable, "-c", prelude + code], capture_output=True, text=True, timeout=120,
+    out = subprocess.run([cond.executable, "-B", "-c", prelude + code], capture_output=True, text=True, timeout=120,
                          env=runner.clean_env(cond.env_dict))
     assert out.returncode == 0, out.stderr
     return out.stdout
@@ -28,7 +28,7 @@ def test_every_task_checks_its_own_result(builds):
     out = _in(builds["3.13.5"], "for t in sorted(c.TASKS): c.TASKS[t](); print(t)")
     assert out.split() == sorted(ccbench.TASKS)
     # the checks are real: a wrong expectation is caught
-    bad = subprocess.run([builds["3.13.5"].executable, "-c",
+    bad = subprocess.run([builds["3.13.5"].executable, "-B", "-c",
                           f"import sys; sys.path.insert(0, {str(runner.WORKLOADS)!r}); import ccbench as c\n"
                           "c.PI_50 = '3' * 50\nc.task_pi()"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "pi digits wrong" in bad.stderr
