@@ -42,6 +42,7 @@ def frame_cached(fn):
 class Analysis:
     experiment: str = ""
     table: str = ""          # data/reference/<table>.csv: the document's numbers, as data
+    reads: tuple = ()        # other experiments whose samples the chapter reads too
 
     def published(self) -> pd.DataFrame:
         """The document's numbers (``data/reference/<table>.csv``)."""
@@ -97,6 +98,7 @@ class ModuleAnalysis(Analysis):
         mod = sys.modules[module]
         self.experiment = module.rsplit(".", 1)[-1]
         self.table = bound.pop("table", "")
+        self.reads = tuple(bound.pop("reads", ()))
         bound.setdefault("experiment", self.experiment)
         missing = []
         for name in INTERFACE + OPTIONAL + tuple(extras):

@@ -10,6 +10,7 @@ each worker reusing one kernel (see :func:`_execute_in_shared_kernel`).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -116,6 +117,13 @@ def _files_under(path: Path):
         yield from sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
+@functools.lru_cache(maxsize=None)
+def _digest(path: str, mtime_ns: int, size: int) -> bytes:
+    """A file's sha256, read once per process for as long as it is unchanged (every chapter's
+    key hashes the package's code and the reference numbers)."""
+    return hashlib.sha256(Path(path).read_bytes()).digest()
+
+
 def cache_key(name: str, params: dict) -> str:
     """The hash of everything the executed notebook of ``name`` is made from (see the module)."""
     from importlib.metadata import version
@@ -129,15 +137,15 @@ def cache_key(name: str, params: dict) -> str:
     inputs += sorted((root / "scripts" / "gillab").rglob("*.py"))
     res = results_dir()
     inputs.append(res / "REFERENCE")
+    read = () if name in APPENDIX else (name, *experiments.analysis(name).reads)
     for camp in sorted(p for p in res.iterdir() if p.is_dir()) if res.is_dir() else []:
         inputs.append(camp / "campaign.json")
-        inputs.append(camp if name in APPENDIX else camp / name)
-    if name in ("switch_interval",):   # its chapter also reads the countdown's samples
-        inputs += [camp / "countdown" for camp in res.iterdir() if camp.is_dir()] if res.is_dir() else []
+        inputs += [camp] if name in APPENDIX else [camp / e for e in read]
     for path in inputs:
         for f in _files_under(path):
+            st = f.stat()
             h.update(str(f.relative_to(root) if f.is_relative_to(root) else f).encode() + b"\0")
-            h.update(hashlib.sha256(f.read_bytes()).digest())
+            h.update(_digest(str(f), st.st_mtime_ns, st.st_size))
     yours = [c.id for c in campaigns.own()]
     libs = {m: version(m) for m in ("papermill", "matplotlib", "seaborn", "pandas", "ipywidgets", "numpy")}
     h.update(json.dumps({"params": params, "yours": yours, "libs": libs, "python": sys.version},
@@ -150,13 +158,6 @@ def executed_key(path: Path) -> str | None:
         return json.loads(path.read_text())["metadata"].get("gillab", {}).get("cache_key")
     except (OSError, ValueError, KeyError):
         return None
-
-
-def _execute_job(job: tuple) -> tuple[str, float]:
-    name, profile, overrides, output_dir, key = job
-    t0 = time.monotonic()
-    execute(name, profile, overrides, measure=False, output_dir=output_dir, key=key)
-    return name, time.monotonic() - t0
 
 
 # A worker of execute_all keeps one kernel for the notebooks it is given: starting a kernel and

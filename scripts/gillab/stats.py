@@ -19,16 +19,22 @@ def _arr(values) -> np.ndarray:
     return a[~np.isnan(a)]
 
 
-def bootstrap_median_ci(values, level: float = 0.95, n_boot: int = N_BOOT, seed: int = SEED) -> tuple[float, float]:
+def bootstrap_ci(values, statistic=np.median, level: float = 0.95, n_boot: int = N_BOOT,
+                 seed: int = SEED) -> tuple[float, float]:
+    """Percentile-bootstrap interval of ``statistic`` (a numpy reduction taking ``axis``)."""
     a = _arr(values)
     if a.size == 0:
         return (math.nan, math.nan)
     if a.size == 1:
         return (float(a[0]), float(a[0]))
     rng = np.random.default_rng(seed)
-    meds = np.median(rng.choice(a, size=(n_boot, a.size), replace=True), axis=1)
-    lo, hi = np.quantile(meds, [(1 - level) / 2, 1 - (1 - level) / 2])
+    stats = statistic(rng.choice(a, size=(n_boot, a.size), replace=True), axis=1)
+    lo, hi = np.quantile(stats, [(1 - level) / 2, 1 - (1 - level) / 2])
     return (float(lo), float(hi))
+
+
+def bootstrap_median_ci(values, level: float = 0.95, n_boot: int = N_BOOT, seed: int = SEED) -> tuple[float, float]:
+    return bootstrap_ci(values, np.median, level, n_boot, seed)
 
 
 def summarize(values, lower_is_better: bool = True) -> dict:

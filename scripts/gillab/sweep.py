@@ -111,7 +111,7 @@ def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None
 
 
 def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
-                 ckey: str, idents: dict | None = None) -> tuple[list, int, dict, list]:
+                 ckey: str, idents: dict) -> tuple[list, int, dict, list]:
     """Every (repeat, point, condition) to measure, and why; a point that does not apply to a
     build (``Experiment.applies``) is left out, counted under its reason in ``reasons`` with the
     prefix "not applicable: " (and never in ``todo``)."""
@@ -119,7 +119,7 @@ def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: 
     for rep in range(p["repeats"]):
         for point in exp.points(p):
             for cid in cids:
-                na = exp.applies(point, idents[cid]) if idents else None
+                na = exp.applies(point, idents[cid])
                 if na:
                     why = f"not applicable: {na}"
                     reasons[why] = reasons.get(why, 0) + 1

@@ -190,13 +190,10 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _mean_ci(values: pd.Series) -> tuple[float, float, float]:
-    """The mean with a 95% percentile-bootstrap CI (ccbench reported the mean)."""
-    a = np.asarray(values, dtype=float)
-    if not len(a):
+    """The mean with its 95% bootstrap CI (ccbench reported the mean)."""
+    if not len(values):
         return math.nan, math.nan, math.nan
-    rng = np.random.default_rng(stats.SEED)
-    means = rng.choice(a, size=(stats.N_BOOT, a.size), replace=True).mean(axis=1)
-    return float(a.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+    return (float(np.mean(values)), *stats.bootstrap_ci(values, np.mean))
 
 
 def _claim(claim_id, claim, published_value, unit, published_as, measured, note=""):

@@ -215,4 +215,4 @@ def explorer(df: pd.DataFrame):
 
 
 EXPERIMENT = SwitchInterval()
-ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables',))
+ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables',), reads=('countdown',))
