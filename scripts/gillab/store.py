@@ -49,7 +49,6 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-TYPES = ("bool", "int", "float", "str", "json")
 # text even where every value looks like a number (a file without a schema is inferred)
 TEXT_COLUMNS = ("config", "run_id", "point", "condition", "status", "error", "time", "profile", "experiment",
                 "python", "affinity_runtime", "affinity", "identity_key", "code_key")
@@ -72,9 +71,9 @@ def type_of(value) -> str | None:
 
 def merge_types(a: str | None, b: str | None) -> str | None:
     """A column that held ints and floats is float; any other mix is text."""
-    if a is None or a == b:
-        return b if a is None else a
-    if b is None:
+    if a is None:
+        return b
+    if b is None or a == b:
         return a
     if {a, b} == {"int", "float"}:
         return "float"
