@@ -196,9 +196,13 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
 
 
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
-            campaign: str | None = None, new_campaign: bool = False, progress: bool = True) -> RunResult:
+            campaign: str | None = None, new_campaign: bool = False, progress=True) -> RunResult:
     """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
-    sample; the committed reference campaign is never written to nor resumed from."""
+    sample; the committed reference campaign is never written to nor resumed from.
+
+    ``progress``: True draws a progress bar on stderr, False nothing; a callable is called as
+    ``progress(done, total, what)`` before the first sample and after each (the live explorer's
+    bar)."""
     exp, p, conds, idents, usable, missing, camp, _, keys, ckey = _prepare(
         name, profile, overrides, campaign, new_campaign, create=True)
     for cid in missing:
@@ -283,8 +287,29 @@ def _identity_record(cond, ident) -> dict:
     return rec
 
 
-def _progress(total: int, desc: str, enabled: bool):
+class _Callback:
+    """The progress bar's interface over ``report(done, total, what)``."""
+
+    def __init__(self, report, total: int):
+        self.report, self.total, self.done, self.what = report, total, 0, ""
+        report(0, total, "")
+
+    def set_postfix_str(self, what: str, refresh: bool = False) -> None:
+        self.what = what
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        self.report(self.done, self.total, self.what)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, desc: str, enabled):
     from tqdm.auto import tqdm
+
+    if callable(enabled):
+        return _Callback(enabled, total)
 
     return tqdm(total=total, desc=desc, unit="sample", disable=not enabled or total == 0,
                 file=sys.stderr, dynamic_ncols=True)
