@@ -49,10 +49,7 @@ test: system-deps venv interpreters widgets-js
 	$(BIN)/python -m pytest -v
 
 live: venv
-	@TOKEN=$$($(BIN)/python -c 'import secrets; print(secrets.token_hex(16))'); \
-	echo "[live] open http://127.0.0.1:$(PORT)/lab/tree/notebooks/01_countdown.ipynb?token=$$TOKEN"; \
-	$(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) --no-browser --allow-root \
-	  --IdentityProvider.token=$$TOKEN --ServerApp.root_dir=$(CURDIR)
+	$(GILLAB) live --port $(PORT)
 
 clean:
 	rm -rf _build book/generated

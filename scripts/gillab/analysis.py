@@ -18,7 +18,7 @@ import pandas as pd
 from . import results
 
 INTERFACE = ("summary", "claims", "figure", "side_by_side", "findings", "explorer")
-OPTIONAL = ("published", "published_table", "live_explorer")
+OPTIONAL = ("published", "published_table")
 
 
 def frame_cached(fn):
@@ -78,17 +78,12 @@ class Analysis:
         """A kernel-free explorer (every figure drawn in advance, switched in the browser)."""
         raise NotImplementedError
 
-    def live_explorer(self, df: pd.DataFrame, measure):
-        """A kernel-driven explorer, or None.  ``measure(overrides)`` measures a small sweep (the
-        smoke profile with those overrides) into the reader's campaign and returns its samples."""
-        return None
-
 
 class ModuleAnalysis(Analysis):
     """An analysis written as functions of the experiment's module with the interface's names
-    (``summary(df)``, ``claims(df)``, ...; ``published()``, ``published_table()`` and
-    ``live_explorer(df, measure)`` where it has them).  A function the module lacks comes from
-    ``shared``, the module of a family of experiments (:mod:`~gillab.experiments.over_threads`,
+    (``summary(df)``, ``claims(df)``, ...; ``published()`` and ``published_table()`` where it
+    has them; the live explorer is one for all, :mod:`gillab.live`, drawing ``figure``).  A
+    function the module lacks comes from ``shared``, the module of a family of experiments (:mod:`~gillab.experiments.over_threads`,
     :mod:`~gillab.experiments.doc002`), whose functions take the experiment's ``bound``
     arguments by keyword (``spec=``, ``experiment=``).  ``extras`` names further figures a
     chapter draws with ``Chapter.figure(name)``.  A missing function is an error when the module

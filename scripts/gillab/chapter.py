@@ -13,6 +13,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from . import campaigns, experiments, interpreters, plots, report, results, sweep, tables
+from .live import LIVE_NOTEBOOK
 from .profiles import COMMON, Param, ParameterError
 
 NOTEBOOK_PARAMS = {
@@ -107,12 +108,6 @@ class Chapter:
             return results.samples(self.exp.name, c.id, self.config_id)
         except results.NoData:
             return None
-
-    def measure_small(self, overrides: dict) -> pd.DataFrame:
-        """What the live explorers measure: the smoke profile with ``overrides``, into the
-        reader's campaign; returns those samples."""
-        res = sweep.measure(self.exp.name, "smoke", overrides, progress=False)
-        return results.samples(self.exp.name, res.campaign, res.config_id)
 
     @property
     def conditions(self) -> list[str]:
@@ -259,19 +254,22 @@ class Chapter:
         display(tables.table(tables.compare_view(rows)))
 
     def explorer(self) -> None:
-        """The kernel-free explorer, then (with ``live``) the kernel-driven one where the
-        experiment has one."""
+        """The kernel-free explorer, then how to get the live one, and (with ``live``) the live
+        one itself (:mod:`gillab.live`), opening on the data shown above."""
         display(Markdown("This explorer needs no kernel: every figure was drawn when the notebook ran, and the "
                          "controls switch between them in your browser."))
         display(self.analysis.explorer(self.df))
-        live = self.analysis.live_explorer(self.df, self.measure_small) if self.live else None
-        if live is not None:
-            display(Markdown("**Live.** In Jupyter (`make live`), the explorer below re-plots from the stored data "
-                             "through the kernel and can measure a small new sweep (the `smoke` profile with your "
-                             "choices, into your campaign). In the static book it is inert."))
-            display(live)
-        elif not self.live:
-            print("live explorer off (live=False); run `make live` to use it")
+        display(Markdown(
+            f"**Live.** `make live` prints one address that opens JupyterLab on 127.0.0.1 at *Explore live* "
+            f"(`{LIVE_NOTEBOOK}`): choose this chapter ({self.exp.title}) and the explorer re-plots from any "
+            "campaign's samples as you move its controls, and measures a small sweep on request (*measure now*: "
+            "the smoke profile with your values, into your campaign, with a progress bar). This "
+            f"notebook opened in JupyterLab (`notebooks/{self.exp.notebook}`, `live = True`) shows the same "
+            "explorer below; in the static book it is not shown, as it needs a kernel."))
+        if self.live:
+            from . import live
+
+            display(live.explorer(self.exp.name, self.campaign, self.config_id))
 
     def rerun(self) -> None:
         """The exact commands that measure this chapter again with these parameters."""

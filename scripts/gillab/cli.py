@@ -181,6 +181,23 @@ def cmd_verdicts(args) -> int:
     return 0
 
 
+def cmd_live(args) -> int:
+    import os
+    import secrets
+
+    from . import experiments, live
+    from .paths import repo_root
+
+    live.check_port(args.port)
+    notebook = live.LIVE_NOTEBOOK
+    if args.chapter:
+        notebook = f"notebooks/{experiments.get(args.chapter).notebook}"
+    token = secrets.token_hex(16)
+    cmd = live.lab_command(args.port, token, repo_root())
+    print(f"[live] open {live.lab_url(args.port, token, notebook)}", flush=True)
+    os.execv(cmd[0], cmd)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gillab", description="The GIL, measured.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -233,6 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-P", "--profile", default="default", choices=(*PROFILES, "any"),
                    help="the configuration whose samples are judged (any: every sample stored)")
     s.set_defaults(fn=cmd_verdicts)
+    s = sub.add_parser("live", help="JupyterLab on 127.0.0.1 at the live explorers (prints the address)")
+    s.add_argument("--port", type=int, default=8888)
+    s.add_argument("--chapter", metavar="EXPERIMENT", help="open this chapter's notebook instead of Explore live")
+    s.set_defaults(fn=cmd_live)
     return ap
 
 

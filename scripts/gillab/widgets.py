@@ -5,8 +5,7 @@ Static (no kernel): every figure of the parameter grid is drawn in advance and s
 ``widgets.jslink``, which runs in the browser, so moving a slider in the rendered page really
 changes the figure.  Two parameters nest two levels of stacks.
 
-Live (a kernel): :func:`live_explorer` re-plots from the stored data through the kernel and
-can run a small new measurement.
+The live explorer (a kernel) is :mod:`gillab.live`.
 """
 from __future__ import annotations
 
@@ -67,51 +66,3 @@ def stack_explorer(
     box = W.VBox(header + [W.HBox([dropdown, slider]), outer_stack])
     box.add_class("gillab-explorer")
     return box
-
-
-def live_explorer(replot: Callable[[dict], object], controls: dict[str, W.ValueWidget],
-                  measure: Callable[[dict], None] | None = None) -> W.VBox:
-    """A kernel-driven explorer: re-plot on every change, and optionally measure anew.
-
-    ``replot(values)`` returns a figure; ``measure(values)`` runs a small measurement and
-    stores it (the figure is redrawn afterwards).  Needs a running kernel: in the static
-    book the controls are shown but do nothing, which the cell above it says.
-    """
-    out = W.Output()
-
-    def values() -> dict:
-        return {k: w.value for k, w in controls.items()}
-
-    def redraw(*_):
-        from IPython.display import Image
-
-        # Set the Output's content directly rather than capturing into it with ``with out:``,
-        # which relies on the kernel's output hooks and hung under papermill now and then.
-        png = to_png(replot(values()))
-        out.outputs = ()
-        out.append_display_data(Image(data=png, format="png"))
-
-    for w in controls.values():
-        w.observe(redraw, names="value")
-    children = [W.HBox(list(controls.values()))]
-    if measure is not None:
-        button = W.Button(description="measure now", button_style="primary", icon="play")
-        status = W.HTML()
-
-        def run(_):
-            button.disabled = True
-            status.value = "measuring..."
-            try:
-                measure(values())
-                status.value = "done: stored in data/"
-            except Exception as exc:  # shown to the reader, not swallowed
-                status.value = f"<span style='color:#b00'>failed: {exc}</span>"
-            finally:
-                button.disabled = False
-            redraw()
-
-        button.on_click(run)
-        children.append(W.HBox([button, status]))
-    children.append(out)
-    redraw()
-    return W.VBox(children)

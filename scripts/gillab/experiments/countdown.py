@@ -11,7 +11,6 @@ SPEC = over_threads.Spec(
     size=lambda g: float(g["total_decrements"].iloc[0]), seed_size=100_000_000,
     size_words=lambda n: f"{n:,.0f} decrements", explorer_title="Explore the countdown samples",
     per_unit=lambda r: f"{r['median'] / r['work'] * 1e9:.1f} ns per decrement in one thread",
-    size_param="total_decrements", live_size=(2_000_000, 1_000_000, 20_000_000, 1_000_000, "decrements"),
     printed=(("threads", "threads"), ("decrements_per_thread_n", "decrements per thread"),
              ("time_s_best_of_3", "time in seconds (best of 3)"), ("machine", "machine"), ("python", "python")),
     speed=("ns_per_decrement", lambda s: s["median"] / s["work"] * 1e9))

@@ -25,8 +25,6 @@ class Spec:
     size_words: Callable[[float], str]      # "100,000,000 decrements"
     explorer_title: str
     per_unit: Callable[[pd.Series], str]    # the 1-thread speed in words, from a summary row
-    size_param: str                          # the parameter the live explorer varies
-    live_size: tuple                         # (value, min, max, step, description) of its slider
     printed: tuple = ()                      # (column of the table, its name as printed), in order
     speed: tuple = ()                        # (summary column, its value from a summary frame)
 
@@ -237,26 +235,3 @@ def explorer(df: pd.DataFrame, spec: Spec):
     return widgets.stack_explorer(
         draw, ("view", ["samples", "speedup"], ["time of every sample", "speedup over 1 thread"]),
         ("threads", ks, [str(k) for k in ks]), title=spec.explorer_title)
-
-
-def live_explorer(df: pd.DataFrame, measure, spec: Spec):
-    """Kernel-driven: choose conditions and a size, re-plot, or measure a small new sweep."""
-    import ipywidgets as W
-
-    from .. import widgets
-
-    conds = sorted(df["condition"].unique())
-    value, lo, hi, step, desc = spec.live_size
-    controls = {"conditions": W.SelectMultiple(options=conds, value=tuple(conds), description="conditions"),
-                spec.size_param: W.IntSlider(value=value, min=lo, max=hi, step=step, description=desc,
-                                             style={"description_width": "initial"})}
-    state = {"df": df}
-
-    def replot(v):
-        d = state["df"]
-        return figure(d[d["condition"].isin(v["conditions"] or conds)], spec)
-
-    def measure_small(v):
-        state["df"] = measure({"conditions": ",".join(v["conditions"] or conds), spec.size_param: v[spec.size_param]})
-
-    return widgets.live_explorer(replot, controls, measure_small)

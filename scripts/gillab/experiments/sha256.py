@@ -16,7 +16,6 @@ SPEC = over_threads.Spec(
     size=lambda g: float(g["messages"].iloc[0] * g["message_bytes"].iloc[0]), seed_size=8 * 134_217_728,
     size_words=lambda n: f"{n / MiB:,.0f} MiB hashed", explorer_title="Explore the SHA-256 samples",
     per_unit=lambda r: f"{r['work'] / MiB / r['median']:,.0f} MiB/s in one thread",
-    size_param="message_bytes", live_size=(4 * MiB, MiB, 64 * MiB, MiB, "message bytes"),
     printed=(("threads", "threads"), ("messages_per_thread", "messages per thread"),
              ("total_size_of_messages_per_thread_as_published", "total size per thread (as printed)"),
              ("time_s_best_of_3", "time in seconds (best of 3)"), ("python", "python")),
