@@ -14,13 +14,14 @@ import importlib
 from ..profiles import ParameterError
 
 NAMES = ("countdown", "sha256", "convoy", "switch_interval", "affinity", "data_race", "ccbench",
-         "st_loop", "file_io", "primes", "flask_k6", "b2_download")
+         "st_loop", "file_io", "primes", "flask_k6", "fib_server", "b2_download")
 
 # the book's parts: a document's number -> its caption
 DOCUMENTS = {
     "000": "Document 000: Python behind the scenes #13",
     "001": "Document 001: Reworking the GIL (Pitrou, 2009)",
     "002": "Document 002: Goodbye GIL (free-threaded Python)",
+    "003": "Document 003: A Tale of Two Concurrencies (Beazley)",
     "004": "Document 004: Backblaze, GIL vs nogil downloads",
 }
 

@@ -1,0 +1,421 @@
+"""Document 003: Beazley's fib server under perf1, perf2 and a lock-out test, in four shapes
+(thread per connection, process pool, threshold, pre-forked).
+
+A sample is one server process under the condition measured and one client process under a
+fixed interpreter (the GIL build ``3.13.5``, as in the convoy chapter), so that only the server
+changes.  The client's rows are stored one per response (perf1), per bin of ``bin_s`` seconds
+(perf2) or per request (lockout).  Each repeat is an independent server run; the statistics are
+computed per run and their CIs are over runs.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import runner, servers, stats
+from ..analysis import ModuleAnalysis, frame_cached
+from ..experiment import Experiment
+from ..profiles import Param, ParameterError, _as_list, positive_float, positive_int
+from .convoy import client_condition
+
+KINDS = ("thread", "pool", "threshold", "prefork")
+SCENARIOS = ("perf1", "perf2", "lockout")
+
+
+def _choices(allowed):
+    def parse(value):
+        out = [str(v) for v in _as_list(value)]
+        bad = [v for v in out if v not in allowed]
+        if bad or not out:
+            raise ValueError(f"choose from {', '.join(allowed)}; got {out}")
+        return out
+    return parse
+
+
+def _fib_n(value) -> int:
+    n = positive_int(value)
+    if n > 45:
+        raise ValueError(f"fib({n}) would take hours in pure Python; at most 45")
+    return n
+
+
+def fib_sample(p: dict, point: dict, cond) -> runner.Sample:
+    """One server of ``point['kind']`` under ``cond``, one client scenario against it."""
+    client = client_condition(cond)
+    kind, scenario = point["kind"], point["scenario"]
+    nprocs = p["prefork_procs"] if kind == "prefork" else p["pool_procs"]
+    server_params = {"kind": kind, "nprocs": nprocs, "threshold": p["threshold"]}
+    if scenario == "perf1":
+        cp = {"n": p["fib_n"], "before": p["perf1_before"], "after": p["perf1_after"]}
+    elif scenario == "perf2":
+        cp = {"bin_s": p["bin_s"], "before_s": p["before_s"], "after_s": p["after_s"], "long_n": p["long_n"],
+              "max_long_s": p["max_long_s"]}
+    else:
+        cp = {"long_n": p["lockout_n"], "nlong": p["prefork_procs"] + 1}
+    t0 = time.perf_counter()
+    with servers.workload_server(cond, "fib_server", server_params, switch_interval=p["switch_interval"],
+                                 affinity=p["affinity"]) as srv:
+        cs = runner.run(client, "fib_client", {"scenario": scenario, "port": srv.port, **cp},
+                        timeout=p["timeout"], affinity=p["affinity"])
+        acceptors = srv.ready.get("acceptors")
+    result = {**cs.result, "client_condition": client.id, "acceptors": acceptors, "nprocs": nprocs}
+    return runner.Sample(result=result, runtime=srv.ready["runtime"] | {"gil_enabled_after": None},
+                         rusage={}, wall_s=time.perf_counter() - t0)
+
+
+class FibServer(Experiment):
+    name = "fib_server"
+    notebook = "13_fib_server.ipynb"
+    workload = "fib_server"
+    title = "Beazley's fib server: perf1, perf2 and the lock-out"
+    document = "003_183ea1c9148374f9.txt (A Tale of Two Concurrencies, Part 1)"
+    params = {
+        "kinds": Param("kinds", _choices(KINDS), "servers: thread, pool, threshold, prefork"),
+        "scenarios": Param("scenarios", _choices(SCENARIOS), "clients: perf1, perf2, lockout"),
+        "fib_n": Param("fib_n", _fib_n, "perf1 asks for fib(fib_n); 30 in the document"),
+        "perf1_before": Param("perf1_before", positive_int, "perf1 answers to client A alone"),
+        "perf1_after": Param("perf1_after", positive_int, "perf1 answers to A once client B runs beside it"),
+        "long_n": Param("long_n", _fib_n, "perf2's long request fib(long_n); 40 in the document"),
+        "bin_s": Param("bin_s", positive_float, "perf2 counts answers in bins of this many seconds"),
+        "before_s": Param("before_s", positive_float, "perf2 seconds before the long request"),
+        "after_s": Param("after_s", positive_float, "perf2 seconds after its answer"),
+        "max_long_s": Param("max_long_s", positive_float, "perf2 waits at most this long for the long answer"),
+        "lockout_n": Param("lockout_n", _fib_n, "the lock-out test's long requests fib(lockout_n)"),
+        "pool_procs": Param("pool_procs", positive_int, "ProcessPoolExecutor size; NPROCS 4 in the document"),
+        "prefork_procs": Param("prefork_procs", positive_int, "forked copies; NPROCS 8 in the document"),
+        "threshold": Param("threshold", positive_int, "the threshold server computes n up to threshold inline; 15"),
+    }
+    point_keys = ("kind", "scenario")
+    workloads = ("fib_server", "fib_client")
+    measuring_code = (fib_sample, client_condition, servers.workload_server, servers.Server)
+
+    def points(self, p):
+        out = []
+        for s in p["scenarios"]:
+            for k in p["kinds"]:
+                if s == "perf1" and k == "threshold":
+                    continue      # fib_n > threshold: the same as the pool
+                if s == "lockout" and k not in ("prefork", "thread"):
+                    continue      # the document's warning is about the pre-forked server
+                out.append({"kind": k, "scenario": s})
+        return out
+
+    def check(self, p):
+        if "perf1" in p["scenarios"] and p["fib_n"] <= p["threshold"] and "threshold" in p["kinds"]:
+            raise ParameterError("fib_server: fib_n must be above threshold (else the threshold server is the "
+                                 "thread server)")
+        if p["bin_s"] > p["before_s"]:
+            raise ParameterError("fib_server: bin_s must not be longer than before_s (no bin before the long request)")
+        if p["pool_procs"] > 64 or p["prefork_procs"] > 64:
+            raise ParameterError("fib_server: more than 64 pool or forked processes is not a meaningful point")
+
+    def run_sample(self, p, point, cond):
+        return fib_sample(p, point, cond)
+
+
+EXPERIMENT = FibServer()
+
+
+# -- analysis -----------------------------------------------------------------------------------
+def published() -> pd.DataFrame:
+    from .. import results
+
+    return results.reference("beazley_claims")
+
+
+def published_table() -> pd.DataFrame:
+    from .. import results
+
+    p1 = results.reference("beazley_perf1_fib30_latency")
+    p2 = results.reference("beazley_perf2_requests_per_second")
+    a = p1.groupby("phase")["seconds_per_fib30_request"].apply(lambda s: ", ".join(f"{v:.2f}" for v in s))
+    b = p2.groupby(["server", "phase"], sort=False)["requests_per_second"].apply(
+        lambda s: ", ".join(f"{v:,.0f}" for v in s))
+    rows = [{"listing": f"perf1, {k}", "as printed": v} for k, v in a.items()]
+    rows += [{"listing": f"perf2, {srv}, {ph}", "as printed": v} for (srv, ph), v in b.items()]
+    return pd.DataFrame(rows)
+
+
+def document_values() -> dict:
+    """The document's statistics, computed from its listings the way ours are computed."""
+    from .. import results
+
+    p1 = results.reference("beazley_perf1_fib30_latency")
+    p2 = results.reference("beazley_perf2_requests_per_second")
+    one = p1[p1["phase"] == "one client"]["seconds_per_fib30_request"]
+    second = p1[p1["phase"].str.startswith("second")]
+    started = second.loc[second["note"].notna(), "sample_index"].min()     # "# 2nd test started"
+    two = second[second["sample_index"] >= started]["seconds_per_fib30_request"]
+    thread = p2[p2["server"] == "threaded fib server"]
+    alone = thread[thread["phase"] == "perf2 alone"]["requests_per_second"]
+    long_phase = thread[thread["phase"].str.contains("fib\\(40\\)")]
+    began = int(long_phase["phase"].str.extract(r"during sample (\d+)")[0].iloc[0])   # the listing's own words
+    during = long_phase[long_phase["sample_index"] > began]["requests_per_second"]
+    pool = p2[p2["server"].str.startswith("ProcessPool")]["requests_per_second"]
+    return {
+        "perf1_ratio": float(two.median() / one.median()),
+        "perf2_drop": float(1 - during.median() / alone.median()),
+        "pool_reduction": float(1 - pool.median() / alone.median()),
+    }
+
+
+def per_run(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (condition, kind, scenario, repeat): the run's statistics."""
+    rows = []
+    for (cond, kind, scen, rep), g in df.groupby(["condition", "kind", "scenario", "repeat"], sort=True):
+        r = {"condition": cond, "kind": kind, "scenario": scen, "repeat": rep}
+        if scen == "perf1":
+            alone = g[(g["phase"] == "alone")]["latency_s"]
+            both = g[(g["phase"] == "both")]["latency_s"]
+            r.update(alone_s=alone.median(), both_s=both.median(), perf1_ratio=both.median() / alone.median())
+        elif scen == "perf2":
+            before = g[g["phase"] == "before"]["rate"]
+            during = g[g["phase"] == "during"]["rate"]
+            r.update(rate_before=before.median(), rate_during=during.median() if len(during) else np.nan,
+                     long_s=g["long_s"].iloc[0], during_bins=len(during))
+            r["perf2_steady"] = r["rate_during"] / r["rate_before"]
+            r["perf2_drop"] = 1 - r["perf2_steady"]
+        else:
+            short = g[g["request"] == "short"]["latency_s"]
+            long = g[g["request"] == "long"]["latency_s"]
+            r.update(short_wait_s=short.iloc[0] if len(short) else np.nan, long_min_s=long.min(),
+                     long_median_s=long.median())
+            r["lockout_ratio"] = r["short_wait_s"] / r["long_min_s"]
+        rows.append(r)
+    out = pd.DataFrame(rows)
+    # the pool's rate alone against the thread server's, run by run (paired by repeat)
+    if len(out) and "rate_before" in out:
+        thr = out[(out["kind"] == "thread") & (out["scenario"] == "perf2")].set_index(["condition", "repeat"])
+        sel = (out["kind"] == "pool") & (out["scenario"] == "perf2")
+        keys = list(zip(out.loc[sel, "condition"], out.loc[sel, "repeat"]))
+        base = [thr["rate_before"].get(k, np.nan) for k in keys]
+        out.loc[sel, "pool_reduction"] = 1 - out.loc[sel, "rate_before"].to_numpy() / np.array(base, dtype=float)
+    return out
+
+
+STATISTICS = ("perf1_ratio", "perf2_drop", "perf2_steady", "pool_reduction", "lockout_ratio", "alone_s", "both_s",
+              "rate_before", "rate_during", "short_wait_s", "long_min_s")
+
+
+@frame_cached
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per condition, server and scenario: the median of each statistic over runs, with a
+    bootstrap CI over runs (independent server runs)."""
+    runs = per_run(df)
+    rows = []
+    for (cond, kind, scen), g in runs.groupby(["condition", "kind", "scenario"], sort=True):
+        for st in STATISTICS:
+            if st not in g or g[st].isna().all():
+                continue
+            v = g[st].dropna()
+            lo, hi = stats.bootstrap_ci(v)
+            rows.append({"condition": cond, "kind": kind, "scenario": scen, "statistic": st,
+                         "median": float(v.median()), "ci_lo": lo, "ci_hi": hi, "runs": len(v)})
+    return pd.DataFrame(rows)
+
+
+def judge(kind: str, value: float, band: float, lo: float, hi: float, n: int) -> str:
+    """``about``: agrees when the whole CI lies in value x (1 +- band), higher/lower when it lies
+    wholly outside, inconclusive otherwise; ``at least``: agrees when the CI lies at or above
+    the value, lower when wholly below.  Fewer than 3 runs: inconclusive."""
+    if np.isnan(lo) or np.isnan(hi):
+        return "not measured"
+    if kind == "at least":
+        out = "agrees" if lo >= value else "lower" if hi < value else "inconclusive"
+    else:
+        b_lo, b_hi = value * (1 - band), value * (1 + band)
+        out = ("agrees" if b_lo <= lo and hi <= b_hi else "higher" if lo > b_hi else "lower" if hi < b_lo
+               else "inconclusive")
+    return out if n >= 3 or out == "not measured" else "inconclusive"
+
+
+def claims(df: pd.DataFrame) -> list[dict]:
+    s = summary(df)
+    doc = document_values()
+    out = []
+    for _, c in published().iterrows():
+        value = float(c["value"]) if pd.notna(c["value"]) else doc[c["statistic"]]
+        band = float(c["band"]) if pd.notna(c["band"]) else 0.0
+        sel = s[(s["kind"] == c["server"]) & (s["statistic"] == c["statistic"])]
+        measured = {}
+        for _, r in sel.iterrows():
+            measured[r["condition"]] = {
+                "median": r["median"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": r["median"], "n": int(r["runs"]),
+                "ratio_to_published": r["median"] / value if value else np.nan,
+                "verdict": judge(c["kind"], value, band, r["ci_lo"], r["ci_hi"], int(r["runs"])),
+                "note": f"{c['kind']} {value:.3g}" + (f" +-{band:.0%}" if c["kind"] == "about" else "")}
+        out.append({"experiment": "fib_server", "table": "beazley_claims", "claim_id": f"fib_server/{c['claim_id']}",
+                    "claim": f"{c['server']} server: {c['statistic']} ({c['kind']} {value:.3g})",
+                    "published": value, "unit": "ratio", "measured": measured, "published_as": c["quote"]})
+    return out
+
+
+def _timeline(ax, g: pd.DataFrame, colour, label_runs: bool = True):
+    """perf2 rates of every run, against time from the long request's start."""
+    for rep, r in g.groupby("repeat"):
+        t0 = r["long_start_s"].iloc[0]
+        x = r["bin_start_s"] - (t0 if pd.notna(t0) else 0)
+        ax.plot(x, r["rate"].clip(lower=1), color=colour, alpha=0.8, linewidth=1.2,
+                label=f"run {rep}" if label_runs else None)
+        ls = r["long_s"].iloc[0]
+        if pd.notna(ls):
+            ax.axvspan(0, ls, color="0.85", alpha=0.5, zorder=0)
+    ax.axvline(0, color="black", linewidth=0.8, linestyle=":")
+    ax.set_yscale("log")
+
+
+def figure(df: pd.DataFrame):
+    """perf2 against the thread-per-connection server: answers per second in every bin, every
+    run, with the long request's span shaded, one panel per condition."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    d = df[(df["scenario"] == "perf2") & (df["kind"] == "thread")]
+    if d.empty:
+        d = df[df["scenario"] == "perf2"]
+    conds = sorted(d["condition"].unique())
+    pal = plots.palette(df["condition"].unique())
+    fig, axes = plt.subplots(1, max(len(conds), 1), figsize=(2.6 * max(len(conds), 1) + 1, 3.4), sharey=True,
+                             squeeze=False)
+    for ax, c in zip(axes[0], conds):
+        _timeline(ax, d[d["condition"] == c], pal[c], label_runs=False)
+        ax.set_title(c, fontsize=10)
+        ax.set_xlabel("s from the long request")
+    axes[0][0].set_ylabel("perf2 answers per second")
+    bin_ms = d["bin_s"].iloc[0] * 1000 if len(d) and "bin_s" in d else float("nan")
+    fig.suptitle(f"perf2 against the thread server, in {bin_ms:.0f} ms bins; shaded: fib(long_n) running "
+                 "(every run)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def perf1_figure(df: pd.DataFrame):
+    """perf1: every answer's time against when it was asked, client B's start at 0."""
+    import matplotlib.pyplot as plt
+
+    d = df[df["scenario"] == "perf1"]
+    kinds = [k for k in KINDS if k in set(d["kind"])]
+    conds = sorted(d["condition"].unique())
+    fig, axes = plt.subplots(len(kinds) or 1, max(len(conds), 1), figsize=(2.6 * max(len(conds), 1) + 1,
+                             2.4 * max(len(kinds), 1)), sharey="row", squeeze=False)
+    for i, k in enumerate(kinds):
+        for j, c in enumerate(conds):
+            ax = axes[i][j]
+            g = d[(d["kind"] == k) & (d["condition"] == c)]
+            for client, marker, colour in (("A", "o", "tab:blue"), ("B", "s", "tab:orange")):
+                h = g[g["client"] == client]
+                ax.scatter(h["sent_s"] - h["b_started_s"], h["latency_s"], s=12, marker=marker, color=colour,
+                           alpha=0.7, label=f"client {client}" if (i, j) == (0, 0) else None)
+            ax.axvline(0, color="black", linewidth=0.8, linestyle=":")
+            ax.set_ylim(bottom=0)
+            if i == 0:
+                ax.set_title(c, fontsize=10)
+            if j == 0:
+                ax.set_ylabel(f"{k} server\nseconds per fib(n)", fontsize=9)
+            if i == len(kinds) - 1:
+                ax.set_xlabel("s from client B's start")
+    if kinds:
+        axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def statistics_figure(df: pd.DataFrame):
+    """The claims' statistics per condition, median over runs with CI, the document's value dashed."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    s = summary(df)
+    cl = claims(df)
+    pal = plots.palette(df["condition"].unique())
+    fig, axes = plt.subplots(1, max(len(cl), 1), figsize=(2.2 * max(len(cl), 1) + 1, 3.4), squeeze=False)
+    pub = published()
+    for ax, c, (_, row) in zip(axes[0], cl, pub.iterrows()):
+        sel = s[(s["kind"] == row["server"]) & (s["statistic"] == row["statistic"])]
+        for i, (_, r) in enumerate(sel.iterrows()):
+            ax.errorbar([i], [r["median"]], yerr=[[r["median"] - r["ci_lo"]], [r["ci_hi"] - r["median"]]], fmt="o",
+                        color=pal[r["condition"]], capsize=3)
+        ax.axhline(c["published"], color="black", linestyle="--", linewidth=1)
+        ax.set_xticks(range(len(sel)), list(sel["condition"]), rotation=60, fontsize=7)
+        ax.set_title(f"{row['server']}:\n{row['statistic']}", fontsize=8)
+    fig.suptitle("Each claim's statistic: median over runs, 95% CI; dashed: the document", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    """The document's statistics (from its listings and words) with ours beside them."""
+    s = summary(df)
+    out = []
+    doc = document_values()
+    for _, c in published().iterrows():
+        value = float(c["value"]) if pd.notna(c["value"]) else doc[c["statistic"]]
+        line = {"claim": c["claim_id"], "statistic": f"{c['server']}: {c['statistic']}",
+                "document": f"{c['kind']} {value:.3g}"}
+        for _, r in s[(s["kind"] == c["server"]) & (s["statistic"] == c["statistic"])].iterrows():
+            line[r["condition"]] = f"{r['median']:.3g} [{r['ci_lo']:.3g}, {r['ci_hi']:.3g}]"
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+
+    def get(cond, kind, st):
+        r = s[(s["condition"] == cond) & (s["kind"] == kind) & (s["statistic"] == st)]
+        return None if r.empty else r.iloc[0]
+
+    lines = []
+    for cond in sorted(s["condition"].unique()):
+        parts = []
+        p1 = get(cond, "thread", "perf1_ratio")
+        if p1 is not None:
+            parts.append(f"a second perf1 client makes each answer {p1['median']:.2f}x as slow "
+                         f"[{p1['ci_lo']:.2f}, {p1['ci_hi']:.2f}]")
+        rb, rd = get(cond, "thread", "rate_before"), get(cond, "thread", "rate_during")
+        if rb is not None and rd is not None:
+            parts.append(f"perf2 goes from {rb['median']:,.0f}/s to {rd['median']:,.0f}/s while fib(long_n) runs")
+        pr = get(cond, "pool", "pool_reduction")
+        if pr is not None:
+            parts.append(f"the pool answers {pr['median']:.0%} fewer perf2 requests than the thread server")
+        lo = get(cond, "prefork", "short_wait_s")
+        if lo is not None:
+            parts.append(f"with every pre-forked acceptor busy a fib(1) waits {lo['median'] * 1000:.1f} ms")
+        if parts:
+            lines.append(f"- **{cond}**: " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def explorer(df: pd.DataFrame):
+    """Kernel-free: perf2 timelines, one server kind at a time, slide over the conditions."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots, widgets
+
+    d = df[df["scenario"] == "perf2"]
+    kinds = [k for k in KINDS if k in set(d["kind"])] or ["thread"]
+    conds = sorted(d["condition"].unique()) or sorted(df["condition"].unique())
+    pal = plots.palette(df["condition"].unique())
+    top = float(d["rate"].max()) * 1.5 if len(d) else 10.0
+
+    def draw(kind, cond):
+        fig, ax = plt.subplots(figsize=(7.5, 3.2))
+        g = d[(d["kind"] == kind) & (d["condition"] == cond)]
+        if len(g):
+            _timeline(ax, g, pal[cond])
+            ax.legend(fontsize=7, loc="lower left")
+        ax.set_ylim(1, top)
+        ax.set_xlabel("seconds from the long request (shaded while it runs)")
+        ax.set_ylabel("perf2 answers per second")
+        ax.set_title(f"{kind} server under {cond}: every perf2 run", fontsize=10)
+        return fig
+
+    return widgets.stack_explorer(draw, ("server", kinds, kinds), ("condition", conds, conds),
+                                  title="Explore the perf2 timelines")
+
+
+ANALYSIS = ModuleAnalysis(__name__, extras=("perf1_figure", "statistics_figure"))

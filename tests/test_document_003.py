@@ -1,0 +1,162 @@
+"""Document 003: Beazley's fib server, its clients and its verdicts.
+
+The workloads are run for real (small sizes); the kill test waits for the event (the pre-forked
+server and its lock-out client both running), then kills the harness and checks that no server
+process is left and that the server's port is free again.
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gillab import experiments, results, sweep
+from gillab.experiments import fib_server as fs
+
+from proctools import alive, descendants, wait_gone
+
+SMALL = {"conditions": "3.13.5,3.13.5t", "repeats": 1}
+
+
+@pytest.mark.parametrize("bad,says", [
+    ({"fib_n": -1}, "fib_n"),
+    ({"long_n": 60}, "at most 45"),
+    ({"kinds": ["thread", "fork"]}, "choose from thread, pool, threshold, prefork"),
+    ({"scenarios": []}, "choose from perf1"),
+    ({"perf1_after": 0}, "perf1_after"),
+    ({"prefork_procs": 0}, "prefork_procs"),
+    ({"bin_s": 1.0, "before_s": 0.5}, "bin_s must not be longer than before_s"),
+    ({"conditions": "3.99"}, "unknown condition"),
+])
+def test_bad_input_is_refused_before_measuring(data_dir, bad, says):
+    with pytest.raises(Exception, match=None) as err:
+        sweep.measure("fib_server", "smoke", {**SMALL, **bad}, progress=False)
+    assert says in str(err.value)
+    assert not (data_dir / "results").exists() or not list((data_dir / "results").glob("*/fib_server"))
+
+
+def test_smoke_end_to_end(builds, data_dir):
+    """Every server and client of the smoke profile under the GIL build and the free-threaded
+    one: the answers are right (the client checks the long one), every statistic is there, and
+    every claim is answered for both."""
+    res = sweep.measure("fib_server", "smoke", SMALL, progress=False)
+    assert res.failed == 0 and res.measured == 2 * len(experiments.get("fib_server").points(
+        experiments.get("fib_server").resolve("smoke", SMALL)))
+    df = results.samples("fib_server", res.campaign, res.config_id)
+    p2 = df[df["scenario"] == "perf2"]
+    assert (p2["long_value"] == 317811).all()                     # fib(28), the long request's answer
+    assert set(p2["phase"]) >= {"before", "after"} and (p2["requests"] > 0).all()
+    p1 = df[df["scenario"] == "perf1"]
+    assert set(p1["client"]) == {"A", "B"} and (p1["latency_s"] > 0).all()
+    lock = df[df["scenario"] == "lockout"]
+    assert sorted(lock.groupby(["condition", "kind"]).size().unique()) == [4]   # 3 long + 1 short
+    assert set(df["gil_enabled"].astype(str)) == {"True", "False"}
+    assert (df["client_condition"] == "3.13.5").all()
+    cl = {c["claim_id"]: c for c in fs.claims(df)}
+    assert len(cl) == len(fs.published())
+    for cid in ("fib_server/perf1-doubling", "fib_server/pool-perf1-scales", "fib_server/prefork-lockout"):
+        assert set(cl[cid]["measured"]) == {"3.13.5", "3.13.5t"}
+        assert all(m["verdict"] == "inconclusive" for m in cl[cid]["measured"].values())   # one run each
+
+
+def test_document_values_come_from_its_listings():
+    v = fs.document_values()
+    p1 = results.reference("beazley_perf1_fib30_latency")
+    one = p1[p1["phase"] == "one client"]["seconds_per_fib30_request"].median()
+    assert v["perf1_ratio"] * one == pytest.approx(
+        p1[(p1["phase"] != "one client") & (p1["sample_index"] >= 3)]["seconds_per_fib30_request"].median())
+    assert 0.99 < v["perf2_drop"] < 1 and 0.9 < v["pool_reduction"] < 0.95
+
+
+def synthetic(rate_before, rate_during, runs=3, cond="x", kind="thread"):
+    rows = []
+    for rep in range(runs):
+        for k in range(10):
+            phase = "before" if k < 4 else "during" if k < 8 else "after"
+            rate = rate_during[rep] if phase == "during" else rate_before[rep]
+            rows.append({"condition": cond, "kind": kind, "scenario": "perf2", "repeat": rep, "bin": k,
+                         "bin_start_s": k * 0.1, "rate": rate, "requests": rate * 0.1, "phase": phase,
+                         "long_s": 0.4, "long_start_s": 0.4})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("during,verdict", [
+    ([50.0, 60.0, 40.0], "agrees"),                    # a drop of 99.5% or more in every run
+    ([5000.0, 6000.0, 4000.0], "lower"),               # about 50%
+    ([50.0, 5000.0, 60.0], "inconclusive"),            # one run of three disagrees: the CI spans 0.99
+])
+def test_perf2_drop_verdicts_on_synthetic_runs(during, verdict):
+    df = synthetic([10000.0, 11000.0, 12000.0], during)
+    (c,) = [c for c in fs.claims(df) if c["claim_id"] == "fib_server/perf2-drop"]
+    assert c["measured"]["x"]["verdict"] == verdict
+
+
+@pytest.mark.parametrize("lo,hi,kind,expected", [
+    (0.9, 1.1, "about", "agrees"), (1.3, 1.4, "about", "higher"), (0.5, 0.6, "about", "lower"),
+    (0.8, 1.3, "about", "inconclusive"), (0.995, 0.999, "at least", "agrees"), (0.5, 0.98, "at least", "lower"),
+    (0.98, 0.999, "at least", "inconclusive"), (np.nan, np.nan, "about", "not measured"),
+])
+def test_judge(lo, hi, kind, expected):
+    value = 0.99 if kind == "at least" else 1.0
+    assert fs.judge(kind, value, 0.25, lo, hi, 3) == expected
+    if expected != "not measured":
+        assert fs.judge(kind, value, 0.25, lo, hi, 2) == "inconclusive"    # fewer than 3 runs
+
+
+def port_is_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def listening_ports(pids):
+    """The TCP ports these processes listen on: their sockets' inodes looked up in /proc/net/tcp."""
+    inodes = set()
+    for p in pids:
+        try:
+            for fd in Path(f"/proc/{p}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    ports = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and f[9] in inodes:          # LISTEN
+            ports.add(int(f[1].split(":")[1], 16))
+    return ports
+
+
+def test_sigkill_mid_lockout_leaves_no_server_and_frees_the_port(builds, data_dir):
+    """kill -9 of `gillab measure fib_server` while the pre-forked server (9 processes) is
+    locked out by long requests: no server process is left and its port is free."""
+    args = ["measure", "fib_server", "-P", "smoke", "-p", "conditions=3.13.5", "-p", "kinds=['prefork']",
+            "-p", "scenarios=['lockout']", "-p", "lockout_n=40", "-p", "prefork_procs=8"]
+    proc = subprocess.Popen([sys.executable, "-m", "gillab", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while True:   # the event: the server's 9 acceptors and its client all running
+        below = descendants(proc.pid)
+        cmds = [Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace") for p in below if alive(p)]
+        if sum("fib_server.py" in c for c in cmds) >= 9 and any("fib_client.py" in c for c in cmds):
+            break
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, "the server never started"
+        time.sleep(0.05)
+    ports = listening_ports(below)
+    assert ports, "the server listens on a port"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert wait_gone(below) == [], "a server process or the client outlived the harness"
+    server_ports = [p for p in ports if not port_is_free(p)]
+    assert server_ports == [], f"ports still held: {server_ports}"
