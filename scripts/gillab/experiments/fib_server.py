@@ -14,10 +14,11 @@ import time
 import numpy as np
 import pandas as pd
 
-from .. import runner, servers, stats
+from .. import runner, servers
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..profiles import Param, ParameterError, _as_list, positive_float, positive_int
+from . import doc003
 from .convoy import client_condition
 
 KINDS = ("thread", "pool", "threshold", "prefork")
@@ -120,9 +121,7 @@ EXPERIMENT = FibServer()
 
 # -- analysis -----------------------------------------------------------------------------------
 def published() -> pd.DataFrame:
-    from .. import results
-
-    return results.reference("beazley_claims")
+    return doc003.published("fib_server")
 
 
 def published_table() -> pd.DataFrame:
@@ -202,54 +201,17 @@ STATISTICS = ("perf1_ratio", "perf2_drop", "perf2_steady", "pool_reduction", "lo
 @frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per condition, server and scenario: the median of each statistic over runs, with a
-    bootstrap CI over runs (independent server runs)."""
-    runs = per_run(df)
-    rows = []
-    for (cond, kind, scen), g in runs.groupby(["condition", "kind", "scenario"], sort=True):
-        for st in STATISTICS:
-            if st not in g or g[st].isna().all():
-                continue
-            v = g[st].dropna()
-            lo, hi = stats.bootstrap_ci(v)
-            rows.append({"condition": cond, "kind": kind, "scenario": scen, "statistic": st,
-                         "median": float(v.median()), "ci_lo": lo, "ci_hi": hi, "runs": len(v)})
-    return pd.DataFrame(rows)
+    bootstrap CI over runs (independent server runs); ``point`` is the server kind, as the
+    claims table names it."""
+    s = doc003.summarize_runs(per_run(df), ["condition", "kind", "scenario"], STATISTICS)
+    return s.assign(point=s["kind"]) if len(s) else s
 
 
-def judge(kind: str, value: float, band: float, lo: float, hi: float, n: int) -> str:
-    """``about``: agrees when the whole CI lies in value x (1 +- band), higher/lower when it lies
-    wholly outside, inconclusive otherwise; ``at least``: agrees when the CI lies at or above
-    the value, lower when wholly below.  Fewer than 3 runs: inconclusive."""
-    if np.isnan(lo) or np.isnan(hi):
-        return "not measured"
-    if kind == "at least":
-        out = "agrees" if lo >= value else "lower" if hi < value else "inconclusive"
-    else:
-        b_lo, b_hi = value * (1 - band), value * (1 + band)
-        out = ("agrees" if b_lo <= lo and hi <= b_hi else "higher" if lo > b_hi else "lower" if hi < b_lo
-               else "inconclusive")
-    return out if n >= 3 or out == "not measured" else "inconclusive"
+judge = doc003.judge
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
-    s = summary(df)
-    doc = document_values()
-    out = []
-    for _, c in published().iterrows():
-        value = float(c["value"]) if pd.notna(c["value"]) else doc[c["statistic"]]
-        band = float(c["band"]) if pd.notna(c["band"]) else 0.0
-        sel = s[(s["kind"] == c["server"]) & (s["statistic"] == c["statistic"])]
-        measured = {}
-        for _, r in sel.iterrows():
-            measured[r["condition"]] = {
-                "median": r["median"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": r["median"], "n": int(r["runs"]),
-                "ratio_to_published": r["median"] / value if value else np.nan,
-                "verdict": judge(c["kind"], value, band, r["ci_lo"], r["ci_hi"], int(r["runs"])),
-                "note": f"{c['kind']} {value:.3g}" + (f" +-{band:.0%}" if c["kind"] == "about" else "")}
-        out.append({"experiment": "fib_server", "table": "beazley_claims", "claim_id": f"fib_server/{c['claim_id']}",
-                    "claim": f"{c['server']} server: {c['statistic']} ({c['kind']} {value:.3g})",
-                    "published": value, "unit": "ratio", "measured": measured, "published_as": c["quote"]})
-    return out
+    return doc003.claims(summary(df), "fib_server", document_values())
 
 
 def _timeline(ax, g: pd.DataFrame, colour, label_runs: bool = True):
@@ -300,8 +262,9 @@ def perf1_figure(df: pd.DataFrame):
     kinds = [k for k in KINDS if k in set(d["kind"])]
     conds = sorted(d["condition"].unique())
     fig, axes = plt.subplots(len(kinds) or 1, max(len(conds), 1), figsize=(2.6 * max(len(conds), 1) + 1,
-                             2.4 * max(len(kinds), 1)), sharey="row", squeeze=False)
+                             2.4 * max(len(kinds), 1)), squeeze=False)
     for i, k in enumerate(kinds):
+        top = float(d[d["kind"] == k]["latency_s"].max()) * 1.1
         for j, c in enumerate(conds):
             ax = axes[i][j]
             g = d[(d["kind"] == k) & (d["condition"] == c)]
@@ -310,7 +273,9 @@ def perf1_figure(df: pd.DataFrame):
                 ax.scatter(h["sent_s"] - h["b_started_s"], h["latency_s"], s=12, marker=marker, color=colour,
                            alpha=0.7, label=f"client {client}" if (i, j) == (0, 0) else None)
             ax.axvline(0, color="black", linewidth=0.8, linestyle=":")
-            ax.set_ylim(bottom=0)
+            ax.set_ylim(0, top)              # one scale per server, every point shown
+            if j:
+                ax.set_yticklabels([])
             if i == 0:
                 ax.set_title(c, fontsize=10)
             if j == 0:
@@ -325,41 +290,12 @@ def perf1_figure(df: pd.DataFrame):
 
 def statistics_figure(df: pd.DataFrame):
     """The claims' statistics per condition, median over runs with CI, the document's value dashed."""
-    import matplotlib.pyplot as plt
-
-    from .. import plots
-
-    s = summary(df)
-    cl = claims(df)
-    pal = plots.palette(df["condition"].unique())
-    fig, axes = plt.subplots(1, max(len(cl), 1), figsize=(2.2 * max(len(cl), 1) + 1, 3.4), squeeze=False)
-    pub = published()
-    for ax, c, (_, row) in zip(axes[0], cl, pub.iterrows()):
-        sel = s[(s["kind"] == row["server"]) & (s["statistic"] == row["statistic"])]
-        for i, (_, r) in enumerate(sel.iterrows()):
-            ax.errorbar([i], [r["median"]], yerr=[[r["median"] - r["ci_lo"]], [r["ci_hi"] - r["median"]]], fmt="o",
-                        color=pal[r["condition"]], capsize=3)
-        ax.axhline(c["published"], color="black", linestyle="--", linewidth=1)
-        ax.set_xticks(range(len(sel)), list(sel["condition"]), rotation=60, fontsize=7)
-        ax.set_title(f"{row['server']}:\n{row['statistic']}", fontsize=8)
-    fig.suptitle("Each claim's statistic: median over runs, 95% CI; dashed: the document", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return doc003.statistics_figure(summary(df), "fib_server", df["condition"].unique(), document_values())
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     """The document's statistics (from its listings and words) with ours beside them."""
-    s = summary(df)
-    out = []
-    doc = document_values()
-    for _, c in published().iterrows():
-        value = float(c["value"]) if pd.notna(c["value"]) else doc[c["statistic"]]
-        line = {"claim": c["claim_id"], "statistic": f"{c['server']}: {c['statistic']}",
-                "document": f"{c['kind']} {value:.3g}"}
-        for _, r in s[(s["kind"] == c["server"]) & (s["statistic"] == c["statistic"])].iterrows():
-            line[r["condition"]] = f"{r['median']:.3g} [{r['ci_lo']:.3g}, {r['ci_hi']:.3g}]"
-        out.append(line)
-    return pd.DataFrame(out)
+    return doc003.side_by_side(summary(df), "fib_server", document_values())
 
 
 def findings(df: pd.DataFrame) -> str:

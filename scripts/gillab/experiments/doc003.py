@@ -1,0 +1,125 @@
+"""Document 003's claims as its chapters read them: one table (``beazley_claims.csv``), each row
+a statistic at a point of one experiment, *about* a value (with a band), *at least* or *at most*
+a value, or *not testable* here (with the reason).  A chapter's ``summary`` gives, per condition,
+point and statistic, the median over runs and a bootstrap CI over runs; this module judges it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+
+def published(experiment: str) -> pd.DataFrame:
+    """The claims ``experiment`` answers."""
+    from .. import results
+
+    c = results.reference("beazley_claims")
+    return c[c["experiment"] == experiment].reset_index(drop=True)
+
+
+def judge(kind: str, value: float, band: float, lo: float, hi: float, n: int) -> str:
+    """``about``: agrees when the whole CI lies in value x (1 +- band), higher/lower when it lies
+    wholly outside, inconclusive otherwise; ``at least`` / ``at most``: agrees when the whole CI
+    is on the claimed side, lower/higher when wholly on the other.  Fewer than 3 runs:
+    inconclusive.  ``not testable``: said so."""
+    if kind == "not testable":
+        return "not testable here"
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return "not measured"
+    if kind == "at least":
+        out = "agrees" if lo >= value else "lower" if hi < value else "inconclusive"
+    elif kind == "at most":
+        out = "agrees" if hi <= value else "higher" if lo > value else "inconclusive"
+    else:
+        b_lo, b_hi = value * (1 - band), value * (1 + band)
+        out = ("agrees" if b_lo <= lo and hi <= b_hi else "higher" if lo > b_hi else "lower" if hi < b_lo
+               else "inconclusive")
+    return out if n >= 3 else "inconclusive"
+
+
+def value_of(c, computed: dict) -> float:
+    """The claim's value: typed in the table, or computed from the document's listings."""
+    return float(c["value"]) if pd.notna(c["value"]) else computed[c["statistic"]]
+
+
+def describe(c, value: float) -> str:
+    band = f" +-{float(c['band']):.0%}" if c["kind"] == "about" and pd.notna(c["band"]) else ""
+    return f"{c['kind']} {value:.3g}{band}"
+
+
+def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> list[dict]:
+    """One row per claim of ``experiment``: per condition the median over runs, its CI, the
+    number of runs and the outcome."""
+    out = []
+    for _, c in published(experiment).iterrows():
+        value = value_of(c, computed or {})
+        band = float(c["band"]) if pd.notna(c["band"]) else 0.0
+        sel = s[(s["point"] == c["point"]) & (s["statistic"] == c["statistic"])]
+        measured = {}
+        for _, r in sel.iterrows():
+            measured[r["condition"]] = {
+                "median": r["median"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": r["median"],
+                "n": int(r["runs"]), "ratio_to_published": r["median"] / value if value else np.nan,
+                "verdict": judge(c["kind"], value, band, r["ci_lo"], r["ci_hi"], int(r["runs"])),
+                "note": describe(c, value) + ("" if c["kind"] != "not testable" else f": {c['band_reason']}")}
+        out.append({"experiment": experiment, "table": "beazley_claims", "claim_id": f"{experiment}/{c['claim_id']}",
+                    "claim": f"{c['point']}: {c['statistic']} ({describe(c, value)})", "published": value,
+                    "unit": c["statistic"], "measured": measured, "published_as": c["quote"]})
+    return out
+
+
+def side_by_side(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> pd.DataFrame:
+    out = []
+    for _, c in published(experiment).iterrows():
+        value = value_of(c, computed or {})
+        line = {"claim": c["claim_id"], "statistic": f"{c['point']}: {c['statistic']}", "document": describe(c, value)}
+        for _, r in s[(s["point"] == c["point"]) & (s["statistic"] == c["statistic"])].iterrows():
+            line[r["condition"]] = f"{r['median']:.3g} [{r['ci_lo']:.3g}, {r['ci_hi']:.3g}]"
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+def statistics_figure(s: pd.DataFrame, experiment: str, conditions, computed: dict | None = None):
+    """Each claim's statistic per condition: median over runs, 95% CI; dashed, the document's."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    pub = published(experiment)
+    pal = plots.palette(conditions)
+    n = max(len(pub), 1)
+    cols = min(n, 4)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.8 * cols + 0.5, 3.0 * rows + 0.3), squeeze=False)
+    flat = list(axes.flat)
+    for ax in flat[len(pub):]:
+        ax.set_visible(False)
+    for ax, (_, c) in zip(flat, pub.iterrows()):
+        sel = s[(s["point"] == c["point"]) & (s["statistic"] == c["statistic"])]
+        for i, (_, r) in enumerate(sel.iterrows()):
+            ax.errorbar([i], [r["median"]], yerr=[[r["median"] - r["ci_lo"]], [r["ci_hi"] - r["median"]]], fmt="o",
+                        color=pal[r["condition"]], capsize=3)
+        ax.axhline(value_of(c, computed or {}), color="black", linestyle="--", linewidth=1)
+        ax.set_xticks(range(len(sel)), list(sel["condition"]), rotation=60, fontsize=7)
+        ax.set_title(f"{c['point']}:\n{c['statistic']} ({c['kind']})", fontsize=8)
+    fig.suptitle("Each claim's statistic: median over runs, 95% CI; dashed: the document", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def summarize_runs(runs: pd.DataFrame, keys: list[str], statistics) -> pd.DataFrame:
+    """Median over runs and a bootstrap CI over runs, per ``keys`` and statistic."""
+    from .. import stats
+
+    rows = []
+    for key, g in runs.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        for st in statistics:
+            if st not in g or g[st].isna().all():
+                continue
+            v = g[st].dropna().astype(float)
+            lo, hi = stats.bootstrap_ci(v)
+            rows.append({**dict(zip(keys, key)), "statistic": st, "median": float(v.median()), "ci_lo": lo,
+                         "ci_hi": hi, "runs": len(v)})
+    return pd.DataFrame(rows)
