@@ -18,6 +18,7 @@ import pytest
 
 from gillab import experiments, results, sweep
 from gillab.experiments import fib_server as fs
+from gillab.experiments import thread_memory as tm
 
 from proctools import alive, descendants, wait_gone
 
@@ -160,3 +161,48 @@ def test_sigkill_mid_lockout_leaves_no_server_and_frees_the_port(builds, data_di
     assert wait_gone(below) == [], "a server process or the client outlived the harness"
     server_ports = [p for p in ports if not port_is_free(p)]
     assert server_ports == [], f"ports still held: {server_ports}"
+
+
+@pytest.mark.parametrize("name,bad,says", [
+    ("thread_memory", {"threads": 0}, "threads"),
+    ("thread_memory", {"stack_kbs": [16]}, "64 KiB"),
+    ("thread_memory", {"threads": 50_000}, "20,000"),
+    ("stall", {"ns": [10]}, "at least 1,000"),
+    ("stall", {"heartbeat_s": 0.0001}, "1 ms"),
+    ("stall", {"sigint_after_s": -1}, "sigint_after_s"),
+])
+def test_thread_memory_and_stall_refuse_bad_input(data_dir, name, bad, says):
+    with pytest.raises(Exception) as err:
+        sweep.measure(name, "smoke", {**SMALL, **bad}, progress=False)
+    assert says in str(err.value)
+    assert not (data_dir / "results").exists() or not list((data_dir / "results").glob(f"*/{name}"))
+
+
+def test_thread_memory_smoke(builds, data_dir):
+    """Blocked threads grow the virtual size by at least their stacks and the resident set by far
+    less; a smaller stack grows it less; the recursion ends somewhere and says how."""
+    res = sweep.measure("thread_memory", "smoke", SMALL, progress=False)
+    assert res.failed == 0 and res.measured == 2 * 3
+    df = results.samples("thread_memory", res.campaign, res.config_id)
+    runs = tm.per_run(df)
+    th = runs[runs["mode"] == "threads"]
+    default = th[th["stack_kb"] == 0]
+    assert (default["vm_per_thread_mib"] >= 8).all()                     # an 8 MiB stack limit here
+    assert (default["rss_per_thread_kib"] < default["vm_per_thread_mib"] * 1024 / 10).all()
+    assert (th[th["stack_kb"] > 0]["small_over_default"] < 1).all()
+    rec = df[df["mode"] == "recursion"]
+    assert set(rec["ended"]) <= {"cap", "RecursionError", "signal 11"} and (rec["depth"] > 0).all()
+
+
+def test_stall_smoke(builds, data_dir):
+    """With the GIL the heartbeat is silent for the whole 'in'; without it, it beats; the
+    SIGINT run is interrupted (not finished) in both."""
+    res = sweep.measure("stall", "smoke", SMALL, progress=False)
+    assert res.failed == 0 and res.measured == 2 * 3
+    df = results.samples("stall", res.campaign, res.config_id)
+    df = df.assign(signal=df["signal"].astype(str).str.lower().eq("true"))
+    big = df[(df["n"] == df["n"].max()) & ~df["signal"]].set_index("condition")
+    assert big.loc["3.13.5", "beats_during"] == 0 and big.loc["3.13.5", "silent_fraction"] == pytest.approx(1.0)
+    assert big.loc["3.13.5t", "beats_during"] >= 1
+    sig = df[df["signal"]]
+    assert sig["interrupt_s"].notna().all() and (sig["interrupt_s"] >= sig["sigint_after_s"]).all()

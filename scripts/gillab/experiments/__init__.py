@@ -14,7 +14,8 @@ import importlib
 from ..profiles import ParameterError
 
 NAMES = ("countdown", "sha256", "convoy", "switch_interval", "affinity", "data_race", "ccbench",
-         "st_loop", "file_io", "primes", "flask_k6", "fib_server", "b2_download")
+         "st_loop", "file_io", "primes", "flask_k6", "fib_server", "thread_memory", "stall",
+         "b2_download")
 
 # the book's parts: a document's number -> its caption
 DOCUMENTS = {

@@ -1,0 +1,175 @@
+"""Document 003's uninterruptible instruction: ``'spam' in range(n)`` beside a heartbeat thread,
+and a SIGINT (what Ctrl-C sends) part-way through it."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..analysis import ModuleAnalysis, frame_cached
+from ..experiment import Experiment
+from ..profiles import Param, ParameterError, _as_list, positive_float
+from . import doc003
+
+
+def _sizes(value) -> list[int]:
+    out = [int(str(v).replace("_", "")) if isinstance(v, str) else int(v) for v in _as_list(value)]
+    if not out or any(v < 1000 for v in out):
+        raise ValueError(f"range sizes of at least 1,000; got {out}")
+    return out
+
+
+class Stall(Experiment):
+    name = "stall"
+    notebook = "15_stall.ipynb"
+    workload = "stall"
+    title = "The uninterruptible instruction: 'spam' in range(n)"
+    document = "003_183ea1c9148374f9.txt (A Tale of Two Concurrencies, Part 1), Lesser Known Evils of the GIL"
+    params = {
+        "ns": Param("ns", _sizes, "range sizes; 1,000,000,000 in the document"),
+        "heartbeat_s": Param("heartbeat_s", positive_float, "the heartbeat thread's period; 5 s in the document"),
+        "sigint_after_s": Param("sigint_after_s", positive_float,
+                                "SIGINT this long into the largest size (the document's Ctrl-C)"),
+    }
+    point_keys = ("n", "signal")
+
+    def points(self, p):
+        return [{"n": n, "signal": False} for n in p["ns"]] + [{"n": max(p["ns"]), "signal": True}]
+
+    def workload_params(self, p, point):
+        return {"n": point["n"], "heartbeat_s": p["heartbeat_s"],
+                "sigint_after_s": p["sigint_after_s"] if point["signal"] else None}
+
+    def check(self, p):
+        if max(p["ns"]) > 2 * 10**9:
+            raise ParameterError("stall: sizes above 2,000,000,000 take minutes per sample")
+        if p["heartbeat_s"] < 0.001:
+            raise ParameterError("stall: a heartbeat shorter than 1 ms measures the sleep, not the stall")
+
+
+EXPERIMENT = Stall()
+
+
+# -- analysis -----------------------------------------------------------------------------------
+def published() -> pd.DataFrame:
+    return doc003.published("stall")
+
+
+def published_table() -> pd.DataFrame:
+    from .. import results
+
+    t = results.reference("beazley_inline_numbers")
+    return t[t["item"].str.contains("stall")][["item", "value", "note"]].rename(
+        columns={"item": "in the text", "value": "as printed"})
+
+
+def per_run(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per run; the SIGINT runs get ``interrupt_wait``: (time from the signal to the
+    KeyboardInterrupt) / (time the 'in' still had to run), the latter from the same repeat's run
+    without a signal."""
+    d = df.copy()
+    d["signal"] = d["signal"].astype(str).str.lower().eq("true")
+    plain = d[~d["signal"]].set_index(["condition", "n", "repeat"])["in_s"]
+    rows = []
+    for _, r in d.iterrows():
+        row = {"condition": r["condition"], "n": int(r["n"]), "repeat": r["repeat"], "signal": bool(r["signal"]),
+               "in_s": r["in_s"], "longest_gap_s": r["longest_gap_s"], "beats_during": r["beats_during"],
+               "point": "sigint" if r["signal"] else "no signal"}
+        if r["signal"]:
+            full = plain.get((r["condition"], r["n"], r["repeat"]))
+            after = float(r["sigint_after_s"])
+            if pd.notna(r.get("interrupt_s")) and full is not None and full > after:
+                row["interrupt_wait"] = (float(r["interrupt_s"]) - after) / (full - after)
+            row["interrupt_s"] = r.get("interrupt_s")
+        else:
+            row["silent_fraction"] = r["silent_fraction"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@frame_cached
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    runs = per_run(df)
+    big = runs[runs["n"] == runs["n"].max()]
+    return doc003.summarize_runs(big, ["condition", "point"], ("silent_fraction", "interrupt_wait", "in_s",
+                                                               "longest_gap_s"))
+
+
+def claims(df: pd.DataFrame) -> list[dict]:
+    return doc003.claims(summary(df), "stall")
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    return doc003.side_by_side(summary(df), "stall")
+
+
+def figure(df: pd.DataFrame):
+    """Per size: how long the 'in' took and the longest heartbeat gap inside it (every run);
+    on the diagonal the heartbeat was silent for all of it."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    runs = per_run(df)
+    plain = runs[~runs["signal"]]
+    pal = plots.palette(df["condition"].unique())
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for c, g in plain.groupby("condition"):
+        ax.scatter(g["in_s"], g["longest_gap_s"], color=pal[c], label=c, s=25, alpha=0.8)
+    top = float(plain["in_s"].max()) * 1.1 if len(plain) else 1
+    ax.plot([0, top], [0, top], color="0.5", linestyle="--", linewidth=1, label="silent throughout")
+    hb = float(df["heartbeat_s"].iloc[0]) if "heartbeat_s" in df else None
+    if hb:
+        ax.axhline(hb, color="0.7", linestyle=":", linewidth=1, label=f"heartbeat period {hb:g} s")
+    ax.set_xlabel("time of 'spam' in range(n), s")
+    ax.set_ylabel("longest heartbeat gap inside it, s")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.legend(fontsize=7)
+    ax.set_title("With a GIL the heartbeat thread waits for the whole 'in'", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def findings(df: pd.DataFrame) -> str:
+    runs = per_run(df)
+    n = runs["n"].max()
+    lines = []
+    for cond, g in runs[runs["n"] == n].groupby("condition", sort=True):
+        p, s = g[~g["signal"]], g[g["signal"]]
+        parts = [f"`'spam' in range({n:,})` takes {p['in_s'].median():.2f} s and the heartbeat's longest gap is "
+                 f"{p['longest_gap_s'].median():.2f} s ({p['beats_during'].median():.0f} beats inside it)"]
+        if "interrupt_wait" in s and s["interrupt_wait"].notna().any():
+            parts.append(f"a SIGINT waits {s['interrupt_wait'].median():.0%} of the time the 'in' had left")
+        lines.append(f"- **{cond}**: " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def explorer(df: pd.DataFrame):
+    """Kernel-free: the heartbeat gap or the time of the 'in', slide over the sizes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    runs = per_run(df)
+    plain = runs[~runs["signal"]]
+    pal = plots.palette(df["condition"].unique())
+    ns = sorted(plain["n"].unique()) or [0]
+    views = ["longest_gap_s", "in_s"]
+    labels = ["longest heartbeat gap (s)", "time of the 'in' (s)"]
+
+    def draw(view, n):
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        g = plain[plain["n"] == n]
+        if len(g):
+            sns.stripplot(data=g, x="condition", y=view, hue="condition", palette=pal, ax=ax, size=6, legend=False)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(labels[views.index(view)])
+        ax.set_xlabel("")
+        ax.set_title(f"'spam' in range({n:,}): every run", fontsize=10)
+        return fig
+
+    return widgets.stack_explorer(draw, ("view", views, labels), ("n", ns, [f"{n:,}" for n in ns]),
+                                  title="Explore the stall")
+
+
+ANALYSIS = ModuleAnalysis(__name__)

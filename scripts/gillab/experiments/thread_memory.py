@@ -1,0 +1,208 @@
+"""Document 003's memory overhead of threads (1,000 blocked threads: virtual size, resident set
+and Python's allocations per thread, with the default stack and a smaller one) and the depth a
+thread can recurse to (in a child process: a crash is a result)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import ModuleAnalysis, frame_cached
+from ..experiment import Experiment
+from ..profiles import Param, ParameterError, _as_list, positive_int
+from . import doc003
+
+
+def _stack_kbs(value) -> list[int]:
+    out = [int(v) for v in _as_list(value)]
+    if any(v < 64 for v in out):
+        raise ValueError(f"thread stacks below 64 KiB are refused by many platforms; got {out}")
+    return out
+
+
+class ThreadMemory(Experiment):
+    name = "thread_memory"
+    notebook = "14_thread_memory.ipynb"
+    workload = "thread_memory"
+    title = "Threads' memory and how deep a thread recurses"
+    document = "003_183ea1c9148374f9.txt (A Tale of Two Concurrencies, Part 1), Memory Overhead of Threads"
+    params = {
+        "threads": Param("threads", positive_int, "threads started and blocked; 1,000 in the document"),
+        "stack_kbs": Param("stack_kbs", _stack_kbs, "smaller stacks to try with threading.stack_size, in KiB"),
+        "cap": Param("cap", positive_int, "recursion stops here (the limit is raised above it)"),
+    }
+    point_keys = ("mode", "stack_kb")
+
+    def points(self, p):
+        return ([{"mode": "threads", "stack_kb": 0}] + [{"mode": "threads", "stack_kb": k} for k in p["stack_kbs"]]
+                + [{"mode": "recursion", "stack_kb": 0}])
+
+    def workload_params(self, p, point):
+        return {"mode": point["mode"], "stack_kb": point["stack_kb"], "threads": p["threads"], "cap": p["cap"]}
+
+    def check(self, p):
+        if p["threads"] > 20_000:
+            raise ParameterError("thread_memory: more than 20,000 threads is past most systems' limits")
+        if p["cap"] > 5_000_000:
+            raise ParameterError("thread_memory: a recursion cap above 5,000,000 needs gigabytes of frames")
+
+
+EXPERIMENT = ThreadMemory()
+
+
+# -- analysis -----------------------------------------------------------------------------------
+def published() -> pd.DataFrame:
+    return doc003.published("thread_memory")
+
+
+def published_table() -> pd.DataFrame:
+    from .. import results
+
+    t = results.reference("beazley_inline_numbers")
+    keep = t["item"].str.contains("thread|stack|page|recursion", case=False)
+    return t[keep][["item", "value", "note"]].rename(columns={"item": "in the text", "value": "as printed"})
+
+
+def point_name(mode: str, stack_kb) -> str:
+    if mode == "recursion":
+        return "recursion"
+    return "default stack" if not stack_kb else "small stack"
+
+
+def per_run(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, mode, kb, rep), g in df.groupby(["condition", "mode", "stack_kb", "repeat"], sort=True):
+        r = g.iloc[0]
+        row = {"condition": cond, "mode": mode, "stack_kb": kb, "repeat": rep, "point": point_name(mode, kb)}
+        if mode == "threads":
+            vm = r["vm_per_thread_kib"] / 1024
+            row.update(vm_per_thread_mib=vm, rss_per_thread_kib=r["rss_per_thread_kib"],
+                       py_bytes_per_thread=r["py_bytes_per_thread"],
+                       rss_over_vm=r["rss_per_thread_kib"] / r["vm_per_thread_kib"] if r["vm_per_thread_kib"] else np.nan)
+        else:
+            row.update(depth=r["depth"], crashed=bool(r["crashed"]), ended=r["ended"])
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if len(out) and (out["mode"] == "threads").any():
+        # a smaller stack against the default, run by run (paired by repeat)
+        base = out[(out["mode"] == "threads") & (out["stack_kb"] == 0)].set_index(["condition", "repeat"])
+        sel = (out["mode"] == "threads") & (out["stack_kb"] > 0)
+        ref = [base["vm_per_thread_mib"].get(k, np.nan) for k in zip(out.loc[sel, "condition"], out.loc[sel, "repeat"])]
+        out.loc[sel, "small_over_default"] = out.loc[sel, "vm_per_thread_mib"].to_numpy() / np.array(ref, dtype=float)
+    return out
+
+
+STATISTICS = ("vm_per_thread_mib", "small_over_default", "rss_per_thread_kib", "rss_over_vm",
+              "py_bytes_per_thread", "depth")
+
+
+@frame_cached
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    return doc003.summarize_runs(per_run(df), ["condition", "point"], STATISTICS)
+
+
+def claims(df: pd.DataFrame) -> list[dict]:
+    return doc003.claims(summary(df), "thread_memory")
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    return doc003.side_by_side(summary(df), "thread_memory")
+
+
+def statistics_figure(df: pd.DataFrame):
+    return doc003.statistics_figure(summary(df), "thread_memory", df["condition"].unique())
+
+
+def figure(df: pd.DataFrame):
+    """Per thread: virtual size (MiB) and resident set (KiB) with each stack size, and the
+    recursion depth reached, every run."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots
+
+    runs = per_run(df)
+    pal = plots.palette(df["condition"].unique())
+    th = runs[runs["mode"] == "threads"].assign(stack=lambda d: d["stack_kb"].map(
+        lambda k: "default" if not k else f"{k} KiB"))
+    rec = runs[runs["mode"] == "recursion"]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, col, label in ((axes[0], "vm_per_thread_mib", "virtual size per thread (MiB)"),
+                           (axes[1], "rss_per_thread_kib", "resident set per thread (KiB)")):
+        if len(th):
+            sns.stripplot(data=th, x="stack", y=col, hue="condition", palette=pal, dodge=True, ax=ax, size=5,
+                          legend=ax is axes[0])
+        ax.set_ylabel(label)
+        ax.set_xlabel("thread stack")
+        ax.set_ylim(bottom=0)
+    if len(rec):
+        sns.stripplot(data=rec, x="condition", y="depth", hue="condition", palette=pal, ax=axes[2], size=6, legend=False)
+        for i, c in enumerate(sorted(rec["condition"].unique())):
+            g = rec[rec["condition"] == c]
+            axes[2].annotate(", ".join(sorted(set(g["ended"]))), (i, g["depth"].max()), fontsize=7, ha="center",
+                             xytext=(0, 6), textcoords="offset points")
+        axes[2].tick_params(axis="x", rotation=45)
+    pub = published().set_index("claim_id")
+    for ax, cid in ((axes[0], "thread-stack-virtual"), (axes[2], "recursion-depth")):
+        if cid in pub.index:
+            ax.axhline(float(pub.loc[cid, "value"]), color="black", linestyle="--", linewidth=1,
+                       label=f"document: {float(pub.loc[cid, 'value']):,.0f}")
+            if ax is axes[2]:
+                ax.legend(fontsize=7, loc="center right")
+    axes[2].set_ylabel("recursion depth reached in a thread")
+    axes[2].set_xlabel("")
+    axes[2].set_ylim(bottom=0)
+    if axes[0].get_legend():
+        axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def findings(df: pd.DataFrame) -> str:
+    runs = per_run(df)
+    lines = []
+    for cond, g in runs.groupby("condition", sort=True):
+        d = g[(g["mode"] == "threads") & (g["stack_kb"] == 0)]
+        r = g[g["mode"] == "recursion"]
+        parts = []
+        if len(d):
+            parts.append(f"a blocked thread adds {d['vm_per_thread_mib'].median():.2f} MiB of virtual size and "
+                         f"{d['rss_per_thread_kib'].median():.0f} KiB of resident memory, and Python allocates "
+                         f"{d['py_bytes_per_thread'].median():,.0f} bytes for it")
+        if len(r):
+            ended = ", ".join(sorted(set(r["ended"])))
+            parts.append(f"recursion in a thread reaches {r['depth'].median():,.0f} levels ({ended})")
+        lines.append(f"- **{cond}**: " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def explorer(df: pd.DataFrame):
+    """Kernel-free: one statistic at a time, slide over the stack sizes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .. import plots, widgets
+
+    runs = per_run(df)
+    th = runs[runs["mode"] == "threads"]
+    pal = plots.palette(df["condition"].unique())
+    kbs = sorted(th["stack_kb"].unique()) or [0]
+    views = ["vm_per_thread_mib", "rss_per_thread_kib", "py_bytes_per_thread"]
+    labels = ["virtual size per thread (MiB)", "resident set per thread (KiB)", "Python bytes per thread"]
+
+    def draw(view, kb):
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        g = th[th["stack_kb"] == kb]
+        if len(g):
+            sns.stripplot(data=g, x="condition", y=view, hue="condition", palette=pal, ax=ax, size=6, legend=False)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(labels[views.index(view)])
+        ax.set_xlabel("")
+        ax.set_title(f"{'default stack' if not kb else f'{kb} KiB stacks'}: every run", fontsize=10)
+        return fig
+
+    return widgets.stack_explorer(draw, ("view", views, labels),
+                                  ("stack", kbs, ["default" if not k else f"{k} KiB" for k in kbs]),
+                                  title="Explore the thread memory")
+
+
+ANALYSIS = ModuleAnalysis(__name__, extras=("statistics_figure",))
