@@ -28,8 +28,8 @@ SMALL = {"conditions": "3.13.5,3.13.5t", "repeats": 1}
 @pytest.mark.parametrize("bad,says", [
     ({"fib_n": -1}, "fib_n"),
     ({"long_n": 60}, "at most 45"),
-    ({"kinds": ["thread", "fork"]}, "choose from thread, pool, threshold, prefork"),
-    ({"scenarios": []}, "choose from perf1"),
+    ({"kinds": ["thread", "fork"]}, "must be among thread, pool, threshold, prefork"),
+    ({"scenarios": []}, "must be among perf1"),
     ({"perf1_after": 0}, "perf1_after"),
     ({"prefork_procs": 0}, "prefork_procs"),
     ({"bin_s": 1.0, "before_s": 0.5}, "bin_s must not be longer than before_s"),

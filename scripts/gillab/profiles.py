@@ -54,6 +54,17 @@ def _as_list(value) -> list:
     return list(value)
 
 
+def choices(allowed):
+    """A parser for a non-empty list drawn from ``allowed``."""
+    def parse(value):
+        out = [str(v) for v in _as_list(value)]
+        bad = [v for v in out if v not in allowed]
+        if not out or bad:
+            raise ValueError(f"must be among {', '.join(allowed)}, got {out}")
+        return out
+    return parse
+
+
 def positive_int(value) -> int:
     if isinstance(value, bool):
         raise ValueError("expected a whole number")

@@ -23,7 +23,8 @@ import pandas as pd
 
 from .. import procs as guarded
 from .. import results, runner, servers, stats, venvs
-from ..profiles import Param, ParameterError, _as_list, positive_int, positive_ints
+from ..profiles import Param, ParameterError, positive_int, positive_ints
+from ..profiles import choices as _choices
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..metadata import filesystem_of
@@ -69,16 +70,6 @@ def scenario_files(p: dict, scenario: str) -> list[dict]:
     else:
         specs = [("many-%d-%02d.bin" % (p["many_mb"], i), p["many_mb"] * MiB, 100 + i) for i in range(p["many_files"])]
     return [{"name": n, "size": s, "sha256": make_file(d / n, s, seed)} for n, s, seed in specs]
-
-
-def _choices(allowed):
-    def parse(value):
-        out = [str(v) for v in _as_list(value)]
-        bad = [v for v in out if v not in allowed]
-        if not out or bad:
-            raise ValueError(f"must be among {allowed}, got {out}")
-        return out
-    return parse
 
 
 def download_dir() -> Path:

@@ -17,22 +17,13 @@ import pandas as pd
 from .. import runner, servers
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from ..profiles import Param, ParameterError, _as_list, positive_float, positive_int
+from ..profiles import Param, ParameterError, positive_float, positive_int
+from ..profiles import choices as _choices
 from . import doc003
 from .convoy import client_condition
 
 KINDS = ("thread", "pool", "threshold", "prefork")
 SCENARIOS = ("perf1", "perf2", "lockout")
-
-
-def _choices(allowed):
-    def parse(value):
-        out = [str(v) for v in _as_list(value)]
-        bad = [v for v in out if v not in allowed]
-        if bad or not out:
-            raise ValueError(f"choose from {', '.join(allowed)}; got {out}")
-        return out
-    return parse
 
 
 def _fib_n(value) -> int:
