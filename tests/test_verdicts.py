@@ -61,3 +61,24 @@ def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
                          capture_output=True, text=True)
     summary = json.loads(res.stdout)["summary"]
     assert len(summary) == 8 and all(row["n"] == 2 for row in summary)
+
+
+def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
+    """The verdicts page's figure and counts, and the landing page's lines, from the committed
+    reference campaign: every claim x build is counted once, per document and per build, and
+    every document with verdicts has its line."""
+    from gillab import campaigns, plots, report
+
+    ref = campaigns.reference_id()
+    rows = report.verdicts(campaign=ref)
+    flat = report.flat(rows)
+    assert len(flat) == sum(len(r["measured"]) for r in rows) > 0
+    by_doc, by_build = report.outcome_counts(flat, "document"), report.outcome_counts(flat, "build")
+    assert by_doc["total"].sum() == by_build["total"].sum() == len(flat)
+    assert set(flat["outcome"]) <= set(report.OUTCOMES)
+    text = report.counts_markdown(flat)
+    for doc, g in flat.groupby("document"):
+        assert f"{g['claim_id'].nunique()} claims, {len(g)} claim x build pairs" in text
+    plots.setup()
+    fig = plots.verdicts_figure(flat)
+    assert len(fig.axes[0].get_yticks()) == flat["claim_id"].nunique()

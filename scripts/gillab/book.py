@@ -313,6 +313,15 @@ def stage(dest: Path) -> Path:
     return dest
 
 
+def verdict_counts(profile: str = "default") -> str:
+    """The landing page's counts: per document, how many claims x builds have each outcome, from
+    the reader's campaign where there is one, else the reference (computed when the book builds)."""
+    from . import report
+
+    yours, ref = report.campaign_verdicts(profile=profile)
+    return report.counts_markdown(report.flat(yours or ref))
+
+
 def builds_table() -> str:
     """Every build of builds.toml as a Markdown table, for the method chapter (narrow enough to
     read at 1300 px: the full sha256 and commit are in builds.toml)."""
@@ -343,6 +352,7 @@ def build_book(root: Path | None = None, builder: str = "html") -> Path:
     gen = root / "book" / "generated"
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
+    (gen / "verdict_counts.md").write_text(verdict_counts())
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())
     jb = Path(sys.executable).with_name("jupyter-book")

@@ -98,3 +98,52 @@ def to_png(fig, dpi: int = 90) -> bytes:
     fig.savefig(buf, format="png", dpi=dpi)   # the figures lay themselves out (tight_layout)
     plt.close(fig)
     return buf.getvalue()
+
+
+OUTCOME_COLOURS = {"agrees": "#1b7837", "higher": "#d95f02", "lower": "#7570b3", "inconclusive": "#999999",
+                   "not testable here": "#cccccc", "not measured": "#eeeeee"}
+
+
+def verdicts_figure(flat: pd.DataFrame):
+    """Every claim at a glance: ours / published (log scale) with its CI, one row per claim
+    grouped by document, one marker per build, coloured by outcome.  Values that cannot be
+    put on a log scale (a published 0, a negative statistic) are listed under the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from .interpreters import display_order
+
+    d = flat[(flat["ours_over_published"] > 0) & flat["ours_over_published"].notna()].copy()
+    claims = (flat[["document", "claim_id"]].drop_duplicates().sort_values(["document"], kind="stable"))
+    ypos = {cid: i for i, cid in enumerate(claims["claim_id"])}
+    conds = display_order(flat["build"].unique())
+    markers = dict(zip(conds, "osD^v<>PX*hp"))
+    offsets = {c: (i - (len(conds) - 1) / 2) * 0.8 / max(len(conds), 1) for i, c in enumerate(conds)}
+    fig, ax = plt.subplots(figsize=(11, 0.23 * len(claims) + 1.6))
+    for _, r in d.iterrows():
+        y = ypos[r["claim_id"]] + offsets[r["build"]]
+        lo = r["ratio_low"] if r["ratio_low"] > 0 else r["ours_over_published"]
+        hi = r["ratio_high"] if r["ratio_high"] > 0 else r["ours_over_published"]
+        col = OUTCOME_COLOURS.get(r["outcome"], "black")
+        ax.plot([lo, hi], [y, y], color=col, linewidth=1.2, alpha=0.8)
+        ax.plot(r["ours_over_published"], y, marker=markers.get(r["build"], "o"), color=col, markersize=4.5,
+                linestyle="none")
+    ax.axvline(1, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(claims)), [c.split("/", 1)[-1][:38] for c in claims["claim_id"]], fontsize=6)
+    ax.set_ylim(len(claims) - 0.5, -0.5)
+    prev = None
+    for i, doc in enumerate(claims["document"]):
+        if doc != prev and i:
+            ax.axhline(i - 0.5, color="0.4", linewidth=0.8)
+        if doc != prev:
+            ax.text(1.005, i - 0.4, f"document {doc}", transform=ax.get_yaxis_transform(), fontsize=8, va="top")
+        prev = doc
+    ax.set_xlabel("ours / published (log scale; the line at 1 is the document's value), 95% CI")
+    handles = [Line2D([], [], color=c, marker="s", linestyle="none", label=o) for o, c in OUTCOME_COLOURS.items()
+               if o in set(flat["outcome"])]
+    handles += [Line2D([], [], color="0.3", marker=markers[c], linestyle="none", label=c) for c in conds]
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.6 / (0.23 * len(claims) + 1.6)),
+              ncol=6, frameon=False)
+    fig.tight_layout()
+    return fig

@@ -138,3 +138,67 @@ def builds(campaign: str | None = None, experiments: list[str] | None = None):
 
 def experiment_names() -> list[str]:
     return sorted(names())
+
+
+def document_of(experiment: str) -> str:
+    """The document number (000 ... 004) an experiment reproduces."""
+    return get(experiment).document[:3]
+
+
+def build_of(condition: str) -> str:
+    """The build a verdict's condition names: ``3.13.5t (many, 10 threads)`` -> ``3.13.5t``; a
+    pair (``3.13.5 vs 3.13.5t``) keeps both."""
+    return condition.split(" (", 1)[0]
+
+
+def flat(rows: list[dict]):
+    """The verdict rows as one line per claim and condition: document, experiment, claim,
+    condition, published, measured with its CI, n, outcome, and ours / published with its CI
+    (what the verdicts page draws and counts)."""
+    import pandas as pd
+
+    out = []
+    for r in rows:
+        for cond, m in r["measured"].items():
+            pub = r["published"]
+            ratio = lambda v: v / pub if pub not in (0, None) and v is not None else float("nan")  # noqa: E731
+            out.append({"document": document_of(r["experiment"]), "experiment": r["experiment"],
+                        "claim_id": r["claim_id"], "claim": r["claim"], "condition": cond,
+                        "build": build_of(cond), "published": pub,
+                        "unit": r["unit"], "measured": m["median"], "ci_low": m["ci_lo"], "ci_high": m["ci_hi"],
+                        "n": m.get("n"), "outcome": m["verdict"], "ours_over_published": ratio(m["median"]),
+                        "ratio_low": ratio(m["ci_lo"]), "ratio_high": ratio(m["ci_hi"]),
+                        "campaign": r.get("campaign")})
+    return pd.DataFrame(out)
+
+
+OUTCOMES = ("agrees", "higher", "lower", "inconclusive", "not testable here", "not measured")
+
+
+def outcome_counts(df, by: str):
+    """Claims x conditions per ``by`` (document or condition) and outcome, with a total."""
+    import pandas as pd
+
+    if df.empty:
+        return pd.DataFrame()
+    t = pd.crosstab(df[by], df["outcome"])
+    cols = [o for o in OUTCOMES if o in t.columns] + [c for c in t.columns if c not in OUTCOMES]
+    t = t[cols]
+    t["total"] = t.sum(axis=1)
+    return t.reset_index()
+
+
+def counts_markdown(df) -> str:
+    """One line per document: how many claims x conditions have each outcome (the landing page)."""
+    from .experiments import DOCUMENTS
+
+    if df.empty:
+        return "No verdicts yet: no campaign holds samples of the `default` configurations."
+    lines = []
+    for doc, g in df.groupby("document", sort=True):
+        c = g["outcome"].value_counts()
+        parts = ", ".join(f"{int(c[o])} {o}" for o in OUTCOMES if o in c.index)
+        caption = DOCUMENTS.get(doc, f"Document {doc}")
+        lines.append(f"- **{caption}**: {g['claim_id'].nunique()} claims, {len(g)} claim x build pairs: {parts}.")
+    camp = ", ".join(f"`{c}`" for c in sorted(set(df["campaign"].dropna())))
+    return "\n".join(lines) + f"\n\nFrom campaign(s) {camp}, profile `default`; the [verdicts page](generated/99_verdicts) has every one."
