@@ -124,7 +124,7 @@ def figure(df: pd.DataFrame):
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
     ax.legend(fontsize=7)
-    ax.set_title("With a GIL the heartbeat thread waits for the whole 'in'", fontsize=10)
+    ax.set_title("The 'in' against the longest heartbeat gap inside it (every run)", fontsize=10)
     fig.tight_layout()
     return fig
 
