@@ -52,7 +52,8 @@ def test_smoke_end_to_end(builds, data_dir):
     df = results.samples("fib_server", res.campaign, res.config_id)
     p2 = df[df["scenario"] == "perf2"]
     assert (p2["long_value"] == 317811).all()                     # fib(28), the long request's answer
-    assert set(p2["phase"]) >= {"before", "after"} and (p2["requests"] > 0).all()
+    assert set(p2["phase"]) >= {"before", "after"} and (p2["requests"] >= 0).all()
+    assert (p2[p2["phase"] == "before"]["requests"] > 0).all()   # while fib(28) runs a GIL build may answer none
     p1 = df[df["scenario"] == "perf1"]
     assert set(p1["client"]) == {"A", "B"} and (p1["latency_s"] > 0).all()
     lock = df[df["scenario"] == "lockout"]

@@ -159,6 +159,13 @@ def flat(rows: list[dict]):
 
     out = []
     for r in rows:
+        if not r["measured"]:      # a claim no build answered: listed, as not measured
+            out.append({"document": document_of(r["experiment"]), "experiment": r["experiment"],
+                        "claim_id": r["claim_id"], "claim": r["claim"], "condition": "-", "build": "-",
+                        "published": r["published"], "unit": r["unit"], "measured": float("nan"),
+                        "ci_low": float("nan"), "ci_high": float("nan"), "n": 0, "outcome": "not measured",
+                        "ours_over_published": float("nan"), "ratio_low": float("nan"),
+                        "ratio_high": float("nan"), "campaign": r.get("campaign")})
         for cond, m in r["measured"].items():
             pub = r["published"]
             ratio = lambda v: v / pub if pub not in (0, None) and v is not None else float("nan")  # noqa: E731
