@@ -50,13 +50,18 @@ def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
     out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--json", "-P", "any"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    rows = json.loads(out.stdout)
-    assert len(rows) == 4 and len({r["campaign"] for r in rows}) == 1
+    rows = json.loads(out.stdout)             # one flat row per claim and condition
+    assert len(rows) == 4 * 2 and len({r["campaign"] for r in rows}) == 1
     assert rows[0]["campaign"].startswith("test-machine-")
+    keys = {"claim_id", "document", "experiment", "condition", "published", "unit", "band", "measured", "ci_low",
+            "ci_high", "n", "outcome", "profile", "campaign"}
     for r in rows:
-        assert set(r["measured"]) == {"3.13.5", "3.13.5t"}
-        for m in r["measured"].values():
-            assert m["ci_lo"] <= m["median"] <= m["ci_hi"] and m["verdict"] in ("agrees", "higher", "lower")
+        assert keys <= set(r) and r["document"] == "000" and r["profile"] == "any"
+        assert r["ci_low"] <= r["measured"] <= r["ci_high"] and r["outcome"] in ("agrees", "higher", "lower")
+    assert {r["condition"] for r in rows} == {"3.13.5", "3.13.5t"} and len({r["claim_id"] for r in rows}) == 4
+    nested = json.loads(subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--nested", "-P", "any"],
+                                       capture_output=True, text=True).stdout)
+    assert len(nested) == 4 and all(set(r["measured"]) == {"3.13.5", "3.13.5t"} for r in nested)
     res = subprocess.run([sys.executable, "-m", "gillab", "results", "countdown", "--json"],
                          capture_output=True, text=True)
     summary = json.loads(res.stdout)["summary"]

@@ -170,8 +170,12 @@ def cmd_results(args) -> int:
 def cmd_verdicts(args) -> int:
     from . import report
 
-    rows = report.verdicts(campaign=args.campaign, profile=None if args.profile == "any" else args.profile)
+    profile = None if args.profile == "any" else args.profile
+    rows = report.verdicts(campaign=args.campaign, profile=profile)
     if args.json:
+        flat = report.flat(rows).assign(profile=args.profile)
+        print(json.dumps(_clean(flat.to_dict(orient="records")), indent=2))
+    elif args.nested:
         print(json.dumps(_clean(rows), indent=2))
     else:
         for r in rows:
@@ -245,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--campaign", help="default: yours if you have one, else the reference")
     s.set_defaults(fn=cmd_results)
     s = sub.add_parser("verdicts", help="published numbers beside ours, with verdicts")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="one flat row per claim and condition (or pair)")
+    s.add_argument("--nested", action="store_true", help="JSON, one row per claim with its conditions inside")
     s.add_argument("--campaign", help="default: yours if you have one, else the reference")
     s.add_argument("-P", "--profile", default="default", choices=(*PROFILES, "any"),
                    help="the configuration whose samples are judged (any: every sample stored)")

@@ -153,8 +153,9 @@ def build_of(condition: str) -> str:
 
 def flat(rows: list[dict]):
     """The verdict rows as one line per claim and condition: document, experiment, claim,
-    condition, published, measured with its CI, n, outcome, and ours / published with its CI
-    (what the verdicts page draws and counts)."""
+    condition, published, unit, band (where the claim states one: so far document 003's),
+    measured with its CI, n, outcome, and ours / published with its CI (what the verdicts page
+    draws and counts, and ``gillab verdicts --json`` prints)."""
     import pandas as pd
 
     out = []
@@ -162,7 +163,8 @@ def flat(rows: list[dict]):
         if not r["measured"]:      # a claim no build answered: listed, as not measured
             out.append({"document": document_of(r["experiment"]), "experiment": r["experiment"],
                         "claim_id": r["claim_id"], "claim": r["claim"], "condition": "-", "build": "-",
-                        "published": r["published"], "unit": r["unit"], "measured": float("nan"),
+                        "published": r["published"], "unit": r["unit"], "band": r.get("band"),
+                        "measured": float("nan"),
                         "ci_low": float("nan"), "ci_high": float("nan"), "n": 0, "outcome": "not measured",
                         "ours_over_published": float("nan"), "ratio_low": float("nan"),
                         "ratio_high": float("nan"), "campaign": r.get("campaign")})
@@ -172,8 +174,8 @@ def flat(rows: list[dict]):
             out.append({"document": document_of(r["experiment"]), "experiment": r["experiment"],
                         "claim_id": r["claim_id"], "claim": r["claim"], "condition": cond,
                         "build": build_of(cond), "published": pub,
-                        "unit": r["unit"], "measured": m["median"], "ci_low": m["ci_lo"], "ci_high": m["ci_hi"],
-                        "n": m.get("n"), "outcome": m["verdict"], "ours_over_published": ratio(m["median"]),
+                        "unit": r["unit"], "band": r.get("band"), "measured": m["median"], "ci_low": m["ci_lo"],
+                        "ci_high": m["ci_hi"], "n": m.get("n"), "outcome": m["verdict"], "ours_over_published": ratio(m["median"]),
                         "ratio_low": ratio(m["ci_lo"]), "ratio_high": ratio(m["ci_hi"]),
                         "campaign": r.get("campaign")})
     return pd.DataFrame(out)

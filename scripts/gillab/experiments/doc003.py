@@ -65,7 +65,8 @@ def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> li
                 "note": describe(c, value) + ("" if c["kind"] != "not testable" else f": {c['band_reason']}")}
         out.append({"experiment": experiment, "table": "beazley_claims", "claim_id": f"{experiment}/{c['claim_id']}",
                     "claim": f"{c['point']}: {c['statistic']} ({describe(c, value)})", "published": value,
-                    "unit": "", "measured": measured, "published_as": c["quote"]})
+                    "unit": "", "band": band if c["kind"] == "about" else None, "kind": c["kind"],
+                    "measured": measured, "published_as": c["quote"]})
     return out
 
 
