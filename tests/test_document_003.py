@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from gillab import experiments, results, sweep
+from gillab.experiments import doc003
 from gillab.experiments import fib_server as fs
 from gillab.experiments import thread_memory as tm
 
@@ -106,9 +107,9 @@ def test_perf2_drop_verdicts_on_synthetic_runs(during, verdict):
 ])
 def test_judge(lo, hi, kind, expected):
     value = 0.99 if kind == "at least" else 1.0
-    assert fs.judge(kind, value, 0.25, lo, hi, 3) == expected
+    assert doc003.judge(kind, value, 0.25, lo, hi, 3) == expected
     if expected != "not measured":
-        assert fs.judge(kind, value, 0.25, lo, hi, 2) == "inconclusive"    # fewer than 3 runs
+        assert doc003.judge(kind, value, 0.25, lo, hi, 2) == "inconclusive"    # fewer than 3 runs
 
 
 def port_is_free(port):

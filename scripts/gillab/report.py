@@ -158,26 +158,26 @@ def flat(rows: list[dict]):
     draws and counts, and ``gillab verdicts --json`` prints)."""
     import pandas as pd
 
+    nan = float("nan")
     out = []
     for r in rows:
+        pub = r["published"]
+
+        def ratio(v):
+            return v / pub if pub not in (0, None) and v is not None else nan
+
+        base = {"document": document_of(r["experiment"]), "experiment": r["experiment"], "claim_id": r["claim_id"],
+                "claim": r["claim"], "published": pub, "unit": r["unit"], "band": r.get("band"),
+                "campaign": r.get("campaign")}
         if not r["measured"]:      # a claim no build answered: listed, as not measured
-            out.append({"document": document_of(r["experiment"]), "experiment": r["experiment"],
-                        "claim_id": r["claim_id"], "claim": r["claim"], "condition": "-", "build": "-",
-                        "published": r["published"], "unit": r["unit"], "band": r.get("band"),
-                        "measured": float("nan"),
-                        "ci_low": float("nan"), "ci_high": float("nan"), "n": 0, "outcome": "not measured",
-                        "ours_over_published": float("nan"), "ratio_low": float("nan"),
-                        "ratio_high": float("nan"), "campaign": r.get("campaign")})
+            out.append(base | {"condition": "-", "build": "-", "measured": nan, "ci_low": nan, "ci_high": nan,
+                               "n": 0, "outcome": "not measured", "ours_over_published": nan, "ratio_low": nan,
+                               "ratio_high": nan})
         for cond, m in r["measured"].items():
-            pub = r["published"]
-            ratio = lambda v: v / pub if pub not in (0, None) and v is not None else float("nan")  # noqa: E731
-            out.append({"document": document_of(r["experiment"]), "experiment": r["experiment"],
-                        "claim_id": r["claim_id"], "claim": r["claim"], "condition": cond,
-                        "build": build_of(cond), "published": pub,
-                        "unit": r["unit"], "band": r.get("band"), "measured": m["median"], "ci_low": m["ci_lo"],
-                        "ci_high": m["ci_hi"], "n": m.get("n"), "outcome": m["verdict"], "ours_over_published": ratio(m["median"]),
-                        "ratio_low": ratio(m["ci_lo"]), "ratio_high": ratio(m["ci_hi"]),
-                        "campaign": r.get("campaign")})
+            out.append(base | {"condition": cond, "build": build_of(cond), "measured": m["median"],
+                               "ci_low": m["ci_lo"], "ci_high": m["ci_hi"], "n": m.get("n"), "outcome": m["verdict"],
+                               "ours_over_published": ratio(m["median"]), "ratio_low": ratio(m["ci_lo"]),
+                               "ratio_high": ratio(m["ci_hi"])})
     return pd.DataFrame(out)
 
 

@@ -18,6 +18,15 @@ def published(experiment: str) -> pd.DataFrame:
     return c[c["experiment"] == experiment].reset_index(drop=True)
 
 
+def inline_table(pattern: str) -> pd.DataFrame:
+    """The document's in-text numbers whose item matches ``pattern``, as printed."""
+    from .. import results
+
+    t = results.reference("beazley_inline_numbers")
+    keep = t["item"].str.contains(pattern, case=False)
+    return t[keep][["item", "value", "note"]].rename(columns={"item": "in the text", "value": "as printed"})
+
+
 def judge(kind: str, value: float, band: float, lo: float, hi: float, n: int) -> str:
     """``about``: agrees when the whole CI lies in value x (1 +- band), higher/lower when it lies
     wholly outside, inconclusive otherwise; ``at least`` / ``at most``: agrees when the whole CI

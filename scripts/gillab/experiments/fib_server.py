@@ -198,9 +198,6 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return s.assign(point=s["kind"]) if len(s) else s
 
 
-judge = doc003.judge
-
-
 def claims(df: pd.DataFrame) -> list[dict]:
     return doc003.claims(summary(df), "fib_server", document_values())
 

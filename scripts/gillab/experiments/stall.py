@@ -54,11 +54,7 @@ def published() -> pd.DataFrame:
 
 
 def published_table() -> pd.DataFrame:
-    from .. import results
-
-    t = results.reference("beazley_inline_numbers")
-    return t[t["item"].str.contains("stall")][["item", "value", "note"]].rename(
-        columns={"item": "in the text", "value": "as printed"})
+    return doc003.inline_table("stall")
 
 
 def per_run(df: pd.DataFrame) -> pd.DataFrame:

@@ -55,11 +55,7 @@ def published() -> pd.DataFrame:
 
 
 def published_table() -> pd.DataFrame:
-    from .. import results
-
-    t = results.reference("beazley_inline_numbers")
-    keep = t["item"].str.contains("thread|stack|page|recursion", case=False)
-    return t[keep][["item", "value", "note"]].rename(columns={"item": "in the text", "value": "as printed"})
+    return doc003.inline_table("thread|stack|page|recursion")
 
 
 def point_name(mode: str, stack_kb) -> str:
