@@ -1,17 +1,28 @@
 """The echo client of document 000: send 1 byte, wait for the echo, as fast as it can.
 
-Requests are counted in 1-second windows (the document's RPS) after a warm-up window.  The
-loop is bounded: it stops after ``warmup_s + windows * window_s`` seconds or ``max_requests``
-requests, whichever comes first, even when the server stops answering (a request that gets no
-answer within the window simply does not count).  It also reports its own CPU time, so that a
-reader can see whether the client, not the server, was the limit.  Where it may run is its
-affinity mask, recorded by the harness.
+Like the document's client, it blocks: ``sendall`` one byte, then a blocking ``recv`` of one
+byte, with no socket timeout and no ``TCP_NODELAY``.  Requests are counted in 1-second windows
+(the document's RPS) after a warm-up window.  The loop is bounded by a watchdog, not by polling:
+an interval timer (``SIGALRM``) fires at ``warmup_s + windows * window_s`` seconds and ends the
+loop even inside a ``recv`` the server never answers (such a request does not count), and
+``max_requests`` bounds it in count.  It also reports its own CPU time, so that a reader can see
+whether the client, not the server, was the limit.  Where it may run is its affinity mask,
+recorded by the harness.
 """
+import signal
 import socket
 import sys
 import time
 
 from _common import main, rusage
+
+
+class _TimeUp(Exception):
+    """Raised by the watchdog's SIGALRM handler: the counted windows are over."""
+
+
+def _time_up(signum, frame):
+    raise _TimeUp()
 
 
 def run(params):
@@ -21,37 +32,40 @@ def run(params):
     warmup, windows, window = float(params["warmup_s"]), int(params["windows"]), float(params["window_s"])
     max_requests = int(params.get("max_requests", 10_000_000))
     sock = socket.create_connection((host, port), timeout=5)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.settimeout(0.05)
-    start = time.perf_counter()
-    end = start + warmup + windows * window
+    sock.settimeout(None)   # blocking from here on, as the document's client; the watchdog bounds it
     counts = [0] * windows
     done = 0
     ru0 = rusage()
-    while done < max_requests:
-        now = time.perf_counter()
-        if now >= end:
-            break
-        sock.sendall(b"x")
-        got = b""
-        while not got:
-            try:
-                got = sock.recv(1)
-            except socket.timeout:
-                if time.perf_counter() >= end:
-                    break
-                continue
-            if not got:
+    previous = signal.signal(signal.SIGALRM, _time_up)
+    start = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, warmup + windows * window)
+    try:
+        while done < max_requests:
+            sock.sendall(b"x")
+            if not sock.recv(1):
                 raise ConnectionError("the server closed the connection")
-        if not got:
-            break
-        t = time.perf_counter() - start - warmup
-        if t >= 0:
-            i = int(t // window)
-            if i < windows:
-                counts[i] += 1
-        done += 1
+            t = time.perf_counter() - start - warmup
+            if t >= 0:
+                i = int(t // window)
+                if i < windows:
+                    counts[i] += 1
+            done += 1
+    except _TimeUp:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     wall = time.perf_counter() - start
+    # close gracefully, so that the server's handler sees the end of the stream and never a reset
+    # (closing with the last echo unread would send one): no more requests, then read what is
+    # left until the server closes its end, for at most a second
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(1.0)
+        while sock.recv(64):
+            pass
+    except OSError:   # socket.timeout included
+        pass
     sock.close()
     ru1 = rusage()
     cpu = (ru1["cpu_user_s"] - ru0["cpu_user_s"]) + (ru1["cpu_sys_s"] - ru0["cpu_sys_s"])
