@@ -322,6 +322,43 @@ def verdict_counts(profile: str = "default") -> str:
     return report.counts_markdown(report.flat(yours or ref))
 
 
+def measuring_times(profile: str = "default") -> str:
+    """How long the reference campaign's ``profile`` runs took, per document and chapter, from
+    the start and end its run files record (for the method chapter; computed when the book
+    builds, never typed).  Only runs that hold samples in the store count."""
+    import datetime as dt
+
+    from . import campaigns
+
+    ref = campaigns.reference_id()
+    if ref is None:
+        return "*No reference campaign in `data/results/`.*\n"
+    camp = campaigns.load(ref)
+    per_doc, rows = {}, []
+    for name in experiments.names():
+        if not camp.has(name):
+            continue
+        store = camp.store(name)
+        used = {r.get("run_id") for r in store.rows()}
+        secs, n = 0.0, 0
+        for run in store.runs():
+            if run.get("profile") != profile or run.get("run_id") not in used or not run.get("finished"):
+                continue
+            secs += (dt.datetime.fromisoformat(run["finished"]) - dt.datetime.fromisoformat(run["started"])).total_seconds()
+            n += 1
+        if not n:
+            continue
+        doc = experiments.get(name).document[:3]
+        per_doc[doc] = per_doc.get(doc, 0.0) + secs
+        rows.append(f"| `{name}` | {doc} | {n} | {secs / 60:.1f} |")
+    total = sum(per_doc.values())
+    head = (f"The committed reference campaign (`{ref}`) took **{total / 60:.0f} minutes** of measuring in "
+            f"the `{profile}` profile, as its run files record: "
+            + ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(per_doc.items())) + " minutes.\n\n")
+    table = "| chapter | document | runs | minutes |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    return head + table
+
+
 def builds_table() -> str:
     """Every build of builds.toml as a Markdown table, for the method chapter (narrow enough to
     read at 1300 px: the full sha256 and commit are in builds.toml)."""
@@ -353,6 +390,7 @@ def build_book(root: Path | None = None, builder: str = "html") -> Path:
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "verdict_counts.md").write_text(verdict_counts())
+    (gen / "measuring_times.md").write_text(measuring_times())
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())
     jb = Path(sys.executable).with_name("jupyter-book")

@@ -12,7 +12,7 @@ from . import interpreters, runner
 from .profiles import Param, ParameterError, resolve  # noqa: F401  (Param, ParameterError: for experiments)
 
 # Parameters that say how much/how long to measure but not *what* a sample is.
-NOT_CONFIG = ("conditions", "repeats", "timeout")
+NOT_CONFIG = ("conditions", "repeats", "max_repeats", "ci_target", "timeout")
 
 
 class Experiment:
@@ -26,6 +26,7 @@ class Experiment:
     workloads: tuple[str, ...] = ()      # workload programs a sample runs (default: (workload,))
     measuring_code: tuple = ()           # module functions run_sample calls (part of the resume key)
     also_conditions: tuple[str, ...] = ()  # measured by default besides the document's set
+    adaptive_metric: str = ""            # the sample column whose CI decides adaptive repeats
 
     # grid --------------------------------------------------------------------------------
     def points(self, p: dict) -> list[dict]:
@@ -69,6 +70,10 @@ class Experiment:
             i = tokens.index("auto")
             tokens[i:i + 1] = [self.document_set, *self.also_conditions, "auto"]
             p["conditions"] = ",".join(tokens)
+        if p["max_repeats"] is not None and p["max_repeats"] > p["repeats"] and not self.adaptive_metric:
+            raise ParameterError(
+                f"{self.name}: max_repeats={p['max_repeats']} asks for adaptive repeats, but {self.name} has no "
+                "single statistic to judge its CI by; give repeats only")
         self.check(p)
         return p
 

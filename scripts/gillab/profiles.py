@@ -95,6 +95,13 @@ def positive_float(value) -> float:
     return x
 
 
+def fraction(value) -> float:
+    x = positive_float(value)
+    if x >= 1:
+        raise ValueError(f"must be a fraction between 0 and 1, got {value}")
+    return x
+
+
 def switch_interval(value) -> float:
     x = positive_float(value)
     if x < 1e-6:
@@ -122,14 +129,20 @@ def text(value) -> str:
 COMMON = {
     "conditions": Param("conditions", lambda v: ",".join(_as_list(v)) if not isinstance(v, str) else v,
                         "core | auto | all | comma-separated condition ids"),
-    "repeats": Param("repeats", positive_int, "samples per point and condition"),
+    "repeats": Param("repeats", positive_int, "samples per point and condition (the least, with max_repeats)"),
+    "max_repeats": Param("max_repeats", positive_int,
+                         "adaptive repeats: a point whose CI is wider than ci_target gets more, up to this many; "
+                         "None means exactly repeats", optional=True),
+    "ci_target": Param("ci_target", fraction,
+                       "adaptive repeats stop when the 95% CI of each median is within this fraction of it"),
     "timeout": Param("timeout", positive_float, "seconds one sample may take"),
     "switch_interval": Param("switch_interval", switch_interval,
                              "sys.setswitchinterval() in seconds (at least 1e-6), None keeps the 5 ms default",
                              optional=True),
     "affinity": Param("affinity", cpu_list, "CPUs the workload may run on, e.g. 0 or 0,1", optional=True),
 }
-COMMON_DEFAULTS = {"conditions": "auto", "switch_interval": None, "affinity": None}
+COMMON_DEFAULTS = {"conditions": "auto", "switch_interval": None, "affinity": None,
+                   "max_repeats": None, "ci_target": 0.05}
 
 
 def resolve(experiment: str, specific: dict[str, Param], profile: str, overrides: dict | None) -> dict:
@@ -158,4 +171,7 @@ def resolve(experiment: str, specific: dict[str, Param], profile: str, overrides
             out[name] = param.parse(v)
         except (TypeError, ValueError) as exc:
             raise ParameterError(f"{experiment}: parameter {name}={v!r} is not valid: {exc} ({param.help})") from None
+    if out.get("max_repeats") is not None and out["max_repeats"] < out["repeats"]:
+        raise ParameterError(f"{experiment}: max_repeats={out['max_repeats']} is below repeats={out['repeats']}; "
+                             "max_repeats is the most samples a point may get, repeats the least")
     return out

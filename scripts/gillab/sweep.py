@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import statistics
 import sys
 import time
 import uuid
@@ -76,6 +77,7 @@ class Plan:
     resumable: int = 0
     reasons: dict = field(default_factory=dict)   # reason -> count, for the samples in todo
     details: list = field(default_factory=list)   # one entry per sample in todo
+    adaptive_max: int = 0            # at most this many more, where a CI stays wide (max_repeats)
 
     def as_dict(self) -> dict:
         total = len(self.todo) + self.resumable
@@ -85,7 +87,7 @@ class Plan:
             "identity_keys": self.identity_keys, "points": self.points, "conditions": self.conditions,
             "missing_conditions": self.missing_conditions, "samples_total": total,
             "samples_planned": len(self.todo), "samples_resumable": self.resumable,
-            "reasons": self.reasons, "samples": self.details,
+            "reasons": self.reasons, "samples": self.details, "samples_adaptive_max": self.adaptive_max,
         }
 
 
@@ -111,13 +113,14 @@ def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None
 
 
 def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
-                 ckey: str, idents: dict) -> tuple[list, int, dict, list]:
+                 ckey: str, idents: dict, reps=None, points=None) -> tuple[list, int, dict, list]:
     """Every (repeat, point, condition) to measure, and why; a point that does not apply to a
     build (``Experiment.applies``) is left out, counted under its reason in ``reasons`` with the
-    prefix "not applicable: " (and never in ``todo``)."""
+    prefix "not applicable: " (and never in ``todo``).  ``reps`` and ``points`` default to the
+    fixed repeats (``range(repeats)``) and every point."""
     todo, resumable, reasons, details = [], 0, {}, []
-    for rep in range(p["repeats"]):
-        for point in exp.points(p):
+    for rep in (range(p["repeats"]) if reps is None else reps):
+        for point in (exp.points(p) if points is None else points):
             for cid in cids:
                 na = exp.applies(point, idents[cid])
                 if na:
@@ -135,6 +138,48 @@ def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: 
                 reasons[why] = reasons.get(why, 0) + 1
                 details.append({"condition": cid, "point": point_key(point), "repeat": rep, "reason": why})
     return todo, resumable, reasons, details
+
+
+def adaptive_rounds(p: dict) -> range:
+    """The repeats beyond ``repeats`` that a point may get (empty without ``max_repeats``)."""
+    return range(p["repeats"], max(p["max_repeats"] or 0, p["repeats"]))
+
+
+def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dict, ckey: str,
+                idents: dict, upto: int) -> list[tuple[dict, str]]:
+    """The points that need another repeat, each with why: a condition whose 95% CI of the median
+    of ``exp.adaptive_metric`` (over its resumable samples of repeats ``0 .. upto-1``) is wider
+    than ``ci_target`` times the median on either side, or that has fewer than 2 samples (one
+    failed).  Every condition of such a point gets the repeat, so that repeats stay paired."""
+    from . import stats
+
+    out = []
+    for point in exp.points(p):
+        pk, why = point_key(point), ""
+        for cid in cids:
+            if exp.applies(point, idents[cid]):
+                continue
+            vals = []
+            for rep in range(upto):
+                row = rows.get((cid, pk, rep))
+                if row is not None and why_not_resumable(row, keys.get(cid, ""), ckey) is None:
+                    try:
+                        vals.append(float(row[exp.adaptive_metric]))
+                    except (KeyError, TypeError, ValueError):
+                        pass
+            vals = [v for v in vals if math.isfinite(v)]
+            if len(vals) < 2:
+                why = f"{cid}: {len(vals)} sample(s)"
+                break
+            med = statistics.median(vals)
+            lo, hi = stats.bootstrap_median_ci(vals)
+            half = max(med - lo, hi - med) / abs(med) if med else math.inf
+            if half > p["ci_target"]:
+                why = f"{cid}: CI ±{half:.1%} of the median"
+                break
+        if why:
+            out.append((point, why))
+    return out
 
 
 @dataclass
@@ -191,8 +236,9 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     cids = [c.id for c in usable]
     todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents)
     cname = camp.id if camp is not None else campaign or "(a new campaign)"
+    per_round = sum(1 for point in exp.points(p) for cid in cids if not exp.applies(point, idents[cid]))
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
-                cids, missing, todo, resumable, reasons, details)
+                cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round)
 
 
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
@@ -250,8 +296,9 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
 
             hook(p, needed, add_row)
         bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
-        try:
-            for rep, point, cond in todo:
+
+        def take(batch):
+            for rep, point, cond in batch:
                 out = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
                 for r in out:
                     r.update(identity_key=keys[cond.id], code_key=ckey)
@@ -264,6 +311,24 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
                           file=sys.stderr)
                 bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
                 bar.update(1)
+
+        try:
+            take(todo)
+            cids = [c.id for c in usable]
+            for rep in adaptive_rounds(p):   # each round decided on everything measured so far
+                rows, failed = store.measured(cfg), store.failed(cfg)
+                wide = wide_points(exp, p, cids, rows, keys, ckey, idents, rep)
+                if not wide:
+                    break
+                more, resumed, why_more, _ = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents,
+                                                          reps=[rep], points=[pt for pt, _ in wide])
+                result.skipped += resumed
+                meta.setdefault("adaptive", []).append(
+                    {"repeat": rep, "points": {point_key(pt): why for pt, why in wide}, "samples": len(more)})
+                for k, v in why_more.items():
+                    result.reasons[k] = result.reasons.get(k, 0) + v
+                bar.total += len(more)
+                take([(r, pt, by_id[cid]) for r, pt, cid in more])
             result.status = "complete" if not result.failed else "complete with failures"
         except BaseException as exc:
             result.status = f"interrupted ({type(exc).__name__})"

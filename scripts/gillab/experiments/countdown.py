@@ -18,6 +18,7 @@ SPEC = over_threads.Spec(
 
 class Countdown(Experiment):
     name = "countdown"
+    adaptive_metric = "seconds"
     notebook = "01_countdown.ipynb"
     workload = "countdown"
     title = "Countdown over threads"

@@ -20,6 +20,7 @@ def default_io_dir() -> Path:
 
 class FileIO(Experiment):
     name = "file_io"
+    adaptive_metric = "seconds"
     notebook = "08_file_io.ipynb"
     workload = "file_io"
     title = "File I/O with fsync"

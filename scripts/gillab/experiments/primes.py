@@ -9,6 +9,7 @@ from . import doc002
 
 class Primes(Experiment):
     name = "primes"
+    adaptive_metric = "seconds"
     notebook = "09_primes.ipynb"
     workload = "primes"
     title = "Primes over a thread pool"

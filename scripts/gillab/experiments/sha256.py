@@ -24,6 +24,7 @@ SPEC = over_threads.Spec(
 
 class Sha256(Experiment):
     name = "sha256"
+    adaptive_metric = "seconds"
     notebook = "02_sha256.ipynb"
     workload = "sha256"
     title = "SHA-256 over threads"

@@ -9,6 +9,7 @@ from . import doc002
 
 class SingleThread(Experiment):
     name = "st_loop"
+    adaptive_metric = "seconds"
     notebook = "07_single_thread.ipynb"
     workload = "st_loop"
     title = "The single-threaded loop"

@@ -14,6 +14,7 @@ from .convoy import _intervals
 
 class SwitchInterval(Experiment):
     name = "switch_interval"
+    adaptive_metric = "seconds"
     notebook = "04_switch_interval.ipynb"
     workload = "countdown"
     title = "Countdown against the switch interval"
