@@ -38,22 +38,27 @@ def run(params):
     ru0 = rusage()
     previous = signal.signal(signal.SIGALRM, _time_up)
     start = time.perf_counter()
-    signal.setitimer(signal.ITIMER_REAL, warmup + windows * window)
     try:
-        while done < max_requests:
-            sock.sendall(b"x")
-            if not sock.recv(1):
-                raise ConnectionError("the server closed the connection")
-            t = time.perf_counter() - start - warmup
-            if t >= 0:
-                i = int(t // window)
-                if i < windows:
-                    counts[i] += 1
-            done += 1
+        # the watchdog's exception may surface anywhere from here on, even inside the inner
+        # finally or in place of another exception raised as the windows end: the outer
+        # handler catches it wherever it comes from
+        try:
+            signal.setitimer(signal.ITIMER_REAL, warmup + windows * window)
+            while done < max_requests:
+                sock.sendall(b"x")
+                if not sock.recv(1):
+                    raise ConnectionError("the server closed the connection")
+                t = time.perf_counter() - start - warmup
+                if t >= 0:
+                    i = int(t // window)
+                    if i < windows:
+                        counts[i] += 1
+                done += 1
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _TimeUp:
         pass
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     wall = time.perf_counter() - start
     # close gracefully, so that the server's handler sees the end of the stream and never a reset
