@@ -87,3 +87,31 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
     plots.setup()
     fig = plots.verdicts_figure(flat)
     assert len(fig.axes[0].get_yticks()) == flat["claim_id"].nunique()
+
+
+def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
+    from gillab import report
+
+    def row(doc, claim, cond, outcome):
+        return {"document": doc, "experiment": f"e{doc}", "claim_id": claim, "claim": claim,
+                "condition": cond, "outcome": outcome}
+
+    df = pd.DataFrame([
+        row("000", "race", "3.9.10", "agrees"), row("000", "race", "3.13.5", "lower"),       # true then, not now
+        row("000", "race", "nogil-3.9.10", "agrees"), row("000", "race", "3.13.5t", "agrees"),
+        row("000", "race", "nogil-3.9.10-gil", "lower"), row("000", "race", "3.13.5t-gil", "lower"),
+        row("004", "b2", "nogil-3.9.10 (many, 10 threads)", "higher"),
+        row("004", "b2", "3.13.5t (many, 10 threads)", "agrees"),                              # suffix kept
+        row("004", "b2", "3.13.5t (single, 1 threads)", "agrees"),                             # no era twin
+        row("002", "st", "3.9.10", "agrees"), row("002", "st", "3.13.5", "lower"),             # not doc002's era
+        row("001", "old", "2.7.18", "agrees"), row("001", "old", "3.13.5", "lower"),           # the old GIL
+    ])
+    t = report.era_vs_today(df)
+    got = {(r["claim_id"], r["era condition"], r["today condition"], r["changed"]) for _, r in t.iterrows()}
+    assert got == {
+        ("race", "3.9.10", "3.13.5", True), ("race", "nogil-3.9.10", "3.13.5t", False),
+        ("race", "nogil-3.9.10-gil", "3.13.5t-gil", False),
+        ("b2", "nogil-3.9.10 (many, 10 threads)", "3.13.5t (many, 10 threads)", True),
+        ("old", "2.7.18", "3.13.5", True),
+    }
+    assert report.era_vs_today(df.iloc[0:0]).empty

@@ -198,6 +198,7 @@ class Chapter:
                 "started (UTC)": r["started"], "finished (UTC)": r.get("finished"),
                 "load avg start": " ".join(map(str, r.get("loadavg_start", []))),
                 "load avg end": " ".join(map(str, r.get("loadavg_end", []))),
+                "CPU stolen": "not recorded" if r.get("cpu_steal_share") is None else f"{r['cpu_steal_share']:.0%}",
                 "commit": (r["harness"].get("commit") or "")[:10] + (" (dirty)" if r["harness"].get("dirty") else ""),
             })
         return pd.DataFrame(rows)

@@ -235,6 +235,12 @@ def sets() -> dict[str, list[str]]:
     return provision.load_builds()[1]
 
 
+def today_of() -> dict[str, str]:
+    """builds.toml ``[today]``: for each of the documents' own builds, the build of today that
+    the report sets beside it (3.9.10 -> 3.13.5, nogil-3.9.10 -> 3.13.5t, ...)."""
+    return provision.load_builds()[2]
+
+
 def _is_shim_dir(d: Path) -> bool:
     return d.name == "shims" or ".pyenv/shims" in str(d)
 

@@ -148,6 +148,31 @@ def loadavg() -> list[float]:
         return []
 
 
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def cpu_times() -> dict[str, int]:
+    """The machine's CPU time so far, in clock ticks, per kind (Linux ``/proc/stat``); empty
+    where there is none.  Two readings give the share of a run's time the hypervisor gave to
+    other guests (*steal*): on a shared VM the best single sign that the machine was not quiet."""
+    try:
+        with open("/proc/stat") as fh:
+            first = fh.readline().split()
+    except OSError:
+        return {}
+    if not first or first[0] != "cpu":
+        return {}
+    return {k: int(v) for k, v in zip(CPU_FIELDS, first[1:])}
+
+
+def steal_share(start: dict, end: dict) -> float | None:
+    """The fraction of all CPU time between two :func:`cpu_times` readings that was stolen."""
+    if not start or not end:
+        return None
+    total = sum(end.get(k, 0) - start.get(k, 0) for k in CPU_FIELDS)
+    return round((end.get("steal", 0) - start.get("steal", 0)) / total, 4) if total > 0 else None
+
+
 def machine_id() -> str:
     """A stable name for this kind of machine: ``$GILLAB_MACHINE``, else CPU model + core count.
 

@@ -127,20 +127,20 @@ class BuildSpec:
         return self.prefix(root) / "bin" / self.binary
 
 
-def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]]]:
-    """The builds and sets of ``builds.toml``, checked (read again only when the file changes:
-    conditions, sets and the report's order of conditions all ask for it)."""
+def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]], dict[str, str]]:
+    """The builds, sets and ``[today]`` counterparts of ``builds.toml``, checked (read again only
+    when the file changes: conditions, sets and the report's order of conditions all ask for it)."""
     path = builds_file()
     try:
         mtime = path.stat().st_mtime_ns
     except OSError as exc:
         raise ProvisionError(f"cannot read {path}: {exc}") from None
-    specs, sets = _load_builds(str(path), mtime, pgo)
-    return list(specs), {k: list(v) for k, v in sets.items()}
+    specs, sets, today = _load_builds(str(path), mtime, pgo)
+    return list(specs), {k: list(v) for k, v in sets.items()}, dict(today)
 
 
 @functools.lru_cache(maxsize=8)
-def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildSpec, ...], dict]:
+def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildSpec, ...], dict, dict]:
     import tomllib
 
     path = Path(path_text)
@@ -171,7 +171,11 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
         bad = [m for m in members if m not in known]
         if bad:
             raise ProvisionError(f"{path}: set {name} names unknown builds {bad}")
-    return tuple(specs), sets
+    today = {str(k): str(v) for k, v in data.get("today", {}).items()}
+    bad = sorted(x for pair in today.items() for x in pair if x not in known)
+    if bad:
+        raise ProvisionError(f"{path}: [today] names unknown builds {bad}")
+    return tuple(specs), sets, today
 
 
 def all_specs(pgo: bool = False) -> list[BuildSpec]:
@@ -473,7 +477,7 @@ def build_one(spec: BuildSpec, tarball: Path, digest: str, provenance: dict, roo
 
 def select_specs(only: list[str] | None = None, sets: list[str] | None = None, pgo: bool = False) -> list[BuildSpec]:
     """The builds named by ids and sets (a GIL twin names its build); default: the core pair."""
-    specs, named = load_builds(pgo)
+    specs, named, _ = load_builds(pgo)
     by_id = {s.build_id: s for s in specs}
     twins = {s.gil_twin[0]: s.build_id for s in specs if s.gil_twin}
     wanted: list[str] = []

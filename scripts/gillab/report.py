@@ -184,6 +184,38 @@ def flat(rows: list[dict]):
 OUTCOMES = ("agrees", "higher", "lower", "inconclusive", "not testable here", "not measured")
 
 
+def era_vs_today(df):
+    """Each claim judged on the document's own interpreter and on today's counterpart (builds.toml
+    ``[today]``: 3.9.10 -> 3.13.5, nogil-3.9.10 -> 3.13.5t, ...), one line per claim and pair of
+    conditions that differ only in the build, with both outcomes and whether they differ: "true
+    of 3.9, no longer of 3.13" is a result.  Only the builds of the claim's own document's set
+    count as its era."""
+    import pandas as pd
+
+    from .interpreters import sets, today_of
+
+    cols = ["document", "experiment", "claim_id", "claim", "era condition", "era outcome",
+            "today condition", "today outcome", "changed"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    groups, today = sets(), today_of()
+    out = []
+    for (doc, exp, cid), g in df.groupby(["document", "experiment", "claim_id"], sort=True):
+        own = set(groups.get(f"doc{doc}", []))
+        by_cond = dict(zip(g["condition"], g["outcome"]))
+        for cond, outcome in by_cond.items():
+            era = build_of(cond)
+            if era not in own or era not in today:
+                continue
+            now = today[era] + cond[len(era):]
+            if now not in by_cond:
+                continue
+            out.append({"document": doc, "experiment": exp, "claim_id": cid, "claim": g["claim"].iloc[0],
+                        "era condition": cond, "era outcome": outcome, "today condition": now,
+                        "today outcome": by_cond[now], "changed": outcome != by_cond[now]})
+    return pd.DataFrame(out, columns=cols)
+
+
 def outcome_counts(df, by: str):
     """Claims x conditions per ``by`` (document or condition) and outcome, with a total."""
     import pandas as pd

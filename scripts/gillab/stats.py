@@ -68,15 +68,43 @@ def ratio_of_medians(num, den, level: float = 0.95, n_boot: int = N_BOOT, seed: 
     return {"ratio": ratio, "ci_lo": float(lo), "ci_hi": float(hi), "n_num": int(a.size), "n_den": int(b.size)}
 
 
-def verdict(published: float, lo: float, hi: float, tolerance: float = 0.10) -> str:
-    """Compare a published value with a measured interval [lo, hi].
+def paired_ratio(num, den, level: float = 0.95, n_boot: int = N_BOOT, seed: int = SEED) -> dict:
+    """The median of per-pair ratios num[k] / den[k], over the keys both hold (e.g. the repeat:
+    two builds measured back to back in one interleaved round), with a bootstrap CI over the
+    pairs.  ``num`` and ``den`` map a key to a value (a dict or a pandas Series)."""
+    a = dict(num.items()) if hasattr(num, "items") else dict(num)
+    b = dict(den.items()) if hasattr(den, "items") else dict(den)
+    r = []
+    for k in sorted(set(a) & set(b), key=str):
+        x, y = float(a[k]), float(b[k])
+        if math.isfinite(x) and math.isfinite(y) and y > 0:
+            r.append(x / y)
+    if not r:
+        return {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "n": 0}
+    lo, hi = bootstrap_median_ci(r, level, n_boot, seed)
+    return {"ratio": float(np.median(r)), "ci_lo": lo, "ci_hi": hi, "n": len(r)}
 
-    ``agrees`` when the interval meets the band published x (1 +- tolerance); otherwise
-    ``higher`` or ``lower`` than published.  ``not measured`` when there is no interval.
+
+MIN_N = 3   # fewer samples (or runs, or pairs) than this cannot support a verdict either way
+
+
+def verdict(published: float, lo: float, hi: float, tolerance: float = 0.10, n: int | None = None) -> str:
+    """Compare a published value with a measured 95% interval [lo, hi], four ways.
+
+    ``agrees`` only when the whole interval lies inside the band published x (1 +- tolerance);
+    ``higher`` / ``lower`` when it lies wholly above / below the band; ``inconclusive`` when it
+    straddles an edge of the band, or rests on fewer than :data:`MIN_N` samples (``n``), so that
+    a noisier measurement can never agree more easily.  ``not measured`` without an interval.
     """
     if any(math.isnan(x) for x in (lo, hi)):
         return "not measured"
-    band_lo, band_hi = published * (1 - tolerance), published * (1 + tolerance)
-    if hi >= band_lo and lo <= band_hi:
+    if n is not None and n < MIN_N:
+        return "inconclusive"
+    band_lo, band_hi = sorted((published * (1 - tolerance), published * (1 + tolerance)))
+    if lo > band_hi:
+        return "higher"
+    if hi < band_lo:
+        return "lower"
+    if band_lo <= lo and hi <= band_hi:
         return "agrees"
-    return "higher" if lo > band_hi else "lower"
+    return "inconclusive"

@@ -276,7 +276,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             "missing_conditions": missing, "code_key": ckey,
             "machine": metadata.machine(), "harness": metadata.harness() | {"pid": os.getpid()},
             "boot_id": metadata.boot_id(),
-            "started": metadata.now(), "loadavg_start": metadata.loadavg(),
+            "started": metadata.now(), "loadavg_start": metadata.loadavg(), "cpu_times_start": metadata.cpu_times(),
             "planned_samples": len(todo), "skipped_already_measured": resumable,
             "why_measured": reasons, "killed_runs_found": killed,
             "status": "running",
@@ -335,7 +335,9 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             raise
         finally:
             bar.close()
+            end_times = metadata.cpu_times()
             meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),
+                        cpu_times_end=end_times, cpu_steal_share=metadata.steal_share(meta["cpu_times_start"], end_times),
                         measured=result.measured, failed=result.failed)
             store.write_run(meta)
     return result

@@ -103,7 +103,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     s = stats.summarize(g["rps"], lower_is_better=False)
                     measured[cond] = {"median": s["median"], "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"],
                                       "best": s["best"], "n": s["n"], "ratio_to_published": s["median"] / pub,
-                                      "verdict": stats.verdict(pub, s["ci_lo"], s["ci_hi"], RATE_TOLERANCE),
+                                      "verdict": stats.verdict(pub, s["ci_lo"], s["ci_hi"], RATE_TOLERANCE, n=s["n"]),
                                       "note": ""}
             out.append({
                 "experiment": "affinity", "table": "pbts13_t5_echo_rps_cpu_affinity",

@@ -221,7 +221,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
             m, lo, hi = _mean_ci(ow)
             measured[cond] = {"median": m, "ci_lo": lo, "ci_hi": hi, "best": float(ow.min()) if len(ow) else math.nan,
                               "n": int(len(g)), "ratio_to_published": m / value,
-                              "verdict": stats.verdict(value, lo, hi, tolerance=0.5),
+                              "verdict": stats.verdict(value, lo, hi, tolerance=0.5, n=int(len(g))),
                               "note": f"{starved} of {len(g)} pings starved past the bound" if starved else ""}
         out.append(_claim(f"latency/regex/{label.replace(' ', '_')}",
                           f"mean latency with one regex thread in the background ({label}: {row[col]})", value, "ms",
@@ -238,7 +238,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
             r = stats.ratio_of_medians(one, two)   # time for the same work: 2 threads / 1 thread
             measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
                               "best": float(one.max() / two.max()), "n": r["n_num"], "ratio_to_published": r["ratio"] / value,
-                              "verdict": stats.verdict(value, r["ci_lo"], r["ci_hi"]), "note": ""}
+                              "verdict": stats.verdict(value, r["ci_lo"], r["ci_hi"], n=min(r["n_num"], r["n_den"])), "note": ""}
     out.append(_claim("beazley/countdown/2threads", "the trivial loop: time with 2 threads / 1 thread (same work)",
                       value, "ratio", f"{beazley['old_gil']} (old GIL, OS X)", measured,
                       "the document's case is OS X's slow locks; on Linux it expected less"))

@@ -98,12 +98,14 @@ def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
         sel = df if mode is None else df[df["mode"] == mode]
         for gil, ft in pairs(df["condition"].unique()):
             a, b = sel[sel["condition"] == ft]["seconds"], sel[sel["condition"] == gil]["seconds"]
-            if len(a) and len(b):
-                r = stats.ratio_of_medians(a, b)
+            # paired: the two builds ran back to back in each interleaved repeat
+            r = stats.paired_ratio(sel[sel["condition"] == ft].groupby("repeat")["seconds"].median(),
+                                   sel[sel["condition"] == gil].groupby("repeat")["seconds"].median())
+            if r["n"]:
                 measured[pair_label((gil, ft))] = {
                     "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": float(a.min() / b.min()),
-                    "n": r["n_num"], "ratio_to_published": r["ratio"] / published_ratio,
-                    "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"]),
+                    "n": r["n"], "ratio_to_published": r["ratio"] / published_ratio,
+                    "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"], n=r["n"]),
                     "note": f"{ft} {a.median():.3g} s, {gil} {b.median():.3g} s (medians)"}
         out.append({"experiment": experiment, "table": "pyconjp2025_observations",
                     "claim_id": f"{experiment}/{row['File']}",

@@ -188,7 +188,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     measured[key] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
                                      "best": math.nan, "n": r["n_num"],
                                      "ratio_to_published": r["ratio"] / published_ratio,
-                                     "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"]),
+                                     "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"],
+                                                             n=min(r["n_num"], r["n_den"])),
                                      "note": f"/{endpoint}: {ft} {np.median(a):.0f}, {gil} {np.median(b):.0f} "
                                              f"requests completed in the window"}
         out.append({"experiment": "flask_k6", "table": "pyconjp2025_observations", "claim_id": f"flask_k6/{row['File']}",

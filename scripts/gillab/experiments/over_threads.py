@@ -94,13 +94,13 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
                 if not (len(tk) and len(t1)):
                     continue
                 r = stats.ratio_of_medians(tk, t1)
-                value, lo, hi, n = r["ratio"], r["ci_lo"], r["ci_hi"], r["n_num"]
+                value, lo, hi, n = r["ratio"], r["ci_lo"], r["ci_hi"], min(r["n_num"], r["n_den"])
                 best = float(tk.min() / t1.min())
                 note = ""
             measured[cond] = {
                 "median": value, "ci_lo": lo, "ci_hi": hi, "best": best, "n": n,
                 "ratio_to_published": value / published_value,
-                "verdict": stats.verdict(published_value, lo, hi), "note": note,
+                "verdict": stats.verdict(published_value, lo, hi, n=n), "note": note,
             }
         out.append({
             "experiment": spec.experiment, "table": spec.table, "claim_id": f"{spec.experiment}/threads={k}",

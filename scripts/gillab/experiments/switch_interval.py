@@ -97,7 +97,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
                                   "best": float(num.min() / den.min()), "n": r["n_num"],
                                   "ratio_to_published": r["ratio"] / published_value,
-                                  "verdict": stats.verdict(published_value, r["ci_lo"], r["ci_hi"]), "note": ""}
+                                  "verdict": stats.verdict(published_value, r["ci_lo"], r["ci_hi"],
+                                                           n=min(r["n_num"], r["n_den"])), "note": ""}
         out.append({"experiment": "switch_interval", "table": "pbts13_t4_countdown_vs_switch_interval",
                     "claim_id": f"switch_interval/si={si:g}/threads={k}", "claim": claim,
                     "published": published_value, "unit": "ratio", "measured": measured,
