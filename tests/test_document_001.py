@@ -93,7 +93,7 @@ def test_smoke_end_to_end_with_claims(builds, data_dir):
             "ccbench/beazley/countdown/2threads"} <= set(rows)
     for r in rows.values():
         for m in r["measured"].values():
-            assert m["verdict"] in ("agrees", "higher", "lower")
+            assert m["verdict"] in ("agrees", "higher", "lower", "inconclusive")
     # the free-threaded echo thread never waits for a lock held by the computing thread
     one = lat[(lat["task"] == "regex") & (lat["threads"] == 1) & (lat["policy"] == "default")]
     assert one.groupby("condition")["oneway_ms"].median()["3.13.5t"] < one.groupby("condition")["oneway_ms"].median()["3.13.5"]

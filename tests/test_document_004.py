@@ -62,7 +62,35 @@ def test_the_three_claims_have_verdicts():
     assert {r["claim_id"] for r in rows} == {"b2_download/nogil_speedup/single", "b2_download/nogil_speedup/many",
                                             "b2_download/mp_queue"}
     df = results.samples("b2_download")
-    assert set(df["condition"]) >= {"3.13.5", "3.13.5t", "3.13.5t-gil", "curl"}
+    assert set(df["condition"]) >= {"3.9.10", "nogil-3.9.10", "3.13.5", "3.13.5t", "3.13.5t-gil", "curl"}
     assert df[df["condition"] != "curl"]["verified"].astype(str).eq("True").all()
     for r in rows:
         assert r["measured"], r["claim_id"]
+
+
+def test_the_speedups_pair_the_builds_repeat_by_repeat_at_every_thread_count():
+    """Synthetic samples: the machine's speed drifts threefold between repeats, the nogil build is
+    2.5x faster at 10 threads and 1.0x at 1 thread.  Paired by repeat, each thread count gets its
+    own exact ratio (agrees at 10 threads, lower at 1); never one build's best thread count."""
+    import pandas as pd
+
+    from gillab.experiments import b2_download as b2
+
+    rows = []
+    for rep, drift in enumerate((1.0, 0.5, 2.0, 1.5)):
+        for t, gain in ((1, 1.0), (10, 2.5)):
+            for cond, speed in (("3.9.10", 100.0), ("nogil-3.9.10", 100.0 * gain)):
+                rows.append({"condition": cond, "scenario": "single", "threads": t, "writer": "thread",
+                             "repeat": rep, "MBps": speed * drift})
+    claims = {r["claim_id"]: r for r in b2.claims(pd.DataFrame(rows))}
+    m = claims["b2_download/nogil_speedup/single"]["measured"]
+    assert set(m) == {"3.9.10 vs nogil-3.9.10 (1 threads)", "3.9.10 vs nogil-3.9.10 (10 threads)"}
+    ten, one = m["3.9.10 vs nogil-3.9.10 (10 threads)"], m["3.9.10 vs nogil-3.9.10 (1 threads)"]
+    assert ten["median"] == ten["ci_lo"] == ten["ci_hi"] == 2.5 and ten["verdict"] == "agrees" and ten["n"] == 4
+    assert one["median"] == 1.0 and one["verdict"] == "lower"
+    # three repeats of noise around 2.5x that reach past the +-10% band: inconclusive, not agrees
+    noisy = pd.DataFrame([{"condition": c, "scenario": "single", "threads": 10, "writer": "thread", "repeat": rep,
+                           "MBps": v} for rep, (a, b) in enumerate(((100, 200), (100, 300), (100, 250)))
+                          for c, v in (("3.9.10", a), ("nogil-3.9.10", b))])
+    m = {r["claim_id"]: r for r in b2.claims(noisy)}["b2_download/nogil_speedup/single"]["measured"]
+    assert m["3.9.10 vs nogil-3.9.10 (10 threads)"]["verdict"] == "inconclusive"

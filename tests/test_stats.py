@@ -36,8 +36,30 @@ def test_empty_and_single_samples():
 
 
 @pytest.mark.parametrize("lo,hi,expected", [
-    (0.95, 1.05, "agrees"), (1.08, 1.3, "agrees"), (1.2, 1.4, "higher"), (0.5, 0.85, "lower"),
+    (0.95, 1.05, "agrees"), (0.9, 1.1, "agrees"),          # the whole interval inside the band
+    (1.08, 1.3, "inconclusive"), (0.5, 0.95, "inconclusive"), (0.5, 2.0, "inconclusive"),  # straddles an edge
+    (1.2, 1.4, "higher"), (0.5, 0.85, "lower"),            # wholly outside
     (math.nan, math.nan, "not measured"),
 ])
 def test_verdict_bands(lo, hi, expected):
     assert stats.verdict(1.0, lo, hi) == expected
+
+
+def test_a_noisier_measurement_never_agrees_more_easily():
+    # the same median, wider and wider intervals: agrees, then inconclusive, never back
+    seen = [stats.verdict(1.0, 1.0 - w, 1.0 + w) for w in (0.01, 0.05, 0.1, 0.2, 0.5, 0.9)]
+    assert seen == ["agrees", "agrees", "agrees", "inconclusive", "inconclusive", "inconclusive"]
+    assert stats.verdict(1.0, 0.99, 1.01, n=2) == "inconclusive"   # too few samples for any verdict
+    assert stats.verdict(1.0, 0.99, 1.01, n=3) == "agrees"
+    assert stats.verdict(-2.0, -2.1, -1.9) == "agrees"             # a negative value: the band is ordered
+
+
+def test_paired_ratio_pairs_by_key_and_ignores_unpaired_or_bad_values():
+    r = stats.paired_ratio({0: 2.0, 1: 4.0, 2: 6.0, 3: 9.0}, {0: 1.0, 1: 2.0, 2: 2.0, 5: 1.0})
+    assert r["n"] == 3 and r["ratio"] == 2.0 and r["ci_lo"] <= 2.0 <= r["ci_hi"]
+    assert stats.paired_ratio({0: 1.0}, {0: 0.0})["n"] == 0   # a zero denominator pairs nothing
+    assert math.isnan(stats.paired_ratio({}, {})["ratio"])
+    # pairing removes a drift both builds share: per-pair ratios are exact, medians of each are not
+    drift = {k: 1.0 + k for k in range(6)}
+    r = stats.paired_ratio({k: 2 * v for k, v in drift.items()}, drift)
+    assert r["ratio"] == r["ci_lo"] == r["ci_hi"] == 2.0

@@ -45,6 +45,16 @@ def parameters_cell(name: str) -> str:
     return "\n".join(lines)
 
 
+def _minutes(run: dict) -> str:
+    """How long a run took, from its run file's start and end ("-" while it has no end)."""
+    import datetime as dt
+
+    if not run.get("finished"):
+        return "-"
+    secs = (dt.datetime.fromisoformat(run["finished"]) - dt.datetime.fromisoformat(run["started"])).total_seconds()
+    return f"{secs / 60:.1f}"
+
+
 class Chapter:
     """One chapter's parameters, checked, and the data they select; displays the common sections.
 
@@ -196,6 +206,7 @@ class Chapter:
                 "run": r["run_id"], "profile": r["profile"], "status": r.get("status"),
                 "samples": int((self.df["run_id"] == r["run_id"]).sum()),
                 "started (UTC)": r["started"], "finished (UTC)": r.get("finished"),
+                "minutes": _minutes(r),
                 "load avg start": " ".join(map(str, r.get("loadavg_start", []))),
                 "load avg end": " ".join(map(str, r.get("loadavg_end", []))),
                 "CPU stolen": "not recorded" if r.get("cpu_steal_share") is None else f"{r['cpu_steal_share']:.0%}",

@@ -204,10 +204,11 @@ def era_vs_today(df):
         own = set(groups.get(f"doc{doc}", []))
         by_cond = dict(zip(g["condition"], g["outcome"]))
         for cond, outcome in by_cond.items():
-            era = build_of(cond)
-            if era not in own or era not in today:
+            era = build_of(cond)                       # a build, or a pair "3.9.10 vs nogil-3.9.10"
+            builds = era.split(" vs ")
+            if not all(b in own and b in today for b in builds):
                 continue
-            now = today[era] + cond[len(era):]
+            now = " vs ".join(today[b] for b in builds) + cond[len(era):]
             if now not in by_cond:
                 continue
             out.append({"document": doc, "experiment": exp, "claim_id": cid, "claim": g["claim"].iloc[0],

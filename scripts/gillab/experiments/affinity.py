@@ -109,7 +109,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 "experiment": "affinity", "table": "pbts13_t5_echo_rps_cpu_affinity",
                 "claim_id": f"affinity/cpu_threads={n}/client={client}",
                 "claim": f"echo RPS, server on one core, {n} CPU threads, client on the {client} core",
-                "published": pub, "unit": "rps", "measured": measured,
+                "published": pub, "unit": "rps", "measured": measured, "band": RATE_TOLERANCE,
                 "published_as": f"{row['rps_as_published']} (the author's client shared the server's core)",
             })
     return out

@@ -238,7 +238,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
                         "note": f"{ft} {a.median():,.0f} MB/s, {gil} {b.median():,.0f} MB/s (medians)"}
         out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": f"b2_download/nogil_speedup/{scen}",
                     "claim": f"free-threaded / GIL download speed, {what}, at each thread count", "published": pub,
-                    "unit": "ratio", "measured": measured, "published_as": f"{words} (3.9-nogil vs 3.9, B2 CLI)"})
+                    "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
+                    "published_as": f"{words} (3.9-nogil vs 3.9, B2 CLI)"})
     pub, words = _published_number("multiprocessing.Queue instead of queue.Queue")
     measured = {}
     for cond in sorted(conds):
@@ -256,7 +257,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     "note": ""}
     out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": "b2_download/mp_queue",
                 "claim": "speed with a multiprocessing.Queue writer process / with a queue.Queue writer thread",
-                "published": pub, "unit": "ratio", "measured": measured, "published_as": f"\"{words}\""})
+                "published": pub, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
+                "published_as": f"\"{words}\""})
     return out
 
 

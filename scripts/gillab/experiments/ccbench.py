@@ -196,10 +196,10 @@ def _mean_ci(values: pd.Series) -> tuple[float, float, float]:
     return (float(np.mean(values)), *stats.bootstrap_ci(values, np.mean))
 
 
-def _claim(claim_id, claim, published_value, unit, published_as, measured, note=""):
+def _claim(claim_id, claim, published_value, unit, published_as, measured, note="", band=stats.TOLERANCE):
     return {"experiment": "ccbench", "table": "pitrou_2009_claims", "claim_id": f"ccbench/{claim_id}",
             "claim": claim, "published": published_value, "unit": unit, "published_as": published_as,
-            "measured": measured, "note": note}
+            "measured": measured, "note": note, "band": band}
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
@@ -227,7 +227,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                           f"mean latency with one regex thread in the background ({label}: {row[col]})", value, "ms",
                           f"{row[col]} (Linux, 2009)", measured,
                           "the mean one-way time of the answered pings, as ccbench reported it; band +-50% "
-                          "(the words are approximate)"))
+                          "(the words are approximate)", band=0.5))
     tp = _throughput(df)
     beazley = pub.loc[pub.index.str.contains("Dave Beazley effect")].iloc[0]
     value = float(beazley["old_gil_value"])
@@ -291,12 +291,12 @@ def _design_claims(df: pd.DataFrame, pub: pd.DataFrame) -> list[dict]:
         m, lo, hi = (x / interval_ms for x in _mean_ci(ow))
         measured[cond] = {"median": m, "ci_lo": lo, "ci_hi": hi, "best": float(ow.min()) / interval_ms if len(ow) else
                           math.nan, "n": int(len(g)), "ratio_to_published": m / float(row["new_gil_value"]),
-                          "verdict": stats.verdict(float(row["new_gil_value"]), lo, hi, tolerance=0.5),
+                          "verdict": stats.verdict(float(row["new_gil_value"]), lo, hi, tolerance=0.5, n=int(len(g))),
                           "note": f"interval {interval_ms:g} ms"}
     out.append(_claim("design/forced_switching", "a thread waiting for the GIL gets it after about one switch "
                       "interval: mean one-way time / the interval set", float(row["new_gil_value"]), "ratio",
                       f"{row['new_gil']} ({row['in_builds']})", measured,
-                      "band +-50%; the old GIL and the builds without a GIL have no interval to force"))
+                      "band +-50%; the old GIL and the builds without a GIL have no interval to force", band=0.5))
     row = pub.loc["single-threaded performance"]
     out.append(_claim("single_thread/not_degraded", "single-threaded speed not degraded by the new GIL",
                       math.nan, "-", f"{row['new_gil']}", {},

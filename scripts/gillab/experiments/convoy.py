@@ -179,7 +179,7 @@ def _inline_row(inline: pd.DataFrame, scenario: str) -> pd.Series:
 
 
 def _rate_row(claim_id, claim, published_value, unit, measured, table, published_as, note=""):
-    return {"experiment": "convoy", "table": table, "claim_id": claim_id, "claim": claim,
+    return {"experiment": "convoy", "table": table, "claim_id": claim_id, "claim": claim, "band": RATE_TOLERANCE,
             "published": published_value, "unit": unit, "published_as": published_as,
             "measured": measured, "note": note}
 

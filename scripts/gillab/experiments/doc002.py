@@ -17,7 +17,8 @@ from .. import results, stats
 from ..analysis import frame_cached
 from . import get
 
-PAIRS_PREFERRED = (("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t"))
+PAIRS_PREFERRED = (("3.9.10", "nogil-3.9.10"), ("nogil-3.9.10-gil", "nogil-3.9.10"),   # the era's pair first
+                   ("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t"))
 
 
 def pairs(conds) -> list[tuple[str, str]]:
@@ -110,7 +111,7 @@ def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
         out.append({"experiment": experiment, "table": "pyconjp2025_observations",
                     "claim_id": f"{experiment}/{row['File']}",
                     "claim": f"{row['File']}: free-threaded time / GIL time",
-                    "published": published_ratio, "unit": "ratio", "measured": measured,
+                    "published": published_ratio, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
                     "published_as": f"GIL {row['GIL Enabled (as published)']}, free-threaded "
                                     f"{row['Free Threaded (as published)']} (3.14 RC2)"})
     return out

@@ -194,7 +194,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                                              f"requests completed in the window"}
         out.append({"experiment": "flask_k6", "table": "pyconjp2025_observations", "claim_id": f"flask_k6/{row['File']}",
                     "claim": f"{row['File']}: free-threaded / GIL requests completed in the window",
-                    "published": published_ratio, "unit": "ratio", "measured": measured,
+                    "published": published_ratio, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
                     "published_as": f"GIL {row['GIL Enabled (as published)']}, free-threaded "
                                     f"{row['Free Threaded (as published)']} (3.14 RC2, 15 VUs, 20 s)"})
     return out

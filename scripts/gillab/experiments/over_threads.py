@@ -104,7 +104,7 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
             }
         out.append({
             "experiment": spec.experiment, "table": spec.table, "claim_id": f"{spec.experiment}/threads={k}",
-            "claim": claim, "published": published_value, "unit": unit,
+            "claim": claim, "published": published_value, "unit": unit, "band": stats.TOLERANCE,
             "published_as": f"{p_time} s ({row['python']}, {row['machine']})",
             "measured": measured,
         })

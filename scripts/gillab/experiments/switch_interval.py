@@ -101,7 +101,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                                                            n=min(r["n_num"], r["n_den"])), "note": ""}
         out.append({"experiment": "switch_interval", "table": "pbts13_t4_countdown_vs_switch_interval",
                     "claim_id": f"switch_interval/si={si:g}/threads={k}", "claim": claim,
-                    "published": published_value, "unit": "ratio", "measured": measured,
+                    "published": published_value, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
                     "published_as": f"{t} s (CPython 3.9, {row['aggregation']})"})
     return out
 
