@@ -18,7 +18,7 @@ import pandas as pd
 from . import results
 
 INTERFACE = ("summary", "claims", "figure", "side_by_side", "findings", "explorer")
-OPTIONAL = ("published", "published_table")
+OPTIONAL = ("published", "published_table", "prose")
 
 
 def frame_cached(fn):
@@ -77,6 +77,11 @@ class Analysis:
     def explorer(self, df: pd.DataFrame):
         """A kernel-free explorer (every figure drawn in advance, switched in the browser)."""
         raise NotImplementedError
+
+    def prose(self, df: pd.DataFrame) -> list:
+        """The chapter's sentences about its results, each checked against ``df``
+        (:class:`gillab.prose.Check`); none by default."""
+        return []
 
 
 class ModuleAnalysis(Analysis):

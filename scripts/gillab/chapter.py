@@ -229,6 +229,13 @@ class Chapter:
         display(tables.table(tables.verdict_table(self.claims())))
         display(Markdown(self.analysis.findings(self.df)))
 
+    def prose(self) -> None:
+        """The chapter's sentences about its results, each shown with the numbers that bear it
+        out, or struck through where this run no longer does."""
+        from . import prose
+
+        display(Markdown(prose.markdown(self.analysis.prose(self.df))))
+
     def comparison(self) -> None:
         """Your campaign beside the reference campaign, claim by claim; or a sentence saying
         which of the two exists."""

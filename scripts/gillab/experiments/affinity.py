@@ -2,6 +2,7 @@
 (document 000's affinity table, pbts13_t5, and the author's update of October 7, 2021)."""
 from __future__ import annotations
 
+import math
 import os
 
 import pandas as pd
@@ -203,4 +204,45 @@ def explorer(df: pd.DataFrame):
 
 
 EXPERIMENT = Affinity()
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..prose import Check
+
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    med = ok.groupby(["condition", "client", "cpu_threads"])["rps"].median()
+    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    conds = sorted(ok["condition"].unique())
+
+    def m(c, client, n):
+        return float(med.get((c, client, n), math.nan))
+
+    out = []
+    gil = [c for c in conds if gil_on.get(c)]
+    if gil:
+        r = {c: (m(c, "same", 1), m(c, "other", 1)) for c in gil}
+        out.append(Check(
+            "**The author's update holds**: with the GIL and one CPU thread, all on one core, the server answers "
+            "at least ten times as many requests when the client shares that core as when it runs on the other",
+            all(a >= 10 * b for a, b in r.values()),
+            "medians, client on the same core vs the other: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in r.items()),
+            "With the client on the other core, every `recv()` blocks, the handler sleeps, the OS runs the CPU "
+            "thread, and the convoy is as bad as without pinning."))
+    free = [c for c in conds if not gil_on.get(c, True)]
+    if free:
+        top = int(ok["cpu_threads"].max())
+        r = {c: {cl: (m(c, cl, 1), m(c, cl, top)) for cl in ("same", "other")} for c in free}
+        out.append(Check(
+            f"**The builds without a GIL** have no convoy; on one core their handler and CPU threads share the "
+            f"core's time, so {top} CPU threads leave fewer requests than one, whatever the placement",
+            all(b < a for v in r.values() for a, b in v.values()),
+            "; ".join(f"{c}: " + ", ".join(f"{cl} {a:,.0f} → {b:,.0f}" for cl, (a, b) in v.items()) for c, v in r.items())))
+    alone = {c: (m(c, "same", 0), m(c, "other", 0)) for c in conds}
+    out.append(Check(
+        "Alone, a client on the same core is faster than one on the other core on this machine",
+        all(a > b for a, b in alone.values()),
+        "medians alone, same vs other core: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in alone.items()),
+        "A hand-over on one core is cheaper than waking a thread on another (see the convoy chapter)."))
+    return out
+
+
 ANALYSIS = ModuleAnalysis(__name__)

@@ -42,4 +42,59 @@ class Countdown(Experiment):
 
 
 EXPERIMENT = Countdown()
+def prose(df) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..prose import Check
+
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    med = ok.groupby(["condition", "threads"])["seconds"].median()
+    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    conds = sorted(ok["condition"].unique())
+
+    def ratio(c, k):
+        try:
+            return float(med[(c, k)] / med[(c, 1)])
+        except KeyError:
+            return float("nan")
+
+    many = [k for k in sorted(ok["threads"].unique()) if k > 1]
+    out = []
+    gil = [c for c in conds if gil_on.get(c)]
+    if gil and many:
+        r = {c: [ratio(c, k) for k in many] for c in gil}
+        out.append(Check(
+            "**The GIL builds** behave as the document says: more threads do not make the loop faster (no ratio "
+            "T(k)/T(1) below 0.9)",
+            all(min(v) >= 0.9 for v in r.values()),
+            "T(k)/T(1) for " + "/".join(map(str, many)) + " threads: "
+            + "; ".join(f"{c} " + "/".join(f"{x:.2f}" for x in v) for c, v in r.items()),
+            "Only the thread holding the GIL runs bytecode; any extra time with more threads is the cost of handing "
+            "the GIL over and of the threads' start and join."))
+    if "2.7.18" in conds and 2 in many:
+        r2 = ratio("2.7.18", 2)
+        out.append(Check(
+            "**The old GIL of 2.7.18** makes two threads *slower* than one (the \"Dave Beazley effect\" that Pitrou's "
+            "new GIL set out to end), by a fifth or more",
+            r2 >= 1.2, f"2.7.18: T(2)/T(1) = {r2:.2f}"))
+    free = [c for c in conds if not gil_on.get(c, True)]
+    if free and 2 in many:
+        r = {c: (ratio(c, 2), max(ratio(c, k) for k in many)) for c in free}
+        out.append(Check(
+            "**The builds without a GIL** run the threads in parallel up to the cores of this machine: two threads "
+            "take at most three quarters of one thread's time, and more threads gain little more",
+            all(a <= 0.75 and b <= 1.25 * a for a, b in r.values()),
+            "T(2)/T(1), and the largest T(k)/T(1): " + "; ".join(f"{c} {a:.2f}, {b:.2f}" for c, (a, b) in r.items())))
+    pairs = [(g, f) for g, f in (("3.13.5", "3.13.5t"), ("3.9.10", "nogil-3.9.10")) if g in conds and f in conds]
+    if pairs:
+        cost = {f"{f} / {g}": float(med[(f, 1)] / med[(g, 1)]) for g, f in pairs}
+        out.append(Check(
+            "The free-threaded 3.13 build pays a single-thread cost on this loop (one thread takes longer than "
+            "under its GIL twin built from the same source)",
+            cost.get("3.13.5t / 3.13.5", 0) > 1.0,
+            "one-thread time ratios: " + "; ".join(f"{k} {v:.2f}" for k, v in cost.items()),
+            "Biased reference counting and per-object locking cost something on every operation; the nogil fork "
+            "paid for them differently (its ratio is beside it)."))
+    return out
+
+
 ANALYSIS = ModuleAnalysis(__name__, shared=over_threads, spec=SPEC)

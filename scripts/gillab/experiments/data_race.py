@@ -122,6 +122,55 @@ def claims(df: pd.DataFrame) -> list[dict]:
     return out
 
 
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..prose import Check
+
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+
+    def tally(conds):
+        parts, lost_any = [], {}
+        for c in conds:
+            g = ok[ok["condition"] == c]
+            lost_any[c] = int((g["lost"] > 0).sum())
+            parts.append(f"{c}: {lost_any[c]} of {len(g)} runs lost updates")
+        return lost_any, "; ".join(parts)
+
+    out = []
+    conds = sorted(ok["condition"].unique())
+    now = [c for c in conds if gil_on.get(c) and c.startswith("3.13")]
+    era = [c for c in conds if gil_on.get(c) and c.startswith("3.9") and not c.startswith("nogil")]
+    free = [c for c in conds if not gil_on.get(c, True)]
+    twins = [c for c in conds if gil_on.get(c) and (c.endswith("-gil"))]
+    if now:
+        lost, ev = tally(now)
+        out.append(Check("**With the GIL, CPython 3.13 loses no update here**, even at 1e-6 s",
+                         not any(lost.values()), ev,
+                         "Since CPython 3.10 a thread only gives up the GIL at particular instructions (backward "
+                         "jumps of loops, calls), never between the load and the store of `sum += 1`, so this loop "
+                         "cannot be interrupted mid-update."))
+    if era:
+        lost, ev = tally(era)
+        out.append(Check("**CPython 3.9, the document's interpreter, does lose updates** with the GIL: the "
+                         "document's claim is true of 3.9 and no longer of 3.13",
+                         all(lost.values()), ev,
+                         "3.9's eval loop could drop the GIL between any two instructions, the load and the store "
+                         "of `sum += 1` included."))
+    if free:
+        lost, ev = tally(free)
+        out.append(Check("**Without the GIL the race is real**: every build without a GIL loses updates",
+                         all(lost.values()), ev,
+                         "The threads really run at once on 2 cores, whatever the switch interval (which a build "
+                         "without a GIL ignores). This is what free-threaded code must protect with locks."))
+    if twins:
+        lost, ev = tally(twins)
+        out.append(Check("Turning the GIL back on in a free-threaded binary (`PYTHON_GIL=1`, `PYTHONGIL=1` for the "
+                         "nogil fork) brings back the 3.10+ behaviour: no lost updates",
+                         not any(lost.values()), ev))
+    return out
+
+
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
     out = s.assign(**{"switch interval": s["switch_interval"].map(lambda x: f"{x:g} s")})

@@ -1,0 +1,37 @@
+"""Sentences about results that the data must bear out.
+
+A chapter's prose about its own results is a list of :class:`Check`: the sentence, whether the
+data shown bear it out, and the evidence (numbers computed from the same data).  A sentence the
+data still bear out is printed with its evidence; one they no longer bear out (a reader's rerun
+on another machine, or new reference data) is struck through and marked "no longer true on this
+run", with the evidence.  The test suite runs every chapter's checks on the committed reference
+data and fails if any of them is false there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Check:
+    text: str          # the sentence, Markdown
+    holds: bool        # whether the data bear it out
+    evidence: str      # the numbers behind it, computed from the data
+    why: str = ""      # what explains it (not a measurement: the mechanism, the setup)
+
+
+NOT_TRUE = "No longer true on this run"
+
+
+def markdown(checks: list[Check]) -> str:
+    """One bullet per check: the sentence and its evidence, or struck through and marked."""
+    if not checks:
+        return ""
+    lines = []
+    for c in checks:
+        tail = f" {c.why}" if c.why else ""
+        if c.holds:
+            lines.append(f"- {c.text} ({c.evidence}).{tail}")
+        else:
+            lines.append(f"- ~~{c.text}~~ **{NOT_TRUE}:** {c.evidence}.")
+    return "\n".join(lines)

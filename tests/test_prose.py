@@ -1,0 +1,45 @@
+"""Sentences about results are checked against the data: on the committed reference data every
+one of them holds, and one the data do not bear out is struck through and marked."""
+import pytest
+
+from gillab import campaigns, experiments, prose, results
+
+
+def _with_prose():
+    """The chapters whose analysis states its own sentences (an analysis module's ``prose``)."""
+    return [n for n in experiments.names() if "prose" in vars(experiments.analysis(n))]
+
+
+@pytest.mark.parametrize("name", _with_prose())
+def test_every_sentence_holds_on_the_committed_reference_data(name):
+    df = results.samples(name, campaigns.reference_id())
+    checks = experiments.analysis(name).prose(df)
+    assert checks, name
+    false = [c.text for c in checks if not c.holds]
+    assert not false, f"{name}: the reference data no longer bear out: {false}"
+    for c in checks:
+        assert c.evidence and any(ch.isdigit() for ch in c.evidence), c.text   # numbers, computed
+
+
+def test_a_sentence_the_data_do_not_bear_out_is_struck_through_and_marked():
+    text = prose.markdown([prose.Check("The rate doubles", True, "1,000 → 2,000 RPS", "Because."),
+                           prose.Check("The rate halves", False, "1,000 → 2,000 RPS")])
+    first, second = text.splitlines()
+    assert first == "- The rate doubles (1,000 → 2,000 RPS). Because."
+    assert second == f"- ~~The rate halves~~ **{prose.NOT_TRUE}:** 1,000 → 2,000 RPS."
+
+
+def test_the_convoy_sentences_follow_the_data():
+    """The same checks on doctored samples: a server that answers as fast with a CPU thread as
+    alone makes "the GIL builds show the convoy" false, and says so."""
+    df = results.samples("convoy", campaigns.reference_id())
+    gil = df["gil_enabled"].fillna(False).astype(bool)
+    at5 = (df["switch_interval"] - 0.005).abs() < 1e-12
+    alone = df[gil & at5 & (df["cpu_threads"] == 0) & (df["cpu_processes"] == 0)]
+    fake = df.copy()
+    one = gil & at5 & (df["cpu_threads"] == 1) & (df["cpu_processes"] == 0)
+    fake.loc[one, "rps"] = float(alone["rps"].median())
+    checks = {c.text.split(".")[0]: c for c in experiments.analysis("convoy").prose(fake)}
+    convoy = checks["**The GIL builds show the convoy"]
+    assert not convoy.holds and "→" in convoy.evidence
+    assert prose.NOT_TRUE in prose.markdown([convoy])
