@@ -35,3 +35,16 @@ def markdown(checks: list[Check]) -> str:
         else:
             lines.append(f"- ~~{c.text}~~ **{NOT_TRUE}:** {c.evidence}.")
     return "\n".join(lines)
+
+
+def cores_of(df, experiment: str) -> int | None:
+    """The number of CPUs of the machine that measured ``df`` (its runs' machine record), not of
+    the machine reading it."""
+    from . import results
+
+    try:
+        counts = {r["machine"].get("cpu_count") for r in results.runs(experiment, df.attrs.get("campaign"))}
+    except Exception:   # no run files (a synthetic frame): unknown
+        return None
+    counts.discard(None)
+    return counts.pop() if len(counts) == 1 else None

@@ -32,4 +32,30 @@ class Primes(Experiment):
 
 
 EXPERIMENT = Primes()
+def prose(df) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..prose import Check, cores_of
+
+    ok = df[df["status"] == "ok"]
+    med = ok.groupby(["condition", "mode"])["seconds"].median()
+    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    speed = {c: float(med[(c, "single")] / med[(c, "threads")]) for c in gil_on.index
+             if (c, "single") in med.index and (c, "threads") in med.index}
+    out = []
+    gil = {c: v for c, v in speed.items() if gil_on[c]}
+    if gil:
+        out.append(Check("With the GIL, the pool is no faster than one thread, as the document found",
+                         all(v <= 1.05 for v in gil.values()),
+                         "speedup of the pool over one thread: " + "; ".join(f"{c} {v:.2f}" for c, v in gil.items())))
+    free = {c: v for c, v in speed.items() if not gil_on[c]}
+    cores = cores_of(df, "primes")
+    if free and cores:
+        out.append(Check(f"Without the GIL the pool is faster, but its speedup is bounded by the {cores} cores of "
+                         "the machine that measured it",
+                         all(1.2 <= v <= cores * 1.05 for v in free.values()),
+                         "speedup of the pool over one thread: " + "; ".join(f"{c} {v:.2f}" for c, v in free.items()),
+                         "The document's machine had more cores, so its pool's speedup cannot be reached here."))
+    return out
+
+
 ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))
