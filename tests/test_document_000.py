@@ -117,3 +117,20 @@ def test_every_published_cell_of_document_000_has_a_verdict():
         # the document's own builds beside today's (the committed reference run holds them all)
         for cond in ("3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil", "3.13.5", "3.13.5t", "3.13.5t-gil"):
             assert cond in {report.build_of(c) for c in r["measured"]}, (r["claim_id"], cond)
+
+
+@pytest.mark.parametrize("windows, expected", [
+    ([29_000, 30_500, 31_000, 29_500, 30_000], "agrees"),        # "about 30k" (band +-25%)
+    ([6_000, 6_500, 5_800, 6_200, 6_100], "lower"),              # this VM alone
+    ([9_000, 60_000, 11_000, 58_000, 30_000], "inconclusive"),   # windows flipping between regimes
+    ([30_000, 30_100], "inconclusive"),                          # two windows support no verdict
+])
+def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(windows, expected):
+    from gillab.experiments import convoy
+
+    df = pd.DataFrame([{"condition": "3.13.5", "switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": 0,
+                        "rps": v, "window": i, "repeat": 0, "run_id": "r"} for i, v in enumerate(windows)])
+    rows = {r["claim_id"]: r for r in convoy.claims(df)}
+    got = rows["convoy/inline/no_cpu_thread"]
+    assert got["published"] == 30_000 and got["band"] == convoy.RATE_TOLERANCE
+    assert got["measured"]["3.13.5"]["verdict"] == expected

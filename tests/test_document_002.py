@@ -75,3 +75,27 @@ def test_every_observation_of_document_002_has_a_verdict_per_pair():
     assert files == set(results.reference("pyconjp2025_observations")["File"])
     for r in rows:
         assert {"3.13.5 vs 3.13.5t", "3.13.5t-gil vs 3.13.5t"} <= set(r["measured"]), r["claim_id"]
+
+
+@pytest.mark.parametrize("ft_over_gil, expected", [
+    ((1.17, 1.16, 1.18, 1.17, 1.16), "agrees"),        # the document's 3.5 / 3.0 = 1.167, every repeat
+    ((1.60, 1.62, 1.58, 1.61, 1.60), "higher"),        # a build that pays far more than the document saw
+    ((0.90, 1.40, 1.05, 1.35, 0.95), "inconclusive"),  # a ratio too noisy to say
+    ((1.17, 1.16), "inconclusive"),                    # two repeats support no verdict
+])
+def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, expected):
+    """Synthetic samples whose free-threaded / GIL ratio we choose, per repeat, while the machine's
+    speed drifts from repeat to repeat (the pairing removes the drift)."""
+    import pandas as pd
+
+    from gillab.experiments import st_loop
+
+    rows = []
+    for rep, r in enumerate(ft_over_gil):
+        base = 0.5 * (1 + 0.3 * (rep % 3))
+        rows += [{"condition": "3.13.5", "repeat": rep, "seconds": base, "status": "ok", "gil_enabled": True},
+                 {"condition": "3.13.5t", "repeat": rep, "seconds": base * r, "status": "ok", "gil_enabled": False}]
+    (claim,) = st_loop.ANALYSIS.claims(pd.DataFrame(rows))
+    assert claim["published"] == pytest.approx(3.5 / 3.0)
+    got = claim["measured"]["3.13.5 vs 3.13.5t"]
+    assert got["verdict"] == expected and got["n"] == len(ft_over_gil)
