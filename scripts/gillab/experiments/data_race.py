@@ -137,37 +137,33 @@ def prose(df: pd.DataFrame) -> list:
             parts.append(f"{c}: {lost_any[c]} of {len(g)} runs lost updates")
         return lost_any, "; ".join(parts)
 
-    out = []
     conds = sorted(ok["condition"].unique())
-    now = [c for c in conds if gil_on.get(c) and c.startswith("3.13")]
-    era = [c for c in conds if gil_on.get(c) and c.startswith("3.9") and not c.startswith("nogil")]
-    free = [c for c in conds if not gil_on.get(c, True)]
-    twins = [c for c in conds if gil_on.get(c) and (c.endswith("-gil"))]
-    if now:
-        lost, ev = tally(now)
-        out.append(Check("**With the GIL, CPython 3.13 loses no update here**, even at 1e-6 s",
-                         not any(lost.values()), ev,
-                         "Since CPython 3.10 a thread only gives up the GIL at particular instructions (backward "
-                         "jumps of loops, calls), never between the load and the store of `sum += 1`, so this loop "
-                         "cannot be interrupted mid-update."))
-    if era:
-        lost, ev = tally(era)
-        out.append(Check("**CPython 3.9, the document's interpreter, does lose updates** with the GIL: the "
-                         "document's claim is true of 3.9 and no longer of 3.13",
-                         all(lost.values()), ev,
-                         "3.9's eval loop could drop the GIL between any two instructions, the load and the store "
-                         "of `sum += 1` included."))
-    if free:
-        lost, ev = tally(free)
-        out.append(Check("**Without the GIL the race is real**: every build without a GIL loses updates",
-                         all(lost.values()), ev,
-                         "The threads really run at once on 2 cores, whatever the switch interval (which a build "
-                         "without a GIL ignores). This is what free-threaded code must protect with locks."))
-    if twins:
-        lost, ev = tally(twins)
-        out.append(Check("Turning the GIL back on in a free-threaded binary (`PYTHON_GIL=1`, `PYTHONGIL=1` for the "
-                         "nogil fork) brings back the 3.10+ behaviour: no lost updates",
-                         not any(lost.values()), ev))
+    # (builds, sentence, whether every one of them loses updates (True) or none does (False), why)
+    sentences = (
+        ([c for c in conds if gil_on.get(c) and c.startswith("3.13")],
+         "**With the GIL, CPython 3.13 loses no update here**, even at 1e-6 s", False,
+         "Since CPython 3.10 a thread only gives up the GIL at particular instructions (backward jumps of loops, "
+         "calls), never between the load and the store of `sum += 1`, so this loop cannot be interrupted "
+         "mid-update."),
+        ([c for c in conds if gil_on.get(c) and c.startswith("3.9")],
+         "**CPython 3.9, the document's interpreter, does lose updates** with the GIL: the document's claim is "
+         "true of 3.9 and no longer of 3.13", True,
+         "3.9's eval loop could drop the GIL between any two instructions, the load and the store of `sum += 1` "
+         "included."),
+        ([c for c in conds if not gil_on.get(c, True)],
+         "**Without the GIL the race is real**: every build without a GIL loses updates", True,
+         "The threads really run at once on 2 cores, whatever the switch interval (which a build without a GIL "
+         "ignores). This is what free-threaded code must protect with locks."),
+        ([c for c in conds if gil_on.get(c) and c.endswith("-gil")],
+         "Turning the GIL back on in a free-threaded binary (`PYTHON_GIL=1`, `PYTHONGIL=1` for the nogil fork) "
+         "brings back the 3.10+ behaviour: no lost updates", False, ""),
+    )
+    out = []
+    for builds, text, every, why in sentences:
+        if builds:
+            lost, evidence = tally(builds)
+            holds = all(lost.values()) if every else not any(lost.values())
+            out.append(Check(text, holds, evidence, why))
     return out
 
 
