@@ -48,11 +48,6 @@ class FileIO(Experiment):
         return {"directory": str(self.directory(p)), "file_mb": p["file_mb"], "chunk_kb": p["chunk_kb"],
                 "ops": ops, "threads": p["threads"], "mode": point["mode"]}
 
-    def config(self, p):
-        c = super().config(p)
-        c["directory"] = str(self.directory(p))
-        return c
-
     def check(self, p):
         d = self.directory(p)
         d.mkdir(parents=True, exist_ok=True)
@@ -70,7 +65,10 @@ class FileIO(Experiment):
     def run_sample(self, p, point, cond):
         s = super().run_sample(p, point, cond)
         fs = filesystem_of(self.directory(p))
-        s.result.update({"fs_type": fs["fstype"], "fs_device": fs["device"], "fs_mountpoint": fs["mountpoint"]})
+        # where the files went: "" in the configuration means the gillab cache of whichever machine
+        # measures, so that the same profile names the same configuration everywhere
+        s.result.update({"fs_type": fs["fstype"], "fs_device": fs["device"], "fs_mountpoint": fs["mountpoint"],
+                         "io_directory": str(self.directory(p))})
         return s
 
 
