@@ -200,3 +200,13 @@ def test_the_book_executes_chapters_in_one_kernel_and_then_reuses_them(tmp_path,
         assert f"gillab measure {n} -P default" in text   # its own chapter, not the previous one's
         assert nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     assert book.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "reused" for n in names}
+
+
+def test_every_code_cell_of_a_chapter_hides_its_source_in_the_book():
+    """A reader of the book sees outputs; the code is one click away (``hide-input``), except the
+    parameters cell, which is the chapter's interface."""
+    for path in sorted(notebooks_dir().glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                tags = cell.metadata.get("tags", [])
+                assert "parameters" in tags or "hide-input" in tags, (path.name, cell.source[:40])

@@ -166,7 +166,10 @@ class Chapter:
             "condition of the document's set that is missing on this machine is listed as *not measured*; it is "
             "never replaced by another build."))
         display(tables.table(self.conditions_table()))
-        display(Markdown("The runs behind these samples, with the load average of the machine at their start and end:"))
+        display(Markdown("The runs behind these samples: when each started and how long it took, the machine's "
+                         "1-minute load average at its start and end, and the share of CPU time the hypervisor "
+                         "gave to other guests during it (\"-\": not recorded; the run files keep all three load "
+                         "averages):"))
         display(tables.table(self.run_table()))
 
     def conditions_table(self) -> pd.DataFrame:
@@ -203,14 +206,12 @@ class Chapter:
         rows = []
         for r in self.runs():
             rows.append({
-                "run": r["run_id"], "profile": r["profile"], "status": r.get("status"),
+                "run": r["run_id"], "status": f"{r.get('status')} ({r['profile']})",
                 "samples": int((self.df["run_id"] == r["run_id"]).sum()),
-                "started (UTC)": r["started"], "finished (UTC)": r.get("finished"),
-                "minutes": _minutes(r),
-                "load avg start": " ".join(map(str, r.get("loadavg_start", []))),
-                "load avg end": " ".join(map(str, r.get("loadavg_end", []))),
-                "CPU stolen": "not recorded" if r.get("cpu_steal_share") is None else f"{r['cpu_steal_share']:.0%}",
-                "commit": (r["harness"].get("commit") or "")[:10] + (" (dirty)" if r["harness"].get("dirty") else ""),
+                "started (UTC)": r["started"][:16].replace("T", " "), "minutes": _minutes(r),
+                "load start → end": " → ".join(str((r.get(k) or ["-"])[0]) for k in ("loadavg_start", "loadavg_end")),
+                "CPU stolen": "-" if r.get("cpu_steal_share") is None else f"{r['cpu_steal_share']:.0%}",
+                "commit": (r["harness"].get("commit") or "")[:7] + (" (dirty)" if r["harness"].get("dirty") else ""),
             })
         return pd.DataFrame(rows)
 
