@@ -33,6 +33,15 @@ def test_bad_adaptive_parameters_are_refused_before_measuring(bad, message):
         experiments.get("countdown").resolve("smoke", bad)
 
 
+def test_repeats_given_alone_mean_exactly_that_many():
+    # countdown's default profile adapts from 3 to 6; a reader asking for 9 (or 2) gets 9 (or 2)
+    exp = experiments.get("countdown")
+    assert exp.resolve("default")["max_repeats"] == 6
+    assert exp.resolve("default", {"repeats": 9})["max_repeats"] is None
+    assert exp.resolve("default", {"repeats": 2})["max_repeats"] is None
+    assert exp.resolve("default", {"repeats": 2, "max_repeats": 4})["max_repeats"] == 4
+
+
 def test_an_experiment_without_a_statistic_refuses_adaptive_repeats():
     # data_race's claim is a count of runs that lost updates: more runs where a CI is wide means nothing
     with pytest.raises(ParameterError, match="data_race: max_repeats=12 asks for adaptive repeats"):

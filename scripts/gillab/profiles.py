@@ -132,7 +132,7 @@ COMMON = {
     "repeats": Param("repeats", positive_int, "samples per point and condition (the least, with max_repeats)"),
     "max_repeats": Param("max_repeats", positive_int,
                          "adaptive repeats: a point whose CI is wider than ci_target gets more, up to this many; "
-                         "None means exactly repeats", optional=True),
+                         "None means exactly repeats (also when only repeats is given)", optional=True),
     "ci_target": Param("ci_target", fraction,
                        "adaptive repeats stop when the 95% CI of each median is within this fraction of it"),
     "timeout": Param("timeout", positive_float, "seconds one sample may take"),
@@ -157,6 +157,8 @@ def resolve(experiment: str, specific: dict[str, Param], profile: str, overrides
             f"unknown parameter(s) for {experiment}: {', '.join(unknown or unknown_profile)}; "
             f"known: {', '.join(sorted(schema))}")
     values.update({k: v for k, v in overrides.items()})
+    if "repeats" in overrides and "max_repeats" not in overrides:
+        values["max_repeats"] = None   # a number of repeats asked for is that number: no adaptive rounds
     out = {}
     for name, param in schema.items():
         if name not in values:
