@@ -326,8 +326,6 @@ def measuring_times(profile: str = "default") -> str:
     """How long the reference campaign's ``profile`` runs took, per document and chapter, from
     the start and end its run files record (for the method chapter; computed when the book
     builds, never typed).  Only runs that hold samples in the store count."""
-    import datetime as dt
-
     from . import campaigns
 
     ref = campaigns.reference_id()
@@ -342,9 +340,10 @@ def measuring_times(profile: str = "default") -> str:
         used = {r.get("run_id") for r in store.rows()}
         secs, n = 0.0, 0
         for run in store.runs():
-            if run.get("profile") != profile or run.get("run_id") not in used or not run.get("finished"):
+            took = campaigns.run_seconds(run)
+            if run.get("profile") != profile or run.get("run_id") not in used or took is None:
                 continue
-            secs += (dt.datetime.fromisoformat(run["finished"]) - dt.datetime.fromisoformat(run["started"])).total_seconds()
+            secs += took
             n += 1
         if not n:
             continue

@@ -175,6 +175,15 @@ def for_reading(experiment: str, campaign: str | None = None) -> tuple[Campaign 
     return (mine[-1] if mine else None), ref
 
 
+def run_seconds(run: dict) -> float | None:
+    """How long a run took, from its run file's start and end; None while it has no end."""
+    import datetime as dt
+
+    if not run.get("finished"):
+        return None
+    return (dt.datetime.fromisoformat(run["finished"]) - dt.datetime.fromisoformat(run["started"])).total_seconds()
+
+
 def runs(c: Campaign) -> list[dict]:
     out = []
     for exp in c.experiments():

@@ -45,16 +45,6 @@ def parameters_cell(name: str) -> str:
     return "\n".join(lines)
 
 
-def _minutes(run: dict) -> str:
-    """How long a run took, from its run file's start and end ("-" while it has no end)."""
-    import datetime as dt
-
-    if not run.get("finished"):
-        return "-"
-    secs = (dt.datetime.fromisoformat(run["finished"]) - dt.datetime.fromisoformat(run["started"])).total_seconds()
-    return f"{secs / 60:.1f}"
-
-
 class Chapter:
     """One chapter's parameters, checked, and the data they select; displays the common sections.
 
@@ -208,7 +198,7 @@ class Chapter:
             rows.append({
                 "run": r["run_id"], "status": f"{r.get('status')} ({r['profile']})",
                 "samples": int((self.df["run_id"] == r["run_id"]).sum()),
-                "started (UTC)": r["started"][:16].replace("T", " "), "minutes": _minutes(r),
+                "started (UTC)": r["started"][:16].replace("T", " "), "minutes": "-" if campaigns.run_seconds(r) is None else f"{campaigns.run_seconds(r) / 60:.1f}",
                 "load start → end": " → ".join(str((r.get(k) or ["-"])[0]) for k in ("loadavg_start", "loadavg_end")),
                 "CPU stolen": "-" if r.get("cpu_steal_share") is None else f"{r['cpu_steal_share']:.0%}",
                 "commit": (r["harness"].get("commit") or "")[:7] + (" (dirty)" if r["harness"].get("dirty") else ""),

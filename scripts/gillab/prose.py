@@ -23,6 +23,17 @@ class Check:
 NOT_TRUE = "No longer true on this run"
 
 
+def ok_rows(df):
+    """The samples that measured something (a synthetic frame without a status: all of them)."""
+    return df[df["status"] == "ok"] if "status" in df else df
+
+
+def gil_by_condition(df) -> dict:
+    """condition -> whether its GIL was on at run time in every sample (as each sample recorded)."""
+    return ok_rows(df).groupby("condition")["gil_enabled"].apply(
+        lambda v: bool(v.fillna(False).astype(bool).all())).to_dict()
+
+
 def markdown(checks: list[Check]) -> str:
     """One bullet per check: the sentence and its evidence, or struck through and marked."""
     if not checks:

@@ -206,11 +206,11 @@ def explorer(df: pd.DataFrame):
 EXPERIMENT = Affinity()
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check
+    from ..prose import Check, gil_by_condition, ok_rows
 
-    ok = df[df["status"] == "ok"] if "status" in df else df
+    ok = ok_rows(df)
     med = ok.groupby(["condition", "client", "cpu_threads"])["rps"].median()
-    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    gil_on = gil_by_condition(df)
     conds = sorted(ok["condition"].unique())
 
     def m(c, client, n):

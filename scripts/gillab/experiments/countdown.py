@@ -44,11 +44,11 @@ class Countdown(Experiment):
 EXPERIMENT = Countdown()
 def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check
+    from ..prose import Check, gil_by_condition, ok_rows
 
-    ok = df[df["status"] == "ok"] if "status" in df else df
+    ok = ok_rows(df)
     med = ok.groupby(["condition", "threads"])["seconds"].median()
-    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    gil_on = gil_by_condition(df)
     conds = sorted(ok["condition"].unique())
 
     def ratio(c, k):

@@ -11,6 +11,7 @@ from .. import results, stats
 from ..profiles import Param, ParameterError, positive_ints, switch_interval
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
+from .convoy import _inline_row
 
 
 def _intervals_or_default(value) -> list:
@@ -70,10 +71,8 @@ _PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000}
 
 def _inline_value(inline: pd.DataFrame, scenario: str) -> float:
     """A value of the document's in-text numbers, in seconds, by the start of its scenario."""
-    hit = inline[inline["scenario"].str.startswith(scenario)]
-    if len(hit) != 1:
-        raise KeyError(f"pbts13_t6_echo_inline_numbers.csv: {len(hit)} rows for {scenario!r}")
-    return float(hit.iloc[0]["value"]) / _PER_SECOND[hit.iloc[0]["unit"]]
+    row = _inline_row(inline, scenario)
+    return float(row["value"]) / _PER_SECOND[row["unit"]]
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
@@ -94,7 +93,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
     default = df[df["switch_interval"].isna()]
     tiny = df[np.isclose(df["switch_interval"].fillna(-1.0), _inline_value(inline, "data-race demo"))]
     pub = _inline_value(inline, "default switch interval")
-    pub_row = inline[inline["scenario"] == "default switch interval"].iloc[0]
+    pub_row = _inline_row(inline, "default switch interval")
     measured = {}
     for cond in conds:
         v = default[default["condition"] == cond]["switch_interval_runtime"].dropna().astype(float)
@@ -124,10 +123,10 @@ def claims(df: pd.DataFrame) -> list[dict]:
 
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check
+    from ..prose import Check, gil_by_condition, ok_rows
 
-    ok = df[df["status"] == "ok"] if "status" in df else df
-    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    ok = ok_rows(df)
+    gil_on = gil_by_condition(df)
 
     def tally(conds):
         parts, lost_any = [], {}

@@ -34,12 +34,12 @@ class Primes(Experiment):
 EXPERIMENT = Primes()
 def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check, cores_of
+    from ..prose import Check, cores_of, gil_by_condition, ok_rows
 
-    ok = df[df["status"] == "ok"]
+    ok = ok_rows(df)
     med = ok.groupby(["condition", "mode"])["seconds"].median()
-    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
-    speed = {c: float(med[(c, "single")] / med[(c, "threads")]) for c in gil_on.index
+    gil_on = gil_by_condition(df)
+    speed = {c: float(med[(c, "single")] / med[(c, "threads")]) for c in gil_on
              if (c, "single") in med.index and (c, "threads") in med.index}
     out = []
     gil = {c: v for c, v in speed.items() if gil_on[c]}

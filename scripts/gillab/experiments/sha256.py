@@ -50,14 +50,14 @@ class Sha256(Experiment):
 EXPERIMENT = Sha256()
 def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check
+    from ..prose import Check, gil_by_condition, ok_rows
 
-    ok = df[df["status"] == "ok"] if "status" in df else df
+    ok = ok_rows(df)
     med = ok.groupby(["condition", "threads"])["seconds"].median().unstack()
     if 1 not in med.columns or 2 not in med.columns:
         return []
     r2 = (med[2] / med[1]).dropna()
-    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    gil_on = gil_by_condition(df)
     out = [Check(
         "**Here the GIL does not matter**: every build, with or without a GIL, hashes two messages at once "
         "(T(2)/T(1) below 0.75)",

@@ -219,10 +219,10 @@ def explorer(df: pd.DataFrame):
 EXPERIMENT = SwitchInterval()
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check
+    from ..prose import Check, gil_by_condition, ok_rows
 
-    ok = df[df["status"] == "ok"] if "status" in df else df
-    gil_on = ok.groupby("condition")["gil_enabled"].apply(lambda v: bool(v.fillna(False).astype(bool).all()))
+    ok = ok_rows(df)
+    gil_on = gil_by_condition(df)
     conds = sorted(ok["condition"].unique())
     gil = [c for c in conds if gil_on.get(c)]
     free = [c for c in conds if not gil_on.get(c, True)]
