@@ -34,9 +34,9 @@ def test_bad_adaptive_parameters_are_refused_before_measuring(bad, message):
 
 
 def test_repeats_given_alone_mean_exactly_that_many():
-    # countdown's default profile adapts from 3 to 6; a reader asking for 9 (or 2) gets 9 (or 2)
+    # countdown's default profile adapts from 3 to 4; a reader asking for 9 (or 2) gets 9 (or 2)
     exp = experiments.get("countdown")
-    assert exp.resolve("default")["max_repeats"] == 6
+    assert exp.resolve("default")["max_repeats"] == 4
     assert exp.resolve("default", {"repeats": 9})["max_repeats"] is None
     assert exp.resolve("default", {"repeats": 2})["max_repeats"] is None
     assert exp.resolve("default", {"repeats": 2, "max_repeats": 4})["max_repeats"] == 4

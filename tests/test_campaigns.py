@@ -48,7 +48,7 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     assert plan["campaign_is_new"] and plan["campaign"] == "(a new campaign)"
     n = 4 * 3 * len(plan["conditions"])   # 1/2/4/8 threads x 3 repeats x conditions: 36 for the core three
     assert plan["samples_planned"] == plan["samples_total"] == n and plan["samples_resumable"] == 0
-    assert plan["samples_adaptive_max"] == n   # up to 3 more repeats (max_repeats = 6) where a CI is wide
+    assert plan["samples_adaptive_max"] == n // 3   # one more repeat (max_repeats = 4) where a CI is wide
     assert plan["reasons"] == {sweep.NOT_YET: n}
     assert not [p for p in (data_dir / "results").iterdir() if p.name not in (ref, "REFERENCE")]  # wrote nothing
 

@@ -115,7 +115,8 @@ def test_every_parameters_cell_is_the_declaration():
         assert cell.source == chapter.parameters_cell(name), name
         declared = [p.name for p in PythonTranslator.inspect(cell)]
         assert set(declared) == set(chapter.NOTEBOOK_PARAMS) | set(experiments.get(name).params) | {
-            "conditions", "repeats", "max_repeats", "ci_target", "timeout", "switch_interval", "affinity"}, name
+            "conditions", "repeats", "max_repeats", "ci_target", "timeout", "switch_interval", "affinity",
+            "full_grid", "small_grid"}, name
 
 
 def test_no_cell_is_copied_between_notebooks():

@@ -25,6 +25,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from . import experiments
+from .experiment import NOT_CONFIG
 from .paths import generated_dir, notebooks_dir, repo_root, results_dir
 
 APPENDIX = {"verdicts": "99_verdicts.ipynb"}   # not an experiment: gathers every verdict
@@ -355,7 +356,83 @@ def measuring_times(profile: str = "default") -> str:
             f"the `{profile}` profile, as its run files record: "
             + ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(per_doc.items())) + " minutes.\n\n")
     table = "| chapter | document | runs | minutes |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
-    return head + table
+    return head + table + "\n" + reproduce_times(profile)
+
+
+BUDGET_MINUTES = 25   # the whole `default` report on 2 cores (profiles.toml says how it is met)
+
+
+def timing_dir() -> Path:
+    """Committed records of whole ``gillab reproduce`` runs (copied unchanged from the campaign
+    that wrote them), whatever ``$GILLAB_DATA`` says."""
+    return repo_root() / "data" / "timing"
+
+
+def timing_records(profile: str = "default") -> list[dict]:
+    """The committed reproduce records of ``profile`` that completed, oldest first."""
+    out = []
+    for f in sorted(timing_dir().glob("*.json")):
+        rec = json.loads(f.read_text())
+        if rec.get("profile") == profile and rec.get("status") == "complete":
+            out.append(rec | {"file": f.name})
+    return sorted(out, key=lambda r: r["started"])
+
+
+def profile_drift(record: dict) -> list[str]:
+    """What in today's profile differs from the one ``record`` measured: per experiment, its
+    configuration or a parameter that says how much to measure (repeats, grids, builds)."""
+    out = []
+    seen = {e["experiment"]: e for e in record["experiments"]}
+    for name in experiments.names():
+        if name not in seen:
+            out.append(f"{name}: not in the record")
+            continue
+        exp, rec = experiments.get(name), seen[name]
+        p = exp.resolve(record["profile"])
+        if exp.config_id(p) != rec["config_id"]:
+            out.append(f"{name}: configuration {rec['config_id']} then, {exp.config_id(p)} now")
+        for k in NOT_CONFIG:
+            if k in rec["params"] and json.dumps(rec["params"][k], sort_keys=True) != json.dumps(p.get(k), sort_keys=True):
+                out.append(f"{name}: {k} {rec['params'][k]!r} then, {p.get(k)!r} now")
+    return out
+
+
+def reproduce_times(profile: str = "default") -> str:
+    """How long the newest committed whole run of ``profile`` took (``gillab reproduce``), per
+    document and chapter, with how quiet the machine was and whether today's profile is the one
+    it measured."""
+    recs = timing_records(profile)
+    if not recs:
+        return f"*No record of a whole `{profile}` run in `data/timing/`.*\n"
+    r = recs[-1]
+    per_doc, rows = {}, []
+    for e in r["experiments"]:
+        doc = experiments.get(e["experiment"]).document[:3]
+        per_doc[doc] = per_doc.get(doc, 0.0) + e["seconds"]
+        rows.append(f"| `{e['experiment']}` | {doc} | {e['measured']} | {e['failed']} | {e['seconds'] / 60:.1f} |")
+    minutes = r["seconds"] / 60
+    within = "within" if minutes <= BUDGET_MINUTES else "**over**"
+    steal = r.get("cpu_steal_share")
+    commit = (r.get("git") or {}).get("commit") or "?"
+    drift = profile_drift(r)
+    lines = [
+        f"A whole `{profile}` run, `gillab reproduce` from an empty campaign on {r['started'][:10]} (commit "
+        f"`{commit[:10]}`, machine `{r['machine'].get('machine_id')}`), measured for **{minutes:.1f} minutes**, "
+        f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores: "
+        + ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(per_doc.items())) + " minutes. "
+        f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
+        f"{(r.get('loadavg_end') or ['?'])[0]}"
+        + (f", and the hypervisor took {steal:.0%} of the CPU time" if steal is not None else "") + ". "
+        "It measures fewer samples than the reference campaign above: where a chapter's grid times its builds "
+        "would not fit, the profile measures the document's own GIL build and today's at every point and the other "
+        "builds on a small grid (`full_grid`, `small_grid` in `profiles.toml`); `-p full_grid=all` measures "
+        "everything, as the reference campaign did.",
+        "",
+        "| chapter | document | samples | failed | minutes |", "|---|---|---|---|---|", *rows, "",
+        (f"The profile has changed since this record: {'; '.join(drift)}." if drift else
+         f"Today's `{profile}` profile is the one this run measured (`data/timing/{r['file']}`)."),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def builds_table() -> str:
@@ -409,11 +486,41 @@ def book(execute_notebooks: bool = True, profile: str = "default", force: bool =
     return build_book()
 
 
-def reproduce(profile: str = "default", campaign: str | None = None) -> Path:
+def reproduce(profile: str = "default", campaign: str | None = None, render: bool = True) -> Path:
     """Measure every experiment into the reader's campaign (resuming what it holds), through
-    the command line's code, then render the book, which shows that campaign beside the reference."""
-    from . import sweep
+    the command line's code, then render the book, which shows that campaign beside the reference.
 
-    for name in experiments.names():
-        sweep.measure(name, profile, campaign=campaign)
-    return book(profile=profile)
+    The whole measurement is recorded in the campaign as ``reproduce-<started>.json`` (see
+    :func:`reproduce_record`): how long the report took to measure, chapter by chapter.  Returns
+    the book's folder, or the record's path with ``render=False``."""
+    from . import campaigns, metadata, sweep
+
+    camp = campaigns.for_measuring(campaign)
+    record = {"profile": profile, "campaign": camp.id, "started": metadata.now(), "git": metadata.git_commit(),
+              "machine": metadata.machine(), "loadavg_start": metadata.loadavg(),
+              "cpu_times_start": metadata.cpu_times(), "status": "running", "experiments": []}
+    path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
+    t0 = time.monotonic()
+
+    def save(status: str) -> None:
+        end = metadata.cpu_times()
+        record.update(status=status, finished=metadata.now(), seconds=round(time.monotonic() - t0, 1),
+                      loadavg_end=metadata.loadavg(), cpu_times_end=end,
+                      cpu_steal_share=metadata.steal_share(record["cpu_times_start"], end))
+        path.write_text(json.dumps(metadata.portable(record), indent=1, default=str) + "\n")
+
+    try:
+        for name in experiments.names():
+            t1 = time.monotonic()
+            res = sweep.measure(name, profile, campaign=camp.id)
+            record["experiments"].append({
+                "experiment": name, "run_id": res.run_id, "status": res.status, "seconds": round(time.monotonic() - t1, 1),
+                "measured": res.measured, "resumed": res.skipped, "failed": res.failed,
+                "missing_conditions": res.missing_conditions, "config_id": res.config_id,
+                "params": {k: res.params[k] for k in NOT_CONFIG if k in res.params}})
+            save("running")
+    except BaseException as exc:
+        save(f"interrupted ({type(exc).__name__})")
+        raise
+    save("complete")
+    return book(profile=profile) if render else path

@@ -12,7 +12,7 @@ import shlex
 import pandas as pd
 from IPython.display import Markdown, display
 
-from . import campaigns, experiments, interpreters, plots, report, results, sweep, tables
+from . import campaigns, experiments, grid, interpreters, plots, report, results, sweep, tables
 from .live import LIVE_NOTEBOOK
 from .profiles import COMMON, Param, ParameterError
 
@@ -68,6 +68,7 @@ class Chapter:
         self.live = bool(g.get("live", False))
         self.overrides = {k: g[k] for k in set(COMMON) | set(self.exp.params) if g.get(k) is not None}
         self.params = self.exp.resolve(self.profile, self.overrides)
+        self.small_grid = grid.small_values(self.exp, self.params)   # refused here, before anything is measured
         self.config_id = self.exp.config_id(self.params)
         self.result = None
         plots.setup()
@@ -124,6 +125,12 @@ class Chapter:
                  "overrides it, and unknown names or impossible values stop the notebook before anything is measured:",
                  ""]
         lines += [f"- `{k}` = `{v}`" for k, v in self.params.items()]
+        if self.small_grid:
+            small = "; ".join(f"`{k}` = `{v}`" for k, v in self.small_grid.items())
+            lines += ["", f"A sweep of these parameters measures the builds of `full_grid` (`{self.params['full_grid']}`) "
+                      f"at every point and the other builds on the small grid only ({small}); elsewhere they are "
+                      "*not measured* in that run. The profile trades those points for time (the whole `default` "
+                      "report has to fit 25 minutes on 2 cores); `full_grid=all` measures every build everywhere."]
         return "\n".join(lines)
 
     def _data_text(self) -> str:

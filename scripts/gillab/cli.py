@@ -125,7 +125,9 @@ def cmd_run(args) -> int:
 def cmd_reproduce(args) -> int:
     from . import book
 
-    book.reproduce(args.profile, campaign=_campaign_for(args))
+    out = book.reproduce(args.profile, campaign=_campaign_for(args), render=not args.no_book)
+    if args.no_book:
+        print(f"[gillab] measured; the record of this run: {out}")
     return 0
 
 
@@ -232,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
         s.set_defaults(fn=fn)
     s = sub.add_parser("reproduce", help="measure every experiment, then build the book")
     s.add_argument("-P", "--profile", default="default", choices=PROFILES)
+    s.add_argument("--no-book", action="store_true", help="measure only (the run's record is written either way)")
     campaign_args(s)
     s.set_defaults(fn=cmd_reproduce)
     s = sub.add_parser("campaigns", help="the reference campaign and yours")

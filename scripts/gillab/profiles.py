@@ -5,6 +5,7 @@ value out of range raises :class:`ParameterError` naming the parameter and what 
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -126,6 +127,35 @@ def text(value) -> str:
     return value
 
 
+def parse_small_grid(value) -> dict:
+    """A mapping of parameter name to raw value, from a mapping, a JSON object, or
+    ``"name=value; name=value"`` (values as on the command line: ``cpu_threads=0,1``)."""
+    if value is None or value == "" or value == {}:
+        return {}
+    if isinstance(value, dict):
+        return dict(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a mapping or 'name=value; name=value', got {type(value).__name__}")
+    text = value.strip()
+    if text.startswith("{"):
+        try:
+            out = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"is not a JSON object: {exc}") from None
+        if not isinstance(out, dict):
+            raise ValueError("must be a JSON object")
+        return out
+    out = {}
+    for part in (s.strip() for s in text.split(";")):
+        if not part:
+            continue
+        name, eq, raw = part.partition("=")
+        if not eq or not name.strip():
+            raise ValueError(f"{part!r} is not name=value")
+        out[name.strip()] = raw.strip()
+    return out
+
+
 COMMON = {
     "conditions": Param("conditions", lambda v: ",".join(_as_list(v)) if not isinstance(v, str) else v,
                         "core | auto | all | comma-separated condition ids"),
@@ -140,8 +170,13 @@ COMMON = {
                              "sys.setswitchinterval() in seconds (at least 1e-6), None keeps the 5 ms default",
                              optional=True),
     "affinity": Param("affinity", cpu_list, "CPUs the workload may run on, e.g. 0 or 0,1", optional=True),
+    "full_grid": Param("full_grid", lambda v: ",".join(_as_list(v)) if not isinstance(v, str) else v,
+                       "builds measured at every point (all, or ids and sets); the others on small_grid"),
+    "small_grid": Param("small_grid", parse_small_grid,
+                        "narrower grid values for the builds outside full_grid, as name:value pairs "
+                        "(switch_intervals 0.005), None for every build at every point", optional=True),
 }
-COMMON_DEFAULTS = {"conditions": "auto", "switch_interval": None, "affinity": None,
+COMMON_DEFAULTS = {"conditions": "auto", "switch_interval": None, "affinity": None, "full_grid": "all", "small_grid": None,
                    "max_repeats": None, "ci_target": 0.05}
 
 

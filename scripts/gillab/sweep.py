@@ -22,6 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from . import grid as grid_mod
 from . import interpreters, metadata, runner
 from .experiment import Experiment, point_key
 from .experiments import get
@@ -112,17 +113,25 @@ def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None
     return None
 
 
+def left_out(exp: Experiment, p: dict, point: dict, cid: str, ident, grid: grid_mod.Grid) -> str | None:
+    """Why ``point`` is not measured under build ``cid``: it does not apply to the build
+    (``Experiment.applies``), or the build is measured on the small grid only; else None."""
+    return exp.applies(point, ident) or grid.reason(cid, point)
+
+
 def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
-                 ckey: str, idents: dict, reps=None, points=None) -> tuple[list, int, dict, list]:
+                 ckey: str, idents: dict, reps=None, points=None, grid=None) -> tuple[list, int, dict, list]:
     """Every (repeat, point, condition) to measure, and why; a point that does not apply to a
-    build (``Experiment.applies``) is left out, counted under its reason in ``reasons`` with the
-    prefix "not applicable: " (and never in ``todo``).  ``reps`` and ``points`` default to the
-    fixed repeats (``range(repeats)``) and every point."""
+    build (``Experiment.applies``), or lies outside the small grid of a build not in ``full_grid``,
+    is left out, counted under its reason in ``reasons`` with the prefix "not applicable: " (and
+    never in ``todo``).  ``reps`` and ``points`` default to the fixed repeats (``range(repeats)``)
+    and every point; ``grid`` to the one ``p`` describes."""
+    grid = grid_mod.of(exp, p) if grid is None else grid
     todo, resumable, reasons, details = [], 0, {}, []
     for rep in (range(p["repeats"]) if reps is None else reps):
         for point in (exp.points(p) if points is None else points):
             for cid in cids:
-                na = exp.applies(point, idents[cid])
+                na = left_out(exp, p, point, cid, idents[cid], grid)
                 if na:
                     why = f"not applicable: {na}"
                     reasons[why] = reasons.get(why, 0) + 1
@@ -146,18 +155,19 @@ def adaptive_rounds(p: dict) -> range:
 
 
 def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dict, ckey: str,
-                idents: dict, upto: int) -> list[tuple[dict, str]]:
+                idents: dict, upto: int, grid=None) -> list[tuple[dict, str]]:
     """The points that need another repeat, each with why: a condition whose 95% CI of the median
     of ``exp.adaptive_metric`` (over its resumable samples of repeats ``0 .. upto-1``) is wider
     than ``ci_target`` times the median on either side, or that has fewer than 2 samples (one
     failed).  Every condition of such a point gets the repeat, so that repeats stay paired."""
     from . import stats
 
+    grid = grid_mod.of(exp, p) if grid is None else grid
     out = []
     for point in exp.points(p):
         pk, why = point_key(point), ""
         for cid in cids:
-            if exp.applies(point, idents[cid]):
+            if left_out(exp, p, point, cid, idents[cid], grid):
                 continue
             vals = []
             for rep in range(upto):
@@ -207,6 +217,7 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
 
     exp = get(name)
     p = exp.resolve(profile, overrides)
+    grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
     conds = interpreters.select(p["conditions"])
     idents = {c.id: interpreters.identify(c) for c in conds}
     missing = [c.id for c in conds if not idents[c.id].available]
@@ -236,7 +247,8 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     cids = [c.id for c in usable]
     todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents)
     cname = camp.id if camp is not None else campaign or "(a new campaign)"
-    per_round = sum(1 for point in exp.points(p) for cid in cids if not exp.applies(point, idents[cid]))
+    grid = grid_mod.of(exp, p)
+    per_round = sum(1 for point in exp.points(p) for cid in cids if not left_out(exp, p, point, cid, idents[cid], grid))
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
                 cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round)
 
@@ -264,7 +276,9 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
                   "marked so, and their samples resumed", file=sys.stderr)
         rows, failed = store.measured(cfg), store.failed(cfg)
-        todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents)
+        grid = grid_mod.of(exp, p)
+        todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents,
+                                                   grid=grid)
         by_id = {c.id: c for c in usable}
         todo = [(rep, point, by_id[cid]) for rep, point, cid in todo]
         result.skipped, result.reasons = resumable, reasons
@@ -317,11 +331,11 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             cids = [c.id for c in usable]
             for rep in adaptive_rounds(p):   # each round decided on everything measured so far
                 rows, failed = store.measured(cfg), store.failed(cfg)
-                wide = wide_points(exp, p, cids, rows, keys, ckey, idents, rep)
+                wide = wide_points(exp, p, cids, rows, keys, ckey, idents, rep, grid=grid)
                 if not wide:
                     break
                 more, resumed, why_more, _ = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents,
-                                                          reps=[rep], points=[pt for pt, _ in wide])
+                                                          reps=[rep], points=[pt for pt, _ in wide], grid=grid)
                 result.skipped += resumed
                 meta.setdefault("adaptive", []).append(
                     {"repeat": rep, "points": {point_key(pt): why for pt, why in wide}, "samples": len(more)})

@@ -1,0 +1,87 @@
+"""full_grid and small_grid: the builds measured at every point, and a narrower grid for the rest.
+Both choose what is measured, never what a sample is, so samples of either grid are resumed by
+the other."""
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from gillab import experiments, grid, sweep
+from gillab.experiment import point_key
+from gillab.profiles import ParameterError
+
+TINY = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
+
+
+@pytest.mark.parametrize("small, message", [
+    ("total_decrements=5", "small_grid names 'total_decrements', which does not choose the points"),
+    ("threads=3", "its point threads=3 is not a point of the full grid"),
+    ("cpu_threads=1", "small_grid names 'cpu_threads', which is not one of its parameters"),
+    ("threads=many", "small_grid threads='many' is not valid"),
+    ("threads", "'threads' is not name=value"),
+    ('{"threads": [1]', "is not a JSON object"),
+])
+def test_a_small_grid_that_does_not_narrow_the_grid_is_refused_before_measuring(small, message):
+    with pytest.raises(ParameterError, match=message):
+        sweep.plan("countdown", "smoke", dict(TINY, full_grid="3.13.5", small_grid=small))
+
+
+def test_an_unknown_build_in_full_grid_is_refused():
+    with pytest.raises(ParameterError, match="full_grid: unknown condition"):
+        sweep.plan("countdown", "smoke", dict(TINY, full_grid="3.13.99", small_grid="threads=1"))
+
+
+def test_the_small_grid_is_written_three_ways_and_is_not_part_of_the_configuration():
+    exp = experiments.get("countdown")
+    forms = ["threads=1", {"threads": [1]}, '{"threads": [1]}']
+    ps = [exp.resolve("smoke", dict(TINY, full_grid="3.13.5", small_grid=f)) for f in forms]
+    assert {grid.of(exp, p).small for p in ps} == {frozenset({"threads=1"})}
+    assert {exp.config_id(p) for p in ps} == {exp.config_id(exp.resolve("smoke", TINY))}
+
+
+def test_builds_outside_full_grid_are_planned_on_the_small_grid_only():
+    exp = experiments.get("countdown")
+    p = exp.resolve("smoke", dict(TINY, full_grid="3.13.5", small_grid="threads=1"))
+    cids = ["3.13.5", "3.13.5t"]
+    todo, resumable, reasons, _ = sweep.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
+    planned = collections.Counter((cid, point_key(pt)) for _, pt, cid in todo)
+    assert planned == {("3.13.5", "threads=1"): 2, ("3.13.5", "threads=2"): 2, ("3.13.5t", "threads=1"): 2}
+    (why,) = [k for k in reasons if k.startswith("not applicable")]
+    assert "outside the small grid (threads=[1]; full grid: 3.13.5)" in why and reasons[why] == 2
+    # without a small grid, full_grid alone changes nothing
+    p = exp.resolve("smoke", dict(TINY, full_grid="3.13.5"))
+    todo, *_ = sweep.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
+    assert len(todo) == 8
+
+
+def test_a_point_outside_a_builds_small_grid_never_asks_for_adaptive_repeats():
+    exp = experiments.get("countdown")
+    p = exp.resolve("smoke", dict(TINY, full_grid="3.13.5", small_grid="threads=1", max_repeats=4))
+    keys, ckey = {"3.13.5": "a", "3.13.5t": "b"}, "code"
+    k1, k2 = point_key({"threads": 1}), point_key({"threads": 2})
+    rows = {}
+    for cid, pk, vals in (("3.13.5", k1, [1.0, 1.0, 1.0]), ("3.13.5", k2, [2.0, 2.0, 2.0]),
+                          ("3.13.5t", k1, [1.0, 1.0, 1.0])):
+        for rep, v in enumerate(vals):
+            rows[(cid, pk, rep)] = {"seconds": v, "identity_key": keys[cid], "code_key": ckey}
+    idents = dict.fromkeys(keys)
+    assert sweep.wide_points(exp, p, list(keys), rows, keys, ckey, idents, upto=3) == []
+    # the same rows with every build on the full grid: 3.13.5t has no sample at threads=2
+    p_all = exp.resolve("smoke", dict(TINY, max_repeats=4))
+    wide = sweep.wide_points(exp, p_all, list(keys), rows, keys, ckey, idents, upto=3)
+    assert [(point_key(pt), why) for pt, why in wide] == [(k2, "3.13.5t: 0 sample(s)")]
+
+
+def test_a_small_grid_run_is_completed_by_a_full_grid_run_without_measuring_twice(builds, data_dir):
+    from gillab import campaigns
+
+    small = sweep.measure("countdown", "smoke", dict(TINY, full_grid="3.13.5", small_grid="threads=1"),
+                          progress=False)
+    assert small.status == "complete" and small.measured == 6
+    full = sweep.measure("countdown", "smoke", TINY, campaign=small.campaign, progress=False)
+    assert full.skipped == 6 and full.measured == 2
+    rows = campaigns.load(small.campaign).store("countdown").rows()
+    seen = collections.Counter((r["condition"], r["point"]) for r in rows if r["status"] == "ok")
+    assert seen == {(c, point_key({"threads": n})): 2 for c in ("3.13.5", "3.13.5t") for n in (1, 2)}
+    assert {r["run_id"] for r in rows if r["condition"] == "3.13.5t" and r["point"] == "threads=2"} == {full.run_id}
