@@ -43,3 +43,39 @@ def test_the_convoy_sentences_follow_the_data():
     convoy = checks["**The GIL builds show the convoy"]
     assert not convoy.holds and "→" in convoy.evidence
     assert prose.NOT_TRUE in prose.markdown([convoy])
+
+
+def _check(name, df, starts):
+    (c,) = [c for c in experiments.analysis(name).prose(df) if c.text.startswith(starts)]
+    return c
+
+
+def test_the_document_003_and_ccbench_sentences_follow_the_data():
+    """Doctored reference samples turn a sentence false: a free-threaded heartbeat silenced for
+    the whole scan; 3.13.5 crashing in its recursion; the old GIL as slow as the new next to pure
+    Python; a free-threaded perf2 that collapses while the long request runs."""
+    ref = campaigns.reference_id()
+    df = results.samples("stall", ref)
+    fake = df.assign(silent_fraction=df["silent_fraction"].where(df["condition"] != "3.13.5t", 1.0))
+    assert _check("stall", df, "Without a GIL").holds and not _check("stall", fake, "Without a GIL").holds
+
+    df = results.samples("thread_memory", ref)
+    hit = (df["condition"] == "3.13.5") & (df["mode"] == "recursion")
+    fake = df.copy()
+    fake.loc[hit, "crashed"], fake.loc[hit, "reached_cap"] = True, False
+    assert _check("thread_memory", df, "Builds whose Python").holds
+    assert not _check("thread_memory", fake, "Builds whose Python").holds
+
+    df = results.samples("ccbench", ref)
+    old = (df["condition"] == "2.7.18") & (df["task"] == "pi") & (df["test"] == "latency")
+    fake = df.copy()
+    fake.loc[old, "oneway_ms"] = fake.loc[old, "oneway_ms"] * 1000
+    assert _check("ccbench", df, "Next to one pure-Python").holds
+    assert not _check("ccbench", fake, "Next to one pure-Python").holds
+
+    df = results.samples("fib_server", ref)
+    during = (df["condition"] == "3.13.5t") & (df["kind"] == "thread") & (df["phase"] == "during")
+    fake = df.copy()
+    fake.loc[during, "rate"] = 0
+    assert _check("fib_server", df, "Without a GIL, perf2").holds
+    assert not _check("fib_server", fake, "Without a GIL, perf2").holds

@@ -352,6 +352,74 @@ def findings(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _gil_kinds(df: pd.DataFrame) -> dict:
+    """condition -> "old" (switches by check interval: 2.7's GIL), "new" (by switch interval) or
+    "none" (no GIL at run time), as each build's samples recorded it."""
+    from ..prose import gil_by_condition, ok_rows
+
+    ok = ok_rows(df)
+    old = set(ok.loc[ok["check_interval_runtime"].notna(), "condition"]) if "check_interval_runtime" in ok else set()
+    return {c: "old" if c in old else "new" if on else "none" for c, on in gil_by_condition(df).items()}
+
+
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..prose import Check, ok_rows
+
+    s = summary(df)
+    kinds = _gil_kinds(df)
+    lat = s[(s["test"] == "latency") & (s["threads"] == 1)]
+    mean = lat.set_index(["condition", "task", "policy"])["mean"]
+    default_si = ok_rows(df)["switch_interval_runtime"].dropna()
+    si_ms = float(default_si[ok_rows(df)["policy"] == "default"].median()) * 1000 if len(default_si) else math.nan
+    new = [c for c, k in kinds.items() if k == "new" and (c, "regex", "default") in mean.index]
+    out = []
+    if new and math.isfinite(si_ms):
+        vals = {c: float(mean[(c, "regex", "default")]) for c in new}
+        out.append(Check(f"With the new GIL, the echo thread next to a regex thread waits about one switch interval "
+                         f"({si_ms:g} ms), the time after which it may force a switch",
+                         all(si_ms <= v <= 2 * si_ms for v in vals.values()),
+                         "mean one-way time: " + "; ".join(f"{c} {v:.2f} ms" for c, v in vals.items())))
+    swept = [c for c in new if (c, "regex", "switch:0.001") in mean.index and (c, "regex", "switch:0.0001") in mean.index]
+    if swept:
+        v = {c: (float(mean[(c, "regex", "default")]), float(mean[(c, "regex", "switch:0.001")]),
+                 float(mean[(c, "regex", "switch:0.0001")])) for c in swept}
+        out.append(Check("A shorter switch interval shortens that wait, but not below about a millisecond, however short "
+                         "the interval: one call of task B's pattern holds the GIL about that long",
+                         all(b < 0.75 * a and c >= 1.0 for a, b, c in v.values()),
+                         "mean at the default, 1 ms and 0.1 ms: " + "; ".join(
+                             f"{c} {a:.2f} / {b:.2f} / {d:.2f} ms" for c, (a, b, d) in v.items())))
+    free = [c for c, k in kinds.items() if k == "none"]
+    near = s[(s["test"] == "latency") & (s["threads"] >= 1) & (s["policy"] == "default") & s["condition"].isin(free)]
+    if len(near):
+        worst = near.groupby("condition")["mean"].max()
+        out.append(Check("Without a GIL the echo thread never waits for a lock: next to any task, with one or more "
+                         "threads computing, it answers within a millisecond",
+                         bool((worst < 1.0).all()),
+                         "longest mean one-way time over the tasks and thread counts: " + "; ".join(
+                             f"{c} {v:.2f} ms" for c, v in worst.items())))
+    old = [c for c, k in kinds.items() if k == "old"]
+    for c in old:
+        pure = [t for t in ("pi", "countdown") if (c, t, "default") in mean.index
+                and any((n, t, "default") in mean.index for n in new)]
+        if pure:
+            pairs = {t: (float(mean[(c, t, "default")]),
+                         min(float(mean[(n, t, "default")]) for n in new if (n, t, "default") in mean.index))
+                     for t in pure}
+            out.append(Check(f"Next to one pure-Python thread, the old GIL ({c}) answers sooner than any build with the "
+                             "new GIL: it offers the lock every 100 ticks, the new one only after a whole switch interval",
+                             all(o < n for o, n in pairs.values()),
+                             "mean one-way time, old GIL / fastest new GIL: " + "; ".join(
+                                 f"{t} {o:.2f} / {n:.2f} ms" for t, (o, n) in pairs.items())))
+        if (c, "regex", "default") in mean.index and new:
+            o = float(mean[(c, "regex", "default")])
+            worst = max(float(mean[(n, "regex", "default")]) for n in new)
+            out.append(Check(f"Next to a regex thread the old GIL ({c}) answers at least ten times later than every build "
+                             "with the new GIL: 100 ticks of task B are 100 long C calls, and the thread that drops the lock usually takes it back at once",
+                             o >= 10 * worst, f"mean one-way time: {c} {o:,.1f} ms, slowest new GIL {worst:.2f} ms"))
+    return out
+
+
 # -- figures ----------------------------------------------------------------------------------------
 def figure(df: pd.DataFrame):
     """Latency: every answered ping's one-way time per condition and background threads, one

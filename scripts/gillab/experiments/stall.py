@@ -139,6 +139,41 @@ def findings(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about what the free-threaded builds change, each checked against ``df``."""
+    from ..prose import Check, gil_by_condition, ok_rows
+
+    runs = per_run(ok_rows(df))
+    if not len(runs):
+        return []
+    big = runs[runs["n"] == runs["n"].max()]
+    gil_on = gil_by_condition(df)
+    silent = big[~big["signal"]].groupby("condition")["silent_fraction"].median()
+    out = []
+    with_gil = {c: v for c, v in silent.items() if gil_on.get(c)}
+    without = {c: v for c, v in silent.items() if gil_on.get(c) is False}
+    if with_gil:
+        out.append(Check("With a GIL (the free-threaded binary with its GIL put back included) the heartbeat is silent "
+                         "for the whole scan",
+                         all(v >= 0.95 for v in with_gil.values()),
+                         "share of the scan without a heartbeat: " + "; ".join(f"{c} {v:.0%}" for c, v in with_gil.items())))
+    if without:
+        out.append(Check("Without a GIL the heartbeat thread is not silenced for the whole scan: it runs on the other "
+                         "core",
+                         all(v < 0.9 for v in without.values()),
+                         "share of the scan without a heartbeat: " + "; ".join(f"{c} {v:.0%}" for c, v in without.items())))
+    if "interrupt_wait" in big:
+        wait = big[big["signal"]].groupby("condition")["interrupt_wait"].median().dropna()
+        if len(wait):
+            out.append(Check("Ctrl-C waits for the scan in every build: the KeyboardInterrupt comes only when the `in` ends",
+                             bool((wait >= 0.9).all()),
+                             "share of the scan's remaining time a SIGINT waited: " + "; ".join(
+                                 f"{c} {v:.0%}" for c, v in wait.items()),
+                             "A signal's Python handler runs in the main thread between two instructions, and the scan "
+                             "is one instruction, with or without a GIL."))
+    return out
+
+
 def explorer(df: pd.DataFrame):
     """Kernel-free: the heartbeat gap or the time of the 'in', slide over the sizes."""
     import matplotlib.pyplot as plt

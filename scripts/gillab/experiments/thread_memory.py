@@ -201,4 +201,56 @@ def explorer(df: pd.DataFrame):
                                   title="Explore the thread memory")
 
 
+def _recurses_in_c(version: str, nogil_fork) -> bool:
+    """Whether a Python-to-Python call recurses in C: CPython before 3.11, except Sam Gross's fork."""
+    major, minor = (int(x) for x in str(version).split(".")[:2])
+    return (major, minor) < (3, 11) and not bool(nogil_fork)
+
+
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..prose import Check, ok_rows
+
+    ok = ok_rows(df)
+    out = []
+    th = ok[ok["mode"] == "threads"]
+    if len(th):
+        m = th.assign(stack_kib=th["stack_size_set_kib"].fillna(th["rlimit_stack_kib"])).groupby(
+            ["condition", "stack_kb"])[["vm_per_thread_kib", "stack_kib"]].median()
+        out.append(Check("The virtual size each blocked thread adds is more than its stack, with the default stack and "
+                         "with a smaller one, in every build",
+                         bool((m["vm_per_thread_kib"] > m["stack_kib"]).all()),
+                         "virtual size per thread / stack, KiB: " + "; ".join(
+                             f"{c} {'default' if not kb else f'{kb:g} KiB'} {r.vm_per_thread_kib:,.0f} / {r.stack_kib:,.0f}"
+                             for (c, kb), r in m.iterrows()),
+                         "Beside the stack, the memory allocator reserves address space for threads that allocate "
+                         "(glibc's arenas, mimalloc's heaps in the free-threaded builds)."))
+        runs = per_run(df)
+        ratio = runs[runs["mode"] == "threads"].groupby("condition")["small_over_default"].median().dropna()
+        if len(ratio):
+            out.append(Check("A smaller stack (`threading.stack_size`) lowers the virtual size per thread in every build",
+                             bool((ratio < 1).all()),
+                             "smaller stack over the default: " + "; ".join(f"{c} {v:.2f}" for c, v in ratio.items())))
+    rec = ok[ok["mode"] == "recursion"]
+    if len(rec):
+        kind = {c: _recurses_in_c(g["python"].iloc[0], g["nogil_fork"].iloc[0]) for c, g in rec.groupby("condition")}
+        flat = [c for c, inc in kind.items() if not inc]
+        if flat:
+            g = rec[rec["condition"].isin(flat)]
+            out.append(Check("Builds whose Python calls no longer recurse in C (CPython 3.11 and later, and the nogil fork) "
+                             "reach the recursion cap set here, without a crash",
+                             bool(g["reached_cap"].astype(bool).all() and not g["crashed"].astype(bool).any()),
+                             "; ".join(f"{c}: depth {x['depth'].median():,.0f}, {x['ended'].iloc[0]}"
+                                       for c, x in g.groupby("condition"))))
+        deep = [c for c, inc in kind.items() if inc]
+        if deep:
+            g = rec[rec["condition"].isin(deep)]
+            out.append(Check("Builds that still recurse in C (CPython before 3.11) die of a signal when the thread's stack "
+                             "runs out, before the cap",
+                             bool(g["crashed"].astype(bool).all()),
+                             "; ".join(f"{c}: depth {x['depth'].median():,.0f}, {x['ended'].iloc[0]}"
+                                       for c, x in g.groupby("condition"))))
+    return out
+
+
 ANALYSIS = ModuleAnalysis(__name__, extras=("statistics_figure",))

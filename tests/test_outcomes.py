@@ -1,0 +1,85 @@
+"""Each experiment's verdicts on synthetic samples: one that agrees with the document, one that
+differs, one too noisy to say (and too few samples to say).  The published values are read from
+data/reference/, never typed here; the samples are shaped like the store's.  Countdown, the
+convoy's echo rate, document 002's single-threaded loop, document 003's statistics and the B2
+speedups have theirs beside their experiments' other tests."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gillab import experiments, results
+
+# per repeat, the measured value over the published one
+CASES = [
+    ((1.00, 1.01, 0.99, 1.00, 1.01), "agrees"),
+    ((2.00, 2.02, 1.98, 2.01, 1.99), "higher"),
+    ((0.40, 0.41, 0.39, 0.40, 0.40), "lower"),
+    ((0.60, 1.50, 1.00, 1.40, 0.70), "inconclusive"),
+    ((1.00, 1.01), "inconclusive"),
+]
+
+
+def _verdict(name, df, claim_id, cond):
+    rows = {r["claim_id"]: r for r in experiments.analysis(name).claims(df)}
+    return rows[claim_id]["measured"][cond]["verdict"]
+
+
+@pytest.mark.parametrize("factors, expected", CASES)
+def test_sha256_two_threads_over_one(factors, expected):
+    pub = results.reference("pbts13_t2_sha256_threads").set_index("threads")["time_s_best_of_3"]
+    ratio = float(pub[2] / pub[1])
+    rows = []
+    for rep, f in enumerate(factors):
+        t1 = 3.0 * (1 + 0.005 * (rep % 2))   # a ratio of medians, not paired: the one-thread times barely move
+        rows += [{"condition": "b", "threads": 1, "seconds": t1, "repeat": rep},
+                 {"condition": "b", "threads": 2, "seconds": t1 * ratio * f, "repeat": rep}]
+    df = pd.DataFrame(rows).assign(messages=8, message_bytes=134_217_728, gil_enabled=True)
+    assert _verdict("sha256", df, "sha256/threads=2", "b") == expected
+
+
+@pytest.mark.parametrize("factors, expected", CASES)
+def test_switch_interval_two_threads_over_one_at_5_ms(factors, expected):
+    pub = results.reference("pbts13_t4_countdown_vs_switch_interval")
+    at = pub[np.isclose(pub["switch_interval_s"], 0.005)].set_index("threads")["time_s"]
+    ratio = float(at[2] / at[1])
+    rows = []
+    for rep, f in enumerate(factors):
+        t1 = 1.0 + 0.002 * rep
+        rows += [{"condition": "b", "switch_interval": 0.005, "threads": 1, "seconds": t1, "repeat": rep},
+                 {"condition": "b", "switch_interval": 0.005, "threads": 2, "seconds": t1 * ratio * f, "repeat": rep}]
+    assert _verdict("switch_interval", pd.DataFrame(rows), "switch_interval/si=0.005/threads=2", "b") == expected
+
+
+@pytest.mark.parametrize("factors, expected", [
+    ((1.00, 1.02, 0.98, 1.01, 0.99), "agrees"),            # request rates: a +-25% band
+    ((2.00, 2.05, 1.95, 2.02, 1.98), "higher"),
+    ((0.30, 0.31, 0.29, 0.30, 0.30), "lower"),
+    ((0.30, 2.00, 1.00, 1.80, 0.40), "inconclusive"),      # windows flipping between regimes
+    ((1.00, 1.01), "inconclusive"),
+])
+def test_affinity_rate_with_one_cpu_thread_on_the_servers_core(factors, expected):
+    pub = results.reference("pbts13_t5_echo_rps_cpu_affinity").set_index("cpu_bound_threads")["rps_numeric"]
+    rate = float(pub[1])
+    df = pd.DataFrame([{"condition": "b", "cpu_threads": 1, "client": "same", "rps": rate * f, "window": i,
+                        "repeat": 0, "run_id": "r"} for i, f in enumerate(factors)])
+    assert _verdict("affinity", df, "affinity/cpu_threads=1/client=same", "b") == expected
+
+
+@pytest.mark.parametrize("name, mode, file", [
+    ("primes", "threads", "3_cpu_bound_multithread"),
+    ("primes", "single", "3_cpu_bound_single_thread"),
+    ("file_io", "threads", "2_io_bound_multithread"),
+])
+@pytest.mark.parametrize("factors, expected", CASES)
+def test_document_002_free_threaded_over_gil(name, mode, file, factors, expected):
+    row = results.reference("pyconjp2025_observations").set_index("File").loc[file]
+    ratio = float(row["free_threaded_value"]) / float(row["gil_enabled_value"])
+    rows = []
+    for rep, f in enumerate(factors):
+        base = 0.8 * (1 + 0.3 * (rep % 3))
+        rows += [{"condition": "3.13.5", "mode": mode, "repeat": rep, "seconds": base, "gil_enabled": True},
+                 {"condition": "3.13.5t", "mode": mode, "repeat": rep, "seconds": base * ratio * f,
+                  "gil_enabled": False}]
+    assert _verdict(name, pd.DataFrame(rows), f"{name}/{file}", "3.13.5 vs 3.13.5t") == expected

@@ -1,0 +1,66 @@
+"""The whole report's measuring time: `gillab reproduce` records every chapter's run, and the
+method chapter reports the newest committed record of the `default` profile, which must be of
+today's profile."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gillab import book, campaigns
+
+
+def _record(camp_id):
+    (path,) = campaigns.load(camp_id).dir.glob("reproduce-*.json")
+    return json.loads(path.read_text())
+
+
+def test_reproduce_records_each_chapter_and_the_whole_run(builds, data_dir, monkeypatch):
+    monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop"])
+    path = book.reproduce("smoke", campaign="timed", render=False)
+    rec = json.loads(path.read_text())
+    assert rec["status"] == "complete" and rec["profile"] == "smoke" and rec["campaign"] == "timed"
+    (e,) = rec["experiments"]
+    run_ids = {r["run_id"] for r in campaigns.load("timed").store("st_loop").rows()}
+    assert e["experiment"] == "st_loop" and run_ids == {e["run_id"]} and e["failed"] == 0
+    assert e["measured"] == len(campaigns.load("timed").store("st_loop").rows()) > 0
+    assert 0 < e["seconds"] <= rec["seconds"]
+    assert set(e["params"]) >= {"repeats", "conditions", "full_grid", "small_grid"}
+    assert rec["loadavg_start"] and rec["finished"] >= rec["started"]
+
+
+def test_an_interrupted_reproduce_keeps_its_record_and_what_it_measured(builds, data_dir, monkeypatch):
+    # the second chapter does not exist: the run stops there, the first chapter's samples and the
+    # record (saying where it stopped) stay
+    monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop", "no_such_chapter"])
+    with pytest.raises(KeyError):
+        book.reproduce("smoke", campaign="cut", render=False)
+    rec = _record("cut")
+    assert rec["status"] == "interrupted (KeyError)"
+    assert [e["experiment"] for e in rec["experiments"]] == ["st_loop"]
+    assert campaigns.load("cut").store("st_loop").rows()
+
+
+def test_the_committed_timing_record_is_of_todays_default_profile():
+    recs = book.timing_records("default")
+    assert recs, "no complete `default` record in data/timing/ (data/timing/README.md says how to record one)"
+    assert book.profile_drift(recs[-1]) == [], (
+        "profiles.toml changed what `default` measures since the newest record in data/timing/: "
+        "record the whole run again (data/timing/README.md)")
+
+
+def test_the_method_chapter_reports_the_record_it_reads():
+    rec = book.timing_records("default")[-1]
+    text = book.reproduce_times("default")
+    assert f"**{rec['seconds'] / 60:.1f} minutes**" in text
+    assert text.count("\n| `") == len(rec["experiments"])
+    assert "is the one this run measured" in text
+
+
+def test_a_changed_profile_is_reported_as_drift(monkeypatch):
+    rec = json.loads(json.dumps(book.timing_records("default")[-1]))
+    convoy = next(e for e in rec["experiments"] if e["experiment"] == "convoy")
+    convoy["params"]["full_grid"] = "all"
+    rec["experiments"] = [e for e in rec["experiments"] if e["experiment"] != "stall"]
+    drift = book.profile_drift(rec)
+    assert drift == ["convoy: full_grid 'all' then, '3.9.10,3.13.5' now", "stall: not in the record"]
