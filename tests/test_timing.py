@@ -8,6 +8,7 @@ import json
 import pytest
 
 from gillab import book, campaigns
+from gillab.profiles import ParameterError
 
 
 def _record(camp_id):
@@ -33,10 +34,10 @@ def test_an_interrupted_reproduce_keeps_its_record_and_what_it_measured(builds, 
     # the second chapter does not exist: the run stops there, the first chapter's samples and the
     # record (saying where it stopped) stay
     monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop", "no_such_chapter"])
-    with pytest.raises(KeyError):
+    with pytest.raises(ParameterError, match="unknown experiment 'no_such_chapter'"):
         book.reproduce("smoke", campaign="cut", render=False)
     rec = _record("cut")
-    assert rec["status"] == "interrupted (KeyError)"
+    assert rec["status"] == "interrupted (ParameterError)"
     assert [e["experiment"] for e in rec["experiments"]] == ["st_loop"]
     assert campaigns.load("cut").store("st_loop").rows()
 
