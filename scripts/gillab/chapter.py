@@ -80,7 +80,7 @@ class Chapter:
     @staticmethod
     def published(experiment: str):
         """The document's numbers as it printed them."""
-        return tables.table(experiments.analysis(experiment).published_table(), precision=2)
+        return tables.published(experiments.analysis(experiment).published_table())
 
     # -- data ------------------------------------------------------------------------------
     def _load(self) -> pd.DataFrame:
@@ -130,7 +130,8 @@ class Chapter:
             lines += ["", f"A sweep of these parameters measures the builds of `full_grid` (`{self.params['full_grid']}`) "
                       f"at every point and the other builds on the small grid only ({small}); elsewhere they are "
                       "*not measured* in that run. The profile trades those points for time (the whole `default` "
-                      "report has to fit 25 minutes on 2 cores); `full_grid=all` measures every build everywhere."]
+                      "report has to fit 25 minutes on 2 cores); `full_grid=all` measures every build everywhere, as the "
+                      "committed reference campaign did."]
         return "\n".join(lines)
 
     def _data_text(self) -> str:

@@ -14,6 +14,12 @@ def table(df: pd.DataFrame, precision: int = 3):
     return df.style.hide(axis="index").format(precision=precision, na_rep="-")
 
 
+def published(df: pd.DataFrame):
+    """A document's table as it printed it: every number written as a reader wants it (a switch
+    interval of 0.0001 s stays 0.0001, not 0.00 at a fixed precision)."""
+    return df.style.hide(axis="index").format(lambda v: fmt(v) if isinstance(v, (int, float)) else v, na_rep="-")
+
+
 def fmt(v) -> str:
     """A number as a reader wants it: 30,000 not 3e+04; 0.546; 1e-06."""
     if v is None or (isinstance(v, float) and math.isnan(v)):

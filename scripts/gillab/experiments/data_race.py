@@ -241,7 +241,8 @@ def explorer(df: pd.DataFrame):
 
 def published_table() -> pd.DataFrame:
     """The document's in-text numbers about the data race (three lines of pbts13_t6)."""
-    return results.reference("pbts13_t6_echo_inline_numbers").iloc[5:8].drop(columns=["source"])
+    inline = results.reference("pbts13_t6_echo_inline_numbers")
+    return inline[inline["scenario"].str.contains("switch interval|data-race")].drop(columns=["source"])
 
 
 EXPERIMENT = DataRace()
