@@ -83,3 +83,38 @@ def test_document_002_free_threaded_over_gil(name, mode, file, factors, expected
                  {"condition": "3.13.5t", "mode": mode, "repeat": rep, "seconds": base * ratio * f,
                   "gil_enabled": False}]
     assert _verdict(name, pd.DataFrame(rows), f"{name}/{file}", "3.13.5 vs 3.13.5t") == expected
+
+
+@pytest.mark.parametrize("factors, expected", [
+    ((1.00, 1.00, 1.00), "agrees"),
+    ((1.60, 1.60, 1.60), "higher"),
+    ((0.50, 0.50, 0.50), "lower"),
+    ((0.50, 1.00, 1.60), "inconclusive"),
+    ((1.00,), "inconclusive"),          # one k6 run per build (the default profile) supports no verdict
+])
+def test_flask_free_threaded_over_gil_requests_at_the_cpu_endpoint(factors, expected):
+    row = results.reference("pyconjp2025_observations").set_index("File").loc["flask_app_cpu_bound"]
+    ratio = float(row["free_threaded_value"]) / float(row["gil_enabled_value"])
+    gil = 40.0
+    rows = []
+    for rep, f in enumerate(factors):
+        rows += [{"condition": "3.13.5", "endpoint": "cpu", "repeat": rep, "completed_in_window": gil},
+                 {"condition": "3.13.5t", "endpoint": "cpu", "repeat": rep, "completed_in_window": gil * ratio * f}]
+    assert _verdict("flask_k6", pd.DataFrame(rows), "flask_k6/flask_app_cpu_bound", "3.13.5 vs 3.13.5t") == expected
+
+
+@pytest.mark.parametrize("pings, expected", [
+    ([1.0, 1.0, 1.0, 1.0, 1.0, 1.0], "agrees"),                     # ccbench's mean: about the published value
+    ([3.0, 3.1, 2.9, 3.0, 3.0, 3.0], "higher"),
+    ([0.2, 0.2, 0.2, 0.2, 0.2, 0.2], "lower"),
+    ([0.05, 0.05, 0.05, 3.0, 0.05, 3.0], "inconclusive"),          # a few long waits: the mean's CI spans the band
+    ([1.0, 1.0], "inconclusive"),
+])
+def test_ccbench_latency_next_to_a_regex_thread_under_the_new_gil(pings, expected):
+    pub = results.reference("pitrou_2009_claims").set_index("item")
+    value = float(pub.loc[pub.index.str.startswith("ccbench latency"), "new_gil_value"].iloc[0])
+    df = pd.DataFrame([{"condition": "b", "test": "latency", "task": "regex", "threads": 1, "policy": "default",
+                        "workers": "threads", "oneway_ms": value * f, "rtt_ms": 2 * value * f, "repeat": 0,
+                        "run_id": "r", "switch_interval_runtime": 0.005, "check_interval_runtime": None,
+                        "gil_enabled": True} for f in pings])
+    assert _verdict("ccbench", df, "ccbench/latency/regex/new_GIL", "b") == expected
