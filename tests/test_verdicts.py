@@ -127,3 +127,21 @@ def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
         ("pair", "3.9.10 vs nogil-3.9.10 (single, 4 threads)", "3.13.5 vs 3.13.5t (single, 4 threads)", False),
     }
     assert report.era_vs_today(df.iloc[0:0]).empty
+
+
+def test_a_seed_verdict_is_set_beside_the_default_verdict_of_the_same_claim_and_build():
+    import pandas as pd
+
+    from gillab import report
+
+    def flat(rows):
+        return pd.DataFrame([{"claim_id": c, "condition": k, "outcome": o, "experiment": "countdown"}
+                             for c, k, o in rows])
+
+    seed = flat([("countdown/threads=2", "3.9.10", "agrees"), ("countdown/threads=2", "3.13.5t", "lower"),
+                 ("countdown/threads=4", "nogil-3.9.10", "inconclusive"), ("countdown/threads=8", "-", "not measured")])
+    default = flat([("countdown/threads=2", "3.9.10", "inconclusive"), ("countdown/threads=2", "3.13.5t", "lower")])
+    both = report.profile_beside(seed, default)
+    assert list(both["default outcome"]) == ["inconclusive", "lower", "not measured"]
+    assert list(both["changed"]) == [True, False, True]
+    assert report.profile_beside(seed.iloc[:0], default).empty

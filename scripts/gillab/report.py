@@ -181,6 +181,21 @@ def flat(rows: list[dict]):
     return pd.DataFrame(out)
 
 
+def profile_beside(other, default):
+    """Each claim x condition of ``other`` (the flat verdicts of another profile's samples, e.g.
+    ``seed``: the documents' own sizes and repeats) beside the same claim x condition judged on the
+    ``default`` profile's samples: both outcomes, and whether they differ."""
+    import pandas as pd
+
+    if not len(other):
+        return pd.DataFrame()
+    base = default.set_index(["claim_id", "condition"])["outcome"] if len(default) else pd.Series(dtype=object)
+    out = other[other["condition"] != "-"].copy()
+    out["default outcome"] = [base.get((c, k), "not measured") for c, k in zip(out["claim_id"], out["condition"])]
+    out["changed"] = out["outcome"] != out["default outcome"]
+    return out.reset_index(drop=True)
+
+
 OUTCOMES = ("agrees", "higher", "lower", "inconclusive", "not testable here", "not measured")
 
 
