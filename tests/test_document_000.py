@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gillab import report, results, runner, servers, sweep
+from gillab import campaigns, report, results, runner, servers, sweep
 from gillab.experiments import convoy
 from gillab.profiles import ParameterError
 
@@ -94,7 +94,7 @@ def test_data_race_counts_are_consistent_and_the_gil_build_loses_nothing(builds)
 
 def test_every_published_cell_of_document_000_has_a_verdict():
     """On the committed reference run: a verdict row for every cell of pbts13_t1..t6."""
-    rows = report.verdicts()
+    rows = report.verdicts(campaigns.reference_id())
     by_table = pd.Series([r["table"] for r in rows]).value_counts()
     expected = {
         "pbts13_t1_countdown_threads": 4, "pbts13_t2_sha256_threads": 4,

@@ -4,7 +4,7 @@ import urllib.request
 
 import pytest
 
-from gillab import report, results, runner, servers, sweep, venvs
+from gillab import campaigns, report, results, runner, servers, sweep, venvs
 from gillab.experiments import doc002, flask_k6
 from gillab.metadata import filesystem_of
 from gillab.profiles import ParameterError
@@ -70,7 +70,7 @@ def test_bad_flask_parameters(data_dir):
 
 
 def test_every_observation_of_document_002_has_a_verdict_per_pair():
-    rows = [r for r in report.verdicts() if r["table"] == "pyconjp2025_observations"]
+    rows = [r for r in report.verdicts(campaigns.reference_id()) if r["table"] == "pyconjp2025_observations"]
     files = {r["claim_id"].split("/", 1)[1] for r in rows}
     assert files == set(results.reference("pyconjp2025_observations")["File"])
     for r in rows:

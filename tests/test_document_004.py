@@ -4,7 +4,7 @@ import urllib.request
 
 import pytest
 
-from gillab import report, results, runner, servers, sweep, venvs
+from gillab import campaigns, report, results, runner, servers, sweep, venvs
 from gillab.experiments import b2_download as b2
 from gillab.profiles import ParameterError
 
@@ -58,10 +58,10 @@ def test_bad_download_parameters(data_dir):
 
 
 def test_the_three_claims_have_verdicts():
-    rows = [r for r in report.verdicts() if r["experiment"] == "b2_download"]
+    rows = [r for r in report.verdicts(campaigns.reference_id()) if r["experiment"] == "b2_download"]
     assert {r["claim_id"] for r in rows} == {"b2_download/nogil_speedup/single", "b2_download/nogil_speedup/many",
                                             "b2_download/mp_queue"}
-    df = results.samples("b2_download")
+    df = results.samples("b2_download", campaigns.reference_id(), report.profile_config("b2_download"))
     assert set(df["condition"]) >= {"3.9.10", "nogil-3.9.10", "3.13.5", "3.13.5t", "3.13.5t-gil", "curl"}
     assert df[df["condition"] != "curl"]["verified"].astype(str).eq("True").all()
     for r in rows:

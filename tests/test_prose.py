@@ -2,7 +2,12 @@
 one of them holds, and one the data do not bear out is struck through and marked."""
 import pytest
 
-from gillab import campaigns, experiments, prose, results
+from gillab import campaigns, experiments, prose, report, results
+
+
+def _reference(name):
+    """The reference campaign's samples of the default profile (it also holds seed runs)."""
+    return results.samples(name, campaigns.reference_id(), report.profile_config(name))
 
 
 def _with_prose():
@@ -12,7 +17,7 @@ def _with_prose():
 
 @pytest.mark.parametrize("name", _with_prose())
 def test_every_sentence_holds_on_the_committed_reference_data(name):
-    df = results.samples(name, campaigns.reference_id())
+    df = _reference(name)
     checks = experiments.analysis(name).prose(df)
     assert checks, name
     false = [c.text for c in checks if not c.holds]
@@ -32,7 +37,7 @@ def test_a_sentence_the_data_do_not_bear_out_is_struck_through_and_marked():
 def test_the_convoy_sentences_follow_the_data():
     """The same checks on doctored samples: a server that answers as fast with a CPU thread as
     alone makes "the GIL builds show the convoy" false, and says so."""
-    df = results.samples("convoy", campaigns.reference_id())
+    df = _reference("convoy")
     gil = df["gil_enabled"].fillna(False).astype(bool)
     at5 = (df["switch_interval"] - 0.005).abs() < 1e-12
     alone = df[gil & at5 & (df["cpu_threads"] == 0) & (df["cpu_processes"] == 0)]
@@ -54,26 +59,25 @@ def test_the_document_003_and_ccbench_sentences_follow_the_data():
     """Doctored reference samples turn a sentence false: a free-threaded heartbeat silenced for
     the whole scan; 3.13.5 crashing in its recursion; the old GIL as slow as the new next to pure
     Python; a free-threaded perf2 that collapses while the long request runs."""
-    ref = campaigns.reference_id()
-    df = results.samples("stall", ref)
+    df = _reference("stall")
     fake = df.assign(silent_fraction=df["silent_fraction"].where(df["condition"] != "3.13.5t", 1.0))
     assert _check("stall", df, "Without a GIL").holds and not _check("stall", fake, "Without a GIL").holds
 
-    df = results.samples("thread_memory", ref)
+    df = _reference("thread_memory")
     hit = (df["condition"] == "3.13.5") & (df["mode"] == "recursion")
     fake = df.copy()
     fake.loc[hit, "crashed"], fake.loc[hit, "reached_cap"] = True, False
     assert _check("thread_memory", df, "Builds whose Python").holds
     assert not _check("thread_memory", fake, "Builds whose Python").holds
 
-    df = results.samples("ccbench", ref)
+    df = _reference("ccbench")
     old = (df["condition"] == "2.7.18") & (df["task"] == "pi") & (df["test"] == "latency")
     fake = df.copy()
     fake.loc[old, "oneway_ms"] = fake.loc[old, "oneway_ms"] * 1000
     assert _check("ccbench", df, "Next to one pure-Python").holds
     assert not _check("ccbench", fake, "Next to one pure-Python").holds
 
-    df = results.samples("fib_server", ref)
+    df = _reference("fib_server")
     during = (df["condition"] == "3.13.5t") & (df["kind"] == "thread") & (df["phase"] == "during")
     fake = df.copy()
     fake.loc[during, "rate"] = 0

@@ -159,7 +159,7 @@ def cmd_book(args) -> int:
 def cmd_results(args) -> int:
     from . import report
 
-    data = report.results(args.experiment, campaign=args.campaign)
+    data = report.results(args.experiment, campaign=args.campaign, profile=None if args.profile == "any" else args.profile)
     if args.json:
         print(json.dumps(_clean(data), indent=2))
     else:
@@ -250,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("experiment")
     s.add_argument("--json", action="store_true")
     s.add_argument("--campaign", help="default: yours if you have one, else the reference")
+    s.add_argument("-P", "--profile", default="default", choices=(*PROFILES, "any"),
+                   help="whose configuration's samples (a campaign may hold several; any: every sample stored)")
     s.set_defaults(fn=cmd_results)
     s = sub.add_parser("verdicts", help="published numbers beside ours, with verdicts")
     s.add_argument("--json", action="store_true", help="one flat row per claim and condition (or pair)")

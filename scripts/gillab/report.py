@@ -19,11 +19,15 @@ def profile_config(experiment: str, profile: str = "default") -> str | None:
         return None
 
 
-def results(experiment: str, campaign: str | None = None) -> dict:
-    df = store_results.samples(experiment, campaign)
+def results(experiment: str, campaign: str | None = None, profile: str | None = "default") -> dict:
+    """The summary of one configuration's samples: ``profile``'s (a campaign may hold several, e.g.
+    the reference's default and seed runs; None: every sample stored)."""
+    cfg = profile_config(experiment, profile) if profile else None
+    df = store_results.samples(experiment, campaign, cfg)
     return {
         "experiment": experiment,
         "campaign": df.attrs["campaign"],
+        "profile": profile,
         "conditions": store_results.conditions_seen(experiment, df.attrs["campaign"]),
         "summary": analysis(experiment).summary(df).to_dict(orient="records"),
     }
