@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import experiments
 from .experiment import NOT_CONFIG
+from .profiles import BUDGET_MINUTES
 from .paths import generated_dir, notebooks_dir, repo_root, results_dir
 
 APPENDIX = {"verdicts": "99_verdicts.ipynb"}   # not an experiment: gathers every verdict
@@ -353,13 +354,14 @@ def measuring_times(profile: str = "default") -> str:
         rows.append(f"| `{name}` | {doc} | {n} | {secs / 60:.1f} |")
     total = sum(per_doc.values())
     head = (f"The committed reference campaign (`{ref}`) took **{total / 60:.0f} minutes** of measuring in "
-            f"the `{profile}` profile, as its run files record: "
-            + ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(per_doc.items())) + " minutes.\n\n")
+            f"the `{profile}` profile, as its run files record: {_per_document(per_doc)}.\n\n")
     table = "| chapter | document | runs | minutes |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
     return head + table + "\n" + reproduce_times(profile)
 
 
-BUDGET_MINUTES = 25   # the whole `default` report on 2 cores (profiles.toml says how it is met)
+def _per_document(seconds: dict) -> str:
+    """'document 000: 11.1, document 001: 2.1 minutes' from document -> seconds."""
+    return ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(seconds.items())) + " minutes"
 
 
 def timing_dir() -> Path:
@@ -371,7 +373,7 @@ def timing_dir() -> Path:
 def timing_records(profile: str = "default") -> list[dict]:
     """The committed reproduce records of ``profile`` that completed, oldest first."""
     out = []
-    for f in sorted(timing_dir().glob("*.json")):
+    for f in timing_dir().glob("*.json"):
         rec = json.loads(f.read_text())
         if rec.get("profile") == profile and rec.get("status") == "complete":
             out.append(rec | {"file": f.name})
@@ -419,7 +421,7 @@ def reproduce_times(profile: str = "default") -> str:
         f"A whole `{profile}` run, `gillab reproduce` from an empty campaign on {r['started'][:10]} (commit "
         f"`{commit[:10]}`, machine `{r['machine'].get('machine_id')}`), measured for **{minutes:.1f} minutes**, "
         f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores: "
-        + ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(per_doc.items())) + " minutes. "
+        + _per_document(per_doc) + ". "
         f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
         f"{(r.get('loadavg_end') or ['?'])[0]}"
         + (f", and the hypervisor took {steal:.0%} of the CPU time" if steal is not None else "") + ". "
@@ -490,8 +492,9 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     """Measure every experiment into the reader's campaign (resuming what it holds), through
     the command line's code, then render the book, which shows that campaign beside the reference.
 
-    The whole measurement is recorded in the campaign as ``reproduce-<started>.json`` (see
-    :func:`reproduce_record`): how long the report took to measure, chapter by chapter.  Returns
+    The whole measurement is recorded in the campaign as ``reproduce-<started>.json``, saved after
+    each chapter (what :func:`reproduce_times` reports once committed to ``data/timing/``): how long
+    the report took to measure, chapter by chapter, and how quiet the machine was.  Returns
     the book's folder, or the record's path with ``render=False``."""
     from . import campaigns, metadata, sweep
 

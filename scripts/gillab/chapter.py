@@ -14,7 +14,7 @@ from IPython.display import Markdown, display
 
 from . import campaigns, experiments, grid, interpreters, plots, report, results, sweep, tables
 from .live import LIVE_NOTEBOOK
-from .profiles import COMMON, Param, ParameterError
+from .profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
 
 NOTEBOOK_PARAMS = {
     "profile": Param("profile", str, "smoke, default or seed"),
@@ -130,7 +130,7 @@ class Chapter:
             lines += ["", f"A sweep of these parameters measures the builds of `full_grid` (`{self.params['full_grid']}`) "
                       f"at every point and the other builds on the small grid only ({small}); elsewhere they are "
                       "*not measured* in that run. The profile trades those points for time (the whole `default` "
-                      "report has to fit 25 minutes on 2 cores); `full_grid=all` measures every build everywhere, as the "
+                      f"report has to fit {BUDGET_MINUTES} minutes on 2 cores); `full_grid=all` measures every build everywhere, as the "
                       "committed reference campaign did."]
         return "\n".join(lines)
 
@@ -203,10 +203,11 @@ class Chapter:
     def run_table(self) -> pd.DataFrame:
         rows = []
         for r in self.runs():
+            took = campaigns.run_seconds(r)
             rows.append({
                 "run": r["run_id"], "status": f"{r.get('status')} ({r['profile']})",
                 "samples": int((self.df["run_id"] == r["run_id"]).sum()),
-                "started (UTC)": r["started"][:16].replace("T", " "), "minutes": "-" if campaigns.run_seconds(r) is None else f"{campaigns.run_seconds(r) / 60:.1f}",
+                "started (UTC)": r["started"][:16].replace("T", " "), "minutes": "-" if took is None else f"{took / 60:.1f}",
                 "load start → end": " → ".join(str((r.get(k) or ["-"])[0]) for k in ("loadavg_start", "loadavg_end")),
                 "CPU stolen": "-" if r.get("cpu_steal_share") is None else f"{r['cpu_steal_share']:.0%}",
                 "commit": (r["harness"].get("commit") or "")[:7] + (" (dirty)" if r["harness"].get("dirty") else ""),

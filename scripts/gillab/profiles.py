@@ -18,6 +18,7 @@ except ModuleNotFoundError:  # pragma: no cover - 3.10
     import tomli as tomllib  # type: ignore
 
 PROFILES = ("smoke", "default", "seed")
+BUDGET_MINUTES = 25   # the whole `default` report on 2 cores (profiles.toml says how it is met)
 
 
 class ParameterError(ValueError):
@@ -127,6 +128,11 @@ def text(value) -> str:
     return value
 
 
+def condition_ids(value) -> str:
+    """Condition ids and sets, as a comma-separated string (a list is joined)."""
+    return value if isinstance(value, str) else ",".join(_as_list(value))
+
+
 def parse_small_grid(value) -> dict:
     """A mapping of parameter name to raw value, from a mapping, a JSON object, or
     ``"name=value; name=value"`` (values as on the command line: ``cpu_threads=0,1``)."""
@@ -157,7 +163,7 @@ def parse_small_grid(value) -> dict:
 
 
 COMMON = {
-    "conditions": Param("conditions", lambda v: ",".join(_as_list(v)) if not isinstance(v, str) else v,
+    "conditions": Param("conditions", condition_ids,
                         "core | auto | all | comma-separated condition ids"),
     "repeats": Param("repeats", positive_int, "samples per point and condition (the least, with max_repeats)"),
     "max_repeats": Param("max_repeats", positive_int,
@@ -170,7 +176,7 @@ COMMON = {
                              "sys.setswitchinterval() in seconds (at least 1e-6), None keeps the 5 ms default",
                              optional=True),
     "affinity": Param("affinity", cpu_list, "CPUs the workload may run on, e.g. 0 or 0,1", optional=True),
-    "full_grid": Param("full_grid", lambda v: ",".join(_as_list(v)) if not isinstance(v, str) else v,
+    "full_grid": Param("full_grid", condition_ids,
                        "builds measured at every point (all, or ids and sets); the others on small_grid"),
     "small_grid": Param("small_grid", parse_small_grid,
                         "narrower grid values for the builds outside full_grid, as name:value pairs "

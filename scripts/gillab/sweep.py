@@ -113,7 +113,7 @@ def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None
     return None
 
 
-def left_out(exp: Experiment, p: dict, point: dict, cid: str, ident, grid: grid_mod.Grid) -> str | None:
+def left_out(exp: Experiment, point: dict, cid: str, ident, grid: grid_mod.Grid) -> str | None:
     """Why ``point`` is not measured under build ``cid``: it does not apply to the build
     (``Experiment.applies``), or the build is measured on the small grid only; else None."""
     return exp.applies(point, ident) or grid.reason(cid, point)
@@ -131,7 +131,7 @@ def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: 
     for rep in (range(p["repeats"]) if reps is None else reps):
         for point in (exp.points(p) if points is None else points):
             for cid in cids:
-                na = left_out(exp, p, point, cid, idents[cid], grid)
+                na = left_out(exp, point, cid, idents[cid], grid)
                 if na:
                     why = f"not applicable: {na}"
                     reasons[why] = reasons.get(why, 0) + 1
@@ -167,7 +167,7 @@ def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dic
     for point in exp.points(p):
         pk, why = point_key(point), ""
         for cid in cids:
-            if left_out(exp, p, point, cid, idents[cid], grid):
+            if left_out(exp, point, cid, idents[cid], grid):
                 continue
             vals = []
             for rep in range(upto):
@@ -217,7 +217,7 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
 
     exp = get(name)
     p = exp.resolve(profile, overrides)
-    grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
+    grid = grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
     conds = interpreters.select(p["conditions"])
     idents = {c.id: interpreters.identify(c) for c in conds}
     missing = [c.id for c in conds if not idents[c.id].available]
@@ -231,13 +231,13 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
     is_new = camp is None or not camp.experiments()
     keys = {c.id: idents[c.id].key() for c in usable}
     ckey = code_key(exp)
-    return exp, p, conds, idents, usable, missing, camp, is_new, keys, ckey
+    return exp, p, grid, conds, idents, usable, missing, camp, is_new, keys, ckey
 
 
 def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
          campaign: str | None = None, new_campaign: bool = False) -> Plan:
     """What ``measure`` would do, without measuring or writing anything."""
-    exp, p, conds, idents, usable, missing, camp, is_new, keys, ckey = _prepare(
+    exp, p, grid, conds, idents, usable, missing, camp, is_new, keys, ckey = _prepare(
         name, profile, overrides, campaign, new_campaign, create=False)
     cfg = exp.config_id(p)
     rows, failed = {}, set()
@@ -245,10 +245,9 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
         store = camp.store(exp.name)
         rows, failed = store.measured(cfg), store.failed(cfg)
     cids = [c.id for c in usable]
-    todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents)
+    todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents, grid=grid)
     cname = camp.id if camp is not None else campaign or "(a new campaign)"
-    grid = grid_mod.of(exp, p)
-    per_round = sum(1 for point in exp.points(p) for cid in cids if not left_out(exp, p, point, cid, idents[cid], grid))
+    per_round = sum(1 for point in exp.points(p) for cid in cids if not left_out(exp, point, cid, idents[cid], grid))
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
                 cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round)
 
@@ -261,7 +260,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
     ``progress``: True draws a progress bar on stderr, False nothing; a callable is called as
     ``progress(done, total, what)`` before the first sample and after each (the live explorer's
     bar)."""
-    exp, p, conds, idents, usable, missing, camp, _, keys, ckey = _prepare(
+    exp, p, grid, conds, idents, usable, missing, camp, _, keys, ckey = _prepare(
         name, profile, overrides, campaign, new_campaign, create=True)
     for cid in missing:
         print(f"[gillab] {name}: {cid} is not available ({idents[cid].error}); "
@@ -276,7 +275,6 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
                   "marked so, and their samples resumed", file=sys.stderr)
         rows, failed = store.measured(cfg), store.failed(cfg)
-        grid = grid_mod.of(exp, p)
         todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents,
                                                    grid=grid)
         by_id = {c.id: c for c in usable}

@@ -370,8 +370,9 @@ def prose(df: pd.DataFrame) -> list:
     kinds = _gil_kinds(df)
     lat = s[(s["test"] == "latency") & (s["threads"] == 1)]
     mean = lat.set_index(["condition", "task", "policy"])["mean"]
-    default_si = ok_rows(df)["switch_interval_runtime"].dropna()
-    si_ms = float(default_si[ok_rows(df)["policy"] == "default"].median()) * 1000 if len(default_si) else math.nan
+    ok = ok_rows(df)
+    default_si = ok.loc[ok["policy"] == "default", "switch_interval_runtime"].dropna()
+    si_ms = float(default_si.median()) * 1000 if len(default_si) else math.nan
     new = [c for c, k in kinds.items() if k == "new" and (c, "regex", "default") in mean.index]
     out = []
     if new and math.isfinite(si_ms):
