@@ -59,8 +59,13 @@ def test_bad_download_parameters(data_dir):
 
 def test_the_three_claims_have_verdicts():
     rows = [r for r in report.verdicts(campaigns.reference_id()) if r["experiment"] == "b2_download"]
-    assert {r["claim_id"] for r in rows} == {"b2_download/nogil_speedup/single", "b2_download/nogil_speedup/many",
-                                            "b2_download/mp_queue"}
+    measured = {"b2_download/nogil_speedup/single", "b2_download/nogil_speedup/many", "b2_download/mp_queue"}
+    # the version sweep and the storage claims are listed, as not testable here with the reason
+    untestable = {"b2_download/history/3.11_over_3.6", "b2_download/history/60_mbps_per_version",
+                  "b2_download/history/largest_gain_3.10", "b2_download/bottleneck_not_userspace"}
+    assert {r["claim_id"] for r in rows} == measured | untestable
+    assert all(r["unmeasured"] == "not testable here" and r["note"] for r in rows if r["claim_id"] in untestable)
+    rows = [r for r in rows if r["claim_id"] in measured]
     df = results.samples("b2_download", campaigns.reference_id(), report.profile_config("b2_download"))
     assert set(df["condition"]) >= {"3.9.10", "nogil-3.9.10", "3.13.5", "3.13.5t", "3.13.5t-gil", "curl"}
     assert df[df["condition"] != "curl"]["verified"].astype(str).eq("True").all()

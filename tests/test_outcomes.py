@@ -118,3 +118,104 @@ def test_ccbench_latency_next_to_a_regex_thread_under_the_new_gil(pings, expecte
                         "run_id": "r", "switch_interval_runtime": 0.005, "check_interval_runtime": None,
                         "gil_enabled": True} for f in pings])
     assert _verdict("ccbench", df, "ccbench/latency/regex/new_GIL", "b") == expected
+
+
+# -- the chapters judged on claims.csv's at-least / at-most / about rows ----------------------------
+def _claim(claim_id):
+    from gillab import claims
+
+    return claims.value(claim_id)
+
+
+@pytest.mark.parametrize("lost, expected", [
+    ((12, 0, 40, 7, 0), "agrees"),          # some run loses updates: the race is shown
+    ((0, 0, 0, 0, 0), "lower"),             # no run of five loses one
+    ((5, 0), "inconclusive"),               # two runs support no verdict
+])
+def test_data_race_lost_updates(lost, expected):
+    from gillab import claims
+
+    interval = claims.cell("pbts13_t6_echo_inline_numbers[#8].value")     # the race's interval, as published
+    df = pd.DataFrame([{"condition": "b", "switch_interval": interval, "iterations": 1000, "threads": 2,
+                        "repeat": i, "lost": n, "switch_interval_runtime": interval} for i, n in enumerate(lost)])
+    assert _verdict("data_race", df, "data_race/lost_updates", "b") == expected
+
+
+@pytest.mark.parametrize("readings_ms, expected", [
+    ((1.0, 1.0, 1.0), "agrees"),            # x the document's default: exactly it
+    ((2.0, 2.0, 2.0), "higher"),
+    ((0.2, 0.2, 0.2), "lower"),
+    ((1.0, 1.0, 2.0), "inconclusive"),      # the readings disagree with each other
+    ((1.0, 1.0), "inconclusive"),
+])
+def test_data_race_default_switch_interval(readings_ms, expected):
+    default_s = _claim("data_race/switch/default") / 1000.0
+    df = pd.DataFrame([{"condition": "b", "switch_interval": None, "iterations": 1000, "threads": 2, "repeat": i,
+                        "lost": 0, "switch_interval_runtime": default_s * f} for i, f in enumerate(readings_ms)])
+    assert _verdict("data_race", df, "data_race/switch/default", "b") == expected
+
+
+def _threads_runs(vm_factors, stack_kb=0, cond="b"):
+    mib = _claim("thread_memory/thread-stack-virtual")
+    return [{"condition": cond, "mode": "threads", "stack_kb": stack_kb, "repeat": i,
+             "vm_per_thread_kib": mib * 1024 * f, "rss_per_thread_kib": 16.0, "py_bytes_per_thread": 150.0,
+             "depth": np.nan, "crashed": False, "ended": ""} for i, f in enumerate(vm_factors)]
+
+
+@pytest.mark.parametrize("factors, expected", [
+    ((1.00, 1.01, 1.00), "agrees"),         # about 8 MB of virtual memory per thread
+    ((2.00, 2.01, 2.02), "higher"),
+    ((0.50, 0.51, 0.49), "lower"),
+    ((0.60, 1.00, 1.40), "inconclusive"),
+    ((1.00, 1.00), "inconclusive"),
+])
+def test_thread_memory_virtual_stack_per_thread(factors, expected):
+    df = pd.DataFrame(_threads_runs(factors))
+    assert _verdict("thread_memory", df, "thread_memory/thread-stack-virtual", "b") == expected
+
+
+@pytest.mark.parametrize("small, expected", [
+    ((0.05, 0.06, 0.05), "agrees"),         # a much smaller stack: at most a quarter of the default's reservation
+    ((0.90, 0.95, 0.92), "higher"),         # stack_size() had no effect
+    ((0.05, 0.90, 0.50), "inconclusive"),
+])
+def test_thread_memory_smaller_stack(small, expected):
+    df = pd.DataFrame(_threads_runs((1.0, 1.0, 1.0)) + _threads_runs(small, stack_kb=256))
+    assert _verdict("thread_memory", df, "thread_memory/stack-size-smaller", "b") == expected
+
+
+def _stall_runs(silent, waits=None, cond="b"):
+    """One plain run per repeat with its silent fraction; a SIGINT run beside each, whose
+    KeyboardInterrupt arrives ``wait`` of the way through what remained of the 'in'."""
+    rows = []
+    for i, s in enumerate(silent):
+        full = 4.0
+        rows.append({"condition": cond, "n": 10 ** 8, "repeat": i, "signal": False, "in_s": full,
+                     "longest_gap_s": full * s, "beats_during": 0, "silent_fraction": s, "sigint_after_s": np.nan,
+                     "interrupt_s": np.nan})
+        if waits is not None:
+            after = 1.0
+            rows.append({"condition": cond, "n": 10 ** 8, "repeat": i, "signal": True, "in_s": np.nan,
+                         "longest_gap_s": np.nan, "beats_during": 0, "silent_fraction": np.nan,
+                         "sigint_after_s": after, "interrupt_s": after + waits[i] * (full - after)})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("silent, expected", [
+    ((0.99, 0.98, 0.99), "agrees"),         # no heartbeat for nearly all of the 'in'
+    ((0.05, 0.04, 0.06), "lower"),          # heartbeats kept coming (a build without a GIL)
+    ((0.99, 0.10, 0.98), "inconclusive"),
+    ((0.99, 0.99), "inconclusive"),
+])
+def test_stall_silence(silent, expected):
+    assert _verdict("stall", _stall_runs(silent), "stall/stall-silent", "b") == expected
+
+
+@pytest.mark.parametrize("waits, expected", [
+    ((1.0, 0.99, 1.0), "agrees"),           # Ctrl-C waits for the rest of the 'in'
+    ((0.01, 0.02, 0.01), "lower"),          # it interrupts at once
+    ((1.0, 0.01, 0.95), "inconclusive"),
+])
+def test_stall_ctrl_c(waits, expected):
+    df = _stall_runs((0.99, 0.99, 0.99), waits)
+    assert _verdict("stall", df, "stall/stall-ctrl-c", "b") == expected

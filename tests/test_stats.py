@@ -42,16 +42,16 @@ def test_empty_and_single_samples():
     (math.nan, math.nan, "not measured"),
 ])
 def test_verdict_bands(lo, hi, expected):
-    assert stats.verdict(1.0, lo, hi) == expected
+    assert stats.verdict(1.0, lo, hi, 0.10) == expected
 
 
 def test_a_noisier_measurement_never_agrees_more_easily():
     # the same median, wider and wider intervals: agrees, then inconclusive, never back
-    seen = [stats.verdict(1.0, 1.0 - w, 1.0 + w) for w in (0.01, 0.05, 0.1, 0.2, 0.5, 0.9)]
+    seen = [stats.verdict(1.0, 1.0 - w, 1.0 + w, 0.10) for w in (0.01, 0.05, 0.1, 0.2, 0.5, 0.9)]
     assert seen == ["agrees", "agrees", "agrees", "inconclusive", "inconclusive", "inconclusive"]
-    assert stats.verdict(1.0, 0.99, 1.01, n=2) == "inconclusive"   # too few samples for any verdict
-    assert stats.verdict(1.0, 0.99, 1.01, n=3) == "agrees"
-    assert stats.verdict(-2.0, -2.1, -1.9) == "agrees"             # a negative value: the band is ordered
+    assert stats.verdict(1.0, 0.99, 1.01, 0.10, n=2) == "inconclusive"   # too few samples for any verdict
+    assert stats.verdict(1.0, 0.99, 1.01, 0.10, n=3) == "agrees"
+    assert stats.verdict(-2.0, -2.1, -1.9, 0.10) == "agrees"             # a negative value: the band is ordered
 
 
 def test_paired_ratio_pairs_by_key_and_ignores_unpaired_or_bad_values():

@@ -36,7 +36,12 @@ def results(experiment: str, campaign: str | None = None, profile: str | None = 
 def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
              profile: str | None = "default") -> list[dict]:
     """Every claim's verdict, from ``campaign`` (default: yours if you have one, else the
-    reference), on the samples of ``profile``'s configuration (None: every sample stored)."""
+    reference), on the samples of ``profile``'s configuration (None: every sample stored).  Every
+    claim of ``data/reference/claims.csv`` whose experiment has samples gets a row: the claims the
+    experiment's verdicts do not answer are listed as not testable here or not measured, with
+    the reason."""
+    from . import claims
+
     rows = []
     for name in experiments or experiment_names():
         try:
@@ -44,7 +49,8 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
             df = store_results.samples(name, campaign, cfg)
         except store_results.NoData:
             continue
-        for row in analysis(name).claims(df):
+        answered = analysis(name).claims(df)
+        for row in answered + claims.unanswered(name, {r["claim_id"] for r in answered}):
             rows.append(row | {"campaign": df.attrs["campaign"]})
     return rows
 
@@ -173,9 +179,11 @@ def flat(rows: list[dict]):
         base = {"document": document_of(r["experiment"]), "experiment": r["experiment"], "claim_id": r["claim_id"],
                 "claim": r["claim"], "published": pub, "unit": r["unit"], "band": r.get("band"),
                 "campaign": r.get("campaign")}
-        if not r["measured"]:      # a claim no build answered: listed, as not measured
+        if not r["measured"]:      # a claim no build answered: not testable here (claims.csv says why), or not measured
+            outcome = r.get("unmeasured") or ("not testable here" if _comparison(r["claim_id"]) == "not testable"
+                                              else "not measured")
             out.append(base | {"condition": "-", "build": "-", "measured": nan, "ci_low": nan, "ci_high": nan,
-                               "n": 0, "outcome": "not measured", "ours_over_published": nan, "ratio_low": nan,
+                               "n": 0, "outcome": outcome, "ours_over_published": nan, "ratio_low": nan,
                                "ratio_high": nan})
         for cond, m in r["measured"].items():
             out.append(base | {"condition": cond, "build": build_of(cond), "measured": m["median"],
@@ -183,6 +191,15 @@ def flat(rows: list[dict]):
                                "ours_over_published": ratio(m["median"]), "ratio_low": ratio(m["ci_lo"]),
                                "ratio_high": ratio(m["ci_hi"])})
     return pd.DataFrame(out)
+
+
+def _comparison(claim_id: str) -> str | None:
+    from . import claims
+
+    try:
+        return claims.get(claim_id)["comparison"]
+    except KeyError:
+        return None
 
 
 def profile_beside(other, default):

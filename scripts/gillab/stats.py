@@ -85,11 +85,10 @@ def paired_ratio(num, den, level: float = 0.95, n_boot: int = N_BOOT, seed: int 
     return {"ratio": float(np.median(r)), "ci_lo": lo, "ci_hi": hi, "n": len(r)}
 
 
-TOLERANCE = 0.10   # the band of a claim that states no band of its own: +-10%
 MIN_N = 3   # fewer samples (or runs, or pairs) than this cannot support a verdict either way
 
 
-def verdict(published: float, lo: float, hi: float, tolerance: float = TOLERANCE, n: int | None = None) -> str:
+def verdict(published: float, lo: float, hi: float, tolerance: float, n: int | None = None) -> str:
     """Compare a published value with a measured 95% interval [lo, hi], four ways.
 
     ``agrees`` only when the whole interval lies inside the band published x (1 +- tolerance);

@@ -34,6 +34,23 @@ def fmt(v) -> str:
     return f"{v:.3g}"
 
 
+def published_cell(claim_id: str, value, unit: str) -> str:
+    """The published value as the verdict reads it, from claims.csv: ``1.01 ratio +-10%``,
+    ``at least 0.99``, ``not testable``."""
+    from . import claims
+
+    base = f"{fmt(value)} {unit or ''}".strip()
+    try:
+        c = claims.get(claim_id)
+    except KeyError:
+        return base
+    if c["comparison"] == "about":
+        return f"{base} +-{c['band']:.0%}"
+    if c["comparison"] == "not testable":
+        return "not testable" if base == "-" else f"{base} (not testable)"
+    return f"{c['comparison']} {base}"
+
+
 def value_cell(m: dict | None) -> str:
     return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
 
@@ -43,7 +60,7 @@ def verdict_matrix(rows: list[dict]):
     out = []
     for r in rows:
         line = {"experiment": r["experiment"], "claim": r["claim"],
-                "published": f"{fmt(r['published'])} {r['unit']}"}
+                "published": published_cell(r["claim_id"], r["published"], r["unit"])}
         for cond, m in r["measured"].items():   # columns are put in display order below
             note = f" ({m['note']})" if m.get("note") else ""
             line[cond] = f"{value_cell(m)}: {m['verdict']}{note}"

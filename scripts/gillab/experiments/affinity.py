@@ -11,7 +11,7 @@ from .. import stats
 from ..profiles import Param, ParameterError
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from .convoy import ECHO_PARAMS, RATE_TOLERANCE, Convoy, _counts, echo_sample
+from .convoy import ECHO_PARAMS, Convoy, _counts, echo_sample
 
 PLACEMENTS = ("same", "other")
 
@@ -92,11 +92,15 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
+    from .. import claims as published_claims
+
     out = []
     conds = sorted(df["condition"].unique())
     for _, row in published().iterrows():
-        n, pub = int(row["cpu_bound_threads"]), float(row["rps_numeric"])
+        n = int(row["cpu_bound_threads"])
         for client in sorted(df["client"].unique(), key=PLACEMENTS.index):
+            cid = f"affinity/cpu_threads={n}/client={client}"
+            pub = published_claims.value(cid)
             measured = {}
             for cond in conds:
                 g = df[(df["condition"] == cond) & (df["cpu_threads"] == n) & (df["client"] == client)]
@@ -104,13 +108,13 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     s = stats.summarize(g["rps"], lower_is_better=False)
                     measured[cond] = {"median": s["median"], "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"],
                                       "best": s["best"], "n": s["n"], "ratio_to_published": s["median"] / pub,
-                                      "verdict": stats.verdict(pub, s["ci_lo"], s["ci_hi"], RATE_TOLERANCE, n=s["n"]),
+                                      "verdict": published_claims.judge(cid, s["ci_lo"], s["ci_hi"], s["n"]),
                                       "note": ""}
             out.append({
                 "experiment": "affinity", "table": "pbts13_t5_echo_rps_cpu_affinity",
-                "claim_id": f"affinity/cpu_threads={n}/client={client}",
+                "claim_id": cid,
                 "claim": f"echo RPS, server on one core, {n} CPU threads, client on the {client} core",
-                "published": pub, "unit": "rps", "measured": measured, "band": RATE_TOLERANCE,
+                "published": pub, "unit": "rps", "measured": measured, "band": published_claims.band(cid),
                 "published_as": f"{row['rps_as_published']} (the author's client shared the server's core)",
             })
     return out

@@ -197,16 +197,6 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _published_number(item: str) -> tuple[float, str]:
-    """The document's value for ``item`` (backblaze_b2cli_claims.csv, ``number`` column) and the
-    words it was published in."""
-    pub = published()
-    row = pub[pub["item"] == item]
-    if len(row) != 1 or not str(row.iloc[0]["number"]).strip():
-        raise KeyError(f"backblaze_b2cli_claims.csv: no number for {item!r}")
-    return float(row.iloc[0]["number"]), str(row.iloc[0]["value"])
-
-
 def _by_repeat(df: pd.DataFrame, cond: str, scen: str, threads: int, writer: str) -> pd.Series:
     """MB/s of one condition at one point, indexed by repeat (the interleaved round)."""
     g = df[(df["condition"] == cond) & (df["scenario"] == scen) & (df["threads"] == threads) & (df["writer"] == writer)]
@@ -218,13 +208,14 @@ def claims(df: pd.DataFrame) -> list[dict]:
     one, a maximum of medians): nogil / GIL download speed for one file and for many, paired by
     repeat (the two builds measured back to back in each interleaved round), and the speed with a
     multiprocessing.Queue writer process over a queue.Queue writer thread at the same threads."""
+    from .. import claims as published_claims
     from .doc002 import pair_label, pairs
 
     out = []
     conds = [c for c in df["condition"].unique() if c != "curl"]
-    for scen, item, what in (("single", "3.9-nogil vs CPython 3.9, single file", "one large file"),
-                             ("many", "3.9-nogil vs CPython 3.9, multiple files", "many files")):
-        pub, words = _published_number(item)
+    for scen, what in (("single", "one large file"), ("many", "many files")):
+        cid = f"b2_download/nogil_speedup/{scen}"
+        pub = published_claims.value(cid)
         measured = {}
         for gil, ft in pairs(conds):
             for t in sorted(df.loc[df["scenario"] == scen, "threads"].unique()):
@@ -234,13 +225,14 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     measured[f"{pair_label((gil, ft))} ({int(t)} threads)"] = {
                         "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan, "n": r["n"],
                         "ratio_to_published": r["ratio"] / pub,
-                        "verdict": stats.verdict(pub, r["ci_lo"], r["ci_hi"], n=r["n"]),
+                        "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"], r["n"]),
                         "note": f"{ft} {a.median():,.0f} MB/s, {gil} {b.median():,.0f} MB/s (medians)"}
-        out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": f"b2_download/nogil_speedup/{scen}",
+        out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": cid,
                     "claim": f"free-threaded / GIL download speed, {what}, at each thread count", "published": pub,
-                    "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
-                    "published_as": f"{words} (3.9-nogil vs 3.9, B2 CLI)"})
-    pub, words = _published_number("multiprocessing.Queue instead of queue.Queue")
+                    "unit": "ratio", "measured": measured, "band": published_claims.band(cid),
+                    "published_as": f"{published_claims.get(cid)['quote']} (B2 CLI)"})
+    cid = "b2_download/mp_queue"
+    pub = published_claims.value(cid)
     measured = {}
     for cond in sorted(conds):
         for scen in sorted(df["scenario"].unique()):
@@ -253,12 +245,12 @@ def claims(df: pd.DataFrame) -> list[dict]:
             if r["n"]:
                 measured[f"{cond} ({scen}, {t} threads)"] = {
                     "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan, "n": r["n"],
-                    "ratio_to_published": r["ratio"] / pub, "verdict": stats.verdict(pub, r["ci_lo"], r["ci_hi"], n=r["n"]),
+                    "ratio_to_published": r["ratio"] / pub, "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"], r["n"]),
                     "note": ""}
-    out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": "b2_download/mp_queue",
+    out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": cid,
                 "claim": "speed with a multiprocessing.Queue writer process / with a queue.Queue writer thread",
-                "published": pub, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
-                "published_as": f"\"{words}\""})
+                "published": pub, "unit": "ratio", "measured": measured, "band": published_claims.band(cid),
+                "published_as": f"\"{published_claims.get(cid)['quote']}\""})
     return out
 
 

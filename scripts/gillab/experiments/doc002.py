@@ -86,15 +86,17 @@ def pair_ratios(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
-    """Per observations-table row of this experiment, per pair: the published ratio
-    free-threaded / GIL against ours (times differ by machine; the ratio is the claim)."""
-    pub = published()
+    """Per claim of this experiment in claims.csv (the observations table's rows, and for the
+    single-thread loop PEP 779's "roughly 5-10%"), per pair: the published ratio free-threaded /
+    GIL against ours (times differ by machine; the ratio is the claim)."""
+    from .. import claims as published_claims
+
+    pub = published().set_index("File")
     out = []
-    for _, row in pub.iterrows():
-        exp, mode = ROWS.get(row["File"], (None, None))
-        if exp != experiment:
-            continue
-        published_ratio = float(row["free_threaded_value"]) / float(row["gil_enabled_value"])
+    for _, c in published_claims.of(experiment).iterrows():
+        cid, file = c["claim_id"], c["point"].removeprefix("File=")
+        _, mode = ROWS[file]
+        published_ratio = published_claims.value(cid)
         measured = {}
         sel = df if mode is None else df[df["mode"] == mode]
         for gil, ft in pairs(df["condition"].unique()):
@@ -106,14 +108,16 @@ def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
                 measured[pair_label((gil, ft))] = {
                     "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": float(a.min() / b.min()),
                     "n": r["n"], "ratio_to_published": r["ratio"] / published_ratio,
-                    "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"], n=r["n"]),
+                    "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"], r["n"]),
                     "note": f"{ft} {a.median():.3g} s, {gil} {b.median():.3g} s (medians)"}
-        out.append({"experiment": experiment, "table": "pyconjp2025_observations",
-                    "claim_id": f"{experiment}/{row['File']}",
-                    "claim": f"{row['File']}: free-threaded time / GIL time",
-                    "published": published_ratio, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
-                    "published_as": f"GIL {row['GIL Enabled (as published)']}, free-threaded "
-                                    f"{row['Free Threaded (as published)']} (3.14 RC2)"})
+        own = cid == f"{experiment}/{file}"          # the table's row, or a claim about the same run
+        out.append({"experiment": experiment, "table": "pyconjp2025_observations" if own else "claims",
+                    "claim_id": cid,
+                    "claim": f"{file}: free-threaded time / GIL time" + ("" if own else f" ({c['value_source']})"),
+                    "published": published_ratio, "unit": "ratio", "measured": measured,
+                    "band": published_claims.band(cid),
+                    "published_as": f"GIL {pub.at[file, 'GIL Enabled (as published)']}, free-threaded "
+                                    f"{pub.at[file, 'Free Threaded (as published)']} (3.14 RC2)" if own else c["quote"]})
     return out
 
 

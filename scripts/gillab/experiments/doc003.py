@@ -1,21 +1,25 @@
-"""Document 003's claims as its chapters read them: one table (``beazley_claims.csv``), each row
-a statistic at a point of one experiment, *about* a value (with a band), *at least* or *at most*
-a value, or *not testable* here (with the reason).  A chapter's ``summary`` gives, per condition,
-point and statistic, the median over runs and a bootstrap CI over runs; this module judges it."""
+"""Document 003's claims as its chapters read them: its rows of ``claims.csv``, each a statistic
+at a point of one experiment, *about* a value (with a band), *at least* or *at most* a value, or
+*not testable* here (with the reason).  A chapter's ``summary`` gives, per condition, point and
+statistic, the median over runs and a bootstrap CI over runs; this module judges it."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
 
 
 def published(experiment: str) -> pd.DataFrame:
-    """The claims ``experiment`` answers."""
-    from .. import results
+    """The claims ``experiment`` answers: claim_id (without the experiment), section, quote,
+    statistic, point, kind (about, at least, at most, not testable), value (typed, else NaN:
+    computed from the listings), value_source, band, band_reason."""
+    from .. import claims as published_claims
 
-    c = results.reference("beazley_claims")
-    return c[c["experiment"] == experiment].reset_index(drop=True)
+    c = published_claims.of(experiment)
+    return pd.DataFrame({
+        "claim_id": c["claim_id"].str.removeprefix(f"{experiment}/"), "experiment": c["experiment"],
+        "section": c["section"], "quote": c["quote"], "statistic": c["statistic"], "point": c["point"],
+        "kind": c["comparison"], "value": pd.to_numeric(c["value"].replace("", np.nan)),
+        "value_source": c["value_source"], "band": c["band"], "band_reason": c["band_reason"]})
 
 
 def inline_table(pattern: str) -> pd.DataFrame:
@@ -28,23 +32,10 @@ def inline_table(pattern: str) -> pd.DataFrame:
 
 
 def judge(kind: str, value: float, band: float, lo: float, hi: float, n: int) -> str:
-    """``about``: agrees when the whole CI lies in value x (1 +- band), higher/lower when it lies
-    wholly outside, inconclusive otherwise; ``at least`` / ``at most``: agrees when the whole CI
-    is on the claimed side, lower/higher when wholly on the other.  Fewer than 3 runs:
-    inconclusive.  ``not testable``: said so."""
-    if kind == "not testable":
-        return "not testable here"
-    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
-        return "not measured"
-    if kind == "at least":
-        out = "agrees" if lo >= value else "lower" if hi < value else "inconclusive"
-    elif kind == "at most":
-        out = "agrees" if hi <= value else "higher" if lo > value else "inconclusive"
-    else:
-        b_lo, b_hi = value * (1 - band), value * (1 + band)
-        out = ("agrees" if b_lo <= lo and hi <= b_hi else "higher" if lo > b_hi else "lower" if hi < b_lo
-               else "inconclusive")
-    return out if n >= 3 else "inconclusive"
+    """The outcome of a CI over ``n`` runs against a claim (see :func:`gillab.claims.compare`)."""
+    from .. import claims as published_claims
+
+    return published_claims.compare(kind, value, band, lo, hi, n)
 
 
 def value_of(c, computed: dict) -> float:
@@ -72,7 +63,7 @@ def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> li
                 "n": int(r["runs"]), "ratio_to_published": r["median"] / value if value else np.nan,
                 "verdict": judge(c["kind"], value, band, r["ci_lo"], r["ci_hi"], int(r["runs"])),
                 "note": describe(c, value) + ("" if c["kind"] != "not testable" else f": {c['band_reason']}")}
-        out.append({"experiment": experiment, "table": "beazley_claims", "claim_id": f"{experiment}/{c['claim_id']}",
+        out.append({"experiment": experiment, "table": "claims", "claim_id": f"{experiment}/{c['claim_id']}",
                     "claim": f"{c['point']}: {c['statistic']} ({describe(c, value)})", "published": value,
                     "unit": "", "band": band if c["kind"] == "about" else None, "kind": c["kind"],
                     "measured": measured, "published_as": c["quote"]})

@@ -169,6 +169,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 def claims(df: pd.DataFrame) -> list[dict]:
     """Per row of the observations table and per GIL/free-threaded pair: the published ratio
     (free-threaded requests / GIL requests in 20 s) against ours, scaled to the same window."""
+    from .. import claims as published_claims
     from .doc002 import pair_label, pairs
 
     out = []
@@ -176,7 +177,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
         ep = {"flask_app_io_bound": "io", "flask_app_cpu_bound": "cpu"}.get(row["File"])
         if ep is None:
             continue
-        published_ratio = float(row["free_threaded_value"]) / float(row["gil_enabled_value"])
+        cid = f"flask_k6/{row['File']}"
+        published_ratio = published_claims.value(cid)
         measured = {}
         for endpoint in [e for e in (ep, "io_fixed") if e == ep or (ep == "io" and e == "io_fixed")]:
             sel = df[df["endpoint"] == endpoint]
@@ -188,13 +190,13 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     measured[key] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
                                      "best": math.nan, "n": r["n_num"],
                                      "ratio_to_published": r["ratio"] / published_ratio,
-                                     "verdict": stats.verdict(published_ratio, r["ci_lo"], r["ci_hi"],
-                                                             n=min(r["n_num"], r["n_den"])),
+                                     "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"],
+                                                                       min(r["n_num"], r["n_den"])),
                                      "note": f"/{endpoint}: {ft} {np.median(a):.0f}, {gil} {np.median(b):.0f} "
                                              f"requests completed in the window"}
-        out.append({"experiment": "flask_k6", "table": "pyconjp2025_observations", "claim_id": f"flask_k6/{row['File']}",
+        out.append({"experiment": "flask_k6", "table": "pyconjp2025_observations", "claim_id": cid,
                     "claim": f"{row['File']}: free-threaded / GIL requests completed in the window",
-                    "published": published_ratio, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
+                    "published": published_ratio, "unit": "ratio", "measured": measured, "band": published_claims.band(cid),
                     "published_as": f"GIL {row['GIL Enabled (as published)']}, free-threaded "
                                     f"{row['Free Threaded (as published)']} (3.14 RC2, 15 VUs, 20 s)"})
     return out

@@ -11,6 +11,7 @@ from typing import Callable
 
 import pandas as pd
 
+from .. import claims as published_claims
 from .. import results, stats
 from ..analysis import frame_cached
 
@@ -67,18 +68,18 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
     (the scaling is said in the row's note).
     """
     pub = published(spec)
-    pub_t1 = float(pub.loc[pub["threads"] == 1, spec.published_col].iloc[0])
     out = []
     conds = sorted(df["condition"].unique())
     for _, row in pub.iterrows():
         k = int(row["threads"])
         p_time = float(row[spec.published_col])
+        cid = f"{spec.experiment}/threads={k}"
+        c = published_claims.get(cid)
+        published_value, unit = published_claims.value(cid), c["unit"]
         if k == 1:
             claim = f"time for {spec.size_words(spec.seed_size)} in 1 thread (best of 3)"
-            published_value, unit = p_time, "s"
         else:
             claim = f"time with {k} threads / time with 1 thread (same total work)"
-            published_value, unit = p_time / pub_t1, "ratio"
         measured = {}
         for cond in conds:
             g = df[df["condition"] == cond]
@@ -100,11 +101,11 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
             measured[cond] = {
                 "median": value, "ci_lo": lo, "ci_hi": hi, "best": best, "n": n,
                 "ratio_to_published": value / published_value,
-                "verdict": stats.verdict(published_value, lo, hi, n=n), "note": note,
+                "verdict": published_claims.judge(cid, lo, hi, n), "note": note,
             }
         out.append({
-            "experiment": spec.experiment, "table": spec.table, "claim_id": f"{spec.experiment}/threads={k}",
-            "claim": claim, "published": published_value, "unit": unit, "band": stats.TOLERANCE,
+            "experiment": spec.experiment, "table": spec.table, "claim_id": cid,
+            "claim": claim, "published": published_value, "unit": unit, "band": published_claims.band(cid),
             "published_as": f"{p_time} s ({row['python']}, {row['machine']})",
             "measured": measured,
         })

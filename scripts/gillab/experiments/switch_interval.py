@@ -71,18 +71,19 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 def claims(df: pd.DataFrame) -> list[dict]:
     """Every cell as a ratio: T(interval, k threads) / T(interval, 1 thread) for k > 1, and
     T(interval, 1) / T(5 ms, 1) for one thread (the interval should not matter then)."""
+    from .. import claims as published_claims
+
     pub = published()
     out = []
     conds = sorted(df["condition"].unique())
-    p1 = pub[pub["threads"] == 1].set_index("switch_interval_s")["time_s"]
     for _, row in pub.iterrows():
         si, k, t = float(row["switch_interval_s"]), int(row["threads"]), float(row["time_s"])
+        cid = f"switch_interval/si={si:g}/threads={k}"
+        published_value = published_claims.value(cid)
         if k == 1:
             claim = f"1 thread: time at {si:g} s / time at the default 0.005 s"
-            published_value = t / float(p1[0.005])
         else:
             claim = f"interval {si:g} s: time with {k} threads / time with 1 thread"
-            published_value = t / float(p1[si])
         measured = {}
         for cond in conds:
             g = df[df["condition"] == cond]
@@ -97,11 +98,12 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
                                   "best": float(num.min() / den.min()), "n": r["n_num"],
                                   "ratio_to_published": r["ratio"] / published_value,
-                                  "verdict": stats.verdict(published_value, r["ci_lo"], r["ci_hi"],
-                                                           n=min(r["n_num"], r["n_den"])), "note": ""}
+                                  "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"],
+                                                                    min(r["n_num"], r["n_den"])), "note": ""}
         out.append({"experiment": "switch_interval", "table": "pbts13_t4_countdown_vs_switch_interval",
-                    "claim_id": f"switch_interval/si={si:g}/threads={k}", "claim": claim,
-                    "published": published_value, "unit": "ratio", "measured": measured, "band": stats.TOLERANCE,
+                    "claim_id": cid, "claim": claim,
+                    "published": published_value, "unit": "ratio", "measured": measured,
+                    "band": published_claims.band(cid),
                     "published_as": f"{t} s (CPython 3.9, {row['aggregation']})"})
     return out
 

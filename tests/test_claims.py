@@ -1,0 +1,153 @@
+"""data/reference/claims.csv: every published claim of the five documents as data, every row of
+every reference table part of a claim or explained as context, every claim answered."""
+import ast
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gillab import campaigns, claims, experiments, report, results
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts" / "gillab"
+
+
+def test_every_claim_row_is_complete_and_well_formed():
+    t = claims.table()
+    assert len(t) > 100
+    for _, c in t.iterrows():
+        cid = c["claim_id"]
+        assert c["document"] in {"000", "001", "002", "003", "004"}, cid
+        assert report.document_of(c["experiment"]) == c["document"], cid   # a registered experiment of that document
+        assert cid.startswith(c["experiment"] + "/"), cid
+        assert c["kind"] in claims.KINDS and c["comparison"] in claims.COMPARISONS, cid
+        for col in ("section", "quote", "statistic", "point", "value_source", "interpreter", "machine"):
+            assert c[col].strip(), (cid, col)
+        if c["comparison"] == "about":
+            assert c["band"] >= 0 and c["band_reason"].strip(), cid        # every band says why
+        if c["comparison"] == "not testable":
+            assert len(c["band_reason"]) > 20, cid                         # and why not
+        elif math.isnan(c["published"]):
+            # no value: only where the chapter computes it from the document's own listings
+            assert "median" in c["value_source"] or "listing" in c["value_source"], cid
+
+
+def test_every_document_has_claims():
+    t = claims.table()
+    assert set(t["document"]) == {"000", "001", "002", "003", "004"}
+    # PEP 779's "roughly 5-10%" and Backblaze's version claims are claims too, not only the tables
+    assert {"st_loop/pep779_penalty", "b2_download/history/3.11_over_3.6"} <= set(t["claim_id"])
+
+
+def test_a_derived_value_is_the_documents_own_table():
+    # the 2-thread countdown claim is the table's 2-thread time over its 1-thread time
+    t1 = results.reference("pbts13_t1_countdown_threads").set_index("threads")["time_s_best_of_3"]
+    assert claims.value("countdown/threads=2") == pytest.approx(t1[2] / t1[1])
+    assert claims.value("countdown/threads=1") == pytest.approx(t1[1])
+
+
+def test_every_row_of_every_reference_table_is_a_claim_or_context():
+    cover = claims.coverage()
+    assert set(cover) == set(claims.tables())
+    bare = [(table, i) for table, rows in cover.items() for i, who in rows.items() if not who]
+    assert not bare, f"rows that are neither part of a claim nor context: {bare}"
+    for reason in claims.context()["reason"]:
+        assert len(reason) > 15
+    # each table's row count is what coverage walked (a selector never reaches past a table)
+    for table, rows in cover.items():
+        assert sorted(rows) == list(range(len(results.reference(table)))), table
+
+
+@pytest.mark.parametrize("ref, words", [
+    ("pbts13_t1_countdown_threads[threads=3].time_s_best_of_3", "no row"),
+    ("pbts13_t1_countdown_threads[threads=1].seconds", "no column 'seconds'"),
+    ("pbts13_t1_countdown_threads[cores=1].time_s_best_of_3", "no column 'cores'"),
+    ("pbts13_t1_countdown_threads[#9].time_s_best_of_3", "has 4 rows"),
+    ("no_such_table[#1].value", "does not exist"),
+])
+def test_a_bad_reference_is_refused_with_the_reason(ref, words):
+    with pytest.raises(KeyError, match=words):
+        claims.cell(ref)
+
+
+def test_an_unknown_claim_is_a_clear_error():
+    with pytest.raises(KeyError, match="no claim 'countdown/threads=3'"):
+        claims.value("countdown/threads=3")
+
+
+@pytest.mark.parametrize("comparison, lo, hi, n, expected", [
+    ("about", 0.95, 1.05, 3, "agrees"), ("about", 1.2, 1.3, 3, "higher"), ("about", 0.7, 0.8, 3, "lower"),
+    ("about", 0.95, 1.2, 3, "inconclusive"), ("about", 0.99, 1.01, 2, "inconclusive"),
+    ("at least", 1.0, 2.0, 3, "agrees"), ("at least", 0.2, 0.5, 3, "lower"), ("at least", 0.5, 2.0, 3, "inconclusive"),
+    ("at most", 0.2, 0.9, 3, "agrees"), ("at most", 1.5, 2.0, 3, "higher"), ("at most", 1.5, 2.0, 2, "inconclusive"),
+    ("not testable", 0.9, 1.1, 9, "not testable here"), ("about", math.nan, math.nan, 0, "not measured"),
+])
+def test_compare(comparison, lo, hi, n, expected):
+    assert claims.compare(comparison, 1.0, 0.10, lo, hi, n) == expected
+
+
+def test_every_claim_is_answered_or_marked_on_the_reference():
+    """Each claim whose experiment has reference samples gets a verdict row; and no experiment
+    judges a claim that claims.csv does not hold."""
+    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    t = claims.table()
+    with_data = set(flat["experiment"])
+    assert set(t["experiment"]) <= with_data | {n for n in experiments.names()}
+    expected = set(t[t["experiment"].isin(with_data)]["claim_id"])
+    assert set(flat["claim_id"]) == expected
+    untestable = set(t[t["comparison"] == "not testable"]["claim_id"])
+    for _, r in flat.iterrows():
+        if r["claim_id"] in untestable:
+            assert r["outcome"] == "not testable here", r["claim_id"]
+        assert r["outcome"] in report.OUTCOMES, r["claim_id"]
+
+
+def test_every_agreeing_verdict_lies_inside_its_band():
+    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    about = flat[(flat["outcome"] == "agrees") & flat["band"].notna()]
+    assert len(about) > 10
+    for _, r in about.iterrows():
+        lo, hi = sorted((r["published"] * (1 - r["band"]), r["published"] * (1 + r["band"])))
+        assert lo <= r["ci_low"] and r["ci_high"] <= hi, (r["claim_id"], r["condition"])
+
+
+def _numbers(path: Path, only: tuple = ()) -> set:
+    """The numeric literals of a module (of its functions named in ``only``, where given)."""
+    tree = ast.parse(path.read_text())
+    roots = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in only] if only else [tree]
+    return {n.value for root in roots for n in ast.walk(root)
+            if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)}
+
+
+VERDICT_CODE = ("claims", "_claim", "_judge", "_value", "_design_claims", "_rate_row", "_measured_rate", "row")
+
+
+@pytest.mark.parametrize("module, published, only", [
+    ("convoy", {30000, 20000, 10030}, ()),          # the echo server's in-text rates and the model's microseconds
+    ("b2_download", {2.5, 10, 0.85}, VERDICT_CODE),  # nogil's factors, the multiprocessing.Queue penalty
+    ("data_race", {0.005, 1e-6}, ()),               # the default and the race's switch interval
+    ("ccbench", {0.5, 1.5}, VERDICT_CODE),          # the latency band, the Beazley effect
+    ("doc002", {0.1, 1.075}, VERDICT_CODE),         # the default band, PEP 779's midpoint
+    ("over_threads", {0.1}, VERDICT_CODE),
+    ("affinity", {0.25, 24000}, VERDICT_CODE),
+])
+def test_no_published_number_is_typed_into_the_verdict_code(module, published, only):
+    assert not _numbers(SCRIPTS / "experiments" / f"{module}.py", only) & published
+
+
+def test_the_published_values_in_the_verdicts_are_the_claims_tables():
+    rows = report.verdicts(campaigns.reference_id())
+    t = claims.table()
+    for r in rows:
+        v = t.loc[r["claim_id"], "published"]
+        if isinstance(r["published"], float) and math.isnan(r["published"]):
+            assert math.isnan(v) or t.loc[r["claim_id"], "comparison"] == "not testable", r["claim_id"]
+        elif not math.isnan(v):
+            assert r["published"] == pytest.approx(v), r["claim_id"]
+
+
+def test_no_reference_table_still_carries_a_role_column():
+    # the claim / context mapping lives in claims.csv and context.csv only
+    for table in claims.tables():
+        assert "role" not in results.reference(table).columns, table
+    assert isinstance(claims.context(), pd.DataFrame)
