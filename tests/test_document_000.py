@@ -119,17 +119,17 @@ def test_every_published_cell_of_document_000_has_a_verdict():
             assert cond in {report.build_of(c) for c in r["measured"]}, (r["claim_id"], cond)
 
 
-@pytest.mark.parametrize("windows, expected", [
+@pytest.mark.parametrize("runs, expected", [
     ([29_000, 30_500, 31_000, 29_500, 30_000], "agrees"),        # "about 30k" (band +-25%)
     ([6_000, 6_500, 5_800, 6_200, 6_100], "lower"),              # this VM alone
-    ([9_000, 60_000, 11_000, 58_000, 30_000], "inconclusive"),   # windows flipping between regimes
-    ([30_000, 30_100], "inconclusive"),                          # two windows support no verdict
+    ([9_000, 60_000, 11_000, 58_000, 30_000], "inconclusive"),   # runs flipping between regimes
+    ([30_000, 30_100], "inconclusive"),                          # two runs support no verdict
 ])
-def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(windows, expected):
+def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(runs, expected):
     from gillab.experiments import convoy
 
     df = pd.DataFrame([{"condition": "3.13.5", "switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": 0,
-                        "rps": v, "window": i, "repeat": 0, "run_id": "r"} for i, v in enumerate(windows)])
+                        "rps": v, "window": 0, "repeat": i, "run_id": "r"} for i, v in enumerate(runs)])
     from gillab import claims
 
     rows = {r["claim_id"]: r for r in convoy.claims(df)}
@@ -137,3 +137,26 @@ def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(windows, expected
     assert got["published"] == claims.value("convoy/inline/no_cpu_thread")     # "about 30k", from the data
     assert got["band"] == claims.band("convoy/inline/no_cpu_thread") == 0.25
     assert got["measured"]["3.13.5"]["verdict"] == expected
+
+
+def test_the_windows_of_one_server_run_are_not_independent_samples():
+    """Five steady windows of one run are one sample: no verdict; three runs are three."""
+    from gillab.experiments import convoy
+
+    def frame(runs, windows):
+        return pd.DataFrame([{"condition": "3.13.5", "switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": 0,
+                              "rps": 30_000.0 + 10 * w, "window": w, "repeat": r, "run_id": "r",
+                              "requests_served": 30_000, "handler_ctx_voluntary": 10, "handler_ctx_involuntary": 1,
+                              "client_cpu_share": 0.5, "gil_enabled": True}
+                             for r in range(runs) for w in range(windows)])
+
+    def got(df):
+        rows = {r["claim_id"]: r for r in convoy.claims(df)}
+        return rows["convoy/inline/no_cpu_thread"]["measured"]["3.13.5"]
+
+    one = got(frame(1, 5))
+    assert one["n"] == 1 and one["verdict"] == "inconclusive"
+    three = got(frame(3, 1))
+    assert three["n"] == 3 and three["verdict"] == "agrees"
+    s = convoy.summary(frame(3, 2))
+    assert (s["runs"] == 3).all() and (s["windows"] == 6).all()

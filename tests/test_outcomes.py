@@ -56,14 +56,14 @@ def test_switch_interval_two_threads_over_one_at_5_ms(factors, expected):
     ((1.00, 1.02, 0.98, 1.01, 0.99), "agrees"),            # request rates: a +-25% band
     ((2.00, 2.05, 1.95, 2.02, 1.98), "higher"),
     ((0.30, 0.31, 0.29, 0.30, 0.30), "lower"),
-    ((0.30, 2.00, 1.00, 1.80, 0.40), "inconclusive"),      # windows flipping between regimes
+    ((0.30, 2.00, 1.00, 1.80, 0.40), "inconclusive"),      # runs flipping between regimes
     ((1.00, 1.01), "inconclusive"),
 ])
 def test_affinity_rate_with_one_cpu_thread_on_the_servers_core(factors, expected):
     pub = results.reference("pbts13_t5_echo_rps_cpu_affinity").set_index("cpu_bound_threads")["rps_numeric"]
     rate = float(pub[1])
-    df = pd.DataFrame([{"condition": "b", "cpu_threads": 1, "client": "same", "rps": rate * f, "window": i,
-                        "repeat": 0, "run_id": "r"} for i, f in enumerate(factors)])
+    df = pd.DataFrame([{"condition": "b", "cpu_threads": 1, "client": "same", "rps": rate * f, "window": 0,
+                        "repeat": i, "run_id": "r"} for i, f in enumerate(factors)])   # one run each
     assert _verdict("affinity", df, "affinity/cpu_threads=1/client=same", "b") == expected
 
 

@@ -4,7 +4,8 @@ pbts13_t3 and the in-text numbers of pbts13_t6), and the variant with the CPU wo
 A sample is one server process (under the condition measured) and one client process (always
 the same interpreter, the GIL build ``3.13.5`` when it exists, so that only the server
 changes); the client counts requests in 1-second windows after a warm-up window, and every
-window is stored as a row.
+window is stored as a row.  A point's rate is the median over its **runs** (each run's median
+window) with a bootstrap CI over runs: windows of one process are not independent samples.
 """
 from __future__ import annotations
 
@@ -138,19 +139,26 @@ def published_table() -> pd.DataFrame:
         "rps_one_cpu_thread": "one CPU thread", "rps_two_cpu_threads": "two", "rps_four_cpu_threads": "four"})
 
 
+def per_run(g: pd.DataFrame) -> pd.Series:
+    """Each server run's rate: the median of its windows (one value per independent run)."""
+    return g.groupby(["run_id", "repeat"])["rps"].median()
+
+
 @frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per condition and point: the median RPS over every stored window with its 95% CI, and
-    what explains it (handler context switches per request, client CPU share)."""
+    """Per condition and point: the median RPS over runs (each run's median window) with its 95%
+    CI over runs, every window's range, and what explains the rate (handler context switches per
+    request, client CPU share)."""
     rows = []
     keys = ["condition", "switch_interval", "cpu_threads", "cpu_processes"]
     for key, g in df.groupby(keys, sort=True):
-        s = stats.summarize(g["rps"], lower_is_better=False)
+        s = stats.summarize(per_run(g), lower_is_better=False)
         per_sample = g.drop_duplicates(["run_id", "repeat"])
         served = per_sample["requests_served"].clip(lower=1)
         rows.append({
-            **dict(zip(keys, key)), "windows": s["n"], "rps_median": s["median"], "rps_ci_lo": s["ci_lo"],
-            "rps_ci_hi": s["ci_hi"], "rps_min": float(g["rps"].min()), "rps_max": float(g["rps"].max()),
+            **dict(zip(keys, key)), "runs": s["n"], "windows": len(g), "rps_median": s["median"],
+            "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"], "rps_min": float(g["rps"].min()),
+            "rps_max": float(g["rps"].max()),
             "handler_vcsw_per_request": float((per_sample["handler_ctx_voluntary"] / served).median()),
             "handler_ivcsw_per_request": float((per_sample["handler_ctx_involuntary"] / served).median()),
             "client_cpu_share": float(per_sample["client_cpu_share"].median()),
@@ -190,7 +198,7 @@ def _measured_rate(g: pd.DataFrame, claim_id: str) -> dict:
     from .. import claims as published_claims
 
     published_value = published_claims.value(claim_id)
-    s = stats.summarize(g["rps"], lower_is_better=False)
+    s = stats.summarize(per_run(g), lower_is_better=False)      # n: runs
     value, lo, hi = s["median"], s["ci_lo"], s["ci_hi"]
     return {"median": value, "ci_lo": lo, "ci_hi": hi, "best": s["best"],
             "n": s["n"], "ratio_to_published": value / published_value if published_value else math.nan,
@@ -239,9 +247,9 @@ def claims(df: pd.DataFrame) -> list[dict]:
     measured = {}
     for cond in conds:
         g = df[(df["condition"] == cond) & (df["cpu_threads"] == 0) & np.isclose(df["switch_interval"], 0.005)]
-        one = g[g["cpu_processes"] == 1]["rps"]
+        one = per_run(g[g["cpu_processes"] == 1])
         for k in sorted(x for x in g["cpu_processes"].unique() if x >= 2):
-            more = g[g["cpu_processes"] == k]["rps"]
+            more = per_run(g[g["cpu_processes"] == k])
             if len(one) and len(more):
                 r = stats.ratio_of_medians(more, one)
                 measured[f"{cond} ({k} processes)"] = {
@@ -455,9 +463,10 @@ def processes_figure(df: pd.DataFrame):
     from .. import plots
 
     g = df[(df["cpu_threads"] == 0) & np.isclose(df["switch_interval"], 0.005)]
+    runs = g.groupby(["condition", "cpu_processes", "run_id", "repeat"], as_index=False)["rps"].median()
     fig, ax = plt.subplots(figsize=(8, 3.6))
     pal = plots.palette(g["condition"].unique())
-    plots.median_with_ci(ax, g, "cpu_processes", "rps", "condition", pal, join=False)
+    plots.median_with_ci(ax, runs, "cpu_processes", "rps", "condition", pal, join=False)   # CI over runs
     inline = inline_published()
     for scenario, style, colour, words in (("echo server + 1 CPU-bound process", "--", "black", "with processes"),
                                            ("echo server, no CPU-bound thread", ":", "0.5", "alone")):
