@@ -1,5 +1,6 @@
-"""The data race of document 000: ``sum += 1`` from several threads, switch interval 1e-6 and
-the default.  Counts lost updates; the document published no numbers, only the setting."""
+"""The data race of document 000: ``sum += 1`` from several threads, at the document's smallest
+switch interval and at the default.  Counts lost updates; the document published no numbers,
+only the setting."""
 from __future__ import annotations
 
 import numpy as np
@@ -145,7 +146,7 @@ def prose(df: pd.DataFrame) -> list:
     # (builds, sentence, whether every one of them loses updates (True) or none does (False), why)
     sentences = (
         ([c for c in conds if gil_on.get(c) and c.startswith("3.13")],
-         "**With the GIL, CPython 3.13 loses no update here**, even at 1e-6 s", False,
+         "**With the GIL, CPython 3.13 loses no update here**, even at the smallest switch interval", False,
          "Since CPython 3.10 a thread only gives up the GIL at particular instructions (backward jumps of loops, "
          "calls), never between the load and the store of `sum += 1`, so this loop cannot be interrupted "
          "mid-update."),
