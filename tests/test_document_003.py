@@ -113,7 +113,11 @@ def test_judge(lo, hi, kind, expected):
 
 
 def port_is_free(port):
+    """Whether a new server could listen on ``port`` now: as every server does, with SO_REUSEADDR,
+    so that the TIME_WAIT of connections the killed server closed does not count as held (a
+    socket still listening does)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
             return True
