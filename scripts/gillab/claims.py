@@ -178,16 +178,6 @@ def judge(claim_id: str, lo: float, hi: float, n: int | None, published: float |
     return compare(c["comparison"], v, c["band"], lo, hi, n)
 
 
-def describe(claim_id: str, published: float | None = None) -> str:
-    """``about 2.21 +-25%``, ``at least 0.99``, ``not testable``."""
-    c = get(claim_id)
-    v = published if published is not None else c["published"]
-    if c["comparison"] == "not testable":
-        return "not testable"
-    band_words = f" +-{float(c['band']):.0%}" if c["comparison"] == "about" else ""
-    return f"{c['comparison']} {v:.3g}{band_words}"
-
-
 def context() -> pd.DataFrame:
     """``context.csv``: rows of the reference tables that are no claim, and why."""
     return pd.read_csv(reference_dir() / "context.csv", dtype=str, keep_default_na=False)
