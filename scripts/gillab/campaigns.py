@@ -12,7 +12,12 @@ Every sample belongs to a campaign, a folder of ``data/results/``::
   of the same id and fingerprint, or a new one (the first time, or with ``--new-campaign``).
   Inside it a sweep resumes only samples whose resume key matches (see
   :func:`gillab.experiments.plan`).
-* The book shows the reader's campaign beside the reference, claim by claim.
+* A **contributed campaign** is one imported from another machine (``gillab import``, see
+  :mod:`gillab.exchange`): its folder keeps the ``MANIFEST.json`` it came with (every file's
+  sha256).  Like the reference it is read-only, and it is never anyone's own campaign, even
+  when it was measured on a machine of this kind.
+* The book shows the reader's campaign beside the reference, claim by claim, and every
+  campaign beside the others on the across-machines page (:mod:`gillab.across`).
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from .store import ExperimentStore, atomic_write_text
 
 REFERENCE_FILE = "REFERENCE"
 CAMPAIGN_FILE = "campaign.json"
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 
 
 class NoCampaign(LookupError):
@@ -37,7 +42,7 @@ class NoCampaign(LookupError):
 
 
 class ReferenceIsReadOnly(ParameterError):
-    """An attempt to measure into the committed reference campaign."""
+    """An attempt to measure into the committed reference campaign (or a contributed one)."""
 
 
 @dataclass
@@ -49,6 +54,25 @@ class Campaign:
     @property
     def is_reference(self) -> bool:
         return self.id == reference_id()
+
+    @property
+    def is_contributed(self) -> bool:
+        """Imported from another machine (``gillab import``): read-only, never the reader's own."""
+        return (self.dir / "MANIFEST.json").exists()
+
+    @property
+    def role(self) -> str:
+        return "reference" if self.is_reference else "contributed" if self.is_contributed else "yours"
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The machine kind: campaign.json's fingerprint, else the one fingerprint every run file
+        records (the reference campaign predates fingerprints in campaign.json)."""
+        fp = self.machine.get("fingerprint")
+        if fp:
+            return fp
+        seen = {(r.get("machine") or {}).get("fingerprint") for r in runs(self)} - {None}
+        return seen.pop() if len(seen) == 1 else None
 
     @property
     def machine(self) -> dict:
@@ -71,7 +95,7 @@ class Campaign:
 
     def label(self) -> str:
         m = self.machine
-        return (f"{'reference ' if self.is_reference else ''}campaign `{self.id}` "
+        return (f"{self.role + ' ' if self.role != 'yours' else ''}campaign `{self.id}` "
                 f"({m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores, from {self.created[:10] or '?'})")
 
 
@@ -81,7 +105,7 @@ def reference_id() -> str | None:
 
 
 def _check_id(cid: str) -> str:
-    if not _ID_RE.match(cid or ""):
+    if not ID_RE.match(cid or ""):
         raise ParameterError(f"campaign id {cid!r} is not valid: letters, digits, '.', '_' and '-' only")
     return cid
 
@@ -101,7 +125,7 @@ def all_campaigns() -> list[Campaign]:
     if not root.is_dir():
         return []
     out = [load(d.name) for d in sorted(root.iterdir())
-           if d.is_dir() and _ID_RE.match(d.name) and ((d / CAMPAIGN_FILE).exists() or any(d.glob("*/samples.csv")))]
+           if d.is_dir() and ID_RE.match(d.name) and ((d / CAMPAIGN_FILE).exists() or any(d.glob("*/samples.csv")))]
     return sorted(out, key=lambda c: (c.created, c.id))
 
 
@@ -113,9 +137,9 @@ def is_this_machine(c: Campaign, here: dict | None = None) -> bool:
 
 def own(here: dict | None = None) -> list[Campaign]:
     """The reader's campaigns made on this machine (same id and fingerprint), oldest first;
-    never the reference."""
+    never the reference, never a contributed campaign."""
     here = here or metadata.machine()
-    return [c for c in all_campaigns() if not c.is_reference and is_this_machine(c, here)]
+    return [c for c in all_campaigns() if not c.is_reference and not c.is_contributed and is_this_machine(c, here)]
 
 
 def create(cid: str | None = None) -> Campaign:
@@ -146,7 +170,12 @@ def for_measuring(campaign: str | None = None, new: bool = False, create_new: bo
                 f"campaign {campaign!r} is the committed reference run (data/results/{REFERENCE_FILE}): "
                 "it is read-only; measure into a campaign of your own (the default)")
         if (results_dir() / _check_id(campaign)).is_dir():
-            return load(campaign)
+            c = load(campaign)
+            if c.is_contributed:
+                raise ReferenceIsReadOnly(
+                    f"campaign {campaign!r} was contributed from another machine (gillab import): it is read-only; "
+                    "measure into a campaign of your own (the default)")
+            return c
         return create(campaign) if create_new else None
     if not new:
         mine = own()
@@ -221,8 +250,8 @@ def describe(c: Campaign) -> dict:
     m = c.machine
     cpu = m.get("cpu") or {}
     return {
-        "campaign": c.id, "reference": c.is_reference, "this_machine": is_this_machine(c),
-        "machine_id": m.get("machine_id"), "fingerprint": m.get("fingerprint"),
+        "campaign": c.id, "reference": c.is_reference, "contributed": c.is_contributed, "role": c.role,
+        "this_machine": is_this_machine(c), "machine_id": m.get("machine_id"), "fingerprint": c.fingerprint,
         "cpu_model": m.get("cpu_model"), "cpu": {k: cpu.get(k) for k in ("vendor", "family", "model", "stepping")},
         "hypervisor": cpu.get("hypervisor"), "cores": m.get("cpu_count"),
         "builds": builds, "profiles": sorted({r.get("profile") for r in rs if r.get("profile")}),
@@ -253,7 +282,20 @@ def machine_rows(*cs: Campaign) -> list[dict]:
     for name, get in fields:
         row = {"": name}
         for c in cs:
-            v = get(c.machine)
+            v = get(c.machine | {"fingerprint": c.fingerprint})
             row[c.id] = "not recorded" if v in (None, "", "?/?/?") else v
         rows.append(row)
     return rows
+
+
+def cores_of(df) -> int:
+    """The cores of the machine whose campaign measured ``df`` (its ``attrs['campaign']``): a
+    chapter drawn from another machine's campaign draws that machine's ceiling, not this one's;
+    this machine's where the frame names no campaign."""
+    import os
+
+    cid = getattr(df, "attrs", {}).get("campaign")
+    try:
+        return int(load(cid).machine.get("cpu_count") or os.cpu_count()) if cid else os.cpu_count()
+    except (NoCampaign, ParameterError, TypeError, ValueError):
+        return os.cpu_count()

@@ -12,6 +12,9 @@
     gillab campaigns [--json]               the reference campaign and yours
     gillab results EXPERIMENT --json        measured summary
     gillab verdicts --json                  every published number reproduced so far
+    gillab verdicts --machines --json       every claim on every machine's campaign, k of n agree
+    gillab export [CAMPAIGN] -o FILE        one campaign as one checked archive
+    gillab import FILE|FOLDER               a campaign from another machine, checked whole first
 
 Measuring goes to your newest campaign on this machine (a new one the first time, or with
 --new-campaign; --campaign ID names one); the committed reference campaign is read-only.
@@ -23,6 +26,7 @@ import ast
 import json
 import math
 import sys
+from pathlib import Path
 
 from . import interpreters
 from .profiles import PROFILES, ParameterError
@@ -141,7 +145,8 @@ def cmd_campaigns(args) -> int:
     if not rows:
         print("no campaigns yet")
     for r in rows:
-        tag = "REFERENCE " if r["reference"] else ("yours     " if r["this_machine"] else "other     ")
+        tag = ("REFERENCE " if r["reference"] else "contrib.  " if r["contributed"]
+               else "yours     " if r["this_machine"] else "other     ")
         cpu = r["cpu"]
         print(f"{tag}{r['campaign']:<36} {r['cpu_model']} {cpu.get('family')}/{cpu.get('model')}/{cpu.get('stepping')} "
               f"x{r['cores']}  {', '.join(r['profiles']) or '-'}  started {r['started'] or '-'}  {r['status']}, "
@@ -152,7 +157,8 @@ def cmd_campaigns(args) -> int:
 def cmd_book(args) -> int:
     from . import book
 
-    book.book(execute_notebooks=not args.no_execute, profile=args.profile, force=args.force)
+    book.book(execute_notebooks=not args.no_execute, profile=args.profile, force=args.force,
+              campaign=args.campaign)
     return 0
 
 
@@ -173,6 +179,11 @@ def cmd_verdicts(args) -> int:
     from . import report
 
     profile = None if args.profile == "any" else args.profile
+    if args.machines:
+        from . import across
+
+        print(json.dumps(_clean(across.rows(profile=profile)), indent=2))
+        return 0
     rows = report.verdicts(campaign=args.campaign, profile=profile)
     if args.json:
         flat = report.flat(rows).assign(profile=args.profile)
@@ -184,6 +195,24 @@ def cmd_verdicts(args) -> int:
             for cond, m in r["measured"].items():
                 print(f"{r['claim_id']:<28} {cond:<14} published {r['published']:.3g} {r['unit']:<5} "
                       f"measured {m['median']:.3g} [{m['ci_lo']:.3g}, {m['ci_hi']:.3g}] -> {m['verdict']}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from . import exchange
+
+    out = exchange.export(args.campaign, args.output)
+    print(f"[gillab] campaign written to {out} ({out.stat().st_size:,} bytes); "
+          "`gillab import` checks and files it on another machine")
+    return 0
+
+
+def cmd_import(args) -> int:
+    from . import exchange
+
+    cid, what = exchange.import_(args.source)
+    print(f"[gillab] campaign {cid}: {what} (contributed, read-only); `gillab book` shows it on the "
+          "across-machines page, and any chapter beside the reference with -p campaign " + cid)
     return 0
 
 
@@ -243,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("book", help="render the book from data/ without measuring")
     s.add_argument("--no-execute", action="store_true", help="reuse the executed notebooks as they are")
     s.add_argument("--force", action="store_true", help="execute every notebook, even those whose inputs did not change")
+    s.add_argument("--campaign", metavar="ID", help="the campaign the chapters show beside the reference "
+                   "(default: your newest here; a contributed campaign's id shows another machine's)")
     s.add_argument("-P", "--profile", default="default", choices=PROFILES,
                    help="which stored configuration to show (default: default)")
     s.set_defaults(fn=cmd_book)
@@ -256,10 +287,20 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("verdicts", help="published numbers beside ours, with verdicts")
     s.add_argument("--json", action="store_true", help="one flat row per claim and condition (or pair)")
     s.add_argument("--nested", action="store_true", help="JSON, one row per claim with its conditions inside")
+    s.add_argument("--machines", action="store_true",
+                   help="with --json: every claim x build on every campaign (reference, contributed, yours), "
+                        "and how many machines agree")
     s.add_argument("--campaign", help="default: yours if you have one, else the reference")
     s.add_argument("-P", "--profile", default="default", choices=(*PROFILES, "any"),
                    help="the configuration whose samples are judged (any: every sample stored)")
     s.set_defaults(fn=cmd_verdicts)
+    s = sub.add_parser("export", help="write one campaign as one archive (manifest with every file's sha256)")
+    s.add_argument("campaign", nargs="?", help="default: your newest campaign on this machine")
+    s.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
+    s.set_defaults(fn=cmd_export)
+    s = sub.add_parser("import", help="check a campaign archive (or folder) whole, then file it as contributed")
+    s.add_argument("source", type=Path, metavar="FILE|FOLDER")
+    s.set_defaults(fn=cmd_import)
     s = sub.add_parser("live", help="JupyterLab on 127.0.0.1 at the live explorers (prints the address)")
     s.add_argument("--port", type=int, default=8888)
     s.add_argument("--chapter", metavar="EXPERIMENT", help="open this chapter's notebook instead of Explore live")
