@@ -29,7 +29,8 @@ from .experiment import NOT_CONFIG
 from .profiles import BUDGET_MINUTES
 from .paths import generated_dir, notebooks_dir, repo_root, results_dir
 
-APPENDIX = {"verdicts": "99_verdicts.ipynb"}   # not an experiment: gathers every verdict
+# not experiments: every verdict of one campaign; every claim on every machine's campaign
+APPENDIX = {"verdicts": "99_verdicts.ipynb", "machines": "98_machines.ipynb"}
 
 
 def notebook_files() -> dict[str, str]:
@@ -480,11 +481,13 @@ def build_book(root: Path | None = None, builder: str = "html") -> Path:
     return index
 
 
-def book(execute_notebooks: bool = True, profile: str = "default", force: bool = False) -> Path:
+def book(execute_notebooks: bool = True, profile: str = "default", force: bool = False,
+         campaign: str | None = None) -> Path:
     """Render the book from data/ without measuring: notebooks run with ``measure=False``, and
-    only those whose inputs changed."""
+    only those whose inputs changed; ``campaign`` is the one the chapters show beside the
+    reference (default: the reader's newest on this machine)."""
     if execute_notebooks:
-        execute_all(profile, force=force)
+        execute_all(profile, overrides={"campaign": campaign} if campaign else None, force=force)
     return build_book()
 
 

@@ -151,7 +151,7 @@ class Chapter:
             return ""
         m = runs[-1]["machine"]
         whose = ("the committed **reference campaign**" if self.df is self.reference_df
-                 else "**your campaign**")
+                 else f"**{self._whose(self.yours)}**")
         return (f"These are the samples of {whose} `{self.campaign}`, measured on `{m.get('machine_id')}`: "
                 f"{m['cpu_model']}, {m['cpu_count']} cores, {(m.get('memory_bytes') or 0) / 2**30:.0f} GiB, "
                 f"{m.get('distribution')}, {m['os']}.")
@@ -244,7 +244,9 @@ class Chapter:
             "with `measure=True`), your campaign is what the figures above show, and here every claim is set beside "
             "the committed reference campaign: same outcome or not, and your value over the reference's. The "
             "machines are compared field by field, so that a difference in speed can be traced to a different CPU, "
-            "hypervisor or kernel."))
+            "hypervisor or kernel. A campaign contributed from another machine (`gillab import`) is shown the same way "
+            "with `-p campaign <id>` (or `gillab book --campaign <id>`); the *across machines* page counts every "
+            "campaign's outcomes, claim by claim."))
         name = self.exp.name
         if self.yours_df is None:
             mine = [c for c in campaigns.own() if c.has(name)]
@@ -263,14 +265,36 @@ class Chapter:
         rows = report.compare(self.claims(self.yours_df), self.claims(self.reference_df))
         same = int((rows["same outcome"] == "yes").sum())
         differ = int((rows["same outcome"] == "NO").sum())
+        whose = self._whose(self.yours)
         display(Markdown(
-            f"Your campaign `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
+            f"{whose[0].upper() + whose[1:]} `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
             f"{same + differ} claims x conditions measured in both, **{same} have the same outcome and {differ} "
             "differ**. *yours / reference* is the ratio of the two values with an approximate 95% interval "
             "(from the two CIs, independent campaigns). The machines:"))
         display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
         display(Markdown("Claim by claim:"))
         display(tables.table(tables.compare_view(rows)))
+        self.figures_beside()
+
+    @staticmethod
+    def _whose(c) -> str:
+        return ("the contributed campaign (measured on another machine, imported)" if c.is_contributed
+                else "your campaign")
+
+    def figures_beside(self) -> None:
+        """The chapter's main figure from the reference campaign and from the one shown beside
+        it, on the same axes (:func:`gillab.plots.share_axes`)."""
+        import matplotlib.pyplot as plt
+
+        figs = [self.analysis.figure(self.reference_df), self.analysis.figure(self.yours_df)]
+        shared = plots.share_axes(*figs)
+        display(Markdown(
+            f"The main figure drawn from each campaign, {'on the same axes' if shared else 'each on its own axes (their panels differ: not the same builds or points)'}: "
+            f"first the reference campaign `{self.reference.id}`, then {self._whose(self.yours)} `{self.yours.id}`."))
+        for c, fig in zip((self.reference, self.yours), figs):
+            display(Markdown(f"*{c.label()}*"))
+            display(fig)
+            plt.close(fig)
 
     def explorer(self) -> None:
         """The kernel-free explorer, then how to get the live one, and (with ``live``) the live

@@ -147,3 +147,75 @@ def verdicts_figure(flat: pd.DataFrame):
               ncol=6, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def across_figure(table: list[dict], base: str):
+    """Every other campaign against ``base`` (the reference): ours / published in ``base`` (x)
+    and in the other campaign (y), log scales, each claim x build a point with both 95% CIs,
+    coloured by whether the two outcomes are the same, differ, or flip (definite both ways).
+    One panel per other campaign; points off a log scale are left out and counted in the title."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    others = sorted({c for r in table for c in r["campaigns"]} - {base})
+    fig, axes = plt.subplots(1, max(len(others), 1), figsize=(6.2 * max(len(others), 1), 5.6), squeeze=False)
+    colours = {"same outcome": "#029e73", "outcome differs": "#de8f05", "flips (definite both ways)": "#d55e00"}
+    for ax, other in zip(axes[0], others or [None]):
+        left_out = 0
+        for r in table:
+            a, b = r["campaigns"].get(base), r["campaigns"].get(other)
+            if not (a and b):
+                continue
+            xs = (a["ratio_low"], a["ours_over_published"], a["ratio_high"])
+            ys = (b["ratio_low"], b["ours_over_published"], b["ratio_high"])
+            if not (xs[1] > 0 and ys[1] > 0):
+                left_out += 1
+                continue
+            kind = ("same outcome" if a["outcome"] == b["outcome"] else
+                    "flips (definite both ways)" if {a["outcome"], b["outcome"]} <= {"agrees", "higher", "lower"}
+                    else "outcome differs")
+            col = colours[kind]
+            ax.plot([x if x > 0 else xs[1] for x in (xs[0], xs[2])], [ys[1]] * 2, color=col, alpha=0.35, lw=0.8)
+            ax.plot([xs[1]] * 2, [y if y > 0 else ys[1] for y in (ys[0], ys[2])], color=col, alpha=0.35, lw=0.8)
+            ax.plot(xs[1], ys[1], "o", color=col, markersize=3.5, alpha=0.85)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        lo, hi = min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])
+        ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, linestyle="--")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel(f"{base}: ours / published (log), 95% CI")
+        ax.set_ylabel(f"{other}: ours / published (log), 95% CI")
+        ax.set_title(f"{other} against {base}" + (f"\n({left_out} pairs off a log scale, not drawn)"
+                                                  if left_out else ""), fontsize=10)
+    handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=k) for k, c in colours.items()]
+    handles.append(Line2D([], [], color="0.4", linestyle="--", label="the same value in both campaigns"))
+    fig.legend(handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=8)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def share_axes(*figs) -> bool:
+    """Put figures of one chapter drawn from different campaigns on the same axes: each group of
+    paired axes gets the union of their y ranges, and of their x ranges where the axes show the
+    same categories or numbers (the same scale and tick labels).  False where the figures do not
+    have the same panels (nothing is changed then)."""
+    panels = [f.axes for f in figs]
+    if len(figs) < 2 or len({len(p) for p in panels}) != 1:
+        return False
+
+    def union(group, get, put):
+        lims = [get(ax) for ax in group]
+        if any(lo > hi for lo, hi in lims):   # an inverted axis keeps its own range
+            return
+        lo, hi = min(lo for lo, _ in lims), max(hi for _, hi in lims)
+        for ax in group:
+            put(ax, lo, hi)
+
+    for group in zip(*panels):
+        if len({ax.get_yscale() for ax in group}) == 1:
+            union(group, lambda a: a.get_ylim(), lambda a, lo, hi: a.set_ylim(lo, hi))
+        labels = {tuple(t.get_text() for t in ax.get_xticklabels()) for ax in group}
+        if len({ax.get_xscale() for ax in group}) == 1 and len(labels) == 1:
+            union(group, lambda a: a.get_xlim(), lambda a, lo, hi: a.set_xlim(lo, hi))
+    return True

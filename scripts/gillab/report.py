@@ -50,8 +50,9 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
         except store_results.NoData:
             continue
         answered = analysis(name).claims(df)
+        keys = sorted(set(df["code_key"].astype(str)) - {""}) if "code_key" in df.columns else []
         for row in answered + claims.unanswered(name, {r["claim_id"] for r in answered}):
-            rows.append(row | {"campaign": df.attrs["campaign"]})
+            rows.append(row | {"campaign": df.attrs["campaign"], "code_keys": keys})
     return rows
 
 
@@ -178,7 +179,7 @@ def flat(rows: list[dict]):
 
         base = {"document": document_of(r["experiment"]), "experiment": r["experiment"], "claim_id": r["claim_id"],
                 "claim": r["claim"], "published": pub, "unit": r["unit"], "band": r.get("band"),
-                "campaign": r.get("campaign")}
+                "campaign": r.get("campaign"), "code_keys": r.get("code_keys")}
         if not r["measured"]:      # a claim no build answered: not testable here (claims.csv says why), or not measured
             outcome = r.get("unmeasured") or ("not testable here" if _comparison(r["claim_id"]) == "not testable"
                                               else "not measured")

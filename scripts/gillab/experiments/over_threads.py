@@ -5,14 +5,13 @@ Every function takes the experiment's :class:`Spec` as ``spec`` (bound by
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Callable
 
 import pandas as pd
 
+from .. import campaigns, results, stats
 from .. import claims as published_claims
-from .. import results, stats
 from ..analysis import frame_cached
 
 
@@ -142,7 +141,7 @@ def findings(df: pd.DataFrame, spec: Spec) -> str:
     ratio_rows = [v for v in claims(df, spec) if v["unit"] == "ratio"]
     agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows)
              for c in sorted(s["condition"].unique())}
-    return (f"Measured on {os.cpu_count()} cores, speedups with 95% bootstrap CIs:\n\n" + "\n".join(lines)
+    return (f"Measured on {campaigns.cores_of(df)} cores, speedups with 95% bootstrap CIs:\n\n" + "\n".join(lines)
             + "\n\nPublished ratios T(k)/T(1) that our measurement matches within 10%: "
             + "; ".join(f"{c}: {n} of {len(ratio_rows)}" for c, n in agree.items()) + ".")
 
@@ -156,7 +155,7 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
 
     from .. import plots
 
-    cores = cores or os.cpu_count()
+    cores = cores or campaigns.cores_of(df)
     pal = plots.palette(df["condition"].unique())
     s = summary(df, spec)
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 8.5))
@@ -201,7 +200,7 @@ def explorer(df: pd.DataFrame, spec: Spec):
     s = summary(df, spec)
     ks = sorted(s["threads"].unique())
     pub = published(spec).set_index("threads")[spec.published_col]
-    cores = os.cpu_count()
+    cores = campaigns.cores_of(df)
     ymax_t = float(df["seconds"].max()) * 1.1
     ymax_s = max(cores, float(s["speedup_ci_hi"].max()), float((pub[1] / pub).max())) * 1.15
     work = spec.size_words(s["work"].iloc[0])

@@ -1,0 +1,273 @@
+"""Campaigns that travel (gillab export / import) and the across-machines comparison."""
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gillab import across, campaigns, exchange, report
+
+REPO = Path(__file__).resolve().parents[1]
+CONTRIBUTED = "amd-epyc-2c-20261123T201134Z"      # committed: the first campaign from another machine
+SOURCE = REPO / "data" / "results" / CONTRIBUTED
+
+
+def tree(root: Path) -> dict:
+    """Every file under ``root`` (hidden ones too) with its bytes: what 'nothing written' compares."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} \
+        if root.exists() else {}
+
+
+def plain_campaign(data_dir: Path, cid: str = CONTRIBUTED, experiments=None) -> Path:
+    """The committed contributed campaign's files as a campaign of this data folder (no manifest:
+    as its own machine had it), optionally only some experiments."""
+    dst = data_dir / "results" / cid
+    shutil.copytree(SOURCE, dst, ignore=shutil.ignore_patterns("MANIFEST.json"))
+    for d in dst.iterdir():
+        if d.is_dir() and experiments is not None and d.name not in experiments:
+            shutil.rmtree(d)
+    return dst
+
+
+def test_export_then_import_is_byte_identical(data_dir, tmp_path, monkeypatch):
+    src = plain_campaign(data_dir, experiments={"countdown", "data_race"})
+    original = tree(src)
+    archive = exchange.export(CONTRIBUTED, tmp_path / "a.tar.gz")
+    assert exchange.export(CONTRIBUTED, tmp_path / "again.tar.gz").read_bytes() == archive.read_bytes()
+
+    other = tmp_path / "other-data"
+    monkeypatch.setenv("GILLAB_DATA", str(other))
+    assert exchange.import_(archive) == (CONTRIBUTED, "imported")
+    got = tree(other / "results" / CONTRIBUTED)
+    manifest = json.loads(got.pop("MANIFEST.json"))
+    assert got == original                                   # every file, byte for byte
+    assert manifest["schema"] == exchange.SCHEMA and manifest["machine"]["fingerprint"] == "af7bb5f06bf7"
+    assert set(manifest["experiments"]) == {"countdown", "data_race"}
+    assert all(len(e["sample_code_keys"]) >= 1 and e["code_key_of_this_harness"] for e in manifest["experiments"].values())
+    # the imported campaign exports to the very archive it came from; importing it again changes nothing
+    assert exchange.export(CONTRIBUTED, tmp_path / "b.tar.gz").read_bytes() == archive.read_bytes()
+    assert exchange.import_(archive) == (CONTRIBUTED, "already here")
+    c = campaigns.load(CONTRIBUTED)
+    assert c.is_contributed and c.role == "contributed"
+
+
+def test_the_committed_contributed_campaign_matches_its_manifest():
+    """The campaign from ../shared/campaigns as imported: every file as its manifest says, and the
+    folder it came from unchanged beside it (where shared/ is present)."""
+    members = exchange._members(CONTRIBUTED, (SOURCE / "MANIFEST.json").read_bytes(), exchange.campaign_files(SOURCE))
+    got = exchange.check(members, reference="amd-epyc-2c")
+    assert got.campaign == CONTRIBUTED and len(got.files) == len(got.manifest["files"])
+    shared = REPO.parent / "shared" / "campaigns" / CONTRIBUTED
+    if shared.is_dir():
+        assert exchange.campaign_files(shared) == got.files
+
+
+def _archive(members) -> bytes:
+    return exchange._tar_bytes(members)
+
+
+def _good(data_dir, tmp_path):
+    plain_campaign(data_dir, experiments={"countdown"})
+    path = exchange.export(CONTRIBUTED, tmp_path / "good.tar.gz")
+    shutil.rmtree(data_dir / "results" / CONTRIBUTED)
+    with tarfile.open(path) as tar:
+        members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
+    return path, members
+
+
+def _with(members, name, data):
+    return [(n, data if n == name else d) for n, d in members]
+
+
+def _manifest(members):
+    return json.loads(dict(members)["MANIFEST.json"])
+
+
+def _remanifest(members, **change):
+    m = _manifest(members) | change
+    return _with(members, "MANIFEST.json", json.dumps(m).encode())
+
+
+def _rehash(members, name, data):
+    """``name`` replaced by ``data`` with the manifest's size and hash updated: an archive whose
+    hashes hold, to reach the checks behind them."""
+    m = _manifest(members)
+    rel = name.split("/", 1)[1]
+    for f in m["files"]:
+        if f["path"] == rel:
+            f.update(bytes=len(data), sha256=exchange._sha256(data))
+    return _with(_with(members, name, data), "MANIFEST.json", json.dumps(m).encode())
+
+
+def _renamed(members, old, new):
+    """Every member and manifest path with ``old`` written ``new`` (hashes still hold)."""
+    files = [f | {"path": f["path"].replace(old, new)} for f in _manifest(members)["files"]]
+    return [(n.replace(f"/{old}", f"/{new}"), d) for n, d in _remanifest(members, files=files)]
+
+
+def _raw_tar(entries) -> bytes:
+    """An uncompressed tar of (TarInfo, data) written by hand (links, huge headers)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in entries:
+            if data is None:
+                buf.write(info.tobuf(tarfile.PAX_FORMAT))
+            else:
+                tar.addfile(info, io.BytesIO(data) if data else None)
+    return buf.getvalue()
+
+
+def bad_archives(good_path, members):
+    cid = CONTRIBUTED
+    samples = f"{cid}/countdown/samples.csv"
+    csv_bytes = dict(members)[samples]
+    cut = csv_bytes[: csv_bytes.rstrip(b"\n").rfind(b"\n") + 41]       # the last row cut to 40 characters
+    machine = _manifest(members)["machine"] | {"cpu_count": 64}
+    huge = tarfile.TarInfo(f"{cid}/countdown/samples.csv")
+    huge.size = 2 * 2 ** 30
+    link = tarfile.TarInfo(f"{cid}/countdown/runs/x.json")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    return {
+        "truncated": (good_path.read_bytes()[: good_path.stat().st_size // 2], "truncated or damaged"),
+        "hash mismatch": (_archive(_with(members, samples, csv_bytes.replace(b"ok", b"OK", 1))),
+                          "does not match its manifest"),
+        "a path outside": (_archive(members + [("../x", b"x")]), "not a plain relative path"),
+        "an absolute path": (_archive(members + [("/tmp/x", b"x")]), "not a plain relative path"),
+        "a 2 GB file": (_raw_tar([(huge, None)]), "more than the 64 MiB"),
+        "a link": (_raw_tar([(link, b"")]), "is a link"),
+        "unknown schema": (_archive(_remanifest(members, schema="gillab-campaign-archive/99")), "unknown archive schema"),
+        "no manifest": (_archive([m for m in members if m[0] != "MANIFEST.json"]), "has no MANIFEST.json"),
+        "a file not in the manifest": (_archive(members + [(f"{cid}/countdown/runs/extra.json", b"{}")]),
+                                       "not in its manifest"),
+        "unknown experiment": (_archive(_renamed(members, "countdown/", "nosuch/")), "unknown experiment 'nosuch'"),
+        "the reference's id": (_archive([(n.replace(cid, "amd-epyc-2c"), d) for n, d in
+                                         _remanifest(members, campaign="amd-epyc-2c")]), "reference campaign's id"),
+        "a cut row": (_archive(_rehash(members, samples, cut)), "a cut or damaged row"),
+        "a changed machine record": (_archive(_remanifest(members, machine=machine)), "does not hash to its fingerprint"),
+        "not an archive": (b"this is not a tar file\n" * 10, "truncated or damaged"),
+    }
+
+
+CASES = ["truncated", "hash mismatch", "a path outside", "an absolute path", "a 2 GB file", "a link",
+         "unknown schema", "no manifest", "a file not in the manifest", "unknown experiment", "the reference's id",
+         "a cut row", "a changed machine record", "not an archive"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_bad_archive_is_refused_with_one_line_and_nothing_written(case, data_dir, tmp_path):
+    from conftest import copy_reference
+
+    copy_reference(data_dir)
+    good_path, members = _good(data_dir, tmp_path)
+    data, message = bad_archives(good_path, members)[case]
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(data)
+    before = tree(data_dir)
+    with pytest.raises(exchange.ArchiveError, match=message):
+        exchange.import_(bad)
+    assert tree(data_dir) == before                       # nothing written, not even a temporary folder
+    out = subprocess.run([sys.executable, "-m", "gillab", "import", str(bad)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("gillab: error: ") and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert tree(data_dir) == before
+
+
+def test_a_contributed_campaign_is_read_only_and_never_yours(data_dir, tmp_path):
+    """Even one measured on a machine of this very kind: it is never the reader's own campaign,
+    and nothing is measured into it."""
+    mine = campaigns.create("from-a-twin")
+    shutil.copytree(SOURCE / "countdown", mine.dir / "countdown")
+    assert [c.id for c in campaigns.own()] == ["from-a-twin"]
+    archive = exchange.export("from-a-twin", tmp_path / "twin.tar.gz")
+    shutil.rmtree(mine.dir)
+    exchange.import_(archive)
+    assert campaigns.own() == [] and campaigns.load("from-a-twin").is_contributed
+    with pytest.raises(campaigns.ReferenceIsReadOnly, match="contributed from another machine"):
+        campaigns.for_measuring("from-a-twin")
+    assert campaigns.for_measuring().id != "from-a-twin"
+
+
+def test_a_folder_with_stray_files_is_not_exported(data_dir, tmp_path):
+    src = plain_campaign(data_dir, experiments={"countdown"})
+    (src / "countdown" / "notes.txt").write_text("mine")
+    with pytest.raises(exchange.ArchiveError, match="no part of a campaign: countdown/notes.txt"):
+        exchange.export(CONTRIBUTED, tmp_path / "x.tar.gz")
+    assert not (tmp_path / "x.tar.gz").exists()
+
+
+# -- across machines -------------------------------------------------------------------------------
+def _row(campaign, fp, outcome, this_code=True, cond="3.13.5"):
+    return {"document": "000", "experiment": "countdown", "claim_id": "c1", "claim": "a claim", "condition": cond,
+            "build": cond, "published": 1.0, "unit": "ratio", "campaign": campaign, "role": "contributed",
+            "fingerprint": fp, "outcome": outcome, "measured": 1.0, "ci_low": 0.9, "ci_high": 1.1, "n": 3,
+            "ours_over_published": 1.0, "ratio_low": 0.9, "ratio_high": 1.1, "this_code": this_code}
+
+
+@pytest.mark.parametrize("outcomes, kind, flips", [
+    (["agrees", "agrees"], "agrees", False),
+    (["agrees", "lower"], across.DIFFERS, True),
+    (["higher", "lower"], across.DIFFERS, True),
+    (["agrees", "inconclusive"], across.DIFFERS, False),
+    (["inconclusive"], "inconclusive", False),
+])
+def test_a_machine_kind_has_one_outcome_only_when_its_sittings_agree(outcomes, kind, flips):
+    assert across.kind_outcome(outcomes) == (kind, flips)
+
+
+def test_k_of_n_counts_machine_kinds_not_campaigns_and_leaves_other_code_out():
+    v = pd.DataFrame([_row("a1", "kindA", "agrees"), _row("a2", "kindA", "lower"),       # one kind, two sittings: flip
+                      _row("b1", "kindB", "agrees"),
+                      _row("c1", "kindC", "agrees"), _row("c2", "kindC", "agrees"),
+                      _row("old", "kindD", "higher", this_code=False)])                  # other code: shown, not counted
+    (r,) = across.rows(verdicts=v)
+    assert r["machines"] == {"kindA": across.DIFFERS, "kindB": "agrees", "kindC": "agrees"}
+    assert (r["n_machines"], r["n_campaigns"], r["agrees"], r["higher"], r["lower"]) == (3, 5, 2, 0, 0)
+    assert r[across.DIFFERS] == 1 and r["flips"] and not r["same_everywhere"]
+    assert set(r["campaigns"]) == {"a1", "a2", "b1", "c1", "c2", "old"}
+    assert r["campaigns"]["old"]["measured_with_this_code"] is False
+
+
+@pytest.fixture(scope="module")
+def committed():
+    """The committed campaigns as the book reads them: the reference and the contributed one."""
+    cs = [c for c in campaigns.all_campaigns() if c.is_reference or c.is_contributed]
+    v = across.campaign_verdicts(cs, "default")
+    return cs, v, across.rows(verdicts=v)
+
+
+def test_each_campaign_is_judged_alone_never_pooled(committed):
+    cs, v, table = committed
+    assert {c.role for c in cs} == {"reference", "contributed"}
+    alone = report.flat(report.verdicts(CONTRIBUTED, ["countdown", "convoy"]))
+    alone = alone[alone["condition"] != "-"].set_index(["claim_id", "condition"])
+    mine = v[(v["campaign"] == CONTRIBUTED) & v["experiment"].isin(["countdown", "convoy"])].set_index(
+        ["claim_id", "condition"])
+    assert len(mine) == len(alone) > 0
+    assert (mine["outcome"] == alone.loc[mine.index, "outcome"]).all()
+    assert (mine["n"] == alone.loc[mine.index, "n"]).all()       # n is one campaign's runs, never both
+    both = [r for r in table if r["n_campaigns"] == 2]
+    assert both and all(set(r["campaigns"]) == {c.id for c in cs} for r in both)
+    # both campaigns are one kind of machine (the same fingerprint): one machine, two sittings
+    assert {r["n_machines"] for r in both} == {1}
+
+
+def test_the_reference_campaigns_fingerprint_comes_from_its_run_files():
+    ref = campaigns.load(campaigns.reference_id())
+    assert not ref.machine.get("fingerprint") and ref.fingerprint == "af7bb5f06bf7"
+
+
+def test_verdicts_machines_json_on_the_committed_campaigns(committed):
+    out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--machines", "--json"], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert len(rows) == len(committed[2])
+    r = next(r for r in rows if r["n_campaigns"] == 2)
+    assert {"claim_id", "condition", "campaigns", "machines", "agrees", "flips"} <= set(r)
+    assert set(r["campaigns"][CONTRIBUTED]) >= {"outcome", "measured", "ci_low", "ci_high", "n", "role", "machine"}
