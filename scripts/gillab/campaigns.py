@@ -68,11 +68,22 @@ class Campaign:
     def fingerprint(self) -> str | None:
         """The machine kind: campaign.json's fingerprint, else the one fingerprint every run file
         records (the reference campaign predates fingerprints in campaign.json)."""
-        fp = self.machine.get("fingerprint")
-        if fp:
-            return fp
-        seen = {(r.get("machine") or {}).get("fingerprint") for r in runs(self)} - {None}
-        return seen.pop() if len(seen) == 1 else None
+        return self.machine_record.get("fingerprint")
+
+    @property
+    def machine_record(self) -> dict:
+        """campaign.json's machine, its gaps filled from the newest run file's where every run
+        file records the same machine kind (the reference campaign's campaign.json predates the
+        CPU identity and the fingerprint, its run files record them)."""
+        m = dict(self.machine)
+        if m.get("fingerprint") and m.get("cpu"):
+            return m
+        recs = [r.get("machine") or {} for r in runs(self)]
+        kinds = {r.get("fingerprint") for r in recs} - {None}
+        if len(kinds) != 1 or (m.get("fingerprint") not in (None, *kinds)):
+            return m
+        newest = next(r for r in reversed(recs) if r.get("fingerprint"))
+        return {**newest, **{k: v for k, v in m.items() if v not in (None, "", {})}}
 
     @property
     def machine(self) -> dict:
@@ -282,7 +293,7 @@ def machine_rows(*cs: Campaign) -> list[dict]:
     for name, get in fields:
         row = {"": name}
         for c in cs:
-            v = get(c.machine | {"fingerprint": c.fingerprint})
+            v = get(c.machine_record)
             row[c.id] = "not recorded" if v in (None, "", "?/?/?") else v
         rows.append(row)
     return rows

@@ -158,7 +158,7 @@ def across_figure(table: list[dict], base: str):
     from matplotlib.lines import Line2D
 
     others = sorted({c for r in table for c in r["campaigns"]} - {base})
-    fig, axes = plt.subplots(1, max(len(others), 1), figsize=(6.2 * max(len(others), 1), 5.6), squeeze=False)
+    fig, axes = plt.subplots(1, max(len(others), 1), figsize=(5.6 * max(len(others), 1) + 1, 5.8), squeeze=False)
     colours = {"same outcome": "#029e73", "outcome differs": "#de8f05", "flips (definite both ways)": "#d55e00"}
     for ax, other in zip(axes[0], others or [None]):
         left_out = 0
@@ -184,14 +184,14 @@ def across_figure(table: list[dict], base: str):
         ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, linestyle="--")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
-        ax.set_xlabel(f"{base}: ours / published (log), 95% CI")
-        ax.set_ylabel(f"{other}: ours / published (log), 95% CI")
-        ax.set_title(f"{other} against {base}" + (f"\n({left_out} pairs off a log scale, not drawn)"
-                                                  if left_out else ""), fontsize=10)
+        ax.set_xlabel("reference campaign: ours / published")
+        ax.set_ylabel("this campaign: ours / published")
+        ax.set_title(f"{other}\nagainst the reference {base}" + (f"\n({left_out} pairs off a log scale, not drawn)"
+                                                                  if left_out else ""), fontsize=9)
     handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=k) for k, c in colours.items()]
     handles.append(Line2D([], [], color="0.4", linestyle="--", label="the same value in both campaigns"))
-    fig.legend(handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=8)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=8)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
