@@ -269,11 +269,11 @@ class Chapter:
         display(Markdown(
             f"{whose[0].upper() + whose[1:]} `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
             f"{same + differ} claims x conditions measured in both, **{same} have the same outcome and {differ} "
-            "differ**. *yours / reference* is the ratio of the two values with an approximate 95% interval "
+            f"differ**. *{self.yours.role} / reference* is the ratio of the two values with an approximate 95% interval "
             "(from the two CIs, independent campaigns). The machines:"))
         display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
         display(Markdown("Claim by claim:"))
-        display(tables.table(tables.compare_view(rows)))
+        display(tables.table(tables.compare_view(rows, self.yours.role)))
         self.figures_beside()
 
     @staticmethod

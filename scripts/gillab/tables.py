@@ -75,17 +75,18 @@ def verdict_table(rows: list[dict]):
     return verdict_matrix(rows).drop(columns=["experiment"])
 
 
-def compare_view(df):
+def compare_view(df, name: str = "yours"):
     """The comparison as a reader scans it: value, interval and outcome in one cell per
-    campaign, each claim named once (on its first condition)."""
+    campaign, each claim named once (on its first condition). ``name`` heads the shown
+    campaign's columns ("yours", or "contributed" for a campaign from another machine)."""
     if df.empty:
         return df
     out = pd.DataFrame({
         "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
         "condition": df["condition"], "published": df["published"],
         "reference: value [95% CI], outcome": df["reference"] + " · " + df["reference outcome"],
-        "yours": df["yours"] + " · " + df["your outcome"],
-        "same outcome": df["same outcome"], "yours / reference [approx. 95% CI]": df["yours / reference"],
+        name: df["yours"] + " · " + df["your outcome"],
+        "same outcome": df["same outcome"], f"{name} / reference [approx. 95% CI]": df["yours / reference"],
     })
     return out
 
