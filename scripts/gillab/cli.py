@@ -15,6 +15,12 @@
     gillab verdicts --machines --json       every claim on every machine's campaign, k of n agree
     gillab export [CAMPAIGN] -o FILE        one campaign as one checked archive
     gillab import FILE|FOLDER               a campaign from another machine, checked whole first
+    gillab wheelhouse DIR                   the wheels that measuring needs, for a machine with
+                                            no package registry
+
+Measuring (measure, provision, campaigns, export) needs numpy, pandas and tqdm only
+(requirements/measure.txt), not the notebook stack: a machine with many cores and no
+registry measures with those, and the book is built where the notebooks are.
 
 Measuring goes to your newest campaign on this machine (a new one the first time, or with
 --new-campaign; --campaign ID names one); the committed reference campaign is read-only.
@@ -30,6 +36,68 @@ from pathlib import Path
 
 from . import interpreters
 from .profiles import PROFILES, ParameterError
+
+
+# What measuring needs (requirements/measure.txt) and what only the notebooks and the book need:
+# a command that reaches a missing one says which it is in one line.
+MEASURING_PACKAGES = ("numpy", "pandas", "tqdm")
+NOTEBOOK_PACKAGES = ("matplotlib", "seaborn", "IPython", "ipykernel", "ipywidgets", "jupyter_core",
+                     "jupyter_client", "nbformat", "nbclient", "papermill", "jupyter_book", "myst_nb",
+                     "sphinx", "jupyterlab", "scipy")
+# what executing the notebooks and rendering the book import (checked before anything is measured)
+BOOK_PACKAGES = ("papermill", "nbclient", "nbformat", "ipykernel", "jupyter_book", "myst_nb", "matplotlib",
+                 "seaborn", "ipywidgets")
+
+
+# commands that run on the standard library alone (a bare machine builds its interpreters first)
+STDLIB_COMMANDS = ("interpreters", "provision")
+
+
+def _lacking(names) -> list[str]:
+    import importlib.util
+
+    missing = []
+    for name in names:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def require_measuring_packages(command: str) -> None:
+    """Raise :class:`ParameterError` naming the measuring package this Python lacks."""
+    missing = _lacking(MEASURING_PACKAGES)
+    if missing:
+        raise ParameterError(missing_package(ModuleNotFoundError(name=missing[0]), command))
+
+
+def require_notebook_stack(command: str, extra: tuple[str, ...] = ()) -> None:
+    """Raise :class:`ParameterError` naming what of the notebook stack this Python lacks, before
+    ``command`` measures or writes anything."""
+    missing = _lacking((*BOOK_PACKAGES, *extra))
+    if missing:
+        raise ParameterError(
+            f"`gillab {command}` needs the notebook stack ({', '.join(missing)} missing): `make venv` installs it. "
+            "Measuring does not: `gillab measure` and `gillab export` run without it")
+
+
+def missing_package(exc: BaseException, command: str) -> str | None:
+    """The one line for a package this Python lacks, or None when ``exc`` is no such case."""
+    if not isinstance(exc, ModuleNotFoundError):
+        return None
+    top = (exc.name or "").split(".")[0]
+    if top in MEASURING_PACKAGES:
+        return (f"`gillab {command}` needs the Python package {top}, which this Python lacks: measuring needs "
+                f"{', '.join(MEASURING_PACKAGES)} and nothing of the notebook stack. Install them with "
+                "`pip install -r requirements/measure.txt`, or with no package registry from a wheelhouse "
+                "(`make wheelhouse` where a registry is, then `make measure-env` here)")
+    if top in NOTEBOOK_PACKAGES:
+        return (f"`gillab {command}` needs the notebook stack ({top} is missing): `make venv` installs it. "
+                "Measuring does not: `gillab measure` and `gillab export` run without it")
+    return None
 
 
 def _parse_kv(items: list[str] | None) -> dict:
@@ -120,6 +188,7 @@ def _campaign_for(args) -> str:
 def cmd_run(args) -> int:
     from . import book, sweep
 
+    require_notebook_stack("run")
     overrides = _parse_kv(args.param)
     res = sweep.measure(args.experiment, args.profile, overrides, campaign=_campaign_for(args))
     book.execute(args.experiment, args.profile, overrides | {"campaign": res.campaign}, measure=False)
@@ -129,6 +198,8 @@ def cmd_run(args) -> int:
 def cmd_reproduce(args) -> int:
     from . import book
 
+    if not args.no_book:
+        require_notebook_stack("reproduce")
     out = book.reproduce(args.profile, campaign=_campaign_for(args), render=not args.no_book)
     if args.no_book:
         print(f"[gillab] measured; the record of this run: {out}")
@@ -155,6 +226,7 @@ def cmd_campaigns(args) -> int:
 
 
 def cmd_book(args) -> int:
+    require_notebook_stack("book")
     from . import book
 
     book.book(execute_notebooks=not args.no_execute, profile=args.profile, force=args.force,
@@ -216,10 +288,28 @@ def cmd_import(args) -> int:
     return 0
 
 
+def cmd_wheelhouse(args) -> int:
+    from . import offline
+
+    if args.plan:
+        for who, exe, reqs in offline.plan(args.profile, args.python_version):
+            print(f"{who}: {exe} -m pip download {' '.join(reqs)}")
+        return 0
+    fetched, failed = offline.wheelhouse(args.dest, args.profile, args.python_version)
+    for line in fetched:
+        print(f"[wheelhouse] {line}")
+    for line in failed:
+        print(f"[wheelhouse] NOT fetched: {line}", file=sys.stderr)
+    print(f"[wheelhouse] {args.dest}: {len(list(args.dest.glob('*.whl')))} wheels; carry it with the checkout "
+          "(and ../shared/sources), then `make measure-env WHEELHOUSE=<it>` there")
+    return 1 if failed else 0
+
+
 def cmd_live(args) -> int:
     import os
     import secrets
 
+    require_notebook_stack("live", ("jupyterlab",))
     from . import experiments, live
     from .paths import repo_root
 
@@ -301,6 +391,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("import", help="check a campaign archive (or folder) whole, then file it as contributed")
     s.add_argument("source", type=Path, metavar="FILE|FOLDER")
     s.set_defaults(fn=cmd_import)
+    s = sub.add_parser("wheelhouse", help="download the wheels measuring needs, for a machine with no registry")
+    s.add_argument("dest", type=Path, metavar="DIR")
+    s.add_argument("--profile", "-P", default="default", choices=sorted(PROFILES),
+                   help="whose conditions get the experiments' venv wheels")
+    s.add_argument("--python-version", metavar="X.Y",
+                   help="the harness's wheels for this Python there (default: the one running this)")
+    s.add_argument("--plan", action="store_true", help="say what would be downloaded, with which pip")
+    s.set_defaults(fn=cmd_wheelhouse)
     s = sub.add_parser("live", help="JupyterLab on 127.0.0.1 at the live explorers (prints the address)")
     s.add_argument("--port", type=int, default=8888)
     s.add_argument("--chapter", metavar="EXPERIMENT", help="open this chapter's notebook instead of Explore live")
@@ -316,6 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     args = build_parser().parse_args(argv)
     try:
+        if args.command not in STDLIB_COMMANDS:
+            require_measuring_packages(args.command)
         return args.fn(args)
     except (ParameterError, interpreters.ConditionError) as exc:
         print(f"gillab: error: {exc}", file=sys.stderr)
@@ -324,6 +424,10 @@ def main(argv: list[str] | None = None) -> int:
         print("gillab: interrupted; every sample measured so far is stored", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - shown plainly, not as a traceback
+        line = missing_package(exc, args.command)
+        if line:
+            print(f"gillab: error: {line}", file=sys.stderr)
+            return 2
         from .campaigns import NoCampaign
         from .results import NoData
         from .runner import WorkloadError
