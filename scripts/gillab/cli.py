@@ -41,12 +41,11 @@ from .profiles import PROFILES, ParameterError
 # What measuring needs (requirements/measure.txt) and what only the notebooks and the book need:
 # a command that reaches a missing one says which it is in one line.
 MEASURING_PACKAGES = ("numpy", "pandas", "tqdm")
-NOTEBOOK_PACKAGES = ("matplotlib", "seaborn", "IPython", "ipykernel", "ipywidgets", "jupyter_core",
-                     "jupyter_client", "nbformat", "nbclient", "papermill", "jupyter_book", "myst_nb",
-                     "sphinx", "jupyterlab", "scipy")
 # what executing the notebooks and rendering the book import (checked before anything is measured)
 BOOK_PACKAGES = ("papermill", "nbclient", "nbformat", "ipykernel", "jupyter_book", "myst_nb", "matplotlib",
                  "seaborn", "ipywidgets")
+# the whole notebook stack: those, what they bring, and the live explorers' JupyterLab
+NOTEBOOK_PACKAGES = (*BOOK_PACKAGES, "IPython", "jupyter_core", "jupyter_client", "sphinx", "jupyterlab", "scipy")
 
 
 # commands that run on the standard library alone (a bare machine builds its interpreters first)
