@@ -78,8 +78,11 @@ def require_notebook_stack(command: str, extra: tuple[str, ...] = ()) -> None:
     ``command`` measures or writes anything."""
     missing = _lacking((*BOOK_PACKAGES, *extra))
     if missing:
-        raise ParameterError(
-            f"`gillab {command}` needs the notebook stack ({', '.join(missing)} missing): `make venv` installs it. "
+        raise ParameterError(_needs_notebook_stack(command, missing))
+
+
+def _needs_notebook_stack(command: str, missing: list[str]) -> str:
+    return (f"`gillab {command}` needs the notebook stack ({', '.join(missing)} missing): `make venv` installs it. "
             "Measuring does not: `gillab measure` and `gillab export` run without it")
 
 
@@ -94,8 +97,7 @@ def missing_package(exc: BaseException, command: str) -> str | None:
                 "`pip install -r requirements/measure.txt`, or with no package registry from a wheelhouse "
                 "(`make wheelhouse` where a registry is, then `make measure-env` here)")
     if top in NOTEBOOK_PACKAGES:
-        return (f"`gillab {command}` needs the notebook stack ({top} is missing): `make venv` installs it. "
-                "Measuring does not: `gillab measure` and `gillab export` run without it")
+        return _needs_notebook_stack(command, [top])
     return None
 
 
