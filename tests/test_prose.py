@@ -1,5 +1,7 @@
 """Sentences about results are checked against the data: on the committed reference data every
 one of them holds, and one the data do not bear out is struck through and marked."""
+import re
+
 import pytest
 
 from gillab import campaigns, experiments, prose, report, results
@@ -24,6 +26,23 @@ def test_every_sentence_holds_on_the_committed_reference_data(name):
     assert not false, f"{name}: the reference data no longer bear out: {false}"
     for c in checks:
         assert c.evidence and any(ch.isdigit() for ch in c.evidence), c.text   # numbers, computed
+
+
+# a replacement field left unformatted: "{name}", "{x.at[1, 'col']:.2f}" (a plain string among f-strings)
+FORMAT_FIELD = re.compile(r"\{[A-Za-z_][^{}]*\}")
+
+
+@pytest.mark.parametrize("name", experiments.names())
+def test_what_a_chapter_prints_about_its_data_holds_numbers_not_format_fields(name):
+    """The findings and the checked sentences, computed from the committed reference data, hold
+    no replacement field that was never formatted."""
+    df = _reference(name)
+    a = experiments.analysis(name)
+    texts = [a.findings(df)]
+    if "prose" in vars(a):
+        texts += [f"{c.text} {c.evidence} {c.why}" for c in a.prose(df)]
+    left = [m.group(0) for t in texts for m in FORMAT_FIELD.finditer(t or "")]
+    assert not left, f"{name} prints unformatted fields: {left}"
 
 
 def test_a_sentence_the_data_do_not_bear_out_is_struck_through_and_marked():
