@@ -72,18 +72,11 @@ class Campaign:
 
     @property
     def machine_record(self) -> dict:
-        """campaign.json's machine, its gaps filled from the newest run file's where every run
-        file records the same machine kind (the reference campaign's campaign.json predates the
-        CPU identity and the fingerprint, its run files record them)."""
-        m = dict(self.machine)
-        if m.get("fingerprint") and m.get("cpu"):
-            return m
-        recs = [r.get("machine") or {} for r in runs(self)]
-        kinds = {r.get("fingerprint") for r in recs} - {None}
-        if len(kinds) != 1 or (m.get("fingerprint") not in (None, *kinds)):
-            return m
-        newest = next(r for r in reversed(recs) if r.get("fingerprint"))
-        return {**newest, **{k: v for k, v in m.items() if v not in (None, "", {})}}
+        """campaign.json's machine, its gaps filled from its run files (:func:`complete_machine`)."""
+        def run_machines():   # read only when campaign.json lacks something
+            for r in runs(self):
+                yield r.get("machine") or {}
+        return complete_machine(self.machine, run_machines())
 
     @property
     def machine(self) -> dict:
@@ -108,6 +101,23 @@ class Campaign:
         m = self.machine
         return (f"{self.role + ' ' if self.role != 'yours' else ''}campaign `{self.id}` "
                 f"({m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores, from {self.created[:10] or '?'})")
+
+
+def complete_machine(machine: dict, run_machines) -> dict:
+    """A campaign.json's machine record, its gaps filled from the newest run file's where every
+    run file records the same machine kind (the reference campaign's campaign.json predates the
+    CPU identity and the fingerprint, its run files record them).  ``run_machines``: the run
+    files' machine records, oldest first, read only when the record lacks something; a campaign
+    in an archive not yet written gives them from memory (:mod:`gillab.exchange`)."""
+    m = dict(machine)
+    if m.get("fingerprint") and m.get("cpu"):
+        return m
+    recs = list(run_machines)
+    kinds = {r.get("fingerprint") for r in recs} - {None}
+    if len(kinds) != 1 or (m.get("fingerprint") not in (None, *kinds)):
+        return m
+    newest = next(r for r in reversed(recs) if r.get("fingerprint"))
+    return {**newest, **{k: v for k, v in m.items() if v not in (None, "", {})}}
 
 
 def reference_id() -> str | None:

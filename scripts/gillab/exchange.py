@@ -105,12 +105,10 @@ def campaign_files(folder: Path) -> dict[str, bytes]:
 
 def _fingerprint_of(meta: dict, runs: list[dict]) -> str | None:
     """The campaign's machine fingerprint: its campaign.json's, else the one fingerprint all its
-    run files record (a campaign made before campaign.json recorded one)."""
-    fp = (meta.get("machine") or {}).get("fingerprint")
-    if fp:
-        return fp
-    seen = {(r.get("machine") or {}).get("fingerprint") for r in runs} - {None}
-    return seen.pop() if len(seen) == 1 else None
+    run files record (a campaign made before campaign.json recorded one), as
+    :attr:`gillab.campaigns.Campaign.fingerprint` reads a campaign on disk."""
+    return campaigns.complete_machine(meta.get("machine") or {},
+                                      [r.get("machine") or {} for r in runs]).get("fingerprint")
 
 
 def _experiments_record(files: dict[str, bytes]) -> dict:

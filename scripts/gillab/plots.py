@@ -157,6 +157,8 @@ def across_figure(table: list[dict], base: str):
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
+    from . import across
+
     others = sorted({c for r in table for c in r["campaigns"]} - {base})
     fig, axes = plt.subplots(1, max(len(others), 1), figsize=(5.6 * max(len(others), 1) + 1, 5.8), squeeze=False)
     colours = {"same outcome": "#029e73", "outcome differs": "#de8f05", "flips (definite both ways)": "#d55e00"}
@@ -171,9 +173,9 @@ def across_figure(table: list[dict], base: str):
             if not (xs[1] > 0 and ys[1] > 0):
                 left_out += 1
                 continue
-            kind = ("same outcome" if a["outcome"] == b["outcome"] else
-                    "flips (definite both ways)" if {a["outcome"], b["outcome"]} <= {"agrees", "higher", "lower"}
-                    else "outcome differs")
+            outcome, flips = across.kind_outcome([a["outcome"], b["outcome"]])
+            kind = ("flips (definite both ways)" if flips else
+                    "outcome differs" if outcome == across.DIFFERS else "same outcome")
             col = colours[kind]
             ax.plot([x if x > 0 else xs[1] for x in (xs[0], xs[2])], [ys[1]] * 2, color=col, alpha=0.35, lw=0.8)
             ax.plot([xs[1]] * 2, [y if y > 0 else ys[1] for y in (ys[0], ys[2])], color=col, alpha=0.35, lw=0.8)
