@@ -141,20 +141,6 @@ def test_data_race_lost_updates(lost, expected):
     assert _verdict("data_race", df, "data_race/lost_updates", "b") == expected
 
 
-@pytest.mark.parametrize("readings_ms, expected", [
-    ((1.0, 1.0, 1.0), "agrees"),            # x the document's default: exactly it
-    ((2.0, 2.0, 2.0), "higher"),
-    ((0.2, 0.2, 0.2), "lower"),
-    ((1.0, 1.0, 2.0), "inconclusive"),      # the readings disagree with each other
-    ((1.0, 1.0), "inconclusive"),
-])
-def test_data_race_default_switch_interval(readings_ms, expected):
-    default_s = _claim("data_race/switch/default") / 1000.0
-    df = pd.DataFrame([{"condition": "b", "switch_interval": None, "iterations": 1000, "threads": 2, "repeat": i,
-                        "lost": 0, "switch_interval_runtime": default_s * f} for i, f in enumerate(readings_ms)])
-    assert _verdict("data_race", df, "data_race/switch/default", "b") == expected
-
-
 def _threads_runs(vm_factors, stack_kb=0, cond="b"):
     mib = _claim("thread_memory/thread-stack-virtual")
     return [{"condition": cond, "mode": "threads", "stack_kb": stack_kb, "repeat": i,

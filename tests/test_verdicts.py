@@ -26,7 +26,8 @@ def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
         "ft": {1: [8.0, 8.1, 8.05], 2: [4.0, 4.1, 4.05], 4: [4.1, 4.0, 4.05], 8: [4.2, 4.1, 4.15]},
     })
     rows = {r["claim_id"]: r for r in cd.ANALYSIS.claims(df)}
-    assert set(rows) == {f"countdown/threads={k}" for k in (1, 2, 4, 8)}
+    assert set(rows) == {f"countdown/threads={k}" for k in (1, 2, 4, 8)} | {"countdown/conclusion/nogil_single_thread"}
+    assert rows["countdown/conclusion/nogil_single_thread"]["measured"] == {}   # names builds this frame lacks
     assert rows["countdown/threads=2"]["published"] == pytest.approx(6.57 / 6.52)
     for k in (2, 4, 8):
         assert rows[f"countdown/threads={k}"]["measured"]["gil"]["verdict"] == "agrees"
@@ -51,6 +52,11 @@ def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)             # one flat row per claim and condition
+    # the October 16 update's conclusion compares nogil-3.9.10 with 3.9.10: not measured here
+    unmeasured = [r for r in rows if r["condition"] == "-"]
+    assert [r["claim_id"] for r in unmeasured] == ["countdown/conclusion/nogil_single_thread"]
+    assert unmeasured[0]["outcome"] == "not measured"
+    rows = [r for r in rows if r["condition"] != "-"]
     assert len(rows) == 4 * 2 and len({r["campaign"] for r in rows}) == 1
     assert rows[0]["campaign"].startswith("test-machine-")
     keys = {"claim_id", "document", "experiment", "condition", "published", "unit", "band", "measured", "ci_low",
@@ -62,6 +68,7 @@ def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
     assert {r["condition"] for r in rows} == {"3.13.5", "3.13.5t"} and len({r["claim_id"] for r in rows}) == 4
     nested = json.loads(subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--nested", "-P", "any"],
                                        capture_output=True, text=True).stdout)
+    nested = [r for r in nested if r["measured"]]
     assert len(nested) == 4 and all(set(r["measured"]) == {"3.13.5", "3.13.5t"} for r in nested)
     res = subprocess.run([sys.executable, "-m", "gillab", "results", "countdown", "--json", "-P", "any"],
                          capture_output=True, text=True)
@@ -90,11 +97,15 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
         lo, hi = sorted((r["published"] * (1 - r["band"]), r["published"] * (1 + r["band"])))
         assert lo <= r["ci_low"] and r["ci_high"] <= hi, (r["claim_id"], r["condition"])
     text = report.counts_markdown(flat)
-    for doc, g in flat.groupby("document"):
-        assert f"{g['claim_id'].nunique()} claims, {len(g)} claim x build pairs" in text
+    head = report.headline(flat)
+    for doc, g in head.groupby("document"):
+        assert f"{g['claim_id'].nunique()} claims on their own builds, {len(g)} claim x build pairs" in text
+    for role in report.ROLES[1:]:       # what the headline leaves out is counted on its own line
+        g = flat[flat["role"] == role]
+        assert not len(g) or f"{g['claim_id'].nunique()} claims ({len(g)} claim x build pairs)" in text
     plots.setup()
-    fig = plots.verdicts_figure(flat)
-    assert len(fig.axes[0].get_yticks()) == flat["claim_id"].nunique()
+    fig = plots.verdicts_figure(head)
+    assert len(fig.axes[0].get_yticks()) == head["claim_id"].nunique()
 
 
 def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():

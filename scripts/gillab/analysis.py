@@ -112,3 +112,23 @@ class ModuleAnalysis(Analysis):
             setattr(self, name, functools.partial(fn, **given) if given else fn)
         if missing:
             raise TypeError(f"{module}: the analysis lacks {', '.join(missing)}")
+        self.claims = self._with_conclusions(self.claims, getattr(mod, "run_values", None) or getattr(shared, "run_values", None),
+                                             getattr(getattr(mod, "EXPERIMENT", None), "adaptive_metric", None))
+
+    def _with_conclusions(self, claims, run_values, metric):
+        """``claims`` followed by the documents' conclusions this experiment answers
+        (claims.csv ``<experiment>/conclusion/...``), each a ratio of two points of the samples:
+        one value per independent run from the module's ``run_values(frame)``, else each sample's
+        ``adaptive_metric``."""
+        experiment = self.experiment
+
+        def values(g):
+            if run_values is not None:
+                return run_values(g)
+            return g[metric].dropna().astype(float)
+
+        def with_conclusions(df):
+            from . import claims as published_claims
+
+            return claims(df) + published_claims.conclusions(experiment, df, values)
+        return with_conclusions

@@ -226,7 +226,10 @@ class Chapter:
 
     def verdicts(self) -> None:
         """The claims with their verdicts, one column per condition, then the findings in words."""
-        display(tables.table(tables.verdict_table(self.claims())))
+        from . import claims
+
+        cpus = [int(r["machine"]["cpu_count"]) for r in self.runs() if (r.get("machine") or {}).get("cpu_count")]
+        display(tables.table(tables.verdict_table(self.claims(), claims.families(self.df), min(cpus) if cpus else None)))
         display(Markdown(self.analysis.findings(self.df)))
 
     def prose(self) -> None:

@@ -10,10 +10,18 @@ A claim's value is either typed in the ``value`` column (a number the document s
 "about 95%", "stays about the same") or derived from the document's own tables by ``derive``:
 ``table[selector].column``, optionally divided by a second such cell, where the selector is
 ``column=value`` (``;``-separated, matched on the cell as written) or ``#n`` (the table's n-th
-data row).  ``rests_on`` names the other rows a claim rests on, so that every row of every table
+data row), or ``mean(table[selector].column)`` over the rows it selects.  ``rests_on`` names the other rows a claim rests on, so that every row of every table
 in ``data/reference`` is either part of a claim or listed in ``context.csv`` with the reason it is
 not one.  The verdict code reads the value, band and comparison from here: no published number
 is typed into Python.
+
+What a claim is *about* decides whether it is judged here: a *mechanism* (a ratio, shape or
+ordering within one machine, expected on any machine) is; a *machine* number (an absolute of the
+author's machine, which would change with its CPU speed) is context, set beside ours and never
+counted; a *cores* claim needs ``cpus`` logical CPUs and is judged only on a machine that has
+them; *not testable* says why.  ``builds`` is the family of builds the claim speaks of, resolved
+per sample from the GIL state it recorded at run time (:func:`family`): a claim's verdict counts
+on those builds only, and the other builds' results are findings beside it.
 """
 from __future__ import annotations
 
@@ -28,9 +36,17 @@ from .paths import reference_dir
 
 COMPARISONS = ("about", "at least", "at most", "not testable")
 KINDS = ("absolute", "ratio", "ordering", "shape", "qualitative")
+ABOUT = ("mechanism", "machine", "cores", "not testable")
+# the families a build's samples resolve to (their GIL state at run time), and the build families
+# a claim can speak of: one family, any GIL build, a pair (a GIL build against a build without it,
+# "A vs B" conditions), the document's own builds (builds.toml [sets] docNNN), or every build
+FAMILIES = ("old GIL", "new GIL", "no GIL")
+BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "own", "any")
 COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "point", "comparison",
-           "value", "unit", "derive", "value_source", "band", "band_reason", "interpreter", "machine", "rests_on")
+           "value", "unit", "derive", "value_source", "band", "band_reason", "interpreter", "machine", "rests_on",
+           "about", "about_reason", "builds", "builds_reason", "cpus")
 _CELL = re.compile(r"^\s*(?P<table>[\w]+)\[(?P<sel>[^\]]*)\](?:\.(?P<col>[\w]+))?\s*$")
+_MEAN = re.compile(r"^\s*mean\((?P<ref>.*)\)\s*$")
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,7 +88,14 @@ def select(ref: str) -> tuple[str, list[int], str | None]:
 
 
 def cell(ref: str) -> float:
-    """The number in one cell, ``table[selector].column``."""
+    """The number in one cell, ``table[selector].column``, or the mean of the cells
+    ``mean(table[selector].column)`` selects."""
+    m = _MEAN.match(ref)
+    if m:
+        table, rows, col = select(m["ref"])
+        if col is None:
+            raise KeyError(f"{ref}: a mean needs a column")
+        return float(pd.to_numeric(_raw(table).iloc[rows][col]).mean())
     table, rows, col = select(ref)
     if col is None or len(rows) != 1:
         raise KeyError(f"{ref}: names {len(rows)} rows{'' if col else ' and no column'}; a value needs one cell")
@@ -91,6 +114,7 @@ def derived(expr: str) -> float:
 
 def _refs(c) -> list[str]:
     out = [p for p in str(c["derive"]).split(" / ") if p.strip()] if c["derive"] else []
+    out = [(_MEAN.match(p)["ref"] if _MEAN.match(p) else p) for p in out]
     return out + re.findall(r"\w+\[[^\]]*\]", str(c["rests_on"]))
 
 
@@ -110,9 +134,21 @@ def _table() -> pd.DataFrame:
             raise ValueError(f"claims.csv, {c['claim_id']}: comparison {c['comparison']!r} is not one of {COMPARISONS}")
         if c["value"] and c["derive"]:
             raise ValueError(f"claims.csv, {c['claim_id']}: both a typed value and a derivation")
+        if c["about"] not in ABOUT:
+            raise ValueError(f"claims.csv, {c['claim_id']}: about {c['about']!r} is not one of {ABOUT}")
+        if c["builds"] not in BUILDS:
+            raise ValueError(f"claims.csv, {c['claim_id']}: builds {c['builds']!r} is not one of {BUILDS}")
+        if not c["about_reason"].strip() or not c["builds_reason"].strip():
+            raise ValueError(f"claims.csv, {c['claim_id']}: about and builds each need a reason")
+        if (c["about"] == "cores") != bool(c["cpus"].strip()):
+            raise ValueError(f"claims.csv, {c['claim_id']}: a cores claim names the logical CPUs it needs (cpus), "
+                             "no other claim does")
+        if (c["about"] == "not testable") != (c["comparison"] == "not testable"):
+            raise ValueError(f"claims.csv, {c['claim_id']}: about and comparison disagree on 'not testable'")
         published.append(float(c["value"]) if c["value"] else derived(c["derive"]) if c["derive"] else math.nan)
     t["published"] = published
     t["band"] = pd.to_numeric(t["band"].replace("", math.nan))
+    t["cpus"] = pd.to_numeric(t["cpus"].replace("", math.nan))
     return t.set_index("claim_id", drop=False)
 
 
@@ -240,3 +276,163 @@ def bands() -> pd.DataFrame:
         rows.append({"band": f"+-{b:.0%}", "claims": len(g), "documents": ", ".join(sorted(set(g["document"]))),
                      "reasons": "; ".join(reasons[:4]) + (f"; and {len(reasons) - 4} more" if len(reasons) > 4 else "")})
     return pd.DataFrame(rows)
+
+
+def family(python: str, gil_enabled) -> str:
+    """The family of one sample's build from what it recorded at run time: *no GIL* when no GIL
+    was in force (``sys._is_gil_enabled()``, the nogil fork's flag), else the *old GIL* of
+    CPython before 3.2 (a check interval of ticks) or the *new GIL* (a switch interval)."""
+    if isinstance(gil_enabled, str):
+        gil_enabled = {"true": True, "false": False, "1": True, "0": False}.get(gil_enabled.strip().lower())
+    if gil_enabled is None or pd.isna(gil_enabled):
+        return "unknown"
+    if not bool(gil_enabled):
+        return "no GIL"
+    try:
+        major, minor = (int(x) for x in str(python).split(".")[:2])
+    except ValueError:
+        return "unknown"
+    return "old GIL" if (major, minor) < (3, 2) else "new GIL"
+
+
+def families(df: pd.DataFrame) -> dict[str, str]:
+    """Per condition of a frame of samples: the family its successful samples resolve to
+    (*mixed* where they do not agree, e.g. a build that turned its GIL on at run time)."""
+    out: dict[str, str] = {}
+    if df.empty or "condition" not in df.columns:
+        return out
+    ok = df[df["status"] == "ok"] if "status" in df.columns else df
+    for cond, g in ok.groupby("condition", sort=True):
+        python = g["python"] if "python" in g.columns else pd.Series([""] * len(g))
+        gil = g["gil_enabled"] if "gil_enabled" in g.columns else pd.Series([None] * len(g))
+        seen = {family(p, e) for p, e in zip(python, gil)} - {"unknown"}
+        out[str(cond)] = seen.pop() if len(seen) == 1 else "mixed" if seen else "unknown"
+    return out
+
+
+def builds_in(condition: str) -> list[str]:
+    """The builds a verdict's condition names: ``3.13.5t (many, 10 threads)`` -> [3.13.5t];
+    ``3.9.10 vs nogil-3.9.10 (2 threads)`` -> [3.9.10, nogil-3.9.10]."""
+    return condition.split(" (", 1)[0].split(" vs ")
+
+
+def family_of(condition: str, fams: dict[str, str]) -> str:
+    """A verdict's condition as families: ``new GIL`` or, for a pair, ``new GIL vs no GIL``."""
+    return " vs ".join(fams.get(b, "unknown") for b in builds_in(condition))
+
+
+def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
+    """Whether a verdict on ``condition`` is a verdict on the builds the claim speaks of."""
+    c = get(claim_id)
+    want, fam = c["builds"], family_of(condition, fams).split(" vs ")
+    if want == "any":
+        return "unknown" not in fam and "mixed" not in fam
+    if want == "own":
+        from .interpreters import sets
+
+        return all(b in sets().get(f"doc{c['document']}", []) for b in builds_in(condition))
+    if want == "GIL vs no GIL":
+        return len(fam) == 2 and fam[0] in ("old GIL", "new GIL") and fam[1] == "no GIL"
+    if len(fam) != 1:
+        return False
+    if want == "GIL":
+        return fam[0] in ("old GIL", "new GIL")
+    return fam[0] == want
+
+
+def role(claim_id: str, condition: str, fams: dict[str, str], cpus_here: int | None) -> str:
+    """Where a claim x condition belongs: *judged* (a mechanism, or a cores claim on a machine
+    with the CPUs, on the claim's own builds: the only rows the headline counts), *machine*
+    (an absolute of the author's machine: context), *needs cores* (this machine has too few
+    logical CPUs), *other builds* (a finding beside the claim, never the claim failing), or
+    *not testable*."""
+    c = get(claim_id)
+    if c["about"] == "not testable" or c["comparison"] == "not testable":
+        return "not testable"
+    if c["about"] == "machine":
+        return "machine"
+    if c["about"] == "cores" and (cpus_here is None or cpus_here < int(c["cpus"])):
+        return "needs cores"
+    if condition != "-" and not applies(claim_id, condition, fams):
+        return "other builds"
+    return "judged"
+
+
+def about_summary() -> pd.DataFrame:
+    """Per document: its claims by what they are about."""
+    t = _table()
+    out = t.groupby("document").agg(claims=("claim_id", "size")).reset_index()
+    for a in ABOUT:
+        out[a] = [int(((t["document"] == d) & (t["about"] == a)).sum()) for d in out["document"]]
+    return out
+
+
+def conclusion_ids(experiment: str) -> list[str]:
+    """The rows of ``experiment`` that are a document's conclusion drawn from its own numbers
+    (``<experiment>/conclusion/...``): a ratio of two points of ours, ``point`` = ``numerator /
+    denominator``, each a ``;``-separated ``column=value`` selector over the samples."""
+    return [c for c in of(experiment)["claim_id"] if c.startswith(f"{experiment}/conclusion/")]
+
+
+def selectors(claim_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """A conclusion's numerator and denominator selectors as {column: value}."""
+    parts = [p.strip() for p in str(get(claim_id)["point"]).split(" / ")]
+    if len(parts) != 2:
+        raise ValueError(f"claims.csv, {claim_id}: a conclusion's point is 'selector / selector', got {parts}")
+    out = []
+    for part in parts:
+        sel = {}
+        for kv in part.split(";"):
+            k, _, v = kv.partition("=")
+            if not k.strip() or not _:
+                raise ValueError(f"claims.csv, {claim_id}: {part!r} is not column=value;...")
+            sel[k.strip()] = v.strip()
+        out.append(sel)
+    return out[0], out[1]
+
+
+def _pick(df: pd.DataFrame, sel: dict[str, str]) -> pd.DataFrame:
+    import numpy as np
+
+    keep = pd.Series(True, index=df.index)
+    for k, v in sel.items():
+        if k not in df.columns:
+            return df.iloc[0:0]
+        try:
+            keep &= np.isclose(pd.to_numeric(df[k], errors="coerce"), float(v))
+        except ValueError:
+            keep &= df[k].astype(str) == v
+    return df[keep]
+
+
+def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
+    """The verdict rows of ``experiment``'s conclusions: per condition (or for the pair of
+    conditions the selectors name), median(values(numerator samples)) / median(values(denominator
+    samples)) with its bootstrap 95% interval, judged like any claim.  ``values`` maps a frame of
+    samples to one value per independent run.  Numerator and denominator never share a sample:
+    the selectors differ in a column both name."""
+    out = []
+    ok = df[df["status"] == "ok"] if "status" in df.columns else df
+    for cid in conclusion_ids(experiment):
+        c = get(cid)
+        num_sel, den_sel = selectors(cid)
+        if "condition" in num_sel or "condition" in den_sel:
+            groups = [(f"{num_sel.get('condition', '?')} vs {den_sel.get('condition', '?')}", ok)]
+        else:
+            groups = [(str(k), g) for k, g in ok.groupby("condition", sort=True)]
+        measured = {}
+        for label, g in groups:
+            num, den = values(_pick(g, num_sel)), values(_pick(g, den_sel))
+            if not len(num) or not len(den):
+                continue
+            r = stats.ratio_of_medians(num, den)
+            n = min(r["n_num"], r["n_den"])
+            measured[label] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
+                               "best": math.nan, "n": n,
+                               "ratio_to_published": r["ratio"] / value(cid) if value(cid) else math.nan,
+                               "verdict": judge(cid, r["ci_lo"], r["ci_hi"], n),
+                               "note": f"{r['n_num']} / {r['n_den']} runs"}
+        out.append({"experiment": experiment, "table": "claims", "claim_id": cid, "claim": c["statistic"],
+                    "published": value(cid), "unit": c["unit"], "band": band(cid), "published_as": c["quote"],
+                    "measured": measured, "note": c["band_reason"]})
+    return out

@@ -51,9 +51,21 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
             continue
         answered = analysis(name).claims(df)
         keys = sorted(set(df["code_key"].astype(str)) - {""}) if "code_key" in df.columns else []
+        fams, cpus = claims.families(df), _cpus(name, df.attrs["campaign"])
         for row in answered + claims.unanswered(name, {r["claim_id"] for r in answered}):
-            rows.append(row | {"campaign": df.attrs["campaign"], "code_keys": keys})
+            rows.append(row | {"campaign": df.attrs["campaign"], "code_keys": keys, "families": fams, "cpus_here": cpus})
     return rows
+
+
+def _cpus(experiment: str, campaign: str | None) -> int | None:
+    """The logical CPUs of the machine that measured ``experiment`` in ``campaign`` (the fewest,
+    should its runs disagree): what a *cores* claim is judged against."""
+    try:
+        counts = [int(r["machine"]["cpu_count"]) for r in store_results.runs(experiment, campaign)
+                  if (r.get("machine") or {}).get("cpu_count")]
+    except (store_results.NoData, KeyError, TypeError, ValueError):
+        return None
+    return min(counts) if counts else None
 
 
 def campaign_verdicts(experiments: list[str] | None = None, campaign: str | None = None,
@@ -166,7 +178,10 @@ def flat(rows: list[dict]):
     """The verdict rows as one line per claim and condition: document, experiment, claim,
     condition, published, unit, band (where the claim states one: so far document 003's),
     measured with its CI, n, outcome, and ours / published with its CI (what the verdicts page
-    draws and counts, and ``gillab verdicts --json`` prints)."""
+    draws and counts, and ``gillab verdicts --json`` prints); what the claim is ``about`` and the
+    ``builds`` it speaks of (claims.csv), the ``family`` the condition's samples resolved to, and
+    the row's ``role``: *judged* (counted in the headline), *machine* (context), *needs cores*,
+    *other builds* (a finding beside the claim) or *not testable*."""
     import pandas as pd
 
     nan = float("nan")
@@ -177,21 +192,92 @@ def flat(rows: list[dict]):
         def ratio(v):
             return v / pub if pub not in (0, None) and v is not None else nan
 
+        info = _about(r["claim_id"])
         base = {"document": document_of(r["experiment"]), "experiment": r["experiment"], "claim_id": r["claim_id"],
                 "claim": r["claim"], "published": pub, "unit": r["unit"], "band": r.get("band"),
-                "campaign": r.get("campaign"), "code_keys": r.get("code_keys")}
+                "campaign": r.get("campaign"), "code_keys": r.get("code_keys"), **info}
+        fams, cpus = r.get("families") or {}, r.get("cpus_here")
+
+        def where(cond):
+            from . import claims
+
+            if not info["about"]:
+                return {"family": "", "role": "judged", "own builds": True}
+            return {"family": claims.family_of(cond, fams) if cond != "-" else "-",
+                    "role": claims.role(r["claim_id"], cond, fams, cpus),
+                    "own builds": cond == "-" or claims.applies(r["claim_id"], cond, fams)}
         if not r["measured"]:      # a claim no build answered: not testable here (claims.csv says why), or not measured
             outcome = r.get("unmeasured") or ("not testable here" if _comparison(r["claim_id"]) == "not testable"
                                               else "not measured")
             out.append(base | {"condition": "-", "build": "-", "measured": nan, "ci_low": nan, "ci_high": nan,
                                "n": 0, "outcome": outcome, "ours_over_published": nan, "ratio_low": nan,
-                               "ratio_high": nan})
+                               "ratio_high": nan} | where("-"))
         for cond, m in r["measured"].items():
             out.append(base | {"condition": cond, "build": build_of(cond), "measured": m["median"],
                                "ci_low": m["ci_lo"], "ci_high": m["ci_hi"], "n": m.get("n"), "outcome": m["verdict"],
                                "ours_over_published": ratio(m["median"]), "ratio_low": ratio(m["ci_lo"]),
-                               "ratio_high": ratio(m["ci_hi"])})
+                               "ratio_high": ratio(m["ci_hi"])} | where(cond))
     return pd.DataFrame(out)
+
+
+def _about(claim_id: str) -> dict:
+    """What claims.csv says a claim is about and which builds it speaks of (empty for a row that
+    is no claim of claims.csv)."""
+    from . import claims
+
+    try:
+        c = claims.get(claim_id)
+    except KeyError:
+        return {"about": "", "builds": ""}
+    return {"about": c["about"], "builds": c["builds"]}
+
+
+ROLES = ("judged", "machine", "needs cores", "other builds", "not testable")
+
+
+# the machine claim of a document that says how fast the author's machine ran plain Python: one
+# thread counting down (document 000's countdown table); ours / theirs on the same build is the
+# machine-speed factor the other machine numbers of the document are read against
+CALIBRATION = {"000": "countdown/threads=1"}
+
+
+def machine_context(df):
+    """The authors' machine numbers on the builds they were measured on: theirs, ours with its
+    interval, and ours / theirs, per document with its machine-speed factor where the document
+    gives a calibration point.  Context, never a verdict."""
+    import pandas as pd
+
+    cols = ["document", "claim_id", "claim", "condition", "published", "unit", "measured", "ci_low", "ci_high",
+            "ours_over_published", "ratio_low", "ratio_high", "n"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    m = df[(df["role"] == "machine") & df["own builds"] & (df["condition"] != "-")]
+    return m[cols].reset_index(drop=True)
+
+
+def speed_factors(df) -> list[dict]:
+    """Per document with a calibration point measured here: its claim, the build, and ours /
+    theirs with its interval (a time: above 1, this machine is slower than the author's)."""
+    m = machine_context(df)
+    return [{"document": r["document"], "claim": r["claim"], "condition": r["condition"],
+             "ours / theirs": r["ours_over_published"], "low": r["ratio_low"], "high": r["ratio_high"]}
+            for _, r in m.iterrows() if CALIBRATION.get(r["document"]) == r["claim_id"]]
+
+
+def other_builds(df):
+    """Claims x builds the claim does not speak of: findings beside the claim (what a build
+    without the GIL does to a claim about GIL builds), never the claim failing."""
+    if df.empty:
+        return df
+    return df[df["role"] == "other builds"].reset_index(drop=True)
+
+
+def headline(df):
+    """The rows the headline counts: mechanism claims (and cores claims on a machine with the
+    CPUs) on the builds each speaks of.  Machine numbers are context; other builds, findings."""
+    if df.empty:
+        return df
+    return df[df["role"] == "judged"]
 
 
 def _comparison(claim_id: str) -> str | None:
@@ -268,16 +354,32 @@ def outcome_counts(df, by: str):
 
 
 def counts_markdown(df) -> str:
-    """One line per document: how many claims x conditions have each outcome (the landing page)."""
+    """The landing page's counts: per document, the mechanism claims judged on the builds each
+    speaks of (the headline); then one line each for what is not counted there: the authors'
+    machine numbers (context), results on other builds (findings), claims that need more cores."""
     from .experiments import DOCUMENTS
 
     if df.empty:
         return "No verdicts yet: no campaign holds samples of the `default` configurations."
+    head = headline(df)
     lines = []
-    for doc, g in df.groupby("document", sort=True):
+    for doc, g in head.groupby("document", sort=True):
         c = g["outcome"].value_counts()
         parts = ", ".join(f"{int(c[o])} {o}" for o in OUTCOMES if o in c.index)
         caption = DOCUMENTS.get(doc, f"Document {doc}")
-        lines.append(f"- **{caption}**: {g['claim_id'].nunique()} claims, {len(g)} claim x build pairs: {parts}.")
+        lines.append(f"- **{caption}**: {g['claim_id'].nunique()} claims on their own builds, {len(g)} claim x build "
+                     f"pairs: {parts}.")
+    rest = df[df["role"] != "judged"]
+    words = {"machine": "absolute numbers of the authors' machines, set beside ours as context and never counted",
+             "other builds": "results on builds a claim does not speak of (findings beside the claim, not the claim "
+                             "failing)",
+             "needs cores": "claims that need more logical CPUs than the machine that measured them has",
+             "not testable": "claims that cannot be tested here (each with its reason)"}
+    extra = []
+    for role in ROLES[1:]:
+        g = rest[rest["role"] == role]
+        if len(g):
+            extra.append(f"- {g['claim_id'].nunique()} claims ({len(g)} claim x build pairs): {words[role]}.")
     camp = ", ".join(f"`{c}`" for c in sorted(set(df["campaign"].dropna())))
-    return "\n".join(lines) + f"\n\nFrom campaign(s) {camp}, profile `default`; the [verdicts page](generated/99_verdicts) has every one."
+    return ("\n".join(lines) + "\n\nNot in these counts:\n\n" + "\n".join(extra)
+            + f"\n\nFrom campaign(s) {camp}, profile `default`; the [verdicts page](generated/99_verdicts) has every one.")

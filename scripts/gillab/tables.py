@@ -55,24 +55,42 @@ def value_cell(m: dict | None) -> str:
     return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
 
 
-def verdict_matrix(rows: list[dict]):
-    """One line per published claim, one column per condition: 'value [CI] verdict'."""
+_ROLE_NOTE = {"machine": "the author's machine: context", "other builds": "a build the claim does not speak of: "
+              "a finding", "not testable": "not testable here"}
+
+
+def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None = None):
+    """One line per published claim, one column per condition: 'value [CI] verdict'.  With the
+    conditions' families (``claims.families``) and the machine's logical CPUs, each line says what
+    the claim is about and on which builds, and a cell that is not a verdict on the claim says
+    what it is instead (context, a finding on another build, too few cores)."""
+    from . import claims
+
     out = []
     for r in rows:
         line = {"experiment": r["experiment"], "claim": r["claim"],
                 "published": published_cell(r["claim_id"], r["published"], r["unit"])}
+        try:
+            c = claims.get(r["claim_id"])
+        except KeyError:
+            c = None
+        if fams is not None and c is not None:
+            line["about"] = f"{c['about']}, {c['builds']} builds" if c["builds"] != "any" else f"{c['about']}, any build"
         for cond, m in r["measured"].items():   # columns are put in display order below
             note = f" ({m['note']})" if m.get("note") else ""
-            line[cond] = f"{value_cell(m)}: {m['verdict']}{note}"
+            role = claims.role(r["claim_id"], cond, fams, cpus) if fams is not None and c is not None else "judged"
+            why = (f" [needs {int(c['cpus'])} CPUs: not judged]" if role == "needs cores"
+                   else f" [{_ROLE_NOTE[role]}]" if role in _ROLE_NOTE else "")
+            line[cond] = f"{value_cell(m)}: {m['verdict']}{why}{note}"
         out.append(line)
     df = pd.DataFrame(out).fillna("not measured")
-    fixed = ["experiment", "claim", "published"]
+    fixed = [c for c in ("experiment", "claim", "published", "about") if c in df.columns]
     return df[fixed + display_order([c for c in df.columns if c not in fixed])]
 
 
-def verdict_table(rows: list[dict]):
+def verdict_table(rows: list[dict], fams: dict | None = None, cpus: int | None = None):
     """The matrix of one experiment's verdicts, as a chapter shows it."""
-    return verdict_matrix(rows).drop(columns=["experiment"])
+    return verdict_matrix(rows, fams, cpus).drop(columns=["experiment"])
 
 
 def compare_view(df, name: str = "yours"):

@@ -144,6 +144,9 @@ def per_run(g: pd.DataFrame) -> pd.Series:
     return g.groupby(["run_id", "repeat"])["rps"].median()
 
 
+run_values = per_run      # what the documents' conclusions (claims.csv) take the ratio of
+
+
 @frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per condition and point: the median RPS over runs (each run's median window) with its 95%

@@ -75,10 +75,9 @@ def _inline_value(inline: pd.DataFrame, scenario: str) -> float:
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
-    """The two claims of claims.csv: the default switch interval (what sys.getswitchinterval()
-    reads in a process that never set it, against the document's 5 ms, exactly), and the race
-    itself (at least one run, at the document's interval and 1000 increments per thread, loses
-    updates).  The smallest interval is context (a value set and read back cannot disagree)."""
+    """The claim of claims.csv: the race itself (at least one run, at the document's interval and
+    1000 increments per thread, loses updates).  The default switch interval is context (every
+    sample reads it back; judging it compared a setting with itself), as is the smallest."""
     from .. import claims as published_claims
     from .. import results
 
@@ -92,23 +91,6 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     "claim": claim, "published": c["published"], "unit": c["unit"], "measured": measured,
                     "published_as": published_as, "band": published_claims.band(claim_id)})
 
-    cid = "data_race/switch/default"
-    default = df[df["switch_interval"].isna()]
-    pub = published_claims.value(cid)
-    per_unit = _PER_SECOND[published_claims.get(cid)["unit"]]
-    pub_row = _inline_row(inline, "default switch interval")
-    measured = {}
-    for cond in conds:
-        v = default[default["condition"] == cond]["switch_interval_runtime"].dropna().astype(float) * per_unit
-        if len(v):
-            s = stats.summarize(v)
-            lo, hi = float(v.min()), float(v.max())
-            measured[cond] = {"median": s["median"], "ci_lo": lo, "ci_hi": hi, "best": s["best"], "n": s["n"],
-                              "ratio_to_published": s["median"] / pub,
-                              "verdict": published_claims.judge(cid, lo, hi, s["n"]),
-                              "note": "smallest and largest reading"}
-    row(cid, "the default switch interval (sys.getswitchinterval() when not set)",
-        measured, f"{pub_row['value']} {pub_row['unit']} ({pub_row['exactness']})")
     cid = "data_race/lost_updates"
     tiny = df[np.isclose(df["switch_interval"].fillna(-1.0), _inline_value(inline, "data-race demo"))]
     pub = published_claims.value(cid)

@@ -94,6 +94,8 @@ def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
     pub = published().set_index("File")
     out = []
     for _, c in published_claims.of(experiment).iterrows():
+        if c["claim_id"] in published_claims.conclusion_ids(experiment):
+            continue        # the analysis adds the conclusions (one build's two points)
         cid, file = c["claim_id"], c["point"].removeprefix("File=")
         _, mode = ROWS[file]
         published_ratio = published_claims.value(cid)

@@ -1,0 +1,195 @@
+"""What each claim is about and the builds it speaks of: every row of claims.csv says both with a
+reason, a build's family comes from what its samples recorded at run time, the headline counts
+only mechanism claims on their own builds, and a ratio never divides a sample set by itself."""
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gillab import campaigns, claims, report
+from gillab.experiments import countdown as cd
+
+
+def test_every_claim_says_what_it_is_about_and_which_builds_with_reasons():
+    t = claims.table()
+    for _, c in t.iterrows():
+        cid = c["claim_id"]
+        assert c["about"] in claims.ABOUT and c["builds"] in claims.BUILDS, cid
+        assert len(c["about_reason"]) > 10 and len(c["builds_reason"]) > 5, cid
+        assert (c["about"] == "cores") == (c["cpus"] >= 1), cid           # a cores claim names its CPUs
+        assert (c["about"] == "not testable") == (c["comparison"] == "not testable"), cid
+    # an absolute number of an author's machine is never judged as a mechanism
+    absolute = t[t["kind"] == "absolute"]
+    assert set(absolute["about"]) <= {"machine", "mechanism", "not testable"}
+    assert (absolute["about"] == "machine").sum() >= 30
+
+
+@pytest.fixture
+def reference_copy(tmp_path, monkeypatch):
+    """A copy of data/reference the test may damage, read instead of the real one."""
+    from gillab import paths
+
+    dest = tmp_path / "reference"
+    shutil.copytree(paths.reference_dir(), dest)
+    monkeypatch.setattr(claims, "reference_dir", lambda: dest)
+    claims._table.cache_clear()
+    claims._raw.cache_clear()
+    yield dest
+    claims._table.cache_clear()
+    claims._raw.cache_clear()
+
+
+@pytest.mark.parametrize("column, value, words", [
+    ("about", "", "about '' is not one of"),
+    ("builds", "GIL-ish", "builds 'GIL-ish' is not one of"),
+    ("builds_reason", " ", "about and builds each need a reason"),
+    ("cpus", "4", "a cores claim names the logical CPUs it needs"),
+])
+def test_a_claim_without_about_or_builds_is_refused(reference_copy, column, value, words):
+    path = reference_copy / "claims.csv"
+    t = pd.read_csv(path, dtype=str, keep_default_na=False)
+    i = int(np.flatnonzero(t["claim_id"] == "countdown/threads=2")[0])
+    t.loc[i, column] = value
+    t.to_csv(path, index=False)
+    with pytest.raises(ValueError) as err:
+        claims.table()
+    assert "countdown/threads=2" in str(err.value) and words in str(err.value)
+
+
+@pytest.mark.parametrize("python, gil, family", [
+    ("2.7.18", True, "old GIL"),
+    ("3.1.5", "True", "old GIL"),
+    ("3.9.10", True, "new GIL"),          # 3.9.10, and nogil-3.9.10 run with PYTHONGIL=1
+    ("3.13.5", "1", "new GIL"),           # 3.13.5, and 3.13.5t run with PYTHON_GIL=1
+    ("3.13.5", False, "no GIL"),
+    ("3.9.10", "False", "no GIL"),        # the nogil fork
+    ("3.13.5", None, "unknown"),
+])
+def test_a_builds_family_is_what_its_samples_recorded_at_run_time(python, gil, family):
+    assert claims.family(python, gil) == family
+
+
+def test_a_free_threaded_build_that_turned_its_gil_on_is_a_gil_build():
+    df = pd.DataFrame([
+        {"condition": "3.13.5t-gil", "python": "3.13.5", "gil_enabled": True, "status": "ok"},
+        {"condition": "3.13.5t", "python": "3.13.5", "gil_enabled": False, "status": "ok"},
+        {"condition": "odd", "python": "3.13.5", "gil_enabled": False, "status": "ok"},
+        {"condition": "odd", "python": "3.13.5", "gil_enabled": True, "status": "ok"},
+        {"condition": "3.13.5t", "python": "3.13.5", "gil_enabled": True, "status": "failed"},   # not read
+    ])
+    fams = claims.families(df)
+    assert fams == {"3.13.5t-gil": "new GIL", "3.13.5t": "no GIL", "odd": "mixed"}
+    assert claims.family_of("3.13.5t-gil vs 3.13.5t (4 threads)", fams) == "new GIL vs no GIL"
+    assert claims.applies("countdown/threads=2", "3.13.5t-gil", fams)
+    assert not claims.applies("countdown/threads=2", "3.13.5t", fams)
+    assert not claims.applies("countdown/threads=2", "odd", fams)
+    assert claims.applies("primes/3_cpu_bound_single_thread", "3.13.5t-gil vs 3.13.5t", fams)
+    assert not claims.applies("primes/3_cpu_bound_single_thread", "3.13.5t vs 3.13.5t-gil", fams)
+
+
+def _countdown(times: dict) -> pd.DataFrame:
+    rows = []
+    for cond, (python, gil, by_k) in times.items():
+        for k, values in by_k.items():
+            for i, v in enumerate(values):
+                rows.append({"condition": cond, "threads": k, "seconds": v, "total_decrements": 100_000_000,
+                             "repeat": i, "python": python, "gil_enabled": gil, "status": "ok"})
+    return pd.DataFrame(rows)
+
+
+def test_a_claim_about_gil_builds_is_not_counted_against_a_build_without_one():
+    df = _countdown({
+        "gil": ("3.9.10", True, {1: [6.5, 6.52, 6.55], 2: [6.6, 6.57, 6.58]}),
+        "ft": ("3.9.10", False, {1: [6.0, 6.1, 6.05], 2: [3.0, 3.1, 3.05]}),
+    })
+    rows = [r | {"families": claims.families(df), "cpus_here": 2} for r in cd.ANALYSIS.claims(df)]
+    flat = report.flat(rows)
+    two = flat[flat["claim_id"] == "countdown/threads=2"].set_index("condition")
+    assert two.at["ft", "outcome"] == "lower" and two.at["ft", "role"] == "other builds"
+    assert two.at["gil", "outcome"] == "agrees" and two.at["gil", "role"] == "judged"
+    one = flat[flat["claim_id"] == "countdown/threads=1"]
+    assert set(one["role"]) == {"machine"}                  # the author's 6.52 s: context
+    head = report.headline(flat)
+    assert set(zip(head["claim_id"], head["condition"])) >= {("countdown/threads=2", "gil")}
+    assert not ((head["condition"] == "ft") | (head["claim_id"] == "countdown/threads=1")).any()
+    text = report.counts_markdown(flat.assign(campaign="c"))
+    # 4 and 8 threads, and the October 16 conclusion (nogil-3.9.10 against 3.9.10): not measured
+    assert "4 claims on their own builds, 4 claim x build pairs: 1 agrees, 3 not measured" in text
+
+
+def test_a_cores_claim_is_judged_only_on_a_machine_with_the_cpus():
+    assert claims.get("sha256/threads=4")["cpus"] == 4
+    fams = {"3.9.10": "new GIL"}
+    assert claims.role("sha256/threads=4", "3.9.10", fams, 2) == "needs cores"
+    assert claims.role("sha256/threads=4", "3.9.10", fams, 16) == "judged"
+    assert claims.role("sha256/threads=4", "3.9.10", fams, None) == "needs cores"
+
+
+def test_the_headline_holds_no_machine_number_and_no_build_outside_a_claims_family():
+    """On the committed reference campaign: the landing page's counts are the mechanism (and
+    cores) claims on their own builds only, and every other row is accounted for."""
+    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    head = report.headline(flat)
+    assert len(head) and len(flat) == sum((flat["role"] == r).sum() for r in report.ROLES)
+    t = claims.table()
+    about = t.loc[head["claim_id"], "about"]
+    assert set(about) <= {"mechanism", "cores"}
+    measured = head[head["condition"] != "-"]
+    assert measured["own builds"].all()
+    for _, r in measured.iterrows():
+        fam = r["family"].split(" vs ")
+        want = t.at[r["claim_id"], "builds"]
+        if want == "GIL":
+            assert fam[0] in ("old GIL", "new GIL") and len(fam) == 1, (r["claim_id"], r["condition"])
+        elif want in ("old GIL", "new GIL", "no GIL"):
+            assert fam == [want], (r["claim_id"], r["condition"])
+        elif want == "GIL vs no GIL":
+            assert fam[1] == "no GIL" and fam[0] != "no GIL", (r["claim_id"], r["condition"])
+    text = report.counts_markdown(flat)
+    assert sum(int(n) for n in __import__("re").findall(r"claims on their own builds, (\d+) claim x build", text)) \
+        == len(head)
+
+
+def test_every_conclusions_numerator_and_denominator_are_disjoint():
+    """A conclusion is a ratio of two points of the samples: its selectors differ in a column both
+    name, so no sample is on both sides (a set divided by itself gives 1.0 whatever was measured)."""
+    t = claims.table()
+    ids = [c for e in set(t["experiment"]) for c in claims.conclusion_ids(e)]
+    assert len(ids) >= 8
+    for cid in ids:
+        num, den = claims.selectors(cid)
+        assert any(k in den and den[k] != v for k, v in num.items()), cid
+
+
+def test_no_ratio_claim_on_the_reference_divides_a_sample_set_by_itself():
+    """The sign of a ratio by construction: exactly 1 with an interval of width 0.  None of the
+    reference's ratio verdicts has it (the one-thread switch interval at 5 ms had it)."""
+    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    t = claims.table()
+    two_sets = t[(t["kind"] == "ratio") & t["statistic"].str.contains(" / ")]["claim_id"]   # not a fraction
+    ratios = flat[(flat["condition"] != "-") & flat["claim_id"].isin(two_sets)]
+    assert len(ratios) > 100
+    same = ratios[(ratios["measured"] == 1.0) & (ratios["ci_low"] == ratios["ci_high"])]
+    assert same.empty, same[["claim_id", "condition"]].to_string()
+
+
+def test_the_one_thread_switch_interval_rows_divide_by_another_interval():
+    """One thread at each interval / one thread at 5 ms: the 5 ms cell is the denominator, never a
+    claim of its own; a slower interval reads as its factor, not as 1."""
+    from gillab.experiments import switch_interval as si
+
+    factor = {0.1: 1.0, 0.005: 1.0, 0.0001: 1.25}
+    rows = [{"condition": "b", "switch_interval": x, "threads": 1, "seconds": 2.0 * f * (1 + 0.001 * i),
+             "repeat": i, "python": "3.9.10", "gil_enabled": True, "status": "ok"}
+            for x, f in factor.items() for i in range(3)]
+    out = {r["claim_id"]: r for r in si.ANALYSIS.claims(pd.DataFrame(rows))}
+    assert "switch_interval/si=0.005/threads=1" not in out
+    assert out["switch_interval/si=0.1/threads=1"]["measured"]["b"]["median"] == pytest.approx(1.0)
+    assert out["switch_interval/si=0.0001/threads=1"]["measured"]["b"]["median"] == pytest.approx(1.25)
+    assert out["switch_interval/si=0.0001/threads=1"]["measured"]["b"]["verdict"] == "higher"
+    # the document's several-thread cells are read against the mean of its one-thread column
+    t4 = claims._raw("pbts13_t4_countdown_vs_switch_interval")
+    mean1 = pd.to_numeric(t4[t4["threads"] == "1"]["time_s"]).mean()
+    cell = float(t4[(t4["switch_interval_s"] == "0.001") & (t4["threads"] == "4")]["time_s"].iloc[0])
+    assert claims.value("switch_interval/si=0.001/threads=4") == pytest.approx(cell / mean1)
