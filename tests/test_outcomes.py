@@ -144,6 +144,7 @@ def test_data_race_lost_updates(lost, expected):
 def _threads_runs(vm_factors, stack_kb=0, cond="b"):
     mib = _claim("thread_memory/thread-stack-virtual")
     return [{"condition": cond, "mode": "threads", "stack_kb": stack_kb, "repeat": i,
+             "rlimit_stack_kib": mib * 1024, "stack_size_set_kib": stack_kb or np.nan,
              "vm_per_thread_kib": mib * 1024 * f, "rss_per_thread_kib": 16.0, "py_bytes_per_thread": 150.0,
              "depth": np.nan, "crashed": False, "ended": ""} for i, f in enumerate(vm_factors)]
 
@@ -161,9 +162,9 @@ def test_thread_memory_virtual_stack_per_thread(factors, expected):
 
 
 @pytest.mark.parametrize("small, expected", [
-    ((0.05, 0.06, 0.05), "agrees"),         # a much smaller stack: at most a quarter of the default's reservation
-    ((0.90, 0.95, 0.92), "higher"),         # stack_size() had no effect
-    ((0.05, 0.90, 0.50), "inconclusive"),
+    ((0.0315, 0.0313, 0.0314), "agrees"),   # 256 KiB of 8 MiB: the thread saved the stacks' difference
+    ((1.00, 0.98, 0.99), "lower"),          # stack_size() had no effect: nothing saved
+    ((0.0315, 0.90, 0.50), "inconclusive"),
 ])
 def test_thread_memory_smaller_stack(small, expected):
     df = pd.DataFrame(_threads_runs((1.0, 1.0, 1.0)) + _threads_runs(small, stack_kb=256))

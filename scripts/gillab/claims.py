@@ -41,7 +41,7 @@ ABOUT = ("mechanism", "machine", "cores", "not testable")
 # a claim can speak of: one family, any GIL build, a pair (a GIL build against a build without it,
 # "A vs B" conditions), the document's own builds (builds.toml [sets] docNNN), or every build
 FAMILIES = ("old GIL", "new GIL", "no GIL")
-BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "own", "any")
+BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "new GIL vs old GIL", "own", "any")
 COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "point", "comparison",
            "value", "unit", "derive", "value_source", "band", "band_reason", "interpreter", "machine", "rests_on",
            "about", "about_reason", "builds", "builds_reason", "cpus")
@@ -333,6 +333,8 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
         return all(b in sets().get(f"doc{c['document']}", []) for b in builds_in(condition))
     if want == "GIL vs no GIL":
         return len(fam) == 2 and fam[0] in ("old GIL", "new GIL") and fam[1] == "no GIL"
+    if want == "new GIL vs old GIL":
+        return fam == ["new GIL", "old GIL"]
     if len(fam) != 1:
         return False
     if want == "GIL":

@@ -55,15 +55,18 @@ def summarize(values, lower_is_better: bool = True) -> dict:
     }
 
 
-def ratio_of_medians(num, den, level: float = 0.95, n_boot: int = N_BOOT, seed: int = SEED) -> dict:
-    """median(num) / median(den) with a bootstrap CI, resampling both groups independently."""
+def ratio_of_medians(num, den, level: float = 0.95, n_boot: int = N_BOOT, seed: int = SEED,
+                     statistic=np.median) -> dict:
+    """median(num) / median(den) with a bootstrap CI, resampling both groups independently
+    (``statistic``: another numpy reduction taking ``axis``, e.g. ``np.mean`` where the
+    document's tool reported a mean)."""
     a, b = _arr(num), _arr(den)
     if a.size == 0 or b.size == 0:
         return {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "n_num": int(a.size), "n_den": int(b.size)}
-    ratio = float(np.median(a) / np.median(b))
+    ratio = float(statistic(a) / statistic(b))
     rng = np.random.default_rng(seed)
-    ma = np.median(rng.choice(a, size=(n_boot, a.size), replace=True), axis=1)
-    mb = np.median(rng.choice(b, size=(n_boot, b.size), replace=True), axis=1)
+    ma = statistic(rng.choice(a, size=(n_boot, a.size), replace=True), axis=1)
+    mb = statistic(rng.choice(b, size=(n_boot, b.size), replace=True), axis=1)
     lo, hi = np.quantile(ma / mb, [(1 - level) / 2, 1 - (1 - level) / 2])
     return {"ratio": ratio, "ci_lo": float(lo), "ci_hi": float(hi), "n_num": int(a.size), "n_den": int(b.size)}
 

@@ -72,6 +72,8 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
         if mode == "threads":
             vm = r["vm_per_thread_kib"] / 1024
             row.update(vm_per_thread_mib=vm, rss_per_thread_kib=r["rss_per_thread_kib"],
+                       stack_kib=(r.get("stack_size_set_kib") if pd.notna(r.get("stack_size_set_kib", np.nan))
+                                  else r.get("rlimit_stack_kib", np.nan)),
                        py_bytes_per_thread=r["py_bytes_per_thread"],
                        rss_over_vm=r["rss_per_thread_kib"] / r["vm_per_thread_kib"] if r["vm_per_thread_kib"] else np.nan)
         else:
@@ -84,10 +86,19 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
         sel = (out["mode"] == "threads") & (out["stack_kb"] > 0)
         ref = [base["vm_per_thread_mib"].get(k, np.nan) for k in zip(out.loc[sel, "condition"], out.loc[sel, "repeat"])]
         out.loc[sel, "small_over_default"] = out.loc[sel, "vm_per_thread_mib"].to_numpy() / np.array(ref, dtype=float)
+        # what a thread saves with the smaller stack, over the difference of the two stacks (the
+        # rest of a thread's reservation, the allocator's arenas and heaps, cancels out): 1 when
+        # threading.stack_size() shrinks the stack by what was asked
+        keys = list(zip(out.loc[sel, "condition"], out.loc[sel, "repeat"]))
+        vm_default = np.array([base["vm_per_thread_mib"].get(k, np.nan) for k in keys], dtype=float)
+        stack_default = np.array([base["stack_kib"].get(k, np.nan) for k in keys], dtype=float)
+        saved_kib = (vm_default - out.loc[sel, "vm_per_thread_mib"].to_numpy(dtype=float)) * 1024
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.loc[sel, "stack_saving"] = saved_kib / (stack_default - out.loc[sel, "stack_kib"].to_numpy(dtype=float))
     return out
 
 
-STATISTICS = ("vm_per_thread_mib", "small_over_default", "rss_per_thread_kib", "rss_over_vm",
+STATISTICS = ("vm_per_thread_mib", "small_over_default", "stack_saving", "rss_per_thread_kib", "rss_over_vm",
               "py_bytes_per_thread", "depth")
 
 
