@@ -1,6 +1,7 @@
 """What each claim is about and the builds it speaks of: every row of claims.csv says both with a
 reason, a build's family comes from what its samples recorded at run time, the headline counts
 only mechanism claims on their own builds, and a ratio never divides a sample set by itself."""
+import re
 import shutil
 
 import numpy as np
@@ -147,7 +148,7 @@ def test_the_headline_holds_no_machine_number_and_no_build_outside_a_claims_fami
         elif want == "GIL vs no GIL":
             assert fam[1] == "no GIL" and fam[0] != "no GIL", (r["claim_id"], r["condition"])
     text = report.counts_markdown(flat)
-    assert sum(int(n) for n in __import__("re").findall(r"claims on their own builds, (\d+) claim x build", text)) \
+    assert sum(int(n) for n in re.findall(r"claims? on their own builds, (\d+) claim x build", text)) \
         == len(head)
 
 

@@ -99,10 +99,12 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
     text = report.counts_markdown(flat)
     head = report.headline(flat)
     for doc, g in head.groupby("document"):
-        assert f"{g['claim_id'].nunique()} claims on their own builds, {len(g)} claim x build pairs" in text
+        n = g["claim_id"].nunique()
+        assert f"{n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build pairs" in text
     for role in report.ROLES[1:]:       # what the headline leaves out is counted on its own line
         g = flat[flat["role"] == role]
-        assert not len(g) or f"{g['claim_id'].nunique()} claims ({len(g)} claim x build pairs)" in text
+        n = g["claim_id"].nunique()
+        assert not len(g) or f"{n} claim{'s' if n != 1 else ''} ({len(g)} claim x build pairs)" in text
     plots.setup()
     fig = plots.verdicts_figure(head)
     assert len(fig.axes[0].get_yticks()) == head["claim_id"].nunique()

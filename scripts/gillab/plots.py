@@ -117,7 +117,7 @@ def verdicts_figure(flat: pd.DataFrame):
     claims = (flat[["document", "claim_id"]].drop_duplicates().sort_values(["document"], kind="stable"))
     ypos = {cid: i for i, cid in enumerate(claims["claim_id"])}
     conds = display_order([b for b in flat["build"].unique() if b != "-"])
-    markers = dict(zip(conds, "osD^v<>PX*hp"))
+    markers = {c: "osD^v<>PX*hp"[i % 12] for i, c in enumerate(conds)}      # more builds and pairs than shapes: reused
     offsets = {c: (i - (len(conds) - 1) / 2) * 0.8 / max(len(conds), 1) for i, c in enumerate(conds)}
     fig, ax = plt.subplots(figsize=(11, 0.23 * len(claims) + 1.6))
     for _, r in d.iterrows():

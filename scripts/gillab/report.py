@@ -367,7 +367,8 @@ def counts_markdown(df) -> str:
         c = g["outcome"].value_counts()
         parts = ", ".join(f"{int(c[o])} {o}" for o in OUTCOMES if o in c.index)
         caption = DOCUMENTS.get(doc, f"Document {doc}")
-        lines.append(f"- **{caption}**: {g['claim_id'].nunique()} claims on their own builds, {len(g)} claim x build "
+        n = g["claim_id"].nunique()
+        lines.append(f"- **{caption}**: {n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build "
                      f"pairs: {parts}.")
     rest = df[df["role"] != "judged"]
     words = {"machine": "absolute numbers of the authors' machines, set beside ours as context and never counted",
@@ -379,7 +380,8 @@ def counts_markdown(df) -> str:
     for role in ROLES[1:]:
         g = rest[rest["role"] == role]
         if len(g):
-            extra.append(f"- {g['claim_id'].nunique()} claims ({len(g)} claim x build pairs): {words[role]}.")
+            n = g["claim_id"].nunique()
+            extra.append(f"- {n} claim{'s' if n != 1 else ''} ({len(g)} claim x build pairs): {words[role]}.")
     camp = ", ".join(f"`{c}`" for c in sorted(set(df["campaign"].dropna())))
     return ("\n".join(lines) + "\n\nNot in these counts:\n\n" + "\n".join(extra)
             + f"\n\nFrom campaign(s) {camp}, profile `default`; the [verdicts page](generated/99_verdicts) has every one.")
