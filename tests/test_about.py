@@ -194,3 +194,31 @@ def test_the_one_thread_switch_interval_rows_divide_by_another_interval():
     mean1 = pd.to_numeric(t4[t4["threads"] == "1"]["time_s"]).mean()
     cell = float(t4[(t4["switch_interval_s"] == "0.001") & (t4["threads"] == "4")]["time_s"].iloc[0])
     assert claims.value("switch_interval/si=0.001/threads=4") == pytest.approx(cell / mean1)
+
+
+def test_no_ratio_in_any_verdict_takes_a_sample_on_both_sides(monkeypatch):
+    """Every ratio the verdicts compute on the reference campaign, spied on at the statistics
+    functions: numerator and denominator are never the same values, and where both are samples of
+    one frame (its row labels) they share no row.  (The removed one-thread cell at 5 ms took the
+    same rows on both sides.)"""
+    from gillab import stats
+
+    calls = []
+    for name in ("ratio_of_medians", "paired_ratio"):
+        real = getattr(stats, name)
+
+        def spy(num, den, *args, _real=real, _name=name, **kwargs):
+            calls.append((_name, num, den))
+            return _real(num, den, *args, **kwargs)
+        monkeypatch.setattr(stats, name, spy)
+    report.verdicts(campaigns.reference_id())
+    assert len(calls) > 200
+    checked = 0
+    for name, num, den in calls:
+        assert num is not den, name
+        if isinstance(num, pd.Series) and isinstance(den, pd.Series) and len(num) and len(den):
+            if num.index.nlevels == 1 and num.index.name is None and den.index.name is None \
+                    and num.index.dtype.kind == "i" and den.index.dtype.kind == "i":
+                assert not set(num.index) & set(den.index), (name, sorted(set(num.index) & set(den.index))[:5])
+                checked += 1
+    assert checked > 50          # most ratios take rows of one frame: those are checked row by row

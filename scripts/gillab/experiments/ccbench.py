@@ -168,8 +168,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for (cond, task, workers, n), g in tp.groupby(["condition", "task", "workers", "threads"]):
         s = stats.summarize(g["speed"], lower_is_better=False)
         one = tp[(tp["condition"] == cond) & (tp["task"] == task) & (tp["threads"] == 1)]["speed"]
-        r = stats.ratio_of_medians(g["speed"], one) if len(one) else {"ratio": math.nan, "ci_lo": math.nan,
-                                                                       "ci_hi": math.nan}
+        if int(n) == 1:     # one thread relative to itself: 1 by definition, not a ratio of two measurements
+            r = {"ratio": 1.0, "ci_lo": 1.0, "ci_hi": 1.0}
+        else:
+            r = stats.ratio_of_medians(g["speed"], one) if len(one) else {"ratio": math.nan, "ci_lo": math.nan,
+                                                                           "ci_hi": math.nan}
         rows.append({"test": "throughput", "condition": cond, "task": task, "workers": workers, "threads": int(n),
                      "policy": "default", "median": s["median"], "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"],
                      "n": s["n"], "relative": r["ratio"], "relative_ci_lo": r["ci_lo"],
