@@ -87,3 +87,36 @@ def test_probe_reports_the_build(builds):
     assert provision.probe_build(gil.executable())["Py_GIL_DISABLED"] == 0
     info = provision.probe_build(ft.executable())
     assert info["Py_GIL_DISABLED"] == 1 and info["version_info"] == [3, 13, 5]
+
+
+def _fake_build(spec, root, marker):
+    """An installed 'interpreter' that answers the probe as ``spec`` would (a shell script), and
+    its marker: enough for build_is_valid to get past every check but the source."""
+    prefix = spec.prefix(root)
+    exe = spec.executable(root)
+    exe.parent.mkdir(parents=True)
+    info = {"version": spec.version, "version_info": [int(x) for x in spec.version.split(".")],
+            "Py_GIL_DISABLED": int(spec.disable_gil), "CONFIG_ARGS": "", "nogil_flag": 0 if spec.nogil_fork else None,
+            "modules": {}}
+    exe.write_text("#!/bin/sh\necho '" + json.dumps(info) + "'\n")
+    exe.chmod(0o755)
+    (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags), **marker}))
+
+
+def test_an_era_build_made_from_its_pinned_git_commit_is_recognised_as_built(tmp_path):
+    specs, _, _ = provision.load_builds(False)
+    spec = next(s for s in specs if s.src.get("commit") and s.src.get("sha256"))
+    commit = spec.src["commit"]
+    _fake_build(spec, tmp_path, {"source_sha256": f"git:{commit}", "commit": commit})
+    assert provision.build_is_valid(spec, None, root=tmp_path) == (True, "valid")
+    # the tarball's sha256 is as good; another commit, or a git marker without its commit, is not
+    _fake_build_marker = spec.prefix(tmp_path) / provision.MARKER
+    for marker, ok in (({"source_sha256": spec.src["sha256"]}, True),
+                       ({"source_sha256": "git:" + "0" * 40, "commit": "0" * 40}, False),
+                       ({"source_sha256": f"git:{commit}"}, False),
+                       ({"source_sha256": "f" * 64}, False)):
+        _fake_build_marker.write_text(json.dumps({"configure_flags": list(spec.configure_flags), **marker}))
+        valid, why = provision.build_is_valid(spec, None, root=tmp_path)
+        assert valid is ok, (marker, why)
+        if not ok:
+            assert why == "built from another source"

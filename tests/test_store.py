@@ -101,3 +101,79 @@ def test_a_failing_sample_is_recorded_as_failed_not_as_a_number(builds, data_dir
     assert res.failed == 1 and res.measured == 0
     rows = read_rows(store_of("countdown").samples_path)
     assert rows[-1]["status"] == "failed" and "timed out" in rows[-1]["error"] and rows[-1].get("seconds", "") == ""
+
+
+# -- damaged files ---------------------------------------------------------------------------------
+def _three_rows(tmp_path):
+    store = ExperimentStore("x", "m", root=tmp_path)
+    for cond, rep, status in (("a", 0, "ok"), ("b", 0, "failed"), ("a", 1, "ok")):
+        store.append({"run_id": "r", "config": "c", "condition": cond, "point": "p", "repeat": rep,
+                      "status": status, "error": "" if status == "ok" else "boom", "seconds": 1.5 + rep})
+    return store
+
+
+@pytest.mark.parametrize("damage, line, why", [
+    # the last row cut to 8 characters (a bad copy, a crash of the machine mid-write)
+    (lambda lines: lines[:-1] + [lines[-1][:8]], 4, "fields, not"),
+    # the failed row cut before its repeat: failed() once crashed on int(None) here
+    (lambda lines: [lines[0], lines[1], lines[2].split(",p,")[0], lines[3]], 3, "fields, not"),
+    # a number that is not one (a byte flipped), and an unterminated quote at the end
+    (lambda lines: [lines[0], lines[1], lines[2], lines[3].replace(",1,ok,", ",1x,ok,")], 4, "not a whole number"),
+    (lambda lines: lines[:-1] + [lines[-1].replace("r,", '"r,', 1)], 4, "not CSV"),
+])
+def test_a_damaged_row_is_reported_with_its_line_and_the_rest_read_normally(tmp_path, capsys, damage, line, why):
+    store = _three_rows(tmp_path)
+    lines = store.samples_path.read_text().splitlines()
+    store.samples_path.write_text("\n".join(damage(lines)) + "\n")
+    again = ExperimentStore("x", "m", root=tmp_path)
+    rows = again.rows()
+    err = capsys.readouterr().err
+    assert f"samples.csv line {line} is damaged" in err and why in err
+    assert len(rows) == 2 and [d.line for d in again.damaged] == [line]
+    # every whole row reads normally: the good samples stay resumable, the failed one stays failed
+    ok = {("a", "p", 0), ("a", "p", 1)} - ({("a", "p", 1)} if line == 4 else set())
+    assert set(again.measured("c")) == ok
+    assert again.failed("c") == (set() if line == 3 else {("b", "p", 0)})
+    assert again.frame()["seconds"].dtype == "float64"
+
+
+def test_the_next_write_sets_the_damaged_row_aside_and_loses_nothing(tmp_path, capsys):
+    store = _three_rows(tmp_path)
+    text = store.samples_path.read_text()
+    cut = text[: text.rstrip("\n").rfind("\n") + 9]             # the last row cut to 8 characters
+    store.samples_path.write_text(cut)
+    again = ExperimentStore("x", "m", root=tmp_path)
+    again.append({"run_id": "r2", "config": "c", "condition": "a", "point": "p", "repeat": 1, "status": "ok",
+                  "error": "", "seconds": 2.5})
+    assert "set aside in" in capsys.readouterr().err
+    (kept,) = again.set_aside()
+    assert kept["line"] == "4" and "fields, not" in kept["reason"] and kept["text"] == cut.splitlines()[-1]
+    rows = read_rows(again.samples_path)
+    assert [(r["condition"], r["repeat"], r["run_id"]) for r in rows] == [("a", "0", "r"), ("b", "0", "r"), ("a", "1", "r2")]
+    # a second damage later is added to the sidecar; the first is still there
+    again.samples_path.write_text(again.samples_path.read_text() + "r3,c,a\n")
+    third = ExperimentStore("x", "m", root=tmp_path)
+    third.append({"run_id": "r4", "config": "c", "condition": "a", "point": "p", "repeat": 2, "status": "ok",
+                  "error": "", "seconds": 3.5})
+    assert [k["line"] for k in third.set_aside()] == ["4", "5"]
+    fourth = ExperimentStore("x", "m", root=tmp_path)
+    assert len(fourth.rows()) == 4 and not fourth.damaged
+
+
+def test_a_damaged_samples_file_is_measured_again_where_it_was_cut(builds, data_dir, capsys):
+    """The user's path: a campaign whose last row was cut; --plan says so and plans that sample;
+    measuring resumes, measures it again, and keeps the cut row beside the file."""
+    first = sweep.measure("countdown", "smoke", SMALL, progress=False)
+    path = store_of("countdown").samples_path
+    text = path.read_text()
+    path.write_text(text[: text.rstrip("\n").rfind("\n") + 41])          # the last row cut to 40 characters
+    capsys.readouterr()
+    plan = sweep.plan("countdown", "smoke", SMALL)
+    assert len(plan.todo) == 1 and plan.resumable == 7
+    assert [d["line"] for d in plan.damaged] == [9]
+    again = sweep.measure("countdown", "smoke", SMALL, progress=False)
+    assert again.measured == 1 and again.skipped == 7 and again.status == "complete"
+    store = store_of("countdown")
+    assert len(store.set_aside()) == 1 and len(read_rows(store.samples_path)) == 8
+    df = results.samples("countdown", config_id=first.config_id)
+    assert len(df) == 8 and df.groupby(["condition", "threads"]).size().eq(2).all()

@@ -172,6 +172,9 @@ def cmd_measure(args) -> int:
                   + (f" (missing: {', '.join(d['missing_conditions'])})" if d["missing_conditions"] else ""))
             for why, n in d["reasons"].items():
                 print(f"  {n:>5}  {why}")
+            for dmg in d["damaged_rows"]:
+                print(f"  damaged: samples.csv line {dmg['line']} ({dmg['reason']}): left out, set aside when "
+                      "measuring, and its sample measured again")
         return 0
     res = sweep.measure(args.experiment, args.profile, _parse_kv(args.param),
                               campaign=args.campaign, new_campaign=args.new_campaign)

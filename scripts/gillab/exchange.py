@@ -38,7 +38,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import campaigns, metadata
+from . import campaigns, metadata, store
 from .paths import results_dir
 from .profiles import ParameterError
 
@@ -48,12 +48,13 @@ MAX_FILE_BYTES = 64 * 2 ** 20        # one file of a campaign (the largest so fa
 MAX_TOTAL_BYTES = 256 * 2 ** 20      # a whole campaign, unpacked
 MAX_ARCHIVE_BYTES = 256 * 2 ** 20    # the archive as given
 MAX_FILES = 20_000
-REQUIRED_COLUMNS = ("config", "condition", "point", "repeat", "status")
+REQUIRED_COLUMNS = store.REQUIRED_COLUMNS
 SCHEMA_TYPES = {"int", "float", "bool", "str", "json", None}
 
 # where a file may lie inside a campaign folder: its top level, or an experiment's folder
 _TOP = re.compile(r"^(campaign\.json|reproduce-[A-Za-z0-9._-]+\.json)$")
-_EXP = re.compile(r"^(?P<exp>[a-z0-9_]+)/(samples\.csv|samples\.schema\.json|runs/[A-Za-z0-9._-]+\.json)$")
+_EXP = re.compile(r"^(?P<exp>[a-z0-9_]+)/(samples\.csv|samples\.schema\.json|samples\.damaged\.csv"
+                  r"|runs/[A-Za-z0-9._-]+\.json)$")
 
 
 class ArchiveError(ParameterError):
@@ -293,42 +294,25 @@ def _json_object(rel: str, data: bytes) -> dict:
 
 
 def _check_samples(rel: str, data: bytes, schema: dict) -> None:
+    """Refuse a samples file with any damaged row (:func:`gillab.store.read_samples` finds them;
+    a reader's own campaign sets such a row aside, an archive is refused whole)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ArchiveError(f"{rel} is not UTF-8 text ({exc})") from None
-    rows = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(rows)
-    except StopIteration:
-        raise ArchiveError(f"{rel} is empty") from None
-    except csv.Error as exc:
-        raise ArchiveError(f"{rel}: {exc}") from None
+    header, _, damaged = store.read_samples(text, schema)
+    if not header:
+        raise ArchiveError(f"{rel} is empty")
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise ArchiveError(f"{rel} lacks the column(s) {', '.join(missing)}")
     unknown = [c for c in header if c not in schema]
     if schema and unknown:
         raise ArchiveError(f"{rel}: column(s) {', '.join(unknown[:5])} are not in samples.schema.json")
-    col = {name: i for i, name in enumerate(header)}
-    parse = {"int": int, "float": float, "bool": lambda v: {"True": True, "False": False}[v], "json": json.loads}
-    try:
-        for line, row in enumerate(rows, start=2):
-            if len(row) != len(header):
-                raise ArchiveError(f"{rel} line {line} has {len(row)} fields, not {len(header)} (a cut or damaged row)")
-            try:
-                int(row[col["repeat"]])
-            except ValueError:
-                raise ArchiveError(f"{rel} line {line}: repeat {row[col['repeat']]!r} is not a whole number") from None
-            for name, kind in schema.items():
-                if name in col and kind in parse and row[col[name]] != "":
-                    try:
-                        parse[kind](row[col[name]])
-                    except (ValueError, KeyError):
-                        raise ArchiveError(f"{rel} line {line}: {name} = {row[col[name]][:40]!r} is not "
-                                           f"of its type {kind}") from None
-    except csv.Error as exc:
-        raise ArchiveError(f"{rel}: {exc}") from None
+    if damaged:
+        d = damaged[0]
+        raise ArchiveError(f"{rel} line {d.line}: {d.reason}"
+                           + (f" (and {len(damaged) - 1} more damaged row(s))" if len(damaged) > 1 else ""))
 
 
 def check(members: list[tuple[str, bytes]], reference: str | None | bool = True) -> Checked:

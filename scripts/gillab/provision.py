@@ -268,6 +268,14 @@ def probe_build(executable: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def from_pinned_commit(spec: BuildSpec, marker: dict) -> bool:
+    """Whether ``marker`` records a build from the pinned commit of ``spec`` fetched with git
+    (:func:`fetch_commit` records ``git:<commit>`` in place of the tarball's sha256, and the
+    commit beside it): the same source, named by the commit builds.toml pins."""
+    commit = spec.src.get("commit")
+    return bool(commit) and marker.get("source_sha256") == f"git:{commit}" and marker.get("commit") == commit
+
+
 def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None = None) -> tuple[bool, str]:
     """Is the build in the cache complete and made from this source with these flags?"""
     marker = read_marker(spec, root)
@@ -276,7 +284,7 @@ def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None
     if list(marker.get("configure_flags", [])) != list(spec.configure_flags):
         return False, f"built with other flags {marker.get('configure_flags')}"
     expected = source_sha256 or spec.src.get("sha256")
-    if expected and marker.get("source_sha256") != expected:
+    if expected and marker.get("source_sha256") != expected and not from_pinned_commit(spec, marker):
         return False, "built from another source"
     exe = spec.executable(root)
     if not exe.exists():

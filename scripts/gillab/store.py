@@ -15,15 +15,24 @@ The CSV stays plain text for auditing; ``samples.schema.json`` says what each co
 it was written (``int``, ``float``, ``bool``, ``str`` or ``json`` for lists and mappings), so
 that :func:`typed_frame` gives numbers, booleans and lists back as what they were.  A file
 written before the schema existed is read with :func:`infer_type`.
+
+A damaged row (a machine crash or a bad copy can cut one mid-line) is found when the file is
+read (:func:`read_samples`): it is reported with its file and line, left out of what is read, and
+every other row reads normally.  The next write sets it aside in ``samples.damaged.csv`` beside
+the samples (line, when, why, the row's text as it was), before ``samples.csv`` is rewritten
+without it: nothing is deleted, and measuring resumes (the sample it held is measured again).
 """
 from __future__ import annotations
 
 import contextlib
 import csv
 import fcntl
+import io
 import json
 import os
+import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .metadata import portable
@@ -140,9 +149,78 @@ def typed_frame(rows: list[dict], schema: dict[str, str]):
     return df
 
 
-def _rows_to_csv(fieldnames: list[str], rows: list[dict]) -> str:
-    import io
+# what every sample row has, whatever the experiment (an archive lacking one is refused)
+REQUIRED_COLUMNS = ("config", "condition", "point", "repeat", "status")
+STATUSES = ("ok", "failed")
+DAMAGED_FILE = "samples.damaged.csv"
+DAMAGED_FIELDS = ["line", "set_aside", "reason", "text"]
+_PARSE = {"int": int, "float": float, "bool": lambda v: {"True": True, "False": False}[v], "json": json.loads}
 
+
+@dataclass
+class Damaged:
+    """A row of a samples file that cannot be read as a sample: where it starts, why, its text."""
+    line: int
+    reason: str
+    text: str
+
+
+def row_problem(header: list[str], row: list[str], schema: dict) -> str | None:
+    """Why ``row`` (the fields of one CSV record) is no whole sample row of a file with this
+    header and schema; None when it is one."""
+    if len(row) != len(header):
+        return f"{len(row)} fields, not {len(header)} (a cut or damaged row)"
+    col = dict(zip(header, row))
+    for name in REQUIRED_COLUMNS:
+        if name in col and col[name] == "":
+            return f"no {name}"
+    if "repeat" in col:
+        try:
+            int(col["repeat"])
+        except ValueError:
+            return f"repeat {col['repeat'][:40]!r} is not a whole number"
+    if "status" in col and col["status"] not in STATUSES:
+        return f"status {col['status'][:40]!r} is none of {', '.join(STATUSES)}"
+    for name, kind in schema.items():
+        if name in col and kind in _PARSE and col[name] != "":
+            try:
+                _PARSE[kind](col[name])
+            except (ValueError, KeyError):
+                return f"{name} = {col[name][:40]!r} is not of its type {kind}"
+    return None
+
+
+def read_samples(text: str, schema: dict) -> tuple[list[str], list[dict], list[Damaged]]:
+    """A samples file's header, its whole rows (as dicts of text) and its damaged rows, each with
+    the line it starts on.  A row is damaged when the CSV cannot be parsed there (strict quoting)
+    or :func:`row_problem` says so; the rows after it read normally."""
+    lines = text.splitlines(keepends=True)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return [], [], []
+    rows, damaged = [], []
+    while True:
+        start = reader.line_num + 1
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            damaged.append(Damaged(start, f"not CSV: {exc}", "".join(lines[start - 1:reader.line_num])))
+            continue
+        if not rec and reader.line_num == start:   # a blank line: nothing
+            continue
+        why = row_problem(header, rec, schema)
+        if why:
+            damaged.append(Damaged(start, why, "".join(lines[start - 1:reader.line_num])))
+        else:
+            rows.append(dict(zip(header, rec)))
+    return header, rows, damaged
+
+
+def _rows_to_csv(fieldnames: list[str], rows: list[dict]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=fieldnames, extrasaction="raise", lineterminator="\n")
     w.writeheader()
@@ -159,17 +237,23 @@ class ExperimentStore:
         self.samples_path = self.dir / "samples.csv"
         self.schema_path = self.dir / "samples.schema.json"
         self.runs_dir = self.dir / "runs"
+        self.damaged_path = self.dir / DAMAGED_FILE
         self._rows: list[dict] | None = None
         self._fields: list[str] | None = None
+        self.damaged: list[Damaged] = []   # rows of samples.csv found damaged when it was read
 
     # -- reading -----------------------------------------------------------------------
     def rows(self) -> list[dict]:
+        """Every whole row of ``samples.csv`` (text); a damaged row is reported on stderr with its
+        line, kept in :attr:`damaged` and left out (see :func:`read_samples`)."""
         if self._rows is None:
             if self.samples_path.exists():
-                with open(self.samples_path, newline="") as f:
-                    reader = csv.DictReader(f)
-                    self._fields = list(reader.fieldnames or [])
-                    self._rows = list(reader)
+                text = self.samples_path.read_text(encoding="utf-8", errors="replace")
+                self._fields, self._rows, self.damaged = read_samples(text, self.schema())
+                for d in self.damaged:
+                    print(f"[gillab] {self.samples_path} line {d.line} is damaged ({d.reason}): left out; "
+                          f"the other rows read normally, and the next measurement here sets it aside in "
+                          f"{DAMAGED_FILE}", file=sys.stderr)
             else:
                 self._rows, self._fields = [], []
         return self._rows
@@ -177,7 +261,13 @@ class ExperimentStore:
     def schema(self) -> dict[str, str]:
         """Column -> type, as written (empty for a file written before schemas)."""
         if self.schema_path.exists():
-            return json.loads(self.schema_path.read_text())["columns"]
+            try:
+                cols = json.loads(self.schema_path.read_text())["columns"]
+            except (ValueError, KeyError, TypeError) as exc:
+                print(f"[gillab] {self.schema_path} is damaged ({exc!r}): the columns' types are inferred "
+                      "from their text instead", file=sys.stderr)
+                return {}
+            return cols if isinstance(cols, dict) else {}
         return {}
 
     def frame(self):
@@ -260,11 +350,34 @@ class ExperimentStore:
                 schema[k] = merge_types(schema.get(k), type_of(v))
         text_rows = [{k: encode(r.get(k)) for k in fields} for r in new_rows]
         schema = {f: schema.get(f) for f in fields}   # null: only empty values so far
+        self._set_aside_damaged()   # before the rewrite that leaves them out
         if schema != old:   # the schema first: a column it names that the CSV lacks is harmless
             atomic_write_text(self.schema_path, json.dumps({"columns": schema}, indent=1) + "\n")
         atomic_write_text(self.samples_path, _rows_to_csv(fields, rows + text_rows))
         rows.extend(text_rows)
         self._fields = fields
+
+    def set_aside(self) -> list[dict]:
+        """The rows set aside so far (``samples.damaged.csv``), oldest first."""
+        if not self.damaged_path.exists():
+            return []
+        with open(self.damaged_path, newline="") as f:
+            return list(csv.DictReader(f))
+
+    def _set_aside_damaged(self) -> None:
+        """Append the damaged rows read from ``samples.csv`` to ``samples.damaged.csv`` (written
+        whole, atomically, before ``samples.csv`` is rewritten without them)."""
+        if not self.damaged:
+            return
+        from .metadata import now
+
+        when = now()
+        kept = self.set_aside() + [{"line": d.line, "set_aside": when, "reason": d.reason, "text": d.text}
+                                   for d in self.damaged]
+        atomic_write_text(self.damaged_path, _rows_to_csv(DAMAGED_FIELDS, kept))
+        print(f"[gillab] {len(self.damaged)} damaged row(s) of {self.samples_path} set aside in "
+              f"{self.damaged_path}", file=sys.stderr)
+        self.damaged = []
 
     def write_run(self, meta: dict) -> Path:
         path = self.runs_dir / f"{meta['run_id']}.json"

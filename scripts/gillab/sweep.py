@@ -79,6 +79,7 @@ class Plan:
     reasons: dict = field(default_factory=dict)   # reason -> count, for the samples in todo
     details: list = field(default_factory=list)   # one entry per sample in todo
     adaptive_max: int = 0            # at most this many more, where a CI stays wide (max_repeats)
+    damaged: list = field(default_factory=list)   # rows of samples.csv found damaged: line, reason
 
     def as_dict(self) -> dict:
         total = len(self.todo) + self.resumable
@@ -89,6 +90,7 @@ class Plan:
             "missing_conditions": self.missing_conditions, "samples_total": total,
             "samples_planned": len(self.todo), "samples_resumable": self.resumable,
             "reasons": self.reasons, "samples": self.details, "samples_adaptive_max": self.adaptive_max,
+            "damaged_rows": self.damaged,
         }
 
 
@@ -240,16 +242,17 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     exp, p, grid, conds, idents, usable, missing, camp, is_new, keys, ckey = _prepare(
         name, profile, overrides, campaign, new_campaign, create=False)
     cfg = exp.config_id(p)
-    rows, failed = {}, set()
+    rows, failed, damaged = {}, set(), []
     if camp is not None and camp.has(exp.name):
         store = camp.store(exp.name)
         rows, failed = store.measured(cfg), store.failed(cfg)
+        damaged = [{"line": d.line, "reason": d.reason} for d in store.damaged]
     cids = [c.id for c in usable]
     todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents, grid=grid)
     cname = camp.id if camp is not None else campaign or "(a new campaign)"
     per_round = sum(1 for point in exp.points(p) for cid in cids if not left_out(exp, point, cid, idents[cid], grid))
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
-                cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round)
+                cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round, damaged)
 
 
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
