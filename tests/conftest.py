@@ -26,6 +26,36 @@ def copy_reference(data_dir: Path, experiment: str = "countdown") -> str:
 
 
 @pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB file system of its own (tmpfs) at a folder of the test, unmounted after it.  Needs
+    root (the project's machines and CI run as root); elsewhere the test is skipped, saying so."""
+    import subprocess
+
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    got = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if got.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({got.stderr.strip() or got.returncode}): needs root")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def fill(folder: Path) -> int:
+    """Fill ``folder``'s file system to the last byte (a file ``filler``); returns its size."""
+    n = 0
+    with open(folder / "filler", "wb", buffering=0) as f:
+        for size in (1 << 16, 1 << 10, 1):
+            while True:
+                try:
+                    n += f.write(b"x" * size)
+                except OSError:
+                    break
+    return n
+
+
+@pytest.fixture
 def fresh_identity_cache():
     """Interpreters asked anew (the tests change PATH, caches and binaries under them)."""
     interpreters.identify.cache_clear()

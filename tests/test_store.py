@@ -7,7 +7,7 @@ import pytest
 
 from gillab import campaigns, results, sweep
 from gillab.profiles import ParameterError
-from gillab.store import ExperimentStore, StoreBusy
+from gillab.store import ExperimentStore, StoreBusy, StoreWriteError
 
 SMALL = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
 
@@ -177,3 +177,58 @@ def test_a_damaged_samples_file_is_measured_again_where_it_was_cut(builds, data_
     assert len(store.set_aside()) == 1 and len(read_rows(store.samples_path)) == 8
     df = results.samples("countdown", config_id=first.config_id)
     assert len(df) == 8 and df.groupby(["condition", "threads"]).size().eq(2).all()
+
+
+# -- a full disk -----------------------------------------------------------------------------------
+def test_a_full_disk_mid_run_fails_that_sample_cleanly_keeps_every_row_and_says_so(builds, small_disk, monkeypatch,
+                                                                                   capsys):
+    """A real full disk: the data folder on a 2 MiB tmpfs, filled to the last byte right after the
+    third sample is stored (the progress callback is the event, no clock)."""
+    from conftest import fill
+
+    monkeypatch.setenv("GILLAB_DATA", str(small_disk / "data"))
+    monkeypatch.setenv("GILLAB_MACHINE", "test-machine")
+    filled = []
+
+    def progress(done, total, what):
+        if done == 3 and not filled:
+            filled.append(fill(small_disk))
+
+    with pytest.raises(StoreWriteError, match=r"measured but could not be stored \(No space left on device"):
+        sweep.measure("countdown", "smoke", SMALL, progress=progress)
+    assert filled and filled[0] > 0
+    store = store_of("countdown")
+    rows = read_rows(store.samples_path)
+    assert len(rows) == 3 and all(r["status"] == "ok" for r in rows)       # every stored row kept, whole
+    (run,) = store.runs()
+    assert run["status"] == "failed" and "No space left on device" in run["failure"] and run["measured"] == 3
+    assert not (store.dir / ".reserve").exists() and not list(store.dir.glob(".samples.csv.*"))
+    # space again: the sweep resumes where it stopped
+    (small_disk / "filler").unlink()
+    again = sweep.measure("countdown", "smoke", SMALL, progress=False)
+    assert again.measured == 5 and again.skipped == 3 and again.status == "complete"
+
+
+def test_the_cli_says_a_full_disk_in_one_line(builds, data_dir, monkeypatch, capsys):
+    """The same stop through the command line: one line, exit 2, no traceback; the run file says
+    failed (a disk that fills is simulated here: every rewrite of samples.csv after the second)."""
+    from gillab import cli, store as store_mod
+
+    real, calls = store_mod.atomic_write_text, []
+
+    def full_after_two(path, text):
+        if path.name == "samples.csv":
+            calls.append(path)
+            if len(calls) > 2:
+                raise OSError(28, "No space left on device", str(path))
+        real(path, text)
+
+    monkeypatch.setattr(store_mod, "atomic_write_text", full_after_two)
+    args = ["measure", "countdown", "-P", "smoke"] + [a for k, v in SMALL.items() for a in ("-p", f"{k}={v!r}")]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("gillab: error: countdown: the sample ") and "No space left on device" in err[-1]
+    assert not any("Traceback" in line for line in err)
+    store = store_of("countdown")
+    assert len(read_rows(store.samples_path)) == 2
+    assert store.runs()[0]["status"] == "failed"

@@ -18,8 +18,9 @@ def _record(camp_id):
 
 def test_reproduce_records_each_chapter_and_the_whole_run(builds, data_dir, monkeypatch):
     monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop"])
-    path = book.reproduce("smoke", campaign="timed", render=False)
+    path, failures = book.reproduce("smoke", campaign="timed", render=False)
     rec = json.loads(path.read_text())
+    assert failures == [] and rec["failures"] == []
     assert rec["status"] == "complete" and rec["profile"] == "smoke" and rec["campaign"] == "timed"
     (e,) = rec["experiments"]
     run_ids = {r["run_id"] for r in campaigns.load("timed").store("st_loop").rows()}
@@ -30,14 +31,56 @@ def test_reproduce_records_each_chapter_and_the_whole_run(builds, data_dir, monk
     assert rec["loadavg_start"] and rec["finished"] >= rec["started"]
 
 
+def test_a_failing_chapter_never_stops_the_others(builds, data_dir, monkeypatch):
+    """One chapter cannot start (an unknown name, found by the checks before anything is made);
+    another fails mid-run (its build's environment cannot be made); the third is measured, and the
+    record lists both failures with their reasons."""
+    from gillab import sweep, venvs
+
+    real = sweep.measure
+
+    def measure(name, *a, **k):
+        if name == "countdown":
+            raise venvs.VenvError("cannot install requests for 3.13.5: no registry")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(sweep, "measure", measure)
+    monkeypatch.setattr(book.experiments, "names", lambda: ["no_such_chapter", "countdown", "st_loop"])
+    path, failures = book.reproduce("smoke", campaign="partly", render=False)
+    assert [f["experiment"] for f in failures] == ["no_such_chapter", "countdown"]
+    assert "unknown experiment 'no_such_chapter'" in failures[0]["error"]
+    assert failures[1]["error"] == "VenvError: cannot install requests for 3.13.5: no registry"
+    rec = _record("partly")
+    assert rec["status"] == "complete with failures" and rec["failures"] == failures
+    assert [e["experiment"] for e in rec["experiments"]] == ["st_loop"]
+    assert campaigns.load("partly").store("st_loop").rows()
+
+
+def test_no_campaign_is_made_when_no_chapter_can_start(data_dir, monkeypatch):
+    monkeypatch.setattr(book.experiments, "names", lambda: ["no_such_chapter", "nor_this_one"])
+    with pytest.raises(ParameterError, match="no chapter can be measured: no_such_chapter: unknown experiment"):
+        book.reproduce("smoke", campaign="never", render=False)
+    assert not (data_dir / "results" / "never").exists()
+
+
 def test_an_interrupted_reproduce_keeps_its_record_and_what_it_measured(builds, data_dir, monkeypatch):
-    # the second chapter does not exist: the run stops there, the first chapter's samples and the
+    # Ctrl-C during the second chapter stops the whole run: the first chapter's samples and the
     # record (saying where it stopped) stay
-    monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop", "no_such_chapter"])
-    with pytest.raises(ParameterError, match="unknown experiment 'no_such_chapter'"):
+    from gillab import sweep
+
+    real = sweep.measure
+
+    def measure(name, *a, **k):
+        if name == "countdown":
+            raise KeyboardInterrupt
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(sweep, "measure", measure)
+    monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop", "countdown", "sha256"])
+    with pytest.raises(KeyboardInterrupt):
         book.reproduce("smoke", campaign="cut", render=False)
     rec = _record("cut")
-    assert rec["status"] == "interrupted (ParameterError)"
+    assert rec["status"] == "interrupted (KeyboardInterrupt)"
     assert [e["experiment"] for e in rec["experiments"]] == ["st_loop"]
     assert campaigns.load("cut").store("st_loop").rows()
 

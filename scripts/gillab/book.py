@@ -491,34 +491,76 @@ def book(execute_notebooks: bool = True, profile: str = "default", force: bool =
     return build_book()
 
 
-def reproduce(profile: str = "default", campaign: str | None = None, render: bool = True) -> Path:
+def precheck(profile: str = "default", campaign: str | None = None, new_campaign: bool = False) -> dict[str, str]:
+    """Every check of a whole run before anything is made or measured: the data folder can be
+    written, the campaign may be measured into, and each chapter's profile and builds (its
+    :func:`gillab.sweep.plan`).  Returns the chapters that cannot start, each with why; raises
+    :class:`ParameterError` when none can."""
+    from . import campaigns, sweep
+    from .paths import results_dir
+    from .profiles import ParameterError
+
+    sweep.check_writable(results_dir())
+    campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # the reference is refused here
+    cannot = {}
+    for name in experiments.names():
+        try:
+            sweep.plan(name, profile, campaign=campaign, new_campaign=new_campaign)
+        except ParameterError as exc:
+            cannot[name] = str(exc)
+    if len(cannot) == len(experiments.names()):
+        raise ParameterError("no chapter can be measured: " + "; ".join(f"{k}: {v}" for k, v in cannot.items()))
+    return cannot
+
+
+def reproduce(profile: str = "default", campaign: str | None = None, render: bool = True,
+              new_campaign: bool = False) -> tuple[Path, list[dict]]:
     """Measure every experiment into the reader's campaign (resuming what it holds), through
     the command line's code, then render the book, which shows that campaign beside the reference.
 
-    The whole measurement is recorded in the campaign as ``reproduce-<started>.json``, saved after
-    each chapter (what :func:`reproduce_times` reports once committed to ``data/timing/``): how long
-    the report took to measure, chapter by chapter, and how quiet the machine was.  Returns
-    the book's folder, or the record's path with ``render=False``."""
+    Every check comes first (:func:`precheck`); the campaign is made only once they pass.  A
+    chapter that fails (it cannot start, a build's environment cannot be made, its store cannot be
+    written) is recorded with why, and the others are measured all the same; Ctrl-C stops the whole
+    run.  The whole measurement is recorded in the campaign as ``reproduce-<started>.json``, saved
+    after each chapter (what :func:`reproduce_times` reports once committed to ``data/timing/``):
+    how long the report took to measure, chapter by chapter, and how quiet the machine was.
+    Returns the book's folder (or the record's path with ``render=False``) and the chapters that
+    failed, each with its reason."""
     from . import campaigns, metadata, sweep
 
-    camp = campaigns.for_measuring(campaign)
+    cannot = precheck(profile, campaign, new_campaign)
+    camp = campaigns.for_measuring(campaign, new=new_campaign)
     record = {"profile": profile, "campaign": camp.id, "started": metadata.now(), "git": metadata.git_commit(),
               "machine": metadata.machine(), "loadavg_start": metadata.loadavg(),
               "cpu_times_start": metadata.cpu_times(), "status": "running", "experiments": []}
     path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
     t0 = time.monotonic()
+    failures: list[dict] = []
 
     def save(status: str) -> None:
         end = metadata.cpu_times()
         record.update(status=status, finished=metadata.now(), seconds=round(time.monotonic() - t0, 1),
-                      loadavg_end=metadata.loadavg(), cpu_times_end=end,
+                      loadavg_end=metadata.loadavg(), cpu_times_end=end, failures=failures,
                       cpu_steal_share=metadata.steal_share(record["cpu_times_start"], end))
         path.write_text(json.dumps(metadata.portable(record), indent=1, default=str) + "\n")
 
     try:
         for name in experiments.names():
             t1 = time.monotonic()
-            res = sweep.measure(name, profile, campaign=camp.id)
+            if name in cannot:
+                failures.append({"experiment": name, "error": cannot[name]})
+                print(f"[gillab] {name} cannot start ({cannot[name]}); going on with the other chapters",
+                      file=sys.stderr)
+                continue
+            try:
+                res = sweep.measure(name, profile, campaign=camp.id)
+            except Exception as exc:   # noqa: BLE001 - this chapter fails; the others are measured
+                failures.append({"experiment": name, "error": f"{type(exc).__name__}: {exc}",
+                                 "seconds": round(time.monotonic() - t1, 1)})
+                print(f"[gillab] {name} failed ({type(exc).__name__}: {exc}); going on with the other chapters",
+                      file=sys.stderr)
+                save("running")
+                continue
             record["experiments"].append({
                 "experiment": name, "run_id": res.run_id, "status": res.status, "seconds": round(time.monotonic() - t1, 1),
                 "measured": res.measured, "resumed": res.skipped, "failed": res.failed,
@@ -528,5 +570,6 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     except BaseException as exc:
         save(f"interrupted ({type(exc).__name__})")
         raise
-    save("complete")
-    return book(profile=profile) if render else path
+    failed_samples = sum(e["failed"] for e in record["experiments"])
+    save("complete" if not failures and not failed_samples else "complete with failures")
+    return (book(profile=profile) if render else path), failures

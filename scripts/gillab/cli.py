@@ -31,6 +31,7 @@ import argparse
 import ast
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -182,19 +183,13 @@ def cmd_measure(args) -> int:
     return 0 if not res.failed else 3
 
 
-def _campaign_for(args) -> str:
-    """One campaign for every experiment of a command (made now if new)."""
-    from . import campaigns
-
-    return campaigns.for_measuring(args.campaign, new=args.new_campaign).id
-
-
 def cmd_run(args) -> int:
     from . import book, sweep
 
     require_notebook_stack("run")
     overrides = _parse_kv(args.param)
-    res = sweep.measure(args.experiment, args.profile, overrides, campaign=_campaign_for(args))
+    res = sweep.measure(args.experiment, args.profile, overrides, campaign=args.campaign,
+                        new_campaign=args.new_campaign)   # every check before the campaign is made
     book.execute(args.experiment, args.profile, overrides | {"campaign": res.campaign}, measure=False)
     return 0 if not res.failed else 3
 
@@ -204,10 +199,13 @@ def cmd_reproduce(args) -> int:
 
     if not args.no_book:
         require_notebook_stack("reproduce")
-    out = book.reproduce(args.profile, campaign=_campaign_for(args), render=not args.no_book)
+    out, failures = book.reproduce(args.profile, campaign=args.campaign, new_campaign=args.new_campaign,
+                                   render=not args.no_book)
     if args.no_book:
         print(f"[gillab] measured; the record of this run: {out}")
-    return 0
+    for f in failures:
+        print(f"[gillab] chapter {f['experiment']} failed: {f['error']}", file=sys.stderr)
+    return 3 if failures else 0
 
 
 def cmd_campaigns(args) -> int:
@@ -310,7 +308,6 @@ def cmd_wheelhouse(args) -> int:
 
 
 def cmd_live(args) -> int:
-    import os
     import secrets
 
     require_notebook_stack("live", ("jupyterlab",))
@@ -329,6 +326,8 @@ def cmd_live(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gillab", description="The GIL, measured.")
+    ap.add_argument("--debug", action="store_true",
+                    help="show the traceback of an unexpected error (also GILLAB_DEBUG=1)")
     sub = ap.add_subparsers(dest="command", required=True)
     s = sub.add_parser("interpreters", help="list conditions with their identity")
     s.add_argument("--json", action="store_true")
@@ -415,8 +414,12 @@ def main(argv: list[str] | None = None) -> int:
     import signal
 
     # `kill -USR1 <pid>` prints where every thread of a long or stuck run is, and it goes on
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    try:
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    except (OSError, ValueError, AttributeError):   # a stderr with no file descriptor (a notebook, a test)
+        pass
     args = build_parser().parse_args(argv)
+    debug = args.debug or os.environ.get("GILLAB_DEBUG") not in (None, "", "0")
     try:
         if args.command not in STDLIB_COMMANDS:
             require_measuring_packages(args.command)
@@ -435,12 +438,23 @@ def main(argv: list[str] | None = None) -> int:
         from .campaigns import NoCampaign
         from .results import NoData
         from .runner import WorkloadError
-        from .store import StoreBusy
+        from .store import StoreBusy, StoreWriteError
 
-        if isinstance(exc, (NoData, NoCampaign, StoreBusy, WorkloadError, FileNotFoundError)):
+        from .provision import ProvisionError
+
+        if isinstance(exc, (NoData, NoCampaign, StoreBusy, StoreWriteError, WorkloadError, ProvisionError,
+                            FileNotFoundError)):
             print(f"gillab: error: {exc}", file=sys.stderr)
             return 2
-        raise
+        if debug:
+            raise
+        if isinstance(exc, OSError) and exc.filename:   # a folder not writable, a disk full, a file gone
+            what = f"{exc.strerror or exc}: {exc.filename}"
+        else:
+            what = f"{type(exc).__name__}: {exc}"
+        print(f"gillab: error: {what} (nothing more was done; `gillab --debug {args.command} ...` shows where)",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -272,7 +272,10 @@ def _from_config() -> list[tuple[str, Path, str]]:
     for path in config_files():
         if not path.is_file() or tomllib is None:
             continue
-        data = tomllib.loads(path.read_text())
+        try:
+            data = tomllib.loads(path.read_text())
+        except (OSError, ValueError) as exc:   # TOMLDecodeError is a ValueError
+            raise ConditionError(f"{path} is not a readable interpreters list ({exc}); fix or remove it") from None
         for cid, exe in (data.get("interpreters") or {}).items():
             out.append((str(cid), Path(exe).expanduser(), "config"))
     return out

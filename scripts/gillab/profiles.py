@@ -34,8 +34,14 @@ class Param:
 
 
 def load_profiles() -> dict:
-    with open(repo_root() / "profiles.toml", "rb") as f:
-        return tomllib.load(f)
+    path = repo_root() / "profiles.toml"
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError(f"{path.name} is not valid TOML ({exc}); fix it, or `git checkout {path.name}`") from None
+    except OSError as exc:
+        raise ParameterError(f"cannot read {path.name}: {exc.strerror or exc}") from None
 
 
 def profile_values(experiment: str, profile: str) -> dict:

@@ -43,6 +43,16 @@ class StoreBusy(RuntimeError):
     """Another run is writing to the same experiment folder."""
 
 
+class StoreWriteError(RuntimeError):
+    """A sample could not be stored (a full disk, a folder turned read-only): the sweep stops,
+    every row stored before it is kept, and the run file says why."""
+
+
+# held in a hidden file while a run writes, given back when the disk is full so that the run
+# file can still say how the run ended (a run file is a few KiB; this is room for it, many times)
+RESERVE_BYTES = 256 * 1024
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -378,6 +388,40 @@ class ExperimentStore:
         print(f"[gillab] {len(self.damaged)} damaged row(s) of {self.samples_path} set aside in "
               f"{self.damaged_path}", file=sys.stderr)
         self.damaged = []
+
+    def reserve(self) -> bool:
+        """Hold :data:`RESERVE_BYTES` of real disk in ``.reserve`` (written, not sparse), for
+        :meth:`write_run_even_if_full`; False when even that does not fit."""
+        path = self.dir / ".reserve"
+        try:
+            with open(path, "wb") as f:
+                f.write(b"\0" * RESERVE_BYTES)
+                f.flush()
+                os.fsync(f.fileno())
+            return True
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return False
+
+    def release_reserve(self) -> None:
+        with contextlib.suppress(OSError):
+            (self.dir / ".reserve").unlink()
+
+    def write_run_even_if_full(self, meta: dict) -> str | None:
+        """Write the run file; on a full disk give back the reserve and try once more.  Returns
+        None when written, else why not (the run file then still says ``running``, and the next
+        run here marks it killed)."""
+        try:
+            self.write_run(meta)
+            return None
+        except OSError:
+            self.release_reserve()
+        try:
+            self.write_run(meta)
+            return None
+        except OSError as exc:
+            return f"{exc.strerror or exc} ({exc.filename or self.runs_dir})"
 
     def write_run(self, meta: dict) -> Path:
         path = self.runs_dir / f"{meta['run_id']}.json"

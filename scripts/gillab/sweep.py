@@ -26,7 +26,9 @@ from . import grid as grid_mod
 from . import interpreters, metadata, runner
 from .experiment import Experiment, point_key
 from .experiments import get
+from .paths import results_dir
 from .profiles import ParameterError
+from .store import StoreWriteError
 
 # -- resume keys ------------------------------------------------------------------------------
 _HARNESS_FILES = ("runner.py", "procs.py", "workloads/_common.py")
@@ -229,11 +231,31 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
             "none of the requested conditions is available: "
             + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
             + ". Build the core ones with `gillab provision` (or `make interpreters`).")
+    if create:
+        check_writable(results_dir())
     camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=create)   # a plan makes nothing
     is_new = camp is None or not camp.experiments()
     keys = {c.id: idents[c.id].key() for c in usable}
     ckey = code_key(exp)
     return exp, p, grid, conds, idents, usable, missing, camp, is_new, keys, ckey
+
+
+def check_writable(folder) -> None:
+    """Raise :class:`ParameterError` unless a file can be made in ``folder`` (or, where it does not
+    exist yet, in the nearest folder above it that does), before anything is measured."""
+    import tempfile
+    from pathlib import Path
+
+    where = Path(folder)
+    while not where.exists() and where.parent != where:
+        where = where.parent
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        raise ParameterError(
+            f"the data folder {folder} cannot be written ({exc.strerror or exc} in {where}); nothing was measured. "
+            "Make it writable, or point GILLAB_DATA at a folder you can write") from None
 
 
 def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
@@ -297,27 +319,50 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             "status": "running",
         }
         store.write_run(meta)
-        hook = getattr(exp, "before_sweep", None)
-        if hook is not None:  # measurements that belong to the run, not to a condition
+        store.reserve()
+        bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
+
+        def before_sweep():
+            """Measurements that belong to the run, not to a condition (b2's curl ceiling)."""
+            hook = getattr(exp, "before_sweep", None)
+            if hook is None:
+                return
+
             def needed(cid, point, rep):
                 return why_not_resumable(rows.get((cid, point_key(point), rep)), keys.get(cid, ""), ckey) is not None
 
             def add_row(cid, point, rep, res):
-                store.append({"run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
-                              "condition": cid, "point": point_key(point), "repeat": rep, **point,
-                              "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
-                              "status": "ok", "error": "", "identity_key": keys.get(cid, ""), "code_key": ckey,
-                              **res})
+                try:
+                    store.append({"run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
+                                  "condition": cid, "point": point_key(point), "repeat": rep, **point,
+                                  "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
+                                  "status": "ok", "error": "", "identity_key": keys.get(cid, ""), "code_key": ckey,
+                                  **res})
+                except OSError as exc:
+                    raise StoreWriteError(f"{exp.name}: a measurement before the sweep could not be stored "
+                                          f"({exc.strerror or exc}: {exc.filename or store.samples_path})") from exc
 
-            hook(p, needed, add_row)
-        bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
+            try:
+                hook(p, needed, add_row)
+            except SAMPLE_FAILURES as exc:   # recorded, and the sweep goes on with every build's samples
+                result.failed += 1
+                meta["before_sweep_failure"] = f"{type(exc).__name__}: {exc}"
+                print(f"[gillab] failed: {exp.name}'s measurements before the sweep ({meta['before_sweep_failure']}); "
+                      "the samples of every build are measured as planned", file=sys.stderr)
 
         def take(batch):
             for rep, point, cond in batch:
                 out = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
                 for r in out:
                     r.update(identity_key=keys[cond.id], code_key=ckey)
-                store.extend(out)
+                try:
+                    store.extend(out)
+                except OSError as exc:   # a full disk, a read-only folder: stop, keep what is stored
+                    raise StoreWriteError(
+                        f"{exp.name}: the sample {cond.id} {point_key(point)} repeat {rep} was measured but could "
+                        f"not be stored ({exc.strerror or exc}: {exc.filename or store.samples_path}); the sweep "
+                        f"stopped there, and the {result.measured + result.failed} sample(s) this run stored before "
+                        "it are kept. Free some space and rerun: it resumes from there") from exc
                 if out[0]["status"] == "ok":
                     result.measured += 1
                 else:
@@ -328,6 +373,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
                 bar.update(1)
 
         try:
+            before_sweep()
             take(todo)
             cids = [c.id for c in usable]
             for rep in adaptive_rounds(p):   # each round decided on everything measured so far
@@ -345,6 +391,10 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
                 bar.total += len(more)
                 take([(r, pt, by_id[cid]) for r, pt, cid in more])
             result.status = "complete" if not result.failed else "complete with failures"
+        except StoreWriteError as exc:
+            result.status = "failed"
+            meta["failure"] = str(exc)
+            raise
         except BaseException as exc:
             result.status = f"interrupted ({type(exc).__name__})"
             raise
@@ -354,7 +404,11 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),
                         cpu_times_end=end_times, cpu_steal_share=metadata.steal_share(meta["cpu_times_start"], end_times),
                         measured=result.measured, failed=result.failed)
-            store.write_run(meta)
+            unwritten = store.write_run_even_if_full(meta)   # never raises: the first error is the one to see
+            store.release_reserve()
+            if unwritten:
+                print(f"[gillab] {name}: the run file could not be updated ({unwritten}); it still says "
+                      "'running', and the next run here marks it killed", file=sys.stderr)
     return result
 
 
@@ -397,6 +451,19 @@ def _progress(total: int, desc: str, enabled):
                 file=sys.stderr, dynamic_ncols=True)
 
 
+def _sample_failures() -> tuple[type[BaseException], ...]:
+    import subprocess
+
+    from .venvs import VenvError
+
+    # a workload that failed or timed out, a build's venv that cannot be made (no registry, a pip
+    # error), a server or process that cannot start (a busy port, a missing binary)
+    return (runner.WorkloadError, VenvError, OSError, subprocess.SubprocessError)
+
+
+SAMPLE_FAILURES = _sample_failures()
+
+
 def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
     load1 = (metadata.loadavg() or [math.nan])[0]
     row = {
@@ -407,8 +474,9 @@ def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
     }
     try:
         s = exp.run_sample(p, point, cond)
-    except runner.WorkloadError as exc:
-        return [row | {"status": "failed", "error": str(exc)}]
+    except SAMPLE_FAILURES as exc:   # this sample, this build: recorded with its reason; the sweep goes on
+        why = str(exc) if isinstance(exc, runner.WorkloadError) else f"{type(exc).__name__}: {exc}"
+        return [row | {"status": "failed", "error": why}]
     rt = s.runtime
     common = row | {
         "status": "ok", "error": "",
