@@ -113,3 +113,60 @@ def test_papermill_reads_every_notebook_parameter():
                     for t in ([node.target] if isinstance(node, ast.AnnAssign) else node.targets)]
         assert [p.name for p in PythonTranslator.inspect(cell)] == declared, name
         assert "campaign" in declared and "machine" not in declared, name
+
+
+# -- bounds: every parameter has a cap, every sweep a size and an estimate -------------------------
+@pytest.mark.parametrize("overrides,match", [
+    ({"repeats": 1_000_000_000}, r"repeats=1000000000 is more than 1000 samples per point and build"),
+    ({"repeats": 3, "max_repeats": 5000}, r"max_repeats=5000 is more than 1000"),
+    ({"timeout": 86400}, r"timeout=86400 s is more than 3600 s for one sample"),
+    ({"threads": [1, 10_000]}, r"threads=10000 is more than \d+ threads or processes, the most one sample may start"),
+])
+def test_a_parameter_past_its_cap_is_refused_at_once(overrides, match, data_dir):
+    with pytest.raises(ParameterError, match=match):
+        sweep.plan("countdown", "smoke", overrides)
+    with pytest.raises(ParameterError, match=match):
+        sweep.measure("countdown", "smoke", overrides)
+    assert not data_dir.exists()
+
+
+@pytest.mark.parametrize("name", [n for n in experiments.names()
+                                  if {"threads", "cpu_threads"} & set(experiments.get(n).params)])
+def test_every_thread_count_is_capped_by_the_machine(name, data_dir):
+    from gillab.profiles import max_threads
+
+    exp = experiments.get(name)
+    param = "threads" if "threads" in exp.params else "cpu_threads"
+    as_list = isinstance(exp.resolve("smoke", {})[param], list)
+    too_many = [max_threads() + 1] if as_list else max_threads() + 1
+    with pytest.raises(ParameterError, match=f"{param}={max_threads() + 1} is more than {max_threads()} threads"):
+        exp.resolve("smoke", {param: too_many})
+
+
+def test_a_sweep_too_big_to_hold_is_refused_before_its_list_is_made(builds, data_dir):
+    threads = list(range(1, 60))   # 59 points
+    with pytest.raises(ParameterError, match=r"\d[\d,]* samples \(1000 repeats x 59 points x \d+ builds\) is more than "
+                                             r"the 100,000 one sweep may hold"):
+        sweep.plan("countdown", "smoke", {"repeats": 1000, "threads": threads, "total_decrements": 10**6,
+                                          "conditions": "all"})
+
+
+def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data_dir, monkeypatch):
+    """The estimate is the chapter's median sample time in the reference campaign times the
+    samples to measure; the limit is lowered here so that a plain countdown sweep passes it."""
+    from conftest import copy_reference
+
+    ref = copy_reference(data_dir)
+    monkeypatch.setattr(sweep, "MAX_PLAN_HOURS", 0.01)
+    over = {"conditions": "3.13.5", "threads": [1], "repeats": 100, "small_grid": ""}
+    plan = sweep.plan("countdown", "default", over)
+    per, where = sweep.seconds_per_sample(experiments.get("countdown"))
+    assert where == ref and plan.estimate_s == pytest.approx(per * len(plan.todo)) and plan.estimate_s > 36
+    assert plan.estimate_basis.startswith(f"{per:.2g} s per sample, the median in campaign {ref}")
+    with pytest.raises(ParameterError, match=r"about 0 hours \(100 samples at .* more than the 0.01 hours one sweep may "
+                                             r"take unless asked for: add --allow-long"):
+        sweep.measure("countdown", "default", over)
+    assert sorted(p.name for p in (data_dir / "results").iterdir()) == sorted(["REFERENCE", ref])   # nothing made
+    out = subprocess.run([sys.executable, "-m", "gillab", "measure", "countdown", "--plan", "-p", "conditions=3.13.5",
+                          "-p", "threads=[1]", "-p", "repeats=100", "-p", "small_grid="], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and f"min to measure ({per:.2g} s per sample, the median in campaign {ref})" in out.stdout

@@ -173,12 +173,14 @@ def cmd_measure(args) -> int:
                   + (f" (missing: {', '.join(d['missing_conditions'])})" if d["missing_conditions"] else ""))
             for why, n in d["reasons"].items():
                 print(f"  {n:>5}  {why}")
+            if d["estimate_s"] is not None:
+                print(f"  about {d['estimate_s'] / 60:,.1f} min to measure ({d['estimate_basis']})")
             for dmg in d["damaged_rows"]:
                 print(f"  damaged: samples.csv line {dmg['line']} ({dmg['reason']}): left out, set aside when "
                       "measuring, and its sample measured again")
         return 0
     res = sweep.measure(args.experiment, args.profile, _parse_kv(args.param),
-                              campaign=args.campaign, new_campaign=args.new_campaign)
+                        campaign=args.campaign, new_campaign=args.new_campaign, allow_long=args.allow_long)
     print(json.dumps(_clean(res.__dict__), indent=2, default=str))
     return 0 if not res.failed else 3
 
@@ -189,7 +191,7 @@ def cmd_run(args) -> int:
     require_notebook_stack("run")
     overrides = _parse_kv(args.param)
     res = sweep.measure(args.experiment, args.profile, overrides, campaign=args.campaign,
-                        new_campaign=args.new_campaign)   # every check before the campaign is made
+                        new_campaign=args.new_campaign, allow_long=args.allow_long)   # checks, then the campaign
     book.execute(args.experiment, args.profile, overrides | {"campaign": res.campaign}, measure=False)
     return 0 if not res.failed else 3
 
@@ -350,6 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("-P", "--profile", default="default", choices=PROFILES)
         s.add_argument("-p", "--param", action="append", metavar="KEY=VALUE")
         campaign_args(s)
+        s.add_argument("--allow-long", action="store_true",
+                       help="measure even when the sweep would take more than 12 hours by its estimate (--plan says)")
         if name == "measure":
             s.add_argument("--plan", action="store_true", help="say what would be measured and why; measure nothing")
             s.add_argument("--json", action="store_true", help="with --plan: as JSON")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,6 +24,38 @@ BUDGET_MINUTES = 25   # the whole `default` report on 2 cores (profiles.toml say
 
 class ParameterError(ValueError):
     """A parameter that would make the measurement meaningless or impossible."""
+
+
+# -- bounds: no parameter is unbounded ------------------------------------------------------------
+MAX_REPEATS = 1000        # samples per point and build; the documents' best-of-3 is far below
+MAX_TIMEOUT_S = 3600.0    # one sample; the slowest of the documents' runs is minutes
+# parameters that start threads or processes, in any experiment: each value at most max_threads()
+THREAD_PARAMS = ("threads", "cpu_threads", "cpu_processes", "process_writer_threads", "workers", "pool_procs",
+                 "prefork_procs", "multi_threads")
+
+
+def max_threads() -> int:
+    """The most threads (or processes) one sample may start here: 64 per logical CPU, at least 1024
+    (document 002 starts 1,000 blocked threads; the CPU-bound experiments go up to 8)."""
+    return max(1024, 64 * (os.cpu_count() or 1))
+
+
+def _check_bounds(experiment: str, out: dict) -> None:
+    for name in ("repeats", "max_repeats"):
+        if (out.get(name) or 0) > MAX_REPEATS:
+            raise ParameterError(f"{experiment}: {name}={out[name]} is more than {MAX_REPEATS} samples per point and "
+                                 "build; a run that long is many runs: measure them one after another")
+    if (out.get("timeout") or 0) > MAX_TIMEOUT_S:
+        raise ParameterError(f"{experiment}: timeout={out['timeout']:g} s is more than {MAX_TIMEOUT_S:g} s for one "
+                             "sample")
+    cap = max_threads()
+    for name in THREAD_PARAMS:
+        values = out.get(name)
+        values = values if isinstance(values, (list, tuple)) else [values]
+        big = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v > cap]
+        if big:
+            raise ParameterError(f"{experiment}: {name}={big[0]} is more than {cap} threads or processes, the most "
+                                 f"one sample may start on this machine of {os.cpu_count()} CPUs")
 
 
 @dataclass(frozen=True)
@@ -220,6 +253,7 @@ def resolve(experiment: str, specific: dict[str, Param], profile: str, overrides
             out[name] = param.parse(v)
         except (TypeError, ValueError) as exc:
             raise ParameterError(f"{experiment}: parameter {name}={v!r} is not valid: {exc} ({param.help})") from None
+    _check_bounds(experiment, out)
     if out.get("max_repeats") is not None and out["max_repeats"] < out["repeats"]:
         raise ParameterError(f"{experiment}: max_repeats={out['max_repeats']} is below repeats={out['repeats']}; "
                              "max_repeats is the most samples a point may get, repeats the least")

@@ -82,6 +82,8 @@ class Plan:
     details: list = field(default_factory=list)   # one entry per sample in todo
     adaptive_max: int = 0            # at most this many more, where a CI stays wide (max_repeats)
     damaged: list = field(default_factory=list)   # rows of samples.csv found damaged: line, reason
+    estimate_s: float | None = None   # the samples to measure, at the chapter's median sample time
+    estimate_basis: str = ""
 
     def as_dict(self) -> dict:
         total = len(self.todo) + self.resumable
@@ -92,7 +94,7 @@ class Plan:
             "missing_conditions": self.missing_conditions, "samples_total": total,
             "samples_planned": len(self.todo), "samples_resumable": self.resumable,
             "reasons": self.reasons, "samples": self.details, "samples_adaptive_max": self.adaptive_max,
-            "damaged_rows": self.damaged,
+            "damaged_rows": self.damaged, "estimate_s": self.estimate_s, "estimate_basis": self.estimate_basis,
         }
 
 
@@ -215,7 +217,56 @@ def _affinity_str(cpus) -> str:
     return "" if cpus is None else ",".join(str(c) for c in cpus)
 
 
-def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
+MAX_PLAN_SAMPLES = 100_000   # one sweep; more is refused before any list of it is made
+MAX_PLAN_HOURS = 12.0        # one sweep's estimated time; more is refused unless allowed (--allow-long)
+
+
+def seconds_per_sample(exp: Experiment) -> tuple[float, str] | None:
+    """The median time of one of this chapter's samples (the workload process's wall time) in the
+    reader's newest campaign that holds it, else in the reference; with where it was read."""
+    from . import campaigns
+
+    yours, ref = campaigns.for_reading(exp.name)
+    for c in (yours, ref):
+        if c is None:
+            continue
+        vals = []
+        for r in c.store(exp.name).rows():
+            try:
+                if r.get("status") == "ok":
+                    vals.append(float(r.get("process_wall_s") or "nan"))
+            except ValueError:
+                continue
+        vals = [v for v in vals if math.isfinite(v)]
+        if vals:
+            return statistics.median(vals), c.id
+    return None
+
+
+def check_size(exp: Experiment, p: dict, n_points: int, n_builds: int, todo: int | None,
+               allow_long: bool) -> tuple[float, str] | None:
+    """Refuse a sweep too big to be meant: more than :data:`MAX_PLAN_SAMPLES` samples, or (unless
+    ``allow_long``) more than :data:`MAX_PLAN_HOURS` by the chapter's median sample time.  Returns
+    the estimate in seconds of ``todo`` samples (None with no stored sample to go by) and its basis."""
+    most = max(p["repeats"], p["max_repeats"] or 0) * n_points * n_builds
+    if most > MAX_PLAN_SAMPLES:
+        raise ParameterError(
+            f"{exp.name}: {most:,} samples ({max(p['repeats'], p['max_repeats'] or 0)} repeats x {n_points} points x "
+            f"{n_builds} builds) is more than the {MAX_PLAN_SAMPLES:,} one sweep may hold; nothing was measured")
+    per = seconds_per_sample(exp)
+    if per is None:
+        return None
+    seconds = per[0] * (most if todo is None else todo)
+    basis = f"{per[0]:.2g} s per sample, the median in campaign {per[1]}"
+    if seconds > MAX_PLAN_HOURS * 3600 and not allow_long:
+        raise ParameterError(
+            f"{exp.name}: about {seconds / 3600:,.0f} hours ({todo if todo is not None else most:,} samples at {basis}), "
+            f"more than the {MAX_PLAN_HOURS:g} hours one sweep may take unless asked for: add --allow-long "
+            "(allow_long=True) if you mean it; nothing was measured")
+    return seconds, basis
+
+
+def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False):
     """Every check, then the campaign, the conditions, their keys and what the store holds."""
     from . import campaigns
 
@@ -231,12 +282,20 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create):
             "none of the requested conditions is available: "
             + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
             + ". Build the core ones with `gillab provision` (or `make interpreters`).")
-    if create:
-        check_writable(results_dir())
-    camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=create)   # a plan makes nothing
-    is_new = camp is None or not camp.experiments()
     keys = {c.id: idents[c.id].key() for c in usable}
     ckey = code_key(exp)
+    check_size(exp, p, len(exp.points(p)), len(usable), None, allow_long=True)   # the count, before any list
+    camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # nothing made yet
+    if create:
+        rows, failed = {}, set()
+        if camp is not None and camp.has(exp.name):
+            store = camp.store(exp.name)
+            rows, failed = store.measured(exp.config_id(p)), store.failed(exp.config_id(p))
+        todo = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents, grid=grid)[0]
+        check_size(exp, p, len(exp.points(p)), len(usable), len(todo), allow_long)
+        check_writable(results_dir())
+        camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
+    is_new = camp is None or not camp.experiments()
     return exp, p, grid, conds, idents, usable, missing, camp, is_new, keys, ckey
 
 
@@ -273,12 +332,15 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents, grid=grid)
     cname = camp.id if camp is not None else campaign or "(a new campaign)"
     per_round = sum(1 for point in exp.points(p) for cid in cids if not left_out(exp, point, cid, idents[cid], grid))
+    est = check_size(exp, p, len(exp.points(p)), len(cids), len(todo), allow_long=True)
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
-                cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round, damaged)
+                cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round, damaged,
+                est[0] if est else None, est[1] if est else "no stored sample of this chapter to go by")
 
 
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
-            campaign: str | None = None, new_campaign: bool = False, progress=True) -> RunResult:
+            campaign: str | None = None, new_campaign: bool = False, progress=True,
+            allow_long: bool = False) -> RunResult:
     """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
     sample; the committed reference campaign is never written to nor resumed from.
 
@@ -286,7 +348,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
     ``progress(done, total, what)`` before the first sample and after each (the live explorer's
     bar)."""
     exp, p, grid, conds, idents, usable, missing, camp, _, keys, ckey = _prepare(
-        name, profile, overrides, campaign, new_campaign, create=True)
+        name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long)
     for cid in missing:
         print(f"[gillab] {name}: {cid} is not available ({idents[cid].error}); "
               "it is reported as not measured, not replaced.", file=sys.stderr)
