@@ -84,6 +84,7 @@ def test_papermill_with_an_unknown_parameter_fails_before_measuring(builds, tmp_
 
 def test_the_page_in_a_browser(built_book, tmp_path):
     from browser import RequestLog, page_session, serve
+    from playwright.sync_api import expect
 
     html = built_book["index"].parent
     with serve(html) as base, page_session() as page:
@@ -101,14 +102,15 @@ def test_the_page_in_a_browser(built_book, tmp_path):
         first_src = visible.get_attribute("src")
         explorer.locator(".noUi-handle").first.focus()
         page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(300)
+        # synchronised on the page's own events (the figure swapped, the readout updated), no fixed wait
+        expect(explorer.locator("img:visible")).not_to_have_attribute("src", first_src, timeout=20_000)
+        expect(explorer.locator(".widget-readout")).to_have_text("2", timeout=20_000)
         visible = explorer.locator("img:visible")
-        assert visible.count() == 1 and visible.get_attribute("src") != first_src
-        assert explorer.locator(".widget-readout").inner_text().strip() == "2"
-        assert visible.screenshot() != before
+        assert visible.count() == 1 and visible.screenshot() != before
+        second_src = visible.get_attribute("src")
         explorer.locator("select").select_option(index=1)
-        page.wait_for_timeout(300)
-        assert "speedup" in explorer.locator("select").input_value()
+        expect(explorer.locator("select")).to_have_value(re.compile("speedup"), timeout=20_000)
+        expect(explorer.locator("img:visible")).not_to_have_attribute("src", second_src, timeout=20_000)
         page.screenshot(path=str(tmp_path / "countdown.png"), full_page=True)
         page.goto(f"{base}/book/generated/99_verdicts.html", wait_until="networkidle")
         assert page.locator("table").count() >= 2

@@ -333,3 +333,36 @@ def test_any_program_dies_with_the_harness_and_a_finished_one_leaves_no_watcher(
     procs.kill_group(proc)
     assert wait_gone(group_members(proc.pid)) == []
     assert procs.run(["sh", "-c", "exit 3"], timeout=30).returncode == 3
+
+
+def test_the_cli_reads_what_the_chapter_reads_and_says_which(builds, data_dir):
+    """A reader's campaign holding countdown in another configuration (a smoke run): the chapter
+    of the default profile shows the reference's samples; `gillab verdicts` and `gillab results`
+    judge and summarise those same samples (they once dropped the experiment) and say so."""
+    import subprocess
+    import sys
+
+    from conftest import copy_reference
+
+    from gillab import chapter
+
+    ref = copy_reference(data_dir)
+    mine = sweep.measure("countdown", "smoke", {"conditions": "3.13.5", "threads": [1], "repeats": 1}, progress=False)
+    ch = chapter.Chapter("countdown", {"profile": "default"}, set())
+    assert ch.campaign == ref                                      # what the chapter reads
+    notes = []
+    rows = report.verdicts(experiments=["countdown"], profile="default", notes=notes, as_chapter=True)
+    assert rows and {r["campaign"] for r in rows} == {ref}
+    assert notes == [f"countdown: campaign {mine.campaign} holds no samples of this configuration "
+                     f"({report.profile_config('countdown', 'default')}); the reference campaign's are read, "
+                     "as in the chapter"]
+    # each campaign judged alone (the across-machines page) never borrows the reference's samples
+    assert report.verdicts(mine.campaign, ["countdown"], profile="default") == []
+    out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--json"], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and any(r["experiment"] == "countdown" for r in json.loads(out.stdout))
+    assert "holds no samples of this configuration" in out.stderr and f"campaign(s) {ref}" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "gillab", "results", "countdown", "--json"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and json.loads(out.stdout)["campaign"] == ref
+    assert f"countdown: campaign {ref}, profile default (countdown: campaign {mine.campaign} holds" in out.stderr

@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from gillab import experiments, sweep
-from gillab.profiles import ParameterError
+from gillab.profiles import OWN_THREAD_BOUND, ParameterError
 
 
 @pytest.mark.parametrize("overrides,match", [
@@ -130,13 +130,18 @@ def test_a_parameter_past_its_cap_is_refused_at_once(overrides, match, data_dir)
     assert not data_dir.exists()
 
 
-@pytest.mark.parametrize("name", [n for n in experiments.names()
-                                  if {"threads", "cpu_threads"} & set(experiments.get(n).params)])
+def _thread_param(name):
+    params = experiments.get(name).params
+    return "threads" if "threads" in params else "cpu_threads" if "cpu_threads" in params else None
+
+
+@pytest.mark.parametrize("name", [n for n in experiments.names() if _thread_param(n)
+                                  and (n, _thread_param(n)) not in OWN_THREAD_BOUND])   # thread_memory: 20,000
 def test_every_thread_count_is_capped_by_the_machine(name, data_dir):
     from gillab.profiles import max_threads
 
     exp = experiments.get(name)
-    param = "threads" if "threads" in exp.params else "cpu_threads"
+    param = _thread_param(name)
     as_list = isinstance(exp.resolve("smoke", {})[param], list)
     too_many = [max_threads() + 1] if as_list else max_threads() + 1
     with pytest.raises(ParameterError, match=f"{param}={max_threads() + 1} is more than {max_threads()} threads"):

@@ -242,6 +242,8 @@ def cmd_results(args) -> int:
     from . import report
 
     data = report.results(args.experiment, campaign=args.campaign, profile=None if args.profile == "any" else args.profile)
+    print(f"[gillab] {args.experiment}: campaign {data['campaign']}, profile {args.profile}"
+          + (f" ({data['note']})" if data["note"] else ""), file=sys.stderr)
     if args.json:
         print(json.dumps(_clean(data), indent=2))
     else:
@@ -260,7 +262,12 @@ def cmd_verdicts(args) -> int:
 
         print(json.dumps(_clean(across.rows(profile=profile)), indent=2))
         return 0
-    rows = report.verdicts(campaign=args.campaign, profile=profile)
+    notes: list[str] = []
+    rows = report.verdicts(campaign=args.campaign, profile=profile, notes=notes, as_chapter=True)
+    read = sorted({r["campaign"] for r in rows})
+    print(f"[gillab] verdicts of profile {args.profile} from campaign(s) {', '.join(read) or '-'}", file=sys.stderr)
+    for line in notes:
+        print(f"[gillab] {line}", file=sys.stderr)
     if args.json:
         flat = report.flat(rows).assign(profile=args.profile)
         print(json.dumps(_clean(flat.to_dict(orient="records")), indent=2))

@@ -23,10 +23,11 @@ def results(experiment: str, campaign: str | None = None, profile: str | None = 
     """The summary of one configuration's samples: ``profile``'s (a campaign may hold several, e.g.
     the reference's default and seed runs; None: every sample stored)."""
     cfg = profile_config(experiment, profile) if profile else None
-    df = store_results.samples(experiment, campaign, cfg)
+    df = store_results.samples_as_chapter(experiment, campaign, cfg)
     return {
         "experiment": experiment,
         "campaign": df.attrs["campaign"],
+        "note": df.attrs.get("note"),
         "profile": profile,
         "conditions": store_results.conditions_seen(experiment, df.attrs["campaign"]),
         "summary": analysis(experiment).summary(df).to_dict(orient="records"),
@@ -34,21 +35,27 @@ def results(experiment: str, campaign: str | None = None, profile: str | None = 
 
 
 def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
-             profile: str | None = "default") -> list[dict]:
+             profile: str | None = "default", notes: list | None = None, as_chapter: bool = False) -> list[dict]:
     """Every claim's verdict, from ``campaign`` (default: yours if you have one, else the
     reference), on the samples of ``profile``'s configuration (None: every sample stored).  Every
     claim of ``data/reference/claims.csv`` whose experiment has samples gets a row: the claims the
     experiment's verdicts do not answer are listed as not testable here or not measured, with
-    the reason."""
+    the reason.  With ``as_chapter`` (the command line), the samples are those the chapter reads
+    (:func:`gillab.results.samples_as_chapter`): where the reader's campaign holds none of this
+    configuration the reference's are judged, and a line saying so is added to ``notes``; without
+    it, only ``campaign``'s own samples (each campaign judged alone)."""
     from . import claims
 
     rows = []
     for name in experiments or experiment_names():
         try:
             cfg = profile_config(name, profile) if profile else None
-            df = store_results.samples(name, campaign, cfg)
+            load = store_results.samples_as_chapter if as_chapter else store_results.samples
+            df = load(name, campaign, cfg)
         except store_results.NoData:
             continue
+        if df.attrs.get("note") and notes is not None:
+            notes.append(df.attrs["note"])
         answered = analysis(name).claims(df)
         keys = sorted(set(df["code_key"].astype(str)) - {""}) if "code_key" in df.columns else []
         fams, cpus = claims.families(df), _cpus(name, df.attrs["campaign"])

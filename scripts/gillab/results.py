@@ -55,6 +55,30 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
     return df
 
 
+def samples_as_chapter(experiment: str, campaign: str | None = None, config_id: str | None = None) -> pd.DataFrame:
+    """The samples the chapter shows: those of ``config_id`` in the reader's campaign (``campaign``
+    if named, else their newest holding the experiment), else in the reference campaign, as
+    :meth:`gillab.chapter.Chapter` picks them.  ``attrs["note"]`` says when the reader's campaign
+    was passed over, and why (what ``gillab results`` and ``verdicts`` print)."""
+    yours, ref = campaigns.for_reading(experiment, campaign)
+    passed = None
+    for c in (yours, ref):
+        if c is None:
+            continue
+        try:
+            df = samples(experiment, c.id, config_id)
+        except NoData as exc:
+            passed = passed or (c, exc)
+            continue
+        if passed is not None and c is ref:
+            df.attrs["note"] = (f"{experiment}: campaign {passed[0].id} holds no samples of this configuration "
+                                f"({config_id or 'any'}); the reference campaign's are read, as in the chapter")
+        return df
+    raise NoData(str(passed[1]) if passed else
+                 f"no stored samples for {experiment} in {results_dir()}: no campaign of yours and no reference "
+                 "campaign holds it; measure it with `gillab measure` or measure=True")
+
+
 def runs(experiment: str, campaign: str | None = None) -> list[dict]:
     return campaigns.load(pick_campaign(experiment, campaign)).store(experiment).runs()
 
