@@ -174,7 +174,9 @@ def cmd_measure(args) -> int:
             for why, n in d["reasons"].items():
                 print(f"  {n:>5}  {why}")
             if d["estimate_s"] is not None:
-                print(f"  about {d['estimate_s'] / 60:,.1f} min to measure ({d['estimate_basis']})")
+                est = d["estimate_s"]
+                when = f"{est:.0f} s" if est < 120 else f"{est / 60:,.1f} min" if est < 7200 else f"{est / 3600:,.1f} h"
+                print(f"  about {when} to measure ({d['estimate_basis']})")
             for dmg in d["damaged_rows"]:
                 print(f"  damaged: samples.csv line {dmg['line']} ({dmg['reason']}): left out, set aside when "
                       "measuring, and its sample measured again")

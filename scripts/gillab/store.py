@@ -167,6 +167,9 @@ DAMAGED_FIELDS = ["line", "set_aside", "reason", "text"]
 _PARSE = {"int": int, "float": float, "bool": lambda v: {"True": True, "False": False}[v], "json": json.loads}
 
 
+_REPORTED: set = set()   # (file, mtime, line) of the damaged rows already reported by this process
+
+
 @dataclass
 class Damaged:
     """A row of a samples file that cannot be read as a sample: where it starts, why, its text."""
@@ -260,7 +263,12 @@ class ExperimentStore:
             if self.samples_path.exists():
                 text = self.samples_path.read_text(encoding="utf-8", errors="replace")
                 self._fields, self._rows, self.damaged = read_samples(text, self.schema())
+                st = self.samples_path.stat()
                 for d in self.damaged:
+                    said = (str(self.samples_path), st.st_mtime_ns, d.line)
+                    if said in _REPORTED:   # once per process, however many times the file is read
+                        continue
+                    _REPORTED.add(said)
                     print(f"[gillab] {self.samples_path} line {d.line} is damaged ({d.reason}): left out; "
                           f"the other rows read normally, and the next measurement here sets it aside in "
                           f"{DAMAGED_FILE}", file=sys.stderr)
