@@ -449,11 +449,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"gillab: error: {line}", file=sys.stderr)
             return 2
         from .campaigns import NoCampaign
+        from .provision import ProvisionError
         from .results import NoData
         from .runner import WorkloadError
         from .store import StoreBusy, StoreWriteError
-
-        from .provision import ProvisionError
 
         if isinstance(exc, (NoData, NoCampaign, StoreBusy, StoreWriteError, WorkloadError, ProvisionError,
                             FileNotFoundError)):

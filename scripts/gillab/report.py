@@ -46,11 +46,11 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
     it, only ``campaign``'s own samples (each campaign judged alone)."""
     from . import claims
 
+    load = store_results.samples_as_chapter if as_chapter else store_results.samples
     rows = []
     for name in experiments or experiment_names():
         try:
             cfg = profile_config(name, profile) if profile else None
-            load = store_results.samples_as_chapter if as_chapter else store_results.samples
             df = load(name, campaign, cfg)
         except store_results.NoData:
             continue

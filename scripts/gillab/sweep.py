@@ -17,6 +17,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -29,6 +30,7 @@ from .experiments import get
 from .paths import results_dir
 from .profiles import ParameterError
 from .store import StoreWriteError
+from .venvs import VenvError
 
 # -- resume keys ------------------------------------------------------------------------------
 _HARNESS_FILES = ("runner.py", "procs.py", "workloads/_common.py")
@@ -243,26 +245,30 @@ def seconds_per_sample(exp: Experiment) -> tuple[float, str] | None:
     return None
 
 
-def check_size(exp: Experiment, p: dict, n_points: int, n_builds: int, todo: int | None,
-               allow_long: bool) -> tuple[float, str] | None:
-    """Refuse a sweep too big to be meant: more than :data:`MAX_PLAN_SAMPLES` samples, or (unless
-    ``allow_long``) more than :data:`MAX_PLAN_HOURS` by the chapter's median sample time.  Returns
-    the estimate in seconds of ``todo`` samples (None with no stored sample to go by) and its basis."""
-    most = max(p["repeats"], p["max_repeats"] or 0) * n_points * n_builds
+def check_count(exp: Experiment, p: dict, n_points: int, n_builds: int) -> None:
+    """Refuse a sweep of more than :data:`MAX_PLAN_SAMPLES` samples, from the count alone (no list
+    of them is made, nothing is read)."""
+    reps = max(p["repeats"], p["max_repeats"] or 0)
+    most = reps * n_points * n_builds
     if most > MAX_PLAN_SAMPLES:
         raise ParameterError(
-            f"{exp.name}: {most:,} samples ({max(p['repeats'], p['max_repeats'] or 0)} repeats x {n_points} points x "
-            f"{n_builds} builds) is more than the {MAX_PLAN_SAMPLES:,} one sweep may hold; nothing was measured")
+            f"{exp.name}: {most:,} samples ({reps} repeats x {n_points} points x {n_builds} builds) is more than "
+            f"the {MAX_PLAN_SAMPLES:,} one sweep may hold; nothing was measured")
+
+
+def estimate(exp: Experiment, todo: int, allow_long: bool = True) -> tuple[float, str] | None:
+    """The time ``todo`` samples take at the chapter's median sample time, with its basis (None
+    with no stored sample to go by); unless ``allow_long``, refuse more than :data:`MAX_PLAN_HOURS`."""
     per = seconds_per_sample(exp)
     if per is None:
         return None
-    seconds = per[0] * (most if todo is None else todo)
+    seconds = per[0] * todo
     basis = f"{per[0]:.2g} s per sample, the median in campaign {per[1]}"
     if seconds > MAX_PLAN_HOURS * 3600 and not allow_long:
         raise ParameterError(
-            f"{exp.name}: about {seconds / 3600:,.0f} hours ({todo if todo is not None else most:,} samples at {basis}), "
-            f"more than the {MAX_PLAN_HOURS:g} hours one sweep may take unless asked for: add --allow-long "
-            "(allow_long=True) if you mean it; nothing was measured")
+            f"{exp.name}: about {seconds / 3600:,.0f} hours ({todo:,} samples at {basis}), more than the "
+            f"{MAX_PLAN_HOURS:g} hours one sweep may take unless asked for: add --allow-long (allow_long=True) if "
+            "you mean it; nothing was measured")
     return seconds, basis
 
 
@@ -284,7 +290,7 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
             + ". Build the core ones with `gillab provision` (or `make interpreters`).")
     keys = {c.id: idents[c.id].key() for c in usable}
     ckey = code_key(exp)
-    check_size(exp, p, len(exp.points(p)), len(usable), None, allow_long=True)   # the count, before any list
+    check_count(exp, p, len(exp.points(p)), len(usable))   # before any list of the samples is made
     camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # nothing made yet
     if create:
         rows, failed = {}, set()
@@ -292,7 +298,7 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
             store = camp.store(exp.name)
             rows, failed = store.measured(exp.config_id(p)), store.failed(exp.config_id(p))
         todo = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents, grid=grid)[0]
-        check_size(exp, p, len(exp.points(p)), len(usable), len(todo), allow_long)
+        estimate(exp, len(todo), allow_long)
         check_writable(results_dir())
         camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
     is_new = camp is None or not camp.experiments()
@@ -332,7 +338,7 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents, grid=grid)
     cname = camp.id if camp is not None else campaign or "(a new campaign)"
     per_round = sum(1 for point in exp.points(p) for cid in cids if not left_out(exp, point, cid, idents[cid], grid))
-    est = check_size(exp, p, len(exp.points(p)), len(cids), len(todo), allow_long=True)
+    est = estimate(exp, len(todo))
     return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
                 cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round, damaged,
                 est[0] if est else None, est[1] if est else "no stored sample of this chapter to go by")
@@ -513,17 +519,9 @@ def _progress(total: int, desc: str, enabled):
                 file=sys.stderr, dynamic_ncols=True)
 
 
-def _sample_failures() -> tuple[type[BaseException], ...]:
-    import subprocess
-
-    from .venvs import VenvError
-
-    # a workload that failed or timed out, a build's venv that cannot be made (no registry, a pip
-    # error), a server or process that cannot start (a busy port, a missing binary)
-    return (runner.WorkloadError, VenvError, OSError, subprocess.SubprocessError)
-
-
-SAMPLE_FAILURES = _sample_failures()
+# a workload that failed or timed out, a build's venv that cannot be made (no registry, a pip
+# error), a server or process that cannot start (a busy port, a missing binary)
+SAMPLE_FAILURES = (runner.WorkloadError, VenvError, OSError, subprocess.SubprocessError)
 
 
 def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
