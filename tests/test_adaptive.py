@@ -60,23 +60,24 @@ def _rows(values: dict, exp, p, keys, ckey):
 
 def test_only_points_whose_ci_is_wide_for_some_build_get_another_repeat():
     exp = experiments.get("countdown")
-    p = exp.resolve("smoke", {"threads": [1, 2, 4], "ci_target": 0.05, "max_repeats": 5, "repeats": 3})
+    p = exp.resolve("smoke", {"threads": [1, 2, 4], "ci_target": 0.05, "max_repeats": 9, "repeats": 3})
     cids = ["A", "B"]
     keys, ckey = {"A": "ka", "B": "kb"}, "code"
     idents = {"A": None, "B": None}
     k1, k2, k4 = (point_key({"threads": n}) for n in (1, 2, 4))
+    narrow_a, narrow_b = [1.00, 1.01, 0.99, 1.00, 1.005, 0.995, 1.0], [2.0, 2.02, 1.98, 2.0, 2.01, 1.99, 2.0]
     rows = _rows({
-        ("A", k1): [1.00, 1.01, 0.99], ("B", k1): [2.0, 2.02, 1.98],      # both within 5%: done
-        ("A", k2): [1.00, 1.01, 0.99], ("B", k2): [2.0, 3.0, 1.5],        # B spreads 50%: more
-        ("A", k4): [1.00, 1.01], ("B", k4): [2.0, 2.01, 2.02],            # A lost a sample: 2 left, narrow
+        ("A", k1): narrow_a, ("B", k1): narrow_b,                                    # both within 5%: done
+        ("A", k2): narrow_a, ("B", k2): [2.0, 3.0, 1.5, 2.0, 2.5, 1.8, 2.2],        # B spreads 50%: more
+        ("A", k4): narrow_a[:6], ("B", k4): narrow_b,          # A lost a sample: 6 left, no 95% interval
     }, exp, p, keys, ckey)
-    wide = sweep.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=3)
-    assert [(point_key(pt), why.split(":")[0]) for pt, why in wide] == [(k2, "B")]
-    assert "CI ±" in wide[0][1]
-    # a sample measured by other code (or another binary) does not count towards the CI
-    rows[("A", k4, 1)]["code_key"] = "old"
-    wide = sweep.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=3)
-    assert [(point_key(pt), why) for pt, why in wide] == [(k2, wide[0][1]), (k4, "A: 1 sample(s)")]
+    wide = sweep.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=7)
+    assert [(point_key(pt), why.split(":")[0]) for pt, why in wide] == [(k2, "B"), (k4, "A")]
+    assert "interval ±" in wide[0][1] and "a 95% interval needs 7" in wide[1][1]
+    # a sample measured by other code (or another binary) does not count towards the interval
+    rows[("A", k1, 1)]["code_key"] = "old"
+    wide = sweep.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=7)
+    assert [point_key(pt) for pt, _ in wide] == [k1, k2, k4] and wide[0][1] == "A: 6 run(s), a 95% interval needs 7"
 
 
 def test_adaptive_repeats_measure_up_to_the_cap_record_why_and_resume(builds, data_dir):
@@ -94,16 +95,16 @@ def test_adaptive_repeats_measure_up_to_the_cap_record_why_and_resume(builds, da
     (run,) = [json.loads(f.read_text()) for f in store.dir.joinpath("runs").glob("*.json")]
     assert [a["repeat"] for a in run["adaptive"]] == [2, 3]
     assert all(len(a["points"]) == 2 and a["samples"] == 4 for a in run["adaptive"])
-    assert all("CI ±" in why for a in run["adaptive"] for why in a["points"].values())
+    assert all("a 95% interval needs 7" in why for a in run["adaptive"] for why in a["points"].values())
     # rerun: every sample, the adaptive ones included, is resumed; nothing is measured again
     again = sweep.measure("countdown", "smoke", wide, progress=False)
     assert again.measured == 0 and again.skipped == 16
 
-    # a target every timing meets: exactly `repeats`, in a new campaign
-    narrow = dict(TINY, max_repeats=4, ci_target=0.99)
+    # a target every timing meets, from runs enough for a 95% interval: exactly `repeats`, in a new campaign
+    narrow = dict(TINY, repeats=7, max_repeats=9, ci_target=0.99)
     res = sweep.measure("countdown", "smoke", narrow, new_campaign=True, progress=False)
-    assert res.measured == 8 and set(_counts(res.campaign, data_dir).values()) == {2}
-    assert exp.resolve("smoke", narrow)["max_repeats"] == 4
+    assert res.measured == 28 and set(_counts(res.campaign, data_dir).values()) == {7}
+    assert exp.resolve("smoke", narrow)["max_repeats"] == 9
 
 
 def test_the_progress_total_grows_with_the_adaptive_rounds(builds, data_dir):

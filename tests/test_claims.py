@@ -76,14 +76,24 @@ def test_an_unknown_claim_is_a_clear_error():
 
 
 @pytest.mark.parametrize("comparison, lo, hi, n, expected", [
-    ("about", 0.95, 1.05, 3, "agrees"), ("about", 1.2, 1.3, 3, "higher"), ("about", 0.7, 0.8, 3, "lower"),
-    ("about", 0.95, 1.2, 3, "inconclusive"), ("about", 0.99, 1.01, 2, "inconclusive"),
-    ("at least", 1.0, 2.0, 3, "agrees"), ("at least", 0.2, 0.5, 3, "lower"), ("at least", 0.5, 2.0, 3, "inconclusive"),
-    ("at most", 0.2, 0.9, 3, "agrees"), ("at most", 1.5, 2.0, 3, "higher"), ("at most", 1.5, 2.0, 2, "inconclusive"),
+    ("about", 0.95, 1.05, 7, "agrees"), ("about", 1.2, 1.3, 7, "higher"), ("about", 0.7, 0.8, 7, "lower"),
+    ("about", 0.95, 1.2, 7, "inconclusive"), ("about", 0.99, 1.01, 6, "inconclusive"),
+    ("at least", 1.0, 2.0, 7, "agrees"), ("at least", 0.2, 0.5, 7, "lower"), ("at least", 0.5, 2.0, 7, "inconclusive"),
+    ("at most", 0.2, 0.9, 7, "agrees"), ("at most", 1.5, 2.0, 7, "higher"), ("at most", 1.5, 2.0, 3, "inconclusive"),
+    ("at most", 1.5, 2.0, None, "inconclusive"),          # n unknown: never a definite outcome
     ("not testable", 0.9, 1.1, 9, "not testable here"), ("about", math.nan, math.nan, 0, "not measured"),
 ])
 def test_compare(comparison, lo, hi, n, expected):
-    assert claims.compare(comparison, 1.0, 0.10, lo, hi, n) == expected
+    from gillab import stats
+
+    assert claims.compare(comparison, 1.0, 0.10, lo, hi, n, method=stats.MEDIAN) == expected
+
+
+def test_a_ratio_of_medians_is_judged_on_both_group_sizes():
+    from gillab import stats
+
+    assert claims.compare("about", 1.0, 0.10, 1.2, 1.3, (8, 8), method=stats.RATIO) == "higher"
+    assert claims.compare("about", 1.0, 0.10, 1.2, 1.3, (8, 3), method=stats.RATIO) == "inconclusive"
 
 
 def test_every_claim_is_answered_or_marked_on_the_reference():
@@ -102,10 +112,19 @@ def test_every_claim_is_answered_or_marked_on_the_reference():
         assert r["outcome"] in report.OUTCOMES, r["claim_id"]
 
 
-def test_every_agreeing_verdict_lies_inside_its_band():
+def test_every_definite_verdict_rests_on_a_95_interval_and_agrees_only_inside_its_band():
+    """On the committed reference campaign: no outcome agrees / higher / lower whose interval's
+    coverage, recomputed here from its estimand and n (never read from the row), is below 95%."""
+    from gillab import stats
+
     flat = report.flat(report.verdicts(campaigns.reference_id()))
-    about = flat[(flat["outcome"] == "agrees") & flat["band"].notna()]
-    assert len(about) > 10
+    definite = flat[flat["outcome"].isin(["agrees", "higher", "lower"])]
+    for _, r in definite.iterrows():
+        n = tuple(r["n_each"]) if isinstance(r["n_each"], (tuple, list)) else r["n_each"]
+        assert stats.conclusive(r["estimand"], n), (r["claim_id"], r["condition"], r["estimand"], n)
+    small = flat[flat["why"].str.startswith("n too small")]
+    assert len(small) and set(small["outcome"]) == {"inconclusive"}
+    about = definite[(definite["outcome"] == "agrees") & definite["band"].notna()]
     for _, r in about.iterrows():
         lo, hi = sorted((r["published"] * (1 - r["band"]), r["published"] * (1 + r["band"])))
         assert lo <= r["ci_low"] and r["ci_high"] <= hi, (r["claim_id"], r["condition"])

@@ -124,17 +124,17 @@ def test_every_published_cell_of_document_000_has_a_verdict():
             assert cond in {report.build_of(c) for c in r["measured"]}, (r["claim_id"], cond)
 
 
-@pytest.mark.parametrize("runs, expected", [
+@pytest.mark.parametrize("runs, expected", [       # each list three times over: 15 runs, or 6
     ([29_000, 30_500, 31_000, 29_500, 30_000], "agrees"),        # "about 30k" (band +-25%)
     ([6_000, 6_500, 5_800, 6_200, 6_100], "lower"),              # this VM alone
     ([9_000, 60_000, 11_000, 58_000, 30_000], "inconclusive"),   # runs flipping between regimes
-    ([30_000, 30_100], "inconclusive"),                          # two runs support no verdict
+    ([30_000, 30_100], "inconclusive"),                          # six runs support no verdict (needs 7)
 ])
 def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(runs, expected):
     from gillab.experiments import convoy
 
     df = pd.DataFrame([{"condition": "3.13.5", "switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": 0,
-                        "rps": v, "window": 0, "repeat": i, "run_id": "r"} for i, v in enumerate(runs)])
+                        "rps": v, "window": 0, "repeat": i, "run_id": "r"} for i, v in enumerate(runs * 3)])
     from gillab import claims
 
     rows = {r["claim_id"]: r for r in convoy.claims(df)}
@@ -145,7 +145,7 @@ def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(runs, expected):
 
 
 def test_the_windows_of_one_server_run_are_not_independent_samples():
-    """Five steady windows of one run are one sample: no verdict; three runs are three."""
+    """Seven steady windows of one run are one sample: no verdict; seven runs are seven."""
     from gillab.experiments import convoy
 
     def frame(runs, windows):
@@ -159,9 +159,9 @@ def test_the_windows_of_one_server_run_are_not_independent_samples():
         rows = {r["claim_id"]: r for r in convoy.claims(df)}
         return rows["convoy/inline/no_cpu_thread"]["measured"]["3.13.5"]
 
-    one = got(frame(1, 5))
-    assert one["n"] == 1 and one["verdict"] == "inconclusive"
-    three = got(frame(3, 1))
-    assert three["n"] == 3 and three["verdict"] == "agrees"
+    one = got(frame(1, 7))
+    assert one["n"] == 1 and one["verdict"] == "inconclusive" and one["why_inconclusive"].startswith("n too small")
+    seven = got(frame(7, 1))
+    assert seven["n"] == 7 and seven["verdict"] == "agrees"
     s = convoy.summary(frame(3, 2))
     assert (s["runs"] == 3).all() and (s["windows"] == 6).all()

@@ -81,7 +81,7 @@ def test_every_observation_of_document_002_has_a_verdict_per_pair():
     ((1.17, 1.16, 1.18, 1.17, 1.16), "agrees"),        # the document's 3.5 / 3.0 = 1.167, every repeat
     ((1.60, 1.62, 1.58, 1.61, 1.60), "higher"),        # a build that pays far more than the document saw
     ((0.90, 1.40, 1.05, 1.35, 0.95), "inconclusive"),  # a ratio too noisy to say
-    ((1.17, 1.16), "inconclusive"),                    # two repeats support no verdict
+    ((1.17, 1.16), "inconclusive"),                    # six repeats (two, three times) support no verdict
 ])
 def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, expected):
     """Synthetic samples whose free-threaded / GIL ratio we choose, per repeat, while the machine's
@@ -91,7 +91,7 @@ def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, 
     from gillab.experiments import st_loop
 
     rows = []
-    for rep, r in enumerate(ft_over_gil):
+    for rep, r in enumerate(ft_over_gil * 3):          # each listed repeat three times: 15 pairs, or 6
         base = 0.5 * (1 + 0.3 * (rep % 3))
         rows += [{"condition": "3.13.5", "repeat": rep, "seconds": base, "status": "ok", "gil_enabled": True},
                  {"condition": "3.13.5t", "repeat": rep, "seconds": base * r, "status": "ok", "gil_enabled": False}]
@@ -103,4 +103,4 @@ def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, 
     pep = claims["st_loop/pep779_penalty"]["measured"]["3.13.5 vs 3.13.5t"]["verdict"]
     assert pep == {"agrees": "higher", "higher": "higher"}.get(expected, "inconclusive")
     got = claim["measured"]["3.13.5 vs 3.13.5t"]
-    assert got["verdict"] == expected and got["n"] == len(ft_over_gil)
+    assert got["verdict"] == expected and got["n"] == 3 * len(ft_over_gil)

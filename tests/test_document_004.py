@@ -82,7 +82,7 @@ def test_the_speedups_pair_the_builds_repeat_by_repeat_at_every_thread_count():
     from gillab.experiments import b2_download as b2
 
     rows = []
-    for rep, drift in enumerate((1.0, 0.5, 2.0, 1.5)):
+    for rep, drift in enumerate((1.0, 0.5, 2.0, 1.5, 0.8, 1.2, 3.0)):     # 7 repeats: a 95% interval
         for t, gain in ((1, 1.0), (10, 2.5)):
             for cond, speed in (("3.9.10", 100.0), ("nogil-3.9.10", 100.0 * gain)):
                 rows.append({"condition": cond, "scenario": "single", "threads": t, "writer": "thread",
@@ -91,11 +91,11 @@ def test_the_speedups_pair_the_builds_repeat_by_repeat_at_every_thread_count():
     m = claims["b2_download/nogil_speedup/single"]["measured"]
     assert set(m) == {"3.9.10 vs nogil-3.9.10 (1 threads)", "3.9.10 vs nogil-3.9.10 (10 threads)"}
     ten, one = m["3.9.10 vs nogil-3.9.10 (10 threads)"], m["3.9.10 vs nogil-3.9.10 (1 threads)"]
-    assert ten["median"] == ten["ci_lo"] == ten["ci_hi"] == 2.5 and ten["verdict"] == "agrees" and ten["n"] == 4
+    assert ten["median"] == ten["ci_lo"] == ten["ci_hi"] == 2.5 and ten["verdict"] == "agrees" and ten["n"] == 7
     assert one["median"] == 1.0 and one["verdict"] == "lower"
-    # three repeats of noise around 2.5x that reach past the +-10% band: inconclusive, not agrees
+    # repeats of noise around 2.5x that reach past the +-10% band: inconclusive, not agrees
     noisy = pd.DataFrame([{"condition": c, "scenario": "single", "threads": 10, "writer": "thread", "repeat": rep,
-                           "MBps": v} for rep, (a, b) in enumerate(((100, 200), (100, 300), (100, 250)))
+                           "MBps": v} for rep, (a, b) in enumerate(((100, 200), (100, 300), (100, 250)) * 3)
                           for c, v in (("3.9.10", a), ("nogil-3.9.10", b))])
     m = {r["claim_id"]: r for r in b2.claims(noisy)}["b2_download/nogil_speedup/single"]["measured"]
     assert m["3.9.10 vs nogil-3.9.10 (10 threads)"]["verdict"] == "inconclusive"

@@ -57,20 +57,20 @@ def test_builds_outside_full_grid_are_planned_on_the_small_grid_only():
 
 def test_a_point_outside_a_builds_small_grid_never_asks_for_adaptive_repeats():
     exp = experiments.get("countdown")
-    p = exp.resolve("smoke", dict(TINY, full_grid="3.13.5", small_grid="threads=1", max_repeats=4))
+    p = exp.resolve("smoke", dict(TINY, full_grid="3.13.5", small_grid="threads=1", max_repeats=9))
     keys, ckey = {"3.13.5": "a", "3.13.5t": "b"}, "code"
     k1, k2 = point_key({"threads": 1}), point_key({"threads": 2})
     rows = {}
-    for cid, pk, vals in (("3.13.5", k1, [1.0, 1.0, 1.0]), ("3.13.5", k2, [2.0, 2.0, 2.0]),
-                          ("3.13.5t", k1, [1.0, 1.0, 1.0])):
+    for cid, pk, vals in (("3.13.5", k1, [1.0] * 7), ("3.13.5", k2, [2.0] * 7),
+                          ("3.13.5t", k1, [1.0] * 7)):
         for rep, v in enumerate(vals):
             rows[(cid, pk, rep)] = {"seconds": v, "identity_key": keys[cid], "code_key": ckey}
     idents = dict.fromkeys(keys)
-    assert sweep.wide_points(exp, p, list(keys), rows, keys, ckey, idents, upto=3) == []
+    assert sweep.wide_points(exp, p, list(keys), rows, keys, ckey, idents, upto=7) == []
     # the same rows with every build on the full grid: 3.13.5t has no sample at threads=2
-    p_all = exp.resolve("smoke", dict(TINY, max_repeats=4))
-    wide = sweep.wide_points(exp, p_all, list(keys), rows, keys, ckey, idents, upto=3)
-    assert [(point_key(pt), why) for pt, why in wide] == [(k2, "3.13.5t: 0 sample(s)")]
+    p_all = exp.resolve("smoke", dict(TINY, max_repeats=9))
+    wide = sweep.wide_points(exp, p_all, list(keys), rows, keys, ckey, idents, upto=7)
+    assert [(point_key(pt), why) for pt, why in wide] == [(k2, "3.13.5t: 0 run(s), a 95% interval needs 7")]
 
 
 def test_a_small_grid_run_is_completed_by_a_full_grid_run_without_measuring_twice(builds, data_dir):

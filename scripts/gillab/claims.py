@@ -183,35 +183,62 @@ def band(claim_id: str) -> float | None:
     return float(c["band"]) if c["comparison"] == "about" else None
 
 
-def compare(comparison: str, value: float, band: float | None, lo: float, hi: float, n: int | None) -> str:
-    """The outcome of a measured 95% interval [lo, hi] over ``n`` samples (runs, pairs):
-    *about*: agrees when the whole interval lies in value x (1 +- band), higher / lower when
-    wholly outside, inconclusive otherwise; *at least* / *at most*: agrees when the whole interval
-    is on the claimed side, lower / higher when wholly on the other; *not testable*: said so.
-    Fewer than :data:`stats.MIN_N` samples: inconclusive (``n`` None: no minimum applies)."""
+def compare(comparison: str, value: float, band: float | None, lo: float, hi: float, n, *, method: str) -> str:
+    """The outcome of a measured interval [lo, hi] of ``method`` (:data:`stats.METHODS`) over
+    ``n`` runs (pairs; for a ratio of medians, the pair of group sizes): *about*: agrees when the
+    whole interval lies in value x (1 +- band), higher / lower when wholly outside, inconclusive
+    otherwise; *at least* / *at most*: agrees when the whole interval is on the claimed side, lower
+    / higher when wholly on the other; *not testable*: said so.  An interval whose coverage,
+    computed from ``method`` and ``n`` (:func:`stats.coverage`), is below 95% is inconclusive
+    whatever it shows (``n`` None: unknown, so inconclusive too)."""
     if comparison == "not testable":
         return "not testable here"
     if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
         return "not measured"
     if comparison == "about":
-        return stats.verdict(value, lo, hi, float(band), n=n)
+        return stats.verdict(value, lo, hi, float(band), method=method, n=n)
     if comparison == "at least":
         out = "agrees" if lo >= value else "lower" if hi < value else "inconclusive"
     elif comparison == "at most":
         out = "agrees" if hi <= value else "higher" if lo > value else "inconclusive"
     else:
         raise ValueError(f"comparison {comparison!r} is not one of {COMPARISONS}")
-    return out if n is None or n >= stats.MIN_N else "inconclusive"
+    return out if stats.conclusive(method, n) else "inconclusive"
 
 
-def judge(claim_id: str, lo: float, hi: float, n: int | None, published: float | None = None) -> str:
+def judge(claim_id: str, lo: float, hi: float, n, *, method: str, published: float | None = None) -> str:
     """:func:`compare` with the claim's comparison, value and band.  ``published`` stands for
     the value where the chapter computes it from the document's listings."""
     c = get(claim_id)
     if c["comparison"] == "not testable":
         return "not testable here"
     v = float(published) if published is not None else value(claim_id)
-    return compare(c["comparison"], v, c["band"], lo, hi, n)
+    return compare(c["comparison"], v, c["band"], lo, hi, n, method=method)
+
+
+def _n_of(r: dict):
+    return (r["n_num"], r["n_den"]) if r.get("method") == stats.RATIO and "n_num" in r else r.get("n")
+
+
+def judged(claim_id: str, estimate: float, r: dict, *, published: float | None = None, **more) -> dict:
+    """:func:`entry` with the verdict of ``claim_id`` on ``r``'s interval and ours / published."""
+    v = float(published) if published is not None else value(claim_id)
+    return entry(estimate, r, ratio_to_published=estimate / v if v else math.nan,
+                 verdict=judge(claim_id, r["ci_lo"], r["ci_hi"], _n_of(r), method=r["method"], published=published),
+                 **more)
+
+
+def entry(estimate: float, r: dict, **more) -> dict:
+    """One condition's entry of a verdict row's ``measured`` from an interval of :mod:`stats`
+    (``r``: ci_lo, ci_hi, n, method, and n_num / n_den for a ratio of medians): the estimate, the
+    interval, n (runs or pairs; the smaller group of a ratio, both in ``n_each``), the estimand,
+    its coverage and,
+    where it cannot carry a verdict, why."""
+    n = _n_of(r)
+    return {"median": estimate, "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan,
+            "n": (min(n) if isinstance(n, tuple) else n), "n_each": n, "estimand": r["method"],
+            "coverage": stats.coverage(r["method"], n), "why_inconclusive": stats.why_inconclusive(r["method"], n),
+            **more}
 
 
 def context() -> pd.DataFrame:
@@ -410,7 +437,7 @@ def _pick(df: pd.DataFrame, sel: dict[str, str]) -> pd.DataFrame:
 def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
     """The verdict rows of ``experiment``'s conclusions: per condition (or for the pair of
     conditions the selectors name), median(values(numerator samples)) / median(values(denominator
-    samples)) with its bootstrap 95% interval, judged like any claim.  ``values`` maps a frame of
+    samples)) with its interval (:func:`stats.ratio_of_medians`), judged like any claim.  ``values`` maps a frame of
     samples to one value per independent run.  Numerator and denominator never share a sample:
     the selectors differ in a column both name."""
     out = []
@@ -428,12 +455,7 @@ def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
             if not len(num) or not len(den):
                 continue
             r = stats.ratio_of_medians(num, den)
-            n = min(r["n_num"], r["n_den"])
-            measured[label] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
-                               "best": math.nan, "n": n,
-                               "ratio_to_published": r["ratio"] / value(cid) if value(cid) else math.nan,
-                               "verdict": judge(cid, r["ci_lo"], r["ci_hi"], n),
-                               "note": f"{r['n_num']} / {r['n_den']} runs"}
+            measured[label] = judged(cid, r["ratio"], r, note=f"{r['n_num']} / {r['n_den']} runs")
         out.append({"experiment": experiment, "table": "claims", "claim_id": cid, "claim": c["statistic"],
                     "published": value(cid), "unit": c["unit"], "band": band(cid), "published_as": c["quote"],
                     "measured": measured, "note": c["band_reason"]})

@@ -49,6 +49,12 @@ def _check_bounds(experiment: str, out: dict) -> None:
         if (out.get(name) or 0) > MAX_REPEATS:
             raise ParameterError(f"{experiment}: {name}={out[name]} is more than {MAX_REPEATS} samples per point and "
                                  "build; a run that long is many runs: measure them one after another")
+    from .stats import ADAPTIVE_MAX
+
+    if out.get("max_repeats") is not None and out["max_repeats"] > max(ADAPTIVE_MAX, out.get("repeats") or 0):
+        raise ParameterError(f"{experiment}: max_repeats={out['max_repeats']} is more than {ADAPTIVE_MAX}: the "
+                             "intervals hold whenever adaptive repeats stop only up to that many runs; for more, "
+                             "ask for a fixed number (repeats alone)")
     if (out.get("timeout") or 0) > MAX_TIMEOUT_S:
         raise ParameterError(f"{experiment}: timeout={out['timeout']:g} s is more than {MAX_TIMEOUT_S:g} s for one "
                              "sample")
@@ -212,10 +218,11 @@ COMMON = {
                         "core | auto | all | comma-separated condition ids"),
     "repeats": Param("repeats", positive_int, "samples per point and condition (the least, with max_repeats)"),
     "max_repeats": Param("max_repeats", positive_int,
-                         "adaptive repeats: a point whose CI is wider than ci_target gets more, up to this many; "
-                         "None means exactly repeats (also when only repeats is given)", optional=True),
+                         "adaptive repeats: a point without a 95% interval yet, or one wider than ci_target, gets "
+                         "more, up to this many (at most 20); None means exactly repeats (also when only repeats "
+                         "is given)", optional=True),
     "ci_target": Param("ci_target", fraction,
-                       "adaptive repeats stop when the 95% CI of each median is within this fraction of it"),
+                       "adaptive repeats stop when the 95% interval of each median is within this fraction of it"),
     "timeout": Param("timeout", positive_float, "seconds one sample may take"),
     "switch_interval": Param("switch_interval", switch_interval,
                              "sys.setswitchinterval() in seconds (at least 1e-6), None keeps the 5 ms default",

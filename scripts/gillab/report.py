@@ -184,7 +184,10 @@ def build_of(condition: str) -> str:
 def flat(rows: list[dict]):
     """The verdict rows as one line per claim and condition: document, experiment, claim,
     condition, published, unit, band (where the claim states one: so far document 003's),
-    measured with its CI, n, outcome, and ours / published with its CI (what the verdicts page
+    measured with its interval, n, the ``estimand`` the interval is for and its ``coverage``
+    (computed from the two, :func:`gillab.stats.coverage`), outcome (and ``why`` an inconclusive
+    one is: "n too small: ..." where no 95% interval exists for its n), and ours / published with
+    its interval (what the verdicts page
     draws and counts, and ``gillab verdicts --json`` prints); what the claim is ``about`` and the
     ``builds`` it speaks of (claims.csv), the ``family`` the condition's samples resolved to, and
     the row's ``role``: *judged* (counted in the headline), *machine* (context), *needs cores*,
@@ -217,11 +220,14 @@ def flat(rows: list[dict]):
             outcome = r.get("unmeasured") or ("not testable here" if _comparison(r["claim_id"]) == "not testable"
                                               else "not measured")
             out.append(base | {"condition": "-", "build": "-", "measured": nan, "ci_low": nan, "ci_high": nan,
-                               "n": 0, "outcome": outcome, "ours_over_published": nan, "ratio_low": nan,
-                               "ratio_high": nan} | where("-"))
+                               "n": 0, "n_each": 0, "estimand": "", "coverage": nan, "outcome": outcome, "why": "",
+                               "ours_over_published": nan, "ratio_low": nan, "ratio_high": nan} | where("-"))
         for cond, m in r["measured"].items():
             out.append(base | {"condition": cond, "build": build_of(cond), "measured": m["median"],
-                               "ci_low": m["ci_lo"], "ci_high": m["ci_hi"], "n": m.get("n"), "outcome": m["verdict"],
+                               "ci_low": m["ci_lo"], "ci_high": m["ci_hi"], "n": m.get("n"),
+                               "n_each": m.get("n_each", m.get("n")), "estimand": m.get("estimand", ""), "coverage": m.get("coverage", nan),
+                               "outcome": m["verdict"],
+                               "why": m.get("why_inconclusive", "") if m["verdict"] == "inconclusive" else "",
                                "ours_over_published": ratio(m["median"]), "ratio_low": ratio(m["ci_lo"]),
                                "ratio_high": ratio(m["ci_hi"])} | where(cond))
     return pd.DataFrame(out)

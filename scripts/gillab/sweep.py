@@ -164,10 +164,11 @@ def adaptive_rounds(p: dict) -> range:
 
 def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dict, ckey: str,
                 idents: dict, upto: int, grid=None) -> list[tuple[dict, str]]:
-    """The points that need another repeat, each with why: a condition whose 95% CI of the median
-    of ``exp.adaptive_metric`` (over its resumable samples of repeats ``0 .. upto-1``) is wider
-    than ``ci_target`` times the median on either side, or that has fewer than 2 samples (one
-    failed).  Every condition of such a point gets the repeat, so that repeats stay paired."""
+    """The points that need another repeat, each with why: a condition whose interval of the
+    median of ``exp.adaptive_metric`` (over its resumable samples of repeats ``0 .. upto-1``) is
+    not yet a 95% interval (fewer runs than :func:`gillab.stats.runs_needed`) or is wider than
+    ``ci_target`` times the median on either side.  Every condition of such a point gets the
+    repeat, so that repeats stay paired.  ``tests/test_coverage.py`` simulates this rule."""
     from . import stats
 
     grid = grid_mod.of(exp, p) if grid is None else grid
@@ -186,14 +187,9 @@ def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dic
                     except (KeyError, TypeError, ValueError):
                         pass
             vals = [v for v in vals if math.isfinite(v)]
-            if len(vals) < 2:
-                why = f"{cid}: {len(vals)} sample(s)"
-                break
-            med = statistics.median(vals)
-            lo, hi = stats.bootstrap_median_ci(vals)
-            half = max(med - lo, hi - med) / abs(med) if med else math.inf
-            if half > p["ci_target"]:
-                why = f"{cid}: CI ±{half:.1%} of the median"
+            why = stats.wide(vals, p["ci_target"])
+            if why:
+                why = f"{cid}: {why}"
                 break
         if why:
             out.append((point, why))

@@ -52,7 +52,22 @@ def published_cell(claim_id: str, value, unit: str) -> str:
 
 
 def value_cell(m: dict | None) -> str:
-    return "not measured" if not m else f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]"
+    """'value [low, high]'; where the interval is not a 95% one (too few runs for it), its
+    coverage, computed from its estimand and n, inside the brackets: '1.2 [1.1, 1.4; 75%]'."""
+    if not m:
+        return "not measured"
+    cov = m.get("coverage")
+    low = ""
+    if m.get("estimand") and cov is not None and cov == cov and cov < 0.95:
+        low = f"; {cov:.0%}" if cov > 0 else "; no interval"
+    return f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}{low}]"
+
+
+def outcome_words(m: dict) -> str:
+    """The outcome, and why where it is inconclusive for want of runs: 'inconclusive (n too
+    small: 3 runs; a 95% interval needs 7)'."""
+    why = m.get("why_inconclusive") or ""
+    return f"{m['verdict']} ({why})" if m.get("verdict") == "inconclusive" and why else m.get("verdict", "")
 
 
 _ROLE_NOTE = {"machine": "the author's machine: context", "other builds": "a build the claim does not speak of: "
@@ -81,7 +96,7 @@ def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None 
             role = claims.role(r["claim_id"], cond, fams, cpus) if fams is not None and c is not None else "judged"
             why = (f" [needs {int(c['cpus'])} CPUs: not judged]" if role == "needs cores"
                    else f" [{_ROLE_NOTE[role]}]" if role in _ROLE_NOTE else "")
-            line[cond] = f"{value_cell(m)}: {m['verdict']}{why}{note}"
+            line[cond] = f"{value_cell(m)}: {outcome_words(m)}{why}{note}"
         out.append(line)
     df = pd.DataFrame(out).fillna("not measured")
     fixed = [c for c in ("experiment", "claim", "published", "about") if c in df.columns]

@@ -110,10 +110,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 g = df[(df["condition"] == cond) & (df["cpu_threads"] == n) & (df["client"] == client)]
                 if len(g):
                     s = stats.summarize(per_run(g), lower_is_better=False)     # n: runs
-                    measured[cond] = {"median": s["median"], "ci_lo": s["ci_lo"], "ci_hi": s["ci_hi"],
-                                      "best": s["best"], "n": s["n"], "ratio_to_published": s["median"] / pub,
-                                      "verdict": published_claims.judge(cid, s["ci_lo"], s["ci_hi"], s["n"]),
-                                      "note": ""}
+                    measured[cond] = published_claims.judged(cid, s["median"], s, best=s["best"], note="")
             out.append({
                 "experiment": "affinity", "table": "pbts13_t5_echo_rps_cpu_affinity",
                 "claim_id": cid,

@@ -222,11 +222,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 a, b = _by_repeat(df, ft, scen, t, "thread"), _by_repeat(df, gil, scen, t, "thread")
                 r = stats.paired_ratio(a, b)
                 if r["n"]:
-                    measured[f"{pair_label((gil, ft))} ({int(t)} threads)"] = {
-                        "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan, "n": r["n"],
-                        "ratio_to_published": r["ratio"] / pub,
-                        "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"], r["n"]),
-                        "note": f"{ft} {a.median():,.0f} MB/s, {gil} {b.median():,.0f} MB/s (medians)"}
+                    measured[f"{pair_label((gil, ft))} ({int(t)} threads)"] = published_claims.judged(
+                        cid, r["ratio"], r, note=f"{ft} {a.median():,.0f} MB/s, {gil} {b.median():,.0f} MB/s (medians)")
         out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": cid,
                     "claim": f"free-threaded / GIL download speed, {what}, at each thread count", "published": pub,
                     "unit": "ratio", "measured": measured, "band": published_claims.band(cid),
@@ -243,10 +240,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
             t = int(proc["threads"].iloc[0])
             r = stats.paired_ratio(_by_repeat(df, cond, scen, t, "process"), _by_repeat(df, cond, scen, t, "thread"))
             if r["n"]:
-                measured[f"{cond} ({scen}, {t} threads)"] = {
-                    "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan, "n": r["n"],
-                    "ratio_to_published": r["ratio"] / pub, "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"], r["n"]),
-                    "note": ""}
+                measured[f"{cond} ({scen}, {t} threads)"] = published_claims.judged(cid, r["ratio"], r, note="")
     out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": cid,
                 "claim": "speed with a multiprocessing.Queue writer process / with a queue.Queue writer thread",
                 "published": pub, "unit": "ratio", "measured": measured, "band": published_claims.band(cid),

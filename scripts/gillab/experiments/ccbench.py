@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import claims as published_claims
 from .. import results, runner, stats
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
@@ -192,11 +193,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _mean_ci(values: pd.Series) -> tuple[float, float, float]:
-    """The mean with its 95% bootstrap CI (ccbench reported the mean)."""
-    if not len(values):
-        return math.nan, math.nan, math.nan
-    return (float(np.mean(values)), *stats.bootstrap_ci(values, np.mean))
+def run_means(g: pd.DataFrame) -> pd.Series:
+    """ccbench's statistic per independent run: the mean one-way time of the run's answered
+    pings (ccbench printed the mean).  A verdict's n counts these runs, never the pings."""
+    ok = g[g["oneway_ms"].notna()]
+    return ok.groupby(["run_id", "repeat"])["oneway_ms"].mean()
 
 
 def _claim(claim_id, claim, published_as, measured, note=""):
@@ -211,20 +212,9 @@ def _claim(claim_id, claim, published_as, measured, note=""):
             "measured": measured, "note": note, "band": band}
 
 
-def _judge(claim_id, lo, hi, n):
-    from .. import claims as published_claims
-
-    return published_claims.judge(f"ccbench/{claim_id}", lo, hi, n)
-
-
-def _value(claim_id):
-    from .. import claims as published_claims
-
-    return published_claims.value(f"ccbench/{claim_id}")
-
-
 def claims(df: pd.DataFrame) -> list[dict]:
-    """The document's measurable claims, every condition measured: the latency with regex in the
+    """The document's measurable claims, every condition measured (n: ccbench runs, never pings):
+    the latency with regex in the
     background (old GIL: almost a second; new: a couple of ms; ccbench's mean one-way time with
     one background thread), the Beazley effect (the trivial loop: time with two threads over one,
     +50% on OS X), and the new GIL's throughput (roughly similar to the old)."""
@@ -235,33 +225,28 @@ def claims(df: pd.DataFrame) -> list[dict]:
     row = pub.loc["ccbench latency, workload B (regex, C, does not release GIL)"]
     for label, col in (("old GIL", "old_gil"), ("new GIL", "new_gil")):
         cid = f"latency/regex/{label.replace(' ', '_')}"
-        value = _value(cid)
         measured = {}
         for cond, g in g1.groupby("condition"):
             ow = g["oneway_ms"].dropna()
             starved = int(g["rtt_ms"].isna().sum())
-            m, lo, hi = _mean_ci(ow)
-            measured[cond] = {"median": m, "ci_lo": lo, "ci_hi": hi, "best": float(ow.min()) if len(ow) else math.nan,
-                              "n": int(len(g)), "ratio_to_published": m / value,
-                              "verdict": _judge(cid, lo, hi, int(len(g))),
-                              "note": f"{starved} of {len(g)} pings starved past the bound" if starved else ""}
+            s = stats.summarize(run_means(g))
+            measured[cond] = published_claims.judged(
+                f"ccbench/{cid}", s["median"], s, best=float(ow.min()) if len(ow) else math.nan,
+                note=f"{len(g)} pings in {s['n']} runs" + (f"; {starved} starved past the bound" if starved else ""))
         out.append(_claim(cid, f"mean latency with one regex thread in the background ({label}: {row[col]})",
                           f"{row[col]} (Linux, 2009)", measured,
-                          "the mean one-way time of the answered pings, as ccbench reported it; band {band} "
-                          "(the words are approximate)"))
+                          "each run's mean one-way time of its answered pings, as ccbench reported it, and the median "
+                          "over runs; band {band} (the words are approximate)"))
     out += _latency_new_vs_old(lat)
     tp = _throughput(df)
     beazley = pub.loc[pub.index.str.contains("Dave Beazley effect")].iloc[0]
-    value = _value("beazley/countdown/2threads")
     measured = {}
     for cond, g in tp[(tp["task"] == "countdown") & (tp["workers"] == "threads")].groupby("condition"):
         one, two = g[g["threads"] == 1]["speed"], g[g["threads"] == 2]["speed"]
         if len(one) and len(two):
             r = stats.ratio_of_medians(one, two)   # time for the same work: 2 threads / 1 thread
-            measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
-                              "best": float(one.max() / two.max()), "n": r["n_num"], "ratio_to_published": r["ratio"] / value,
-                              "verdict": _judge("beazley/countdown/2threads", r["ci_lo"], r["ci_hi"],
-                                                min(r["n_num"], r["n_den"])), "note": ""}
+            measured[cond] = published_claims.judged("ccbench/beazley/countdown/2threads", r["ratio"], r,
+                                                     best=float(one.max() / two.max()), note="")
     out.append(_claim("beazley/countdown/2threads", "the trivial loop: time with 2 threads / 1 thread (same work)",
                       f"{beazley['old_gil']} (old GIL, OS X)", measured,
                       "the document's case is OS X's slow locks; on Linux it expected less"))
@@ -277,12 +262,12 @@ def claims(df: pd.DataFrame) -> list[dict]:
         if both.empty:
             continue
         ratios = both["relative"] / both["relative_old"]
-        measured[cond] = {"median": float(ratios.median()), "ci_lo": float(ratios.min()), "ci_hi": float(ratios.max()),
-                          "best": float(ratios.max()), "n": int(len(ratios)),
-                          "ratio_to_published": float(ratios.median()),
-                          # the range over the tasks is no CI: no minimum count applies
-                          "verdict": _judge("throughput/new_vs_old", float(ratios.min()), float(ratios.max()), None),
-                          "note": "range over the tasks " + ", ".join(both.index)}
+        # the range over the tasks is no interval of anything: shown, never judged
+        r = {"ci_lo": float(ratios.min()), "ci_hi": float(ratios.max()), "n": int(len(ratios)),
+             "method": stats.NO_INTERVAL}
+        measured[cond] = published_claims.judged("ccbench/throughput/new_vs_old", float(ratios.median()), r,
+                                                 best=float(ratios.max()),
+                                                 note="range over the tasks " + ", ".join(both.index))
     out += _design_claims(df, pub)
     out.append(_claim("throughput/new_vs_old", "relative throughput with 2 threads, this build / 2.7.18 (old GIL)",
                       pub.loc["ccbench throughput (Linux, two systems)", "new_gil"], measured,
@@ -296,27 +281,25 @@ OLD_GIL = "2.7.18"      # the old GIL every new-GIL build is set against (builds
 
 def _latency_new_vs_old(lat: pd.DataFrame) -> list[dict]:
     """"Much better in the latency tests, especially in workload B": per task, the mean one-way
-    time with one background thread (ccbench's statistic) under each new-GIL build over the old
-    GIL's, with a bootstrap interval resampling the answered pings of each side independently."""
+    time with one background thread (ccbench's statistic, one per run) under each new-GIL build
+    over the old GIL's: the ratio of the medians over runs, with its interval."""
     out = []
     g1 = lat[(lat["threads"] == 1) & (lat["policy"] == "default")]
     for task in ("pi", "regex", "bz2"):
         cid = f"latency/new_vs_old/{task}"
         t = g1[g1["task"] == task]
-        old = t[t["condition"] == OLD_GIL]["oneway_ms"].dropna()
+        old = run_means(t[t["condition"] == OLD_GIL])
         measured = {}
         for cond, g in t.groupby("condition"):
-            new = g["oneway_ms"].dropna()
+            new = run_means(g)
             if cond == OLD_GIL or not len(new) or not len(old):
                 continue
-            r = stats.ratio_of_medians(new, old, statistic=np.mean)
-            n = min(r["n_num"], r["n_den"])
+            r = stats.ratio_of_medians(new, old)
             starved = int(t[t["condition"] == OLD_GIL]["rtt_ms"].isna().sum())
-            measured[f"{cond} vs {OLD_GIL}"] = {
-                "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan, "n": n,
-                "ratio_to_published": r["ratio"] / _value(cid), "verdict": _judge(cid, r["ci_lo"], r["ci_hi"], n),
-                "note": f"means of {r['n_num']} and {r['n_den']} answered pings"
-                        + (f"; {starved} of the old GIL's pings starved past the bound (not in its mean)" if starved else "")}
+            measured[f"{cond} vs {OLD_GIL}"] = published_claims.judged(
+                f"ccbench/{cid}", r["ratio"], r,
+                note=f"{r['n_num']} and {r['n_den']} runs, each its mean of the answered pings"
+                     + (f"; {starved} of the old GIL's pings starved past the bound (not in its mean)" if starved else ""))
         out.append(_claim(cid, f"mean latency with one {TASK_WORDS[task]} thread: this build / the old GIL",
                           "\"much better in the latency tests, especially in workload B\"", measured,
                           "ccbench's mean one-way time of the answered pings, new GIL over old"))
@@ -341,11 +324,10 @@ def _design_claims(df: pd.DataFrame, pub: pd.DataFrame) -> list[dict]:
             continue
         ow = g["oneway_ms"].dropna()
         interval_ms = float(g["switch_interval_runtime"].iloc[0]) * 1000.0
-        m, lo, hi = (x / interval_ms for x in _mean_ci(ow))
-        measured[cond] = {"median": m, "ci_lo": lo, "ci_hi": hi, "best": float(ow.min()) / interval_ms if len(ow) else
-                          math.nan, "n": int(len(g)), "ratio_to_published": m / _value("design/forced_switching"),
-                          "verdict": _judge("design/forced_switching", lo, hi, int(len(g))),
-                          "note": f"interval {interval_ms:g} ms"}
+        s = stats.summarize(run_means(g) / interval_ms)
+        measured[cond] = published_claims.judged(
+            "ccbench/design/forced_switching", s["median"], s,
+            best=float(ow.min()) / interval_ms if len(ow) else math.nan, note=f"interval {interval_ms:g} ms")
     out.append(_claim("design/forced_switching", "a thread waiting for the GIL gets it after about one switch "
                       "interval: mean one-way time / the interval set",
                       f"{row['new_gil']} ({row['in_builds']})", measured,

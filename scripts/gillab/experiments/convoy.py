@@ -200,12 +200,8 @@ def _rate_row(claim_id, claim, measured, table, published_as, note=""):
 def _measured_rate(g: pd.DataFrame, claim_id: str) -> dict:
     from .. import claims as published_claims
 
-    published_value = published_claims.value(claim_id)
     s = stats.summarize(per_run(g), lower_is_better=False)      # n: runs
-    value, lo, hi = s["median"], s["ci_lo"], s["ci_hi"]
-    return {"median": value, "ci_lo": lo, "ci_hi": hi, "best": s["best"],
-            "n": s["n"], "ratio_to_published": value / published_value if published_value else math.nan,
-            "verdict": published_claims.judge(claim_id, lo, hi, s["n"]), "note": ""}
+    return published_claims.judged(claim_id, s["median"], s, best=s["best"], note="")
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
@@ -255,12 +251,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
             more = per_run(g[g["cpu_processes"] == k])
             if len(one) and len(more):
                 r = stats.ratio_of_medians(more, one)
-                measured[f"{cond} ({k} processes)"] = {
-                    "median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan,
-                    "n": min(r["n_num"], r["n_den"]), "ratio_to_published": r["ratio"] / published_claims.value("convoy/inline/more_cpu_processes"),
-                    "verdict": published_claims.judge("convoy/inline/more_cpu_processes", r["ci_lo"], r["ci_hi"],
-                                                      min(r["n_num"], r["n_den"])),
-                    "note": ""}
+                measured[f"{cond} ({k} processes)"] = published_claims.judged(
+                    "convoy/inline/more_cpu_processes", r["ratio"], r, note="")
     out.append(_rate_row("convoy/inline/more_cpu_processes", "RPS with k = 2-4 CPU processes / RPS with 1 (in text: "
                          "stays about the same)", measured, "pbts13_t6_echo_inline_numbers",
                          "\"the RPS stays about the same\""))

@@ -32,10 +32,12 @@ def inline_table(pattern: str) -> pd.DataFrame:
 
 
 def judge(kind: str, value: float, band: float, lo: float, hi: float, n: int) -> str:
-    """The outcome of a CI over ``n`` runs against a claim (see :func:`gillab.claims.compare`)."""
+    """The outcome of the interval of a median over ``n`` runs against a claim (see
+    :func:`gillab.claims.compare`)."""
     from .. import claims as published_claims
+    from .. import stats
 
-    return published_claims.compare(kind, value, band, lo, hi, n)
+    return published_claims.compare(kind, value, band, lo, hi, n, method=stats.MEDIAN)
 
 
 def value_of(c, computed: dict) -> float:
@@ -51,6 +53,9 @@ def describe(c, value: float) -> str:
 def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> list[dict]:
     """One row per claim of ``experiment``: per condition the median over runs, its CI, the
     number of runs and the outcome."""
+    from .. import claims as published_claims
+    from .. import stats
+
     out = []
     for _, c in published(experiment).iterrows():
         value = value_of(c, computed or {})
@@ -58,11 +63,11 @@ def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> li
         sel = s[(s["point"] == c["point"]) & (s["statistic"] == c["statistic"])]
         measured = {}
         for _, r in sel.iterrows():
-            measured[r["condition"]] = {
-                "median": r["median"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": r["median"],
-                "n": int(r["runs"]), "ratio_to_published": r["median"] / value if value else np.nan,
-                "verdict": judge(c["kind"], value, band, r["ci_lo"], r["ci_hi"], int(r["runs"])),
-                "note": describe(c, value) + ("" if c["kind"] != "not testable" else f": {c['band_reason']}")}
+            iv = {"ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "n": int(r["runs"]), "method": stats.MEDIAN}
+            measured[r["condition"]] = published_claims.entry(
+                r["median"], iv, best=r["median"], ratio_to_published=r["median"] / value if value else np.nan,
+                verdict=judge(c["kind"], value, band, r["ci_lo"], r["ci_hi"], int(r["runs"])),
+                note=describe(c, value) + ("" if c["kind"] != "not testable" else f": {c['band_reason']}"))
         out.append({"experiment": experiment, "table": "claims", "claim_id": f"{experiment}/{c['claim_id']}",
                     "claim": f"{c['point']}: {c['statistic']} ({describe(c, value)})", "published": value,
                     "unit": "", "band": band if c["kind"] == "about" else None, "kind": c["kind"],
@@ -82,7 +87,7 @@ def side_by_side(s: pd.DataFrame, experiment: str, computed: dict | None = None)
 
 
 def statistics_figure(s: pd.DataFrame, experiment: str, conditions, computed: dict | None = None):
-    """Each claim's statistic per condition: median over runs, 95% CI; dashed, the document's."""
+    """Each claim's statistic per condition: median over runs, its interval; dashed, the document's."""
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -104,13 +109,13 @@ def statistics_figure(s: pd.DataFrame, experiment: str, conditions, computed: di
         ax.axhline(value_of(c, computed or {}), color="black", linestyle="--", linewidth=1)
         ax.set_xticks(range(len(sel)), list(sel["condition"]), rotation=60, fontsize=7)
         ax.set_title(f"{c['point']}:\n{c['statistic']} ({c['kind']})", fontsize=8)
-    fig.suptitle("Each claim's statistic: median over runs, 95% CI; dashed: the document", fontsize=10)
+    fig.suptitle("Each claim's statistic: median over runs, interval over runs (95% from 6 runs; below, their range); dashed: the document", fontsize=10)
     fig.tight_layout()
     return fig
 
 
 def summarize_runs(runs: pd.DataFrame, keys: list[str], statistics) -> pd.DataFrame:
-    """Median over runs and a bootstrap CI over runs, per ``keys`` and statistic."""
+    """Median over runs and its order-statistic interval over runs, per ``keys`` and statistic."""
     from .. import stats
 
     rows = []
@@ -120,7 +125,7 @@ def summarize_runs(runs: pd.DataFrame, keys: list[str], statistics) -> pd.DataFr
             if st not in g or g[st].isna().all():
                 continue
             v = g[st].dropna().astype(float)
-            lo, hi = stats.bootstrap_ci(v)
+            lo, hi = stats.median_interval(v)
             rows.append({**dict(zip(keys, key)), "statistic": st, "median": float(v.median()), "ci_lo": lo,
                          "ci_hi": hi, "runs": len(v)})
     return pd.DataFrame(rows)

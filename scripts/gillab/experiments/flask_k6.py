@@ -10,7 +10,6 @@ the document counted), and failed requests.  ``/io`` is measured as published (i
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -187,13 +186,9 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 if len(a) and len(b) and np.median(b) > 0:
                     r = stats.ratio_of_medians(a, b)
                     key = pair_label((gil, ft)) + ("" if endpoint == ep else f" ({endpoint})")
-                    measured[key] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
-                                     "best": math.nan, "n": r["n_num"],
-                                     "ratio_to_published": r["ratio"] / published_ratio,
-                                     "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"],
-                                                                       min(r["n_num"], r["n_den"])),
-                                     "note": f"/{endpoint}: {ft} {np.median(a):.0f}, {gil} {np.median(b):.0f} "
-                                             f"requests completed in the window"}
+                    measured[key] = published_claims.judged(
+                        cid, r["ratio"], r, note=f"/{endpoint}: {ft} {np.median(a):.0f}, {gil} {np.median(b):.0f} "
+                                                 f"requests completed in the window")
         out.append({"experiment": "flask_k6", "table": "pyconjp2025_observations", "claim_id": cid,
                     "claim": f"{row['File']}: free-threaded / GIL requests completed in the window",
                     "published": published_ratio, "unit": "ratio", "measured": measured, "band": published_claims.band(cid),

@@ -87,21 +87,16 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
                 if not len(tk):
                     continue
                 scale = spec.seed_size / spec.size(g[g["threads"] == 1])
-                s = stats.summarize(tk * scale)
-                value, lo, hi, best, n = s["median"], s["ci_lo"], s["ci_hi"], s["best"], s["n"]
+                r = stats.summarize(tk * scale)
+                value, best = r["median"], r["best"]
                 note = "" if scale == 1 else f"scaled x{scale:g} from {spec.size_words(spec.seed_size / scale)}"
             else:
                 if not (len(tk) and len(t1)):
                     continue
                 r = stats.ratio_of_medians(tk, t1)
-                value, lo, hi, n = r["ratio"], r["ci_lo"], r["ci_hi"], min(r["n_num"], r["n_den"])
-                best = float(tk.min() / t1.min())
+                value, best = r["ratio"], float(tk.min() / t1.min())
                 note = ""
-            measured[cond] = {
-                "median": value, "ci_lo": lo, "ci_hi": hi, "best": best, "n": n,
-                "ratio_to_published": value / published_value,
-                "verdict": published_claims.judge(cid, lo, hi, n), "note": note,
-            }
+            measured[cond] = published_claims.judged(cid, value, r, best=best, note=note)
         out.append({
             "experiment": spec.experiment, "table": spec.table, "claim_id": cid,
             "claim": claim, "published": published_value, "unit": unit, "band": published_claims.band(cid),

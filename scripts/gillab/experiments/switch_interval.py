@@ -99,11 +99,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 den = g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)]["seconds"]
             if len(num) and len(den):
                 r = stats.ratio_of_medians(num, den)
-                measured[cond] = {"median": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
-                                  "best": float(num.min() / den.min()), "n": r["n_num"],
-                                  "ratio_to_published": r["ratio"] / published_value,
-                                  "verdict": published_claims.judge(cid, r["ci_lo"], r["ci_hi"],
-                                                                    min(r["n_num"], r["n_den"])), "note": ""}
+                measured[cond] = published_claims.judged(cid, r["ratio"], r, best=float(num.min() / den.min()),
+                                                         note="")
         out.append({"experiment": "switch_interval", "table": "pbts13_t4_countdown_vs_switch_interval",
                     "claim_id": cid, "claim": claim,
                     "published": published_value, "unit": "ratio", "measured": measured,
