@@ -131,3 +131,17 @@ def test_the_adaptive_rule_asks_for_runs_until_a_95_interval_exists():
     assert "interval" in stats.wide([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 3.0], 0.05)
     rng = np.random.default_rng(3)
     assert stats.wide(rng.normal(10, 0.01, 12), 0.05) == ""
+
+
+def test_the_method_chapter_states_the_numbers_this_module_computes():
+    """book/method.md explains the intervals in words; the numbers it states are checked here
+    against the code that computes them, so that the chapter cannot drift from it."""
+    from gillab.paths import repo_root
+
+    text = " ".join((repo_root() / "book" / "method.md").read_text().split())
+    assert f"up to {stats.ADAPTIVE_MAX} runs" in text
+    assert f"needs **{stats.runs_needed(stats.MEDIAN)} runs** for a 95% interval" in text
+    assert f"That needs {stats.runs_needed(stats.RATIO)} runs in each group" in text
+    assert f"holds the median {stats.coverage(stats.MEDIAN, 3):.0%} of the time" in text
+    assert f"each at {stats.SIDE / 2:.2%} a side" in text and f"at most {stats.SIDE:.1%}" in text
+    assert f"fewer than {stats.runs_needed(stats.MEDIAN)} runs" in text

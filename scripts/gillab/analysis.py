@@ -58,7 +58,7 @@ class Analysis:
 
     def claims(self, df: pd.DataFrame) -> list[dict]:
         """One row per published claim this experiment answers: ``claim_id``, ``claim``,
-        ``published``, ``unit``, and per condition in ``measured`` the median, 95% CI, best,
+        ``published``, ``unit``, and per condition in ``measured`` the median, interval, best,
         n and the verdict."""
         raise NotImplementedError
 

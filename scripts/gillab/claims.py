@@ -224,7 +224,7 @@ def judged(claim_id: str, estimate: float, r: dict, *, published: float | None =
     """:func:`entry` with the verdict of ``claim_id`` on ``r``'s interval and ours / published."""
     v = float(published) if published is not None else value(claim_id)
     return entry(estimate, r, ratio_to_published=estimate / v if v else math.nan,
-                 verdict=judge(claim_id, r["ci_lo"], r["ci_hi"], _n_of(r), method=r["method"], published=published),
+                 verdict=judge(claim_id, r["ci_lo"], r["ci_hi"], _n_of(r), method=r["method"], published=v),
                  **more)
 
 
@@ -232,8 +232,7 @@ def entry(estimate: float, r: dict, **more) -> dict:
     """One condition's entry of a verdict row's ``measured`` from an interval of :mod:`stats`
     (``r``: ci_lo, ci_hi, n, method, and n_num / n_den for a ratio of medians): the estimate, the
     interval, n (runs or pairs; the smaller group of a ratio, both in ``n_each``), the estimand,
-    its coverage and,
-    where it cannot carry a verdict, why."""
+    its coverage and, where it cannot carry a verdict, why."""
     n = _n_of(r)
     return {"median": estimate, "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "best": math.nan,
             "n": (min(n) if isinstance(n, tuple) else n), "n_each": n, "estimand": r["method"],

@@ -26,7 +26,8 @@ def palette(conditions) -> dict:
 
 def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25,
                    join: bool = True):
-    """Raw samples as small dots, the median with its 95% bootstrap CI as a bar, per hue; ``join``
+    """Raw samples as small dots, the median with its interval as a bar
+    (:func:`gillab.stats.median_interval`: 95% once there are runs enough, the range before), per hue; ``join``
     draws lines between the x values (only where x is ordered, e.g. thread counts).  The CIs are
     :func:`gillab.stats.summarize`'s, the same as in the chapter's tables.  With one condition
     there is nothing to dodge."""
@@ -60,7 +61,7 @@ def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, do
 
 def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, height: float = 3.5):
     """One panel per condition; in each, one line per value of ``level`` against the switch
-    interval (log scale): our median with its 95% CI (``y`` names the three columns: median, CI
+    interval (log scale): our median with its interval (``y`` names the three columns: median, CI
     low, CI high), and the document's values as open diamonds, ``published(level_value) -> (x,
     y)``.  ``label(level_value)`` names a line.  Returns the figure, its axes, and per condition
     (axes, condition, its rows of ``s``)."""
@@ -139,7 +140,7 @@ def verdicts_figure(flat: pd.DataFrame):
         if doc != prev:
             ax.text(1.005, i - 0.4, f"document {doc}", transform=ax.get_yaxis_transform(), fontsize=8, va="top")
         prev = doc
-    ax.set_xlabel("ours / published (log scale; the line at 1 is the document's value), 95% CI")
+    ax.set_xlabel("ours / published (log scale; the line at 1 is the document's value), with its interval")
     handles = [Line2D([], [], color=c, marker="s", linestyle="none", label=o) for o, c in OUTCOME_COLOURS.items()
                if o in set(flat["outcome"])]
     handles += [Line2D([], [], color="0.3", marker=markers[c], linestyle="none", label=c) for c in conds]
@@ -151,7 +152,7 @@ def verdicts_figure(flat: pd.DataFrame):
 
 def across_figure(table: list[dict], base: str):
     """Every other campaign against ``base`` (the reference): ours / published in ``base`` (x)
-    and in the other campaign (y), log scales, each claim x build a point with both 95% CIs,
+    and in the other campaign (y), log scales, each claim x build a point with both intervals,
     coloured by whether the two outcomes are the same, differ, or flip (definite both ways).
     One panel per other campaign; points off a log scale are left out and counted in the title."""
     import matplotlib.pyplot as plt

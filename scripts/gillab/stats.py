@@ -45,12 +45,6 @@ COUNT = "count of runs (observed)"      # what happened in the runs measured: ex
 NO_INTERVAL = "no interval"
 METHODS = (MEDIAN, PAIRED, RATIO, PROPORTION, COUNT, NO_INTERVAL)
 
-# the fewest runs with a 95% interval: a median (or paired ratio), each group of a ratio of medians
-def _min_runs(method: str) -> int:
-    side = SIDE / 2 if method == RATIO else SIDE
-    return next(n for n in range(1, 200) if rank(n, side))
-
-
 def _arr(values) -> np.ndarray:
     try:
         a = np.asarray(values, dtype=float).ravel()
@@ -153,6 +147,12 @@ def median_interval(values, side: float = SIDE) -> tuple[float, float]:
     return (float(a[k - 1]), float(a[n - k]))
 
 
+def _groups(n) -> tuple[int, int]:
+    """A ratio of medians' (numerator runs, denominator runs); one number stands for both."""
+    na, nb = n if isinstance(n, (tuple, list)) else (n, n)
+    return int(na), int(nb)
+
+
 def coverage(method: str, n) -> float:
     """The coverage of ``method``'s two-sided interval over ``n`` runs (for a ratio of medians,
     ``n`` is the pair (runs of the numerator, runs of the denominator)), computed exactly from
@@ -163,13 +163,10 @@ def coverage(method: str, n) -> float:
     if method == NO_INTERVAL or n is None:
         return 0.0
     if method == RATIO:
-        try:
-            na, nb = n
-        except TypeError:
-            na = nb = n
+        na, nb = _groups(n)
         if min(na, nb) <= 0:
             return 0.0
-        return max(0.0, 1 - 2 * (side_miss(int(na), SIDE / 2) + side_miss(int(nb), SIDE / 2)))
+        return max(0.0, 1 - 2 * (side_miss(na, SIDE / 2) + side_miss(nb, SIDE / 2)))
     n = int(n)
     if n <= 0:
         return 0.0
@@ -184,15 +181,12 @@ def conclusive(method: str, n) -> bool:
     """Whether a definite outcome may rest on ``method``'s interval over ``n`` runs: it has its
     ranks (not the bare range of too few runs) and a coverage of at least 95%, at most 2.5% a
     side (the intervals here miss as often on either side, so one implies the other)."""
-    if method in (MEDIAN, PAIRED):
-        if n is None or rank(int(n)) is None:
-            return False
-    elif method == RATIO:
-        if n is None:
-            return False
-        na, nb = n if isinstance(n, (tuple, list)) else (n, n)
-        if rank(int(na), SIDE / 2) is None or rank(int(nb), SIDE / 2) is None:
-            return False
+    if n is None:
+        return False
+    if method in (MEDIAN, PAIRED) and rank(int(n)) is None:
+        return False
+    if method == RATIO and any(rank(k, SIDE / 2) is None for k in _groups(n)):
+        return False
     return coverage(method, n) >= LEVEL - 1e-12
 
 
@@ -200,7 +194,10 @@ def runs_needed(method: str) -> int | None:
     """The fewest runs (per group, for a ratio of medians) that give ``method`` a 95% interval."""
     if method in (PROPORTION, COUNT):
         return 1
-    return _min_runs(method) if method in (MEDIAN, PAIRED, RATIO) else None
+    if method not in (MEDIAN, PAIRED, RATIO):
+        return None
+    side = SIDE / 2 if method == RATIO else SIDE
+    return next(n for n in range(1, ADAPTIVE_MAX + 1) if rank(n, side))
 
 
 def wide(values, target: float) -> str:

@@ -56,9 +56,11 @@ def value_cell(m: dict | None) -> str:
     coverage, computed from its estimand and n, inside the brackets: '1.2 [1.1, 1.4; 75%]'."""
     if not m:
         return "not measured"
+    from .stats import LEVEL
+
     cov = m.get("coverage")
     low = ""
-    if m.get("estimand") and cov is not None and cov == cov and cov < 0.95:
+    if m.get("estimand") and cov is not None and cov == cov and cov < LEVEL:
         low = f"; {cov:.0%}" if cov > 0 else "; no interval"
     return f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}{low}]"
 
@@ -117,7 +119,7 @@ def compare_view(df, name: str = "yours"):
     out = pd.DataFrame({
         "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
         "condition": df["condition"], "published": df["published"],
-        "reference: value [95% CI], outcome": df["reference"] + " · " + df["reference outcome"],
+        "reference: value [interval], outcome": df["reference"] + " · " + df["reference outcome"],
         name: df["yours"] + " · " + df["your outcome"],
         "same outcome": df["same outcome"], f"{name} / reference [approx. 95% CI]": df["yours / reference"],
     })

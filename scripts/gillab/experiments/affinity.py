@@ -172,7 +172,7 @@ def figure(df: pd.DataFrame):
     ax.set_xscale("symlog", linthresh=1)
     ax.set_xticks(sorted(s["cpu_threads"].unique()), [str(n) for n in sorted(s["cpu_threads"].unique())])
     ax.set_xlabel("CPU-bound threads in the server")
-    ax.set_ylabel("requests / second (median, 95% CI)")
+    ax.set_ylabel("requests / second (median, interval)")
     ax.set_title("Every server thread on one core; the client on the same core or the other", fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()

@@ -251,11 +251,11 @@ def claims(df: pd.DataFrame) -> list[dict]:
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
     ceiling = s[s["condition"] == "curl"].set_index("scenario")["median"]
-    out = s.assign(**{"MB/s: median [95% CI]": s.apply(lambda r: f"{r['median']:,.0f} [{r['ci_lo']:,.0f}, {r['ci_hi']:,.0f}]", axis=1),
+    out = s.assign(**{"MB/s: median [interval]": s.apply(lambda r: f"{r['median']:,.0f} [{r['ci_lo']:,.0f}, {r['ci_hi']:,.0f}]", axis=1),
                       "of the curl ceiling": s.apply(lambda r: f"{r['median'] / ceiling[r['scenario']]:.0%}"
                                                      if r["scenario"] in ceiling.index else "-", axis=1),
                       "CPU s / wall s": s["cpu_per_wall"].map(lambda v: "-" if math.isnan(v) else f"{v:.2f}")})
-    return out[["scenario", "writer", "threads", "condition", "MB/s: median [95% CI]", "of the curl ceiling",
+    return out[["scenario", "writer", "threads", "condition", "MB/s: median [interval]", "of the curl ceiling",
                 "CPU s / wall s"]].sort_values(["scenario", "writer", "threads", "condition"])
 
 
@@ -301,7 +301,7 @@ def figure(df: pd.DataFrame):
         ax.set_xticks(sorted(g["threads"].unique()), [str(t) for t in sorted(g["threads"].unique())])
         ax.set_ylim(bottom=0)
         ax.set_xlabel("threads (download pool)")
-        ax.set_ylabel("MB/s (median, 95% CI)")
+        ax.set_ylabel("MB/s (median, interval)")
         ax.set_title(f"{scen} file{'s' if scen == 'many' else ''}: verified downloads from nginx on 127.0.0.1", fontsize=10)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()

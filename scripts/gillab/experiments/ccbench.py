@@ -202,8 +202,6 @@ def run_means(g: pd.DataFrame) -> pd.Series:
 
 def _claim(claim_id, claim, published_as, measured, note=""):
     """A verdict row: value, unit and band from claims.csv (``{band}`` in the note: the band)."""
-    from .. import claims as published_claims
-
     c = published_claims.get(f"ccbench/{claim_id}")
     band = published_claims.band(c["claim_id"])
     note = note.replace("{band}", f"+-{band:.0%}" if band is not None else "")
@@ -495,7 +493,7 @@ def figure(df: pd.DataFrame):
 
 
 def throughput_figure(df: pd.DataFrame):
-    """Throughput with N threads (or processes) relative to one thread, per task, with 95% CIs."""
+    """Throughput with N threads (or processes) relative to one thread, per task, with intervals."""
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -550,7 +548,7 @@ def policy_figure(df: pd.DataFrame):
         ax.scatter([xs[p] + off for p in g["policy"]], g["max"], marker="_", s=120, color=pal[cond])
     ax.set_xticks(range(len(order)), order)
     ax.set_yscale("log")
-    ax.set_ylabel("one-way time, ms (dot: median, 95% CI; bar: max)")
+    ax.set_ylabel("one-way time, ms (dot: median, interval; bar: max)")
     ax.set_title(f"{TASK_WORDS[task.iloc[0]]} in one background thread, against the GIL policy", fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -5,7 +5,7 @@ A sample is one server process (under the condition measured) and one client pro
 the same interpreter, the GIL build ``3.13.5`` when it exists, so that only the server
 changes); the client counts requests in 1-second windows after a warm-up window, and every
 window is stored as a row.  A point's rate is the median over its **runs** (each run's median
-window) with a bootstrap CI over runs: windows of one process are not independent samples.
+window) with its interval over runs: windows of one process are not independent samples.
 """
 from __future__ import annotations
 
@@ -271,7 +271,7 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
                     "document RPS": f"{p.iloc[0]:,.0f}" if len(p) else "-"}
             for cond in sorted(s["condition"].unique()):
                 m = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], si) & (s["cpu_threads"] == n)]
-                line[f"{cond}: median [95% CI]"] = (
+                line[f"{cond}: median [interval]"] = (
                     f"{m['rps_median'].iloc[0]:,.0f} [{m['rps_ci_lo'].iloc[0]:,.0f}, {m['rps_ci_hi'].iloc[0]:,.0f}]"
                     if len(m) else "not measured")
             rows.append(line)
@@ -414,7 +414,7 @@ def figure(df: pd.DataFrame):
             ax.plot(xs, model_rps(rps0, xs / 2, 1), color="0.4", linestyle=":", linewidth=1,
                     label="one wait per request: 1/(t0 + interval)")
         gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
-        ax.set_title(f"{cond} ({gil}): dots = ours (median, 95% CI), open diamonds = document", fontsize=10)
+        ax.set_title(f"{cond} ({gil}): dots = ours (median, interval), open diamonds = document", fontsize=10)
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel("requests / second")
         ax.legend(fontsize=7, loc="lower right")
@@ -472,7 +472,7 @@ def processes_figure(df: pd.DataFrame):
     ax.set_ylabel("requests / second")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
-    ax.set_title("CPU work in separate processes: every window (dots), median and 95% CI", fontsize=10)
+    ax.set_title("CPU work in separate processes: every window (dots), median and interval", fontsize=10)
     fig.tight_layout()
     return fig
 

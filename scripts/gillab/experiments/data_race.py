@@ -93,7 +93,6 @@ def claims(df: pd.DataFrame) -> list[dict]:
 
     cid = "data_race/lost_updates"
     tiny = df[np.isclose(df["switch_interval"].fillna(-1.0), _inline_value(inline, "data-race demo"))]
-    pub = published_claims.value(cid)
     measured = {}
     for cond in conds:
         g = tiny[(tiny["condition"] == cond) & (tiny["iterations"] == 1000)]
@@ -103,9 +102,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
             # runs of n that would lose updates could still be n x the exact binomial bound
             hi = float(lost_runs) if lost_runs else len(g) * stats.proportion_interval(0, len(g))[1]
             r = {"ci_lo": float(lost_runs), "ci_hi": hi, "n": int(len(g)), "method": stats.COUNT}
-            measured[cond] = published_claims.entry(
-                float(lost_runs), r, best=float(lost_runs), ratio_to_published=lost_runs / pub,
-                verdict=published_claims.judge(cid, r["ci_lo"], r["ci_hi"], int(len(g)), method=stats.COUNT),
+            measured[cond] = published_claims.judged(
+                cid, float(lost_runs), r, best=float(lost_runs),
                 note=f"lost updates in {lost_runs} of {len(g)} runs ({lost_runs / len(g):.0%}); "
                      f"lost per run {g['lost'].min():,.0f} to {g['lost'].max():,.0f}")
     row(cid, "f() (1000 x sum += 1) in several threads at the document's smallest interval: runs that lose updates",
@@ -161,11 +159,11 @@ def prose(df: pd.DataFrame) -> list:
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
     out = s.assign(**{"switch interval": s["switch_interval"].map(lambda x: f"{x:g} s")})
-    out["lost updates: median [95% CI], max"] = out.apply(
+    out["lost updates: median [interval], max"] = out.apply(
         lambda r: f"{r.lost_median:,.0f} [{r.lost_ci_lo:,.0f}, {r.lost_ci_hi:,.0f}], max {r.lost_max:,.0f}", axis=1)
     out["runs with a lost update"] = out.apply(lambda r: f"{r.runs_with_lost_updates} of {r.runs}", axis=1)
     return out[["condition", "switch interval", "iterations", "threads", "expected",
-                "lost updates: median [95% CI], max", "runs with a lost update"]]
+                "lost updates: median [interval], max", "runs with a lost update"]]
 
 
 def findings(df: pd.DataFrame) -> str:

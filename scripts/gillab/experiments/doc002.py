@@ -137,7 +137,7 @@ def figure(df: pd.DataFrame, experiment: str):
         plots.median_with_ci(ax, d, "x", "seconds", "condition", pal, join=False)
         ax.set_xlabel("")
     ax.set_ylim(bottom=0)
-    ax.set_ylabel("seconds (dots: samples; bars: median, 95% CI)")
+    ax.set_ylabel("seconds (dots: samples; bars: median, interval)")
     ax.set_title(get(experiment).title, fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -153,7 +153,7 @@ def ratio_figure(df: pd.DataFrame, experiment: str):
     fig, ax = plt.subplots(figsize=(8, 3.4))
     labels = [f"{a}\n{'' if m is None else m}" for a, m in zip(r["pair"], r["mode"])]
     ax.errorbar(range(len(r)), r["ft_over_gil"], yerr=[r["ft_over_gil"] - r["ci_lo"], r["ci_hi"] - r["ft_over_gil"]],
-                fmt="o", capsize=5, color="tab:blue", label="ours: median ratio, 95% CI")
+                fmt="o", capsize=5, color="tab:blue", label="ours: median ratio, interval")
     for i, m in enumerate(r["mode"]):
         for _, row in pub.iterrows():
             if ROWS.get(row["File"]) == (experiment, m):
@@ -182,7 +182,7 @@ def side_by_side(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
                 "document: free-threaded": row["Free Threaded (as published)"]}
         sel = s if mode is None else s[s["mode"] == mode]
         for _, r in sel.iterrows():
-            line[f"{r['condition']}: median [95% CI] s"] = f"{r['median']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]"
+            line[f"{r['condition']}: median [interval] s"] = f"{r['median']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]"
         out.append(line)
     return pd.DataFrame(out)
 
@@ -228,7 +228,7 @@ def explorer(df: pd.DataFrame, experiment: str):
             ax.axhline(1, color="0.5", linewidth=0.8)
             ax.set_ylim(0, max(1.6, float(r["ci_hi"].max()) * 1.1))
             ax.set_ylabel("free-threaded / GIL time")
-            ax.set_title(f"{pair_label(pair)}: ratio of medians, 95% CI", fontsize=10)
+            ax.set_title(f"{pair_label(pair)}: ratio of medians, interval", fontsize=10)
         return fig
 
     return widgets.stack_explorer(draw, ("view", ["samples", "ratio"], ["every sample", "free-threaded / GIL"]),

@@ -1,7 +1,7 @@
 """Document 003's claims as its chapters read them: its rows of ``claims.csv``, each a statistic
 at a point of one experiment, *about* a value (with a band), *at least* or *at most* a value, or
 *not testable* here (with the reason).  A chapter's ``summary`` gives, per condition, point and
-statistic, the median over runs and a bootstrap CI over runs; this module judges it."""
+statistic, the median over runs and its interval over runs; this module judges it."""
 from __future__ import annotations
 
 import numpy as np
@@ -109,7 +109,10 @@ def statistics_figure(s: pd.DataFrame, experiment: str, conditions, computed: di
         ax.axhline(value_of(c, computed or {}), color="black", linestyle="--", linewidth=1)
         ax.set_xticks(range(len(sel)), list(sel["condition"]), rotation=60, fontsize=7)
         ax.set_title(f"{c['point']}:\n{c['statistic']} ({c['kind']})", fontsize=8)
-    fig.suptitle("Each claim's statistic: median over runs, interval over runs (95% from 6 runs; below, their range); dashed: the document", fontsize=10)
+    from .. import stats
+
+    fig.suptitle(f"Each claim's statistic: median over runs, interval over runs (95% from "
+                 f"{stats.runs_needed(stats.MEDIAN)} runs; below, their range); dashed: the document", fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -192,7 +192,7 @@ STATISTICS = ("perf1_ratio", "perf2_drop", "perf2_steady", "pool_reduction", "lo
 @frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per condition, server and scenario: the median of each statistic over runs, with a
-    bootstrap CI over runs (independent server runs); ``point`` is the server kind, as the
+    its interval over runs (independent server runs); ``point`` is the server kind, as the
     claims table names it."""
     s = doc003.summarize_runs(per_run(df), ["condition", "kind", "scenario"], STATISTICS)
     return s.assign(point=s["kind"]) if len(s) else s

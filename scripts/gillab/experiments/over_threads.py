@@ -107,7 +107,7 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
 
 
 def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
-    """The published table with ours beside it: per condition, best of n / median [95% CI]."""
+    """The published table with ours beside it: per condition, best of n / median [interval]."""
     s = summary(df, spec)
     pub = published(spec)
     out = pd.DataFrame({"threads": pub["threads"],
@@ -116,7 +116,7 @@ def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     work = spec.size_words(s["work"].iloc[0])
     for cond in sorted(s["condition"].unique()):
         g = s[s["condition"] == cond].set_index("threads")
-        out[f"{cond}: best / median [95% CI], s for {work}"] = out["threads"].map(
+        out[f"{cond}: best / median [interval], s for {work}"] = out["threads"].map(
             lambda k, g=g: f"{g.at[k, 'best']:.3f} / {g.at[k, 'median']:.3f} "
                            f"[{g.at[k, 'ci_lo']:.3f}, {g.at[k, 'ci_hi']:.3f}]" if k in g.index else "not measured")
     return out
@@ -136,15 +136,15 @@ def findings(df: pd.DataFrame, spec: Spec) -> str:
     ratio_rows = [v for v in claims(df, spec) if v["unit"] == "ratio"]
     agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows)
              for c in sorted(s["condition"].unique())}
-    return (f"Measured on {campaigns.cores_of(df)} cores, speedups with 95% bootstrap CIs:\n\n" + "\n".join(lines)
+    return (f"Measured on {campaigns.cores_of(df)} cores, speedups with their intervals (95% once there are runs enough):\n\n" + "\n".join(lines)
             + "\n\nPublished ratios T(k)/T(1) that our measurement matches within 10%: "
             + "; ".join(f"{c}: {n} of {len(ratio_rows)}" for c, n in agree.items()) + ".")
 
 
 # -- figures ----------------------------------------------------------------------------------
 def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
-    """Top: seconds per run (samples, median with 95% CI) per thread count.  Bottom: speedup
-    over 1 thread with 95% CI, the published speedups, and this machine's ceiling."""
+    """Top: seconds per run (samples, median with interval) per thread count.  Bottom: speedup
+    over 1 thread with interval, the published speedups, and this machine's ceiling."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -158,7 +158,7 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
     ax1.set_ylabel(f"seconds for {spec.size_words(s['work'].iloc[0])}")
     ax1.set_xlabel("threads (same total work)")
     ax1.set_ylim(bottom=0)
-    ax1.set_title("Time per run: dots = samples, bars = median and 95% CI", fontsize=11)
+    ax1.set_title("Time per run: dots = samples, bars = median and interval", fontsize=11)
     ax1.legend(title="condition", fontsize=8, title_fontsize=9)
     ks = sorted(s["threads"].unique())
     xpos = {k: i for i, k in enumerate(ks)}
@@ -178,7 +178,7 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
     ax2.set_xlabel("threads")
     ax2.set_ylabel("speedup = median T(1) / median T(k)")
     ax2.set_ylim(0, max(cores, float(np.nanmax(s["speedup_ci_hi"])), float(max(p[1] / p[k] for k in pk))) * 1.15)
-    ax2.set_title("Speedup over 1 thread, 95% bootstrap CI", fontsize=11)
+    ax2.set_title("Speedup over 1 thread, interval of the ratio of medians", fontsize=11)
     ax2.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -222,7 +222,7 @@ def explorer(df: pd.DataFrame, spec: Spec):
                 ax.axhline(pub[1] / pub[k], color="black", linestyle="--", label=f"published: {pub[1] / pub[k]:.2f}")
             ax.set_ylim(0, ymax_s)
             ax.set_ylabel("speedup over 1 thread")
-            ax.set_title(f"{k} thread{plural}: speedup, median with 95% CI", fontsize=11)
+            ax.set_title(f"{k} thread{plural}: speedup, median with interval", fontsize=11)
             ax.legend(fontsize=8, loc="upper left")
         ax.set_xlabel("")
         return fig
