@@ -233,6 +233,16 @@ def test_k_of_n_counts_machine_kinds_not_campaigns_and_leaves_other_code_out():
     assert r["campaigns"]["old"]["measured_with_this_code"] is False
 
 
+def test_the_same_inconclusive_outcome_everywhere_is_not_counted_as_a_definite_agreement():
+    v = pd.DataFrame([_row("a1", "kindA", "inconclusive", cond="x"), _row("b1", "kindB", "inconclusive", cond="x"),
+                      _row("a1", "kindA", "lower", cond="y"), _row("b1", "kindB", "lower", cond="y")])
+    x, y = across.rows(verdicts=v)
+    assert x["same_everywhere"] and not x["definite_everywhere"]
+    assert y["same_everywhere"] and y["definite_everywhere"]
+    s = across.summary([x, y])
+    assert (int(s["same outcome on all"].sum()), int(s["of which definite"].sum())) == (2, 1)
+
+
 @pytest.fixture(scope="module")
 def committed():
     """The committed campaigns as the book reads them: the reference and the contributed one."""

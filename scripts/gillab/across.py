@@ -91,19 +91,21 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
             kinds[fp], flip = kind_outcome(list(k["outcome"]))
             flips |= flip
         counts = {o: sum(1 for x in kinds.values() if x == o) for o in KIND_OUTCOMES}
+        same = len(set(g.loc[g["this_code"], "outcome"])) == 1 and int(g["this_code"].sum()) > 1
         out.append({
             "document": doc, "experiment": exp, "claim_id": cid, "claim": first["claim"], "condition": cond,
             "build": first["build"], "published": first["published"], "unit": first["unit"],
             "campaigns": per_campaign, "machines": kinds, "n_machines": len(kinds),
             "n_campaigns": int(g["this_code"].sum()), "flips": flips,
-            "same_everywhere": len(set(g.loc[g["this_code"], "outcome"])) == 1 and int(g["this_code"].sum()) > 1,
+            "same_everywhere": same, "definite_everywhere": same and g.loc[g["this_code"], "outcome"].iloc[0] in DEFINITE,
             **counts})
     return out
 
 
 def summary(table: list[dict]) -> pd.DataFrame:
     """Per document: claim x condition rows judged on at least two counted campaigns, how many
-    have the same outcome on all of them, how many differ, how many flip."""
+    have the same outcome on all of them (and how many of those a definite one: inconclusive
+    everywhere is the same outcome, but says nothing), how many differ, how many flip."""
     df = pd.DataFrame(table)
     if df.empty:
         return df
@@ -114,6 +116,7 @@ def summary(table: list[dict]) -> pd.DataFrame:
     return pd.DataFrame({
         "claims x builds on 2+ campaigns": g.size(),
         "same outcome on all": g["same_everywhere"].sum().astype(int),
+        "of which definite": g["definite_everywhere"].sum().astype(int),
         "outcome differs": (g.size() - g["same_everywhere"].sum()).astype(int),
         "of which flip (definite both ways)": g["flips"].sum().astype(int),
     }).reset_index()

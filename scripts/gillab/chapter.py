@@ -13,6 +13,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from . import campaigns, experiments, grid, interpreters, plots, report, results, sweep, tables
+from .across import DEFINITE
 from .live import LIVE_NOTEBOOK
 from .profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
 
@@ -266,14 +267,18 @@ class Chapter:
                              "is shown alone."))
             return
         rows = report.compare(self.claims(self.yours_df), self.claims(self.reference_df))
-        same = int((rows["same outcome"] == "yes").sum())
-        differ = int((rows["same outcome"] == "NO").sum())
+        both = rows[rows["same outcome"] != "-"]
+        definite = both["reference outcome"].isin(DEFINITE) & both["your outcome"].isin(DEFINITE)
+        same = int((both["same outcome"][definite] == "yes").sum())
+        differ = int((both["same outcome"][definite] == "NO").sum())
         whose = self._whose(self.yours)
         display(Markdown(
             f"{whose[0].upper() + whose[1:]} `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
-            f"{same + differ} claims x conditions measured in both, **{same} have the same outcome and {differ} "
-            f"differ**. *{self.yours.role} / reference* is the ratio of the two values with an approximate 95% interval "
-            "(from the two CIs, independent campaigns). The machines:"))
+            f"{len(both)} claims x conditions measured in both, {same + differ} have a definite outcome (agrees, "
+            f"higher or lower) in both: **{same} the same and {differ} different**; the other "
+            f"{len(both) - same - differ} are inconclusive in one or both, which says nothing either way. "
+            f"*{self.yours.role} / reference* is the ratio of the two values with an approximate 95% interval "
+            "(from the two intervals, independent campaigns). The machines:"))
         display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
         display(Markdown("Claim by claim:"))
         display(tables.table(tables.compare_view(rows, self.yours.role)))

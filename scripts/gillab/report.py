@@ -378,7 +378,9 @@ def counts_markdown(df) -> str:
     lines = []
     for doc, g in head.groupby("document", sort=True):
         c = g["outcome"].value_counts()
-        parts = ", ".join(f"{int(c[o])} {o}" for o in OUTCOMES if o in c.index)
+        small = int(g["why"].fillna("").str.startswith("n too small").sum()) if "why" in g.columns else 0
+        parts = ", ".join(f"{int(c[o])} {o}" + (f" ({small} of them for too few runs)" if o == "inconclusive" and small
+                                                 else "") for o in OUTCOMES if o in c.index)
         caption = DOCUMENTS.get(doc, f"Document {doc}")
         n = g["claim_id"].nunique()
         lines.append(f"- **{caption}**: {n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build "
