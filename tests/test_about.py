@@ -93,7 +93,7 @@ def _countdown(times: dict) -> pd.DataFrame:
     rows = []
     for cond, (python, gil, by_k) in times.items():
         for k, values in by_k.items():
-            for i, v in enumerate(values * 3):     # each listed run three times: 9 a side, enough for a ratio
+            for i, v in enumerate(values * 7):     # each listed run seven times: 21 runs, 7 best-of-3 trials
                 rows.append({"condition": cond, "threads": k, "seconds": v, "total_decrements": 100_000_000,
                              "repeat": i, "python": python, "gil_enabled": gil, "status": "ok"})
     return pd.DataFrame(rows)

@@ -112,6 +112,54 @@ def test_paired_ratio_covers_the_median_ratio(dist):
     assert seen >= computed - 3 * MC_SE - 0.002     # the truth itself is estimated (to about 0.1%)
 
 
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+@pytest.mark.parametrize("runs", [21, 24, 30])
+def test_best_of_3_over_trials_covers_the_median_best_of_3(dist, runs):
+    """A best-of-3 claim as the countdown and SHA-256 chapters judge it: ``runs`` interleaved
+    repeats at 1 and at k threads (a drift per repeat that both share), trials of repeats
+    3j..3j+2 (:func:`gillab.stats.trials`), the median of the trials' bests for T(1) and the median
+    of per-trial ratios of bests for T(k)/T(1).  Each interval covers what it estimates (the
+    median of a best of 3; of a ratio of two bests of 3 from one trial) at least as often as
+    :func:`gillab.stats.coverage` says, which is at least 95%."""
+    draw, _ = DISTRIBUTIONS[dist]
+    rng = np.random.default_rng(300 + runs)
+    drift = rng.lognormal(0, 0.05, (DRAWS, runs))
+    one, k = draw(rng, (DRAWS, runs)) * drift, draw(rng, (DRAWS, runs)) * drift * 1.3
+    # the truths, from a very large sample of trials with the same drift model
+    big = np.random.default_rng(77)
+    m = 600_000
+    d = big.lognormal(0, 0.05, (m, 3))
+    b1 = (draw(big, (m, 3)) * d).min(axis=1)
+    bk = (draw(big, (m, 3)) * d * 1.3).min(axis=1)
+    truth_one, truth_ratio = float(np.median(b1)), float(np.median(bk / b1))
+    hits_one = hits_ratio = 0
+    for x, y in zip(one, k):
+        t1, tk = stats.trials(dict(enumerate(x)), 3), stats.trials(dict(enumerate(y)), 3)
+        assert len(t1) == runs // 3
+        r1 = stats.trial_median(t1)
+        rk = stats.paired_ratio(tk, t1, stats.PAIRED_TRIALS)
+        hits_one += _covered(r1["ci_lo"], r1["ci_hi"], truth_one)
+        hits_ratio += _covered(rk["ci_lo"], rk["ci_hi"], truth_ratio)
+    n = runs // 3
+    assert stats.conclusive(stats.TRIALS, n) and stats.conclusive(stats.PAIRED_TRIALS, n)
+    computed = stats.coverage(stats.TRIALS, n)
+    assert computed == stats.coverage(stats.PAIRED_TRIALS, n) >= stats.LEVEL
+    for name, hits in (("T(1)", hits_one), ("T(k)/T(1)", hits_ratio)):
+        # the truths are estimated from 600,000 trials (to about 0.2% of a median)
+        assert hits / DRAWS >= computed - 3 * MC_SE - 0.003, f"{dist}, {runs} runs, {name}: {hits / DRAWS:.4f}"
+
+
+def test_a_best_of_3_needs_7_trials_21_runs():
+    """Below 7 trials no verdict rests on a best of 3, whatever the runs show; 20 runs (the most
+    an adaptive sweep takes) are 6 trials."""
+    vals = dict(enumerate(np.linspace(1.0, 1.01, 20)))
+    r = stats.trial_median(stats.trials(vals, 3))
+    assert r["n"] == 6 and not stats.conclusive(stats.TRIALS, r["n"])
+    assert claims.compare("about", 1.0, 0.5, r["ci_lo"], r["ci_hi"], r["n"], method=stats.TRIALS) == "inconclusive"
+    assert stats.runs_needed(stats.TRIALS) == 7
+    assert stats.why_inconclusive(stats.TRIALS, 6) == "n too small: 6 trials; a 95% interval needs 7"
+
+
 def _adaptive(draw_one, start: int, most: int, target: float) -> np.ndarray:
     """One point of an adaptive sweep: ``start`` repeats, then one more while the sweep's rule
     (:func:`gillab.stats.wide`) says the interval is not yet narrow, up to ``most``."""

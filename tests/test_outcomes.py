@@ -18,8 +18,8 @@ from gillab import experiments, results
 RUNS = 3
 
 
-def more(values):
-    return tuple(values) * RUNS
+def more(values, times: int = RUNS):
+    return tuple(values) * times
 
 
 # per repeat, the measured value over the published one
@@ -42,8 +42,10 @@ def test_sha256_two_threads_over_one(factors, expected):
     pub = results.reference("pbts13_t2_sha256_threads").set_index("threads")["time_s_best_of_3"]
     ratio = float(pub[2] / pub[1])
     rows = []
-    for rep, f in enumerate(more(factors)):
-        t1 = 3.0 * (1 + 0.005 * (rep % 2))   # a ratio of medians, not paired: the one-thread times barely move
+    # the document's best of 3 is judged over trials of three runs (7 needed): the list seven times,
+    # so that five runs make 35 (11 trials) and two runs 14 (4 trials, too few)
+    for rep, f in enumerate(more(factors, 7)):
+        t1 = 3.0 * (1 + 0.005 * (rep % 2))   # the one-thread times barely move
         rows += [{"condition": "b", "threads": 1, "seconds": t1, "repeat": rep},
                  {"condition": "b", "threads": 2, "seconds": t1 * ratio * f, "repeat": rep}]
     df = pd.DataFrame(rows).assign(messages=8, message_bytes=134_217_728, gil_enabled=True)

@@ -68,7 +68,7 @@ def test_cli_reports_bad_input_plainly(data_dir):
     assert not data_dir.exists()
 
 
-@pytest.mark.parametrize("profile", ["smoke", "default", "seed"])
+@pytest.mark.parametrize("profile", ["smoke", "default", "verdicts", "seed"])
 def test_every_experiment_resolves_every_profile(profile):
     """profiles.toml holds a complete, valid table for every experiment and profile."""
     from gillab.experiments import get, names
@@ -77,6 +77,49 @@ def test_every_experiment_resolves_every_profile(profile):
         exp = get(name)
         p = exp.resolve(profile)
         assert p["repeats"] >= 1 and exp.points(p), name
+
+
+def test_the_verdicts_profile_is_defaults_configuration_with_more_runs():
+    """Every experiment's verdicts table changes only how much is measured: the same
+    configuration id as default (so its samples add to default's in one campaign), at least
+    default's repeats, and exactly that many (no adaptive rounds)."""
+    from gillab.experiments import get, names
+
+    for name in names():
+        exp = get(name)
+        d, v = exp.resolve("default"), exp.resolve("verdicts")
+        assert exp.config_id(d) == exp.config_id(v), name
+        assert v["repeats"] >= max(d["repeats"], d["max_repeats"] or 0) and v["max_repeats"] is None, name
+
+
+def test_a_verdicts_table_that_changes_what_is_measured_is_refused(monkeypatch):
+    from gillab import profiles
+    from gillab.experiments import get
+
+    real = profiles.load_profiles()
+    bad = {**real, "countdown": {**real["countdown"], "verdicts": {"repeats": 21, "total_decrements": 10**6}}}
+    monkeypatch.setattr(profiles, "load_profiles", lambda: bad)
+    with pytest.raises(ParameterError, match=r"\[countdown.verdicts\] sets total_decrements: the verdicts profile is "
+                                             "default's configuration with more runs"):
+        get("countdown").resolve("verdicts")
+
+
+def test_the_verdicts_profile_gives_every_judged_claim_the_runs_its_interval_needs():
+    """On the reference campaign's verdict rows, each judged claim's estimand (and the
+    document's statistic: a best of 3 is trials of 3 runs) needs some runs per point and build;
+    the verdicts profile's repeats give them all (each repeat is one run of every point)."""
+    from gillab import campaigns, claims, report, stats
+    from gillab.experiments import get
+
+    flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-") & (flat["estimand"] != "")]
+    assert len(judged) > 100
+    for (name, estimand, cid), _ in judged.groupby(["experiment", "estimand", "claim_id"]):
+        need = stats.runs_needed(estimand)
+        if need is None:                 # no interval at all (ccbench's range over tasks): runs cannot help
+            continue
+        need *= claims.trial_size(cid) if cid in claims.table().index else 1
+        assert get(name).resolve("verdicts")["repeats"] >= need, (name, estimand, cid, need)
 
 
 def test_seed_profiles_follow_the_documents():

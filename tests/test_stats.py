@@ -125,6 +125,25 @@ def test_paired_ratio_pairs_by_key_and_ignores_unpaired_or_bad_values():
     assert r["ratio"] == r["ci_lo"] == r["ci_hi"] == 2.0 and stats.conclusive(r["method"], r["n"])
 
 
+def test_a_best_of_3_trial_is_three_consecutive_repeats_and_never_a_best_of_fewer():
+    by_repeat = {0: 5.0, 1: 3.0, 2: 4.0, 3: 9.0, 4: 8.0, 5: 7.5, 6: 1.0, 7: 2.0, 9: 6.0, 10: 6.5, 11: float("nan")}
+    # trial 0: repeats 0-2, best 3.0; trial 1: repeats 3-5, best 7.5; trial 2 lacks repeat 8,
+    # trial 3 holds a failed run (NaN): both left out
+    assert stats.trials(by_repeat, 3) == {0: 3.0, 1: 7.5}
+    assert stats.trials(by_repeat, 3, pick=max) == {0: 5.0, 1: 9.0}
+    assert stats.trials({0: 2.0, 1: 1.0}, 1) == {0: 2.0, 1: 1.0}     # one run a trial: the runs
+    with pytest.raises(ValueError):
+        stats.trials(by_repeat, 0)
+    r = stats.trial_median(stats.trials(dict(enumerate(range(1, 22))), 3))   # bests 1, 4, ..., 19
+    assert r["n"] == 7 and r["median"] == 10.0 and r["method"] == stats.TRIALS
+    assert (r["ci_lo"], r["ci_hi"]) == (1.0, 19.0) and stats.conclusive(r["method"], r["n"])
+    # a ratio of two points' trials pairs trial j with trial j
+    p = stats.paired_ratio({0: 2.0, 1: 6.0}, {0: 1.0, 1: 2.0}, stats.PAIRED_TRIALS)
+    assert p["ratio"] == 2.5 and p["method"] == stats.PAIRED_TRIALS and p["n"] == 2
+    with pytest.raises(ValueError):
+        stats.paired_ratio({0: 1.0}, {0: 1.0}, stats.MEDIAN)
+
+
 def test_the_adaptive_rule_asks_for_runs_until_a_95_interval_exists():
     assert "needs 7" in stats.wide([1.0, 1.0, 1.0], 0.05)          # identical, but only three
     assert stats.wide([1.0] * 7, 0.05) == ""

@@ -21,7 +21,7 @@ def synthetic(times: dict[str, dict[int, list[float]]], total=100_000_000) -> pd
 
 
 def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
-    df = synthetic({c: {k: v * 3 for k, v in by_k.items()} for c, by_k in {     # each run three times: 9 a side
+    df = synthetic({c: {k: v * 7 for k, v in by_k.items()} for c, by_k in {     # each run 7 times: 7 trials of 3
         "gil": {1: [6.5, 6.52, 6.55], 2: [6.6, 6.57, 6.58], 4: [6.6, 6.59, 6.62], 8: [6.6, 6.58, 6.61]},
         "ft": {1: [8.0, 8.1, 8.05], 2: [4.0, 4.1, 4.05], 4: [4.1, 4.0, 4.05], 8: [4.2, 4.1, 4.15]},
     }.items()})
@@ -42,7 +42,13 @@ def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
 def test_smaller_profiles_are_scaled_and_say_so():
     df = synthetic({"gil": {1: [0.65, 0.66], 2: [0.66, 0.67]}}, total=10_000_000)
     one = next(r for r in cd.ANALYSIS.claims(df) if r["claim_id"] == "countdown/threads=1")["measured"]["gil"]
+    # two runs are no complete best-of-3 trial: the median of the runs is shown, and judged inconclusive
     assert one["median"] == pytest.approx(6.55) and "scaled x10" in one["note"]
+    assert one["verdict"] == "inconclusive" and one["n"] == 0 and "no complete trial of 3 runs (2 runs)" in one["note"]
+    assert one["why_inconclusive"] == "n too small: 0 trials; a 95% interval needs 7"
+    df = synthetic({"gil": {1: [0.65, 0.66, 0.64] * 3, 2: [0.66, 0.67, 0.65] * 3}}, total=10_000_000)
+    one = next(r for r in cd.ANALYSIS.claims(df) if r["claim_id"] == "countdown/threads=1")["measured"]["gil"]
+    assert one["median"] == pytest.approx(6.4) and one["n"] == 3    # three trials, each one's best 0.64 s
 
 
 def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
@@ -63,8 +69,10 @@ def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
             "ci_high", "n", "outcome", "profile", "campaign"}
     for r in rows:
         assert keys <= set(r) and r["document"] == "000" and r["profile"] == "any"
-        assert r["ci_low"] <= r["measured"] <= r["ci_high"]
-        assert r["outcome"] == "inconclusive" and r["n"] == 2     # 2 repeats support no verdict either way
+        # 2 repeats are no complete trial of the document's best of 3: shown, never judged
+        assert r["outcome"] == "inconclusive" and r["n"] == 0 and r["why"].startswith("n too small: 0 ")
+        assert "trials; a 95% interval needs 7" in r["why"]
+        assert r["ci_low"] is None and r["measured"] > 0
     assert {r["condition"] for r in rows} == {"3.13.5", "3.13.5t"} and len({r["claim_id"] for r in rows}) == 4
     nested = json.loads(subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--nested", "-P", "any"],
                                        capture_output=True, text=True).stdout)

@@ -18,7 +18,7 @@ from .live import LIVE_NOTEBOOK
 from .profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
 
 NOTEBOOK_PARAMS = {
-    "profile": Param("profile", str, "smoke, default or seed"),
+    "profile": Param("profile", str, "smoke, default, verdicts or seed"),
     "measure": Param("measure", bool, "True measures into your campaign first (what gillab measure does)"),
     "campaign": Param("campaign", str, "whose data to show, None means your newest campaign here else the reference",
                       optional=True),

@@ -2,7 +2,9 @@
 
 One row per claim: its id (the verdicts' ``claim_id``), document, experiment, the section and
 words it was published in, what kind of statement it is, the statistic and point of ours that
-answers it, how it is compared (*about* a value with a band, *at least*, *at most*, or *not
+answers it, the statistic the document computed its number with (``doc_statistic``: best of 3, a
+tool's mean, a count in a window, one run, or not stated; the verdict computes that statistic on
+trials shaped like the document's, :data:`DOC_STATISTICS`), how it is compared (*about* a value with a band, *at least*, *at most*, or *not
 testable* here, with the reason), the value and where it comes from, the band and why, and the
 document's interpreter and machine as far as it says.
 
@@ -42,7 +44,14 @@ ABOUT = ("mechanism", "machine", "cores", "not testable")
 # "A vs B" conditions), the document's own builds (builds.toml [sets] docNNN), or every build
 FAMILIES = ("old GIL", "new GIL", "no GIL")
 BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "new GIL vs old GIL", "own", "any")
-COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "point", "comparison",
+# the statistic a document computed its number with (claims.csv ``doc_statistic``), and how many of
+# our independent runs make one trial of it: a best of 3 is the smallest of three runs, so three
+# of our interleaved repeats (3j..3j+2) make one trial and the verdict's interval is over trials;
+# every other statistic is one run's (a tool's mean over one run's pings, a count in one run's
+# window), and "not stated" is read as one run
+DOC_STATISTICS = {"best of 3": 3, "tool's mean": 1, "count in a window": 1, "one run": 1, "not stated": 1}
+COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "doc_statistic",
+           "doc_statistic_words", "point", "comparison",
            "value", "unit", "derive", "value_source", "band", "band_reason", "interpreter", "machine", "rests_on",
            "about", "about_reason", "builds", "builds_reason", "cpus")
 _CELL = re.compile(r"^\s*(?P<table>[\w]+)\[(?P<sel>[^\]]*)\](?:\.(?P<col>[\w]+))?\s*$")
@@ -136,6 +145,12 @@ def _table() -> pd.DataFrame:
             raise ValueError(f"claims.csv, {c['claim_id']}: both a typed value and a derivation")
         if c["about"] not in ABOUT:
             raise ValueError(f"claims.csv, {c['claim_id']}: about {c['about']!r} is not one of {ABOUT}")
+        if c["doc_statistic"] not in DOC_STATISTICS:
+            raise ValueError(f"claims.csv, {c['claim_id']}: doc_statistic {c['doc_statistic']!r} is not one of "
+                             f"{tuple(DOC_STATISTICS)}")
+        if not c["doc_statistic_words"].strip():
+            raise ValueError(f"claims.csv, {c['claim_id']}: doc_statistic_words says where the document gives its "
+                             "statistic, or that it does not")
         if c["builds"] not in BUILDS:
             raise ValueError(f"claims.csv, {c['claim_id']}: builds {c['builds']!r} is not one of {BUILDS}")
         if not c["about_reason"].strip() or not c["builds_reason"].strip():
@@ -176,6 +191,11 @@ def value(claim_id: str) -> float:
     if math.isnan(v):
         raise KeyError(f"claims.csv, {claim_id}: no value (neither typed nor derived)")
     return float(v)
+
+
+def trial_size(claim_id: str) -> int:
+    """How many of our runs make one trial of the document's statistic (best of 3: 3)."""
+    return DOC_STATISTICS[get(claim_id)["doc_statistic"]]
 
 
 def band(claim_id: str) -> float | None:

@@ -9,11 +9,11 @@ import hashlib
 import json
 
 from . import interpreters, runner
-from .profiles import Param, ParameterError, resolve  # noqa: F401  (Param, ParameterError: for experiments)
+from .profiles import RUN_SIZE, Param, ParameterError, resolve  # noqa: F401  (Param, ParameterError: for experiments)
 
 # Parameters that say how much/how long to measure but not *what* a sample is.
 # full_grid and small_grid choose which builds are measured at which points, not what a sample is.
-NOT_CONFIG = ("conditions", "repeats", "max_repeats", "ci_target", "timeout", "full_grid", "small_grid")
+NOT_CONFIG = RUN_SIZE       # how much is measured: not part of the configuration id
 
 
 class Experiment:

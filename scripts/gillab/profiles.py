@@ -18,7 +18,13 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - 3.10
     import tomli as tomllib  # type: ignore
 
-PROFILES = ("smoke", "default", "seed")
+PROFILES = ("smoke", "default", "verdicts", "seed")
+# the parameters that say how much is measured, not what: the runs, the builds, the grids, a
+# sample's time limit (none of them is part of an experiment's configuration id).  The
+# ``verdicts`` profile is ``default``'s configuration with more runs: it may set only these, so
+# its samples are default's plus more, in one configuration (a campaign measured with `default`
+# and then with `verdicts` resumes the first and adds the rest)
+RUN_SIZE = ("conditions", "repeats", "max_repeats", "ci_target", "timeout", "full_grid", "small_grid")
 BUDGET_MINUTES = 25   # the whole `default` report on 2 cores (profiles.toml says how it is met)
 
 
@@ -95,7 +101,19 @@ def profile_values(experiment: str, profile: str) -> dict:
     table = load_profiles().get(experiment, {})
     if profile not in table:
         raise ParameterError(f"profiles.toml has no [{experiment}.{profile}] table")
-    return dict(table[profile])
+    if profile != "verdicts":
+        return dict(table[profile])
+    extra = dict(table[profile])
+    bad = sorted(set(extra) - set(RUN_SIZE))
+    if bad:
+        raise ParameterError(f"profiles.toml [{experiment}.verdicts] sets {', '.join(bad)}: the verdicts profile is "
+                             f"default's configuration with more runs, and may set only {', '.join(RUN_SIZE)}")
+    if "default" not in table:
+        raise ParameterError(f"profiles.toml has no [{experiment}.default] table for [{experiment}.verdicts] to extend")
+    base = dict(table["default"])
+    if "repeats" in extra and "max_repeats" not in extra:
+        base.pop("max_repeats", None)      # a number of repeats asked for is that number
+    return base | extra
 
 
 # -- parsers -----------------------------------------------------------------------------

@@ -184,7 +184,8 @@ def build_of(condition: str) -> str:
 def flat(rows: list[dict]):
     """The verdict rows as one line per claim and condition: document, experiment, claim,
     condition, published, unit, band (where the claim states one: so far document 003's),
-    measured with its interval, n, the ``estimand`` the interval is for and its ``coverage``
+    measured with its interval, n, the document's statistic (``doc_statistic``: what one trial
+    is; a best of 3 is judged over trials of three runs), the ``estimand`` the interval is for and its ``coverage``
     (computed from the two, :func:`gillab.stats.coverage`), outcome (and ``why`` an inconclusive
     one is: "n too small: ..." where no 95% interval exists for its n), and ours / published with
     its interval (what the verdicts page
@@ -234,15 +235,15 @@ def flat(rows: list[dict]):
 
 
 def _about(claim_id: str) -> dict:
-    """What claims.csv says a claim is about and which builds it speaks of (empty for a row that
-    is no claim of claims.csv)."""
+    """What claims.csv says a claim is about, which builds it speaks of and the document's own
+    statistic (empty for a row that is no claim of claims.csv)."""
     from . import claims
 
     try:
         c = claims.get(claim_id)
     except KeyError:
-        return {"about": "", "builds": ""}
-    return {"about": c["about"], "builds": c["builds"]}
+        return {"about": "", "builds": "", "doc_statistic": ""}
+    return {"about": c["about"], "builds": c["builds"], "doc_statistic": c["doc_statistic"]}
 
 
 ROLES = ("judged", "machine", "needs cores", "other builds", "not testable")

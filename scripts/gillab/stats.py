@@ -17,6 +17,12 @@ Every interval here is distribution-free and its coverage is computed, not assum
   order-statistic interval at 1.25% per side, combined as [lo_a / hi_b, hi_a / lo_b]: a side of
   the ratio misses only if a side of one of the two misses, so each side of the ratio misses at
   most 2.5% (a union bound; it needs 8 runs in each group).
+- **the document's statistic over trials** (``trials``, then ``trial_median`` / ``paired_ratio``):
+  where a document's number is a best of 3, three of our interleaved repeats (3j..3j+2) make one
+  trial, the trial's value is their best, and the order-statistic interval is over trials
+  (``TRIALS``; a ratio of two points' trials, paired by trial: ``PAIRED_TRIALS``).  A trial is
+  as independent of the next as a run is of the next, so the intervals are the same, with n
+  counted in trials: a best of 3 needs 7 trials, 21 runs.
 - **proportion** (``proportion_interval``): the exact (Clopper-Pearson) binomial interval of
   ``k`` events in ``n`` independent runs; at least 95% for every ``n``.
 - **count of runs (observed)**: how many of the runs measured showed something (a race that lost
@@ -40,10 +46,16 @@ SIDE = (1 - LEVEL) / 2      # at most 2.5% on each side, also for "at least" / "
 MEDIAN = "median over runs"
 PAIRED = "median of paired ratios"
 RATIO = "ratio of medians"
+TRIALS = "median over trials"                     # a trial: the document's statistic over its runs
+PAIRED_TRIALS = "median of paired trial ratios"   # two points' trials, paired by trial
 PROPORTION = "proportion of runs"
 COUNT = "count of runs (observed)"      # what happened in the runs measured: exact, nothing estimated
 NO_INTERVAL = "no interval"
-METHODS = (MEDIAN, PAIRED, RATIO, PROPORTION, COUNT, NO_INTERVAL)
+METHODS = (MEDIAN, PAIRED, RATIO, TRIALS, PAIRED_TRIALS, PROPORTION, COUNT, NO_INTERVAL)
+# the methods whose interval is the order-statistic interval over n independent units (runs,
+# pairs, trials, paired trials)
+ORDER = (MEDIAN, PAIRED, TRIALS, PAIRED_TRIALS)
+_UNITS = {MEDIAN: "runs", PAIRED: "pairs", TRIALS: "trials", PAIRED_TRIALS: "paired trials"}
 
 def _arr(values) -> np.ndarray:
     try:
@@ -183,7 +195,7 @@ def conclusive(method: str, n) -> bool:
     side (the intervals here miss as often on either side, so one implies the other)."""
     if n is None:
         return False
-    if method in (MEDIAN, PAIRED) and rank(int(n)) is None:
+    if method in ORDER and rank(int(n)) is None:
         return False
     if method == RATIO and any(rank(k, SIDE / 2) is None for k in _groups(n)):
         return False
@@ -194,7 +206,7 @@ def runs_needed(method: str) -> int | None:
     """The fewest runs (per group, for a ratio of medians) that give ``method`` a 95% interval."""
     if method in (PROPORTION, COUNT):
         return 1
-    if method not in (MEDIAN, PAIRED, RATIO):
+    if method not in (*ORDER, RATIO):
         return None
     side = SIDE / 2 if method == RATIO else SIDE
     return next(n for n in range(1, ADAPTIVE_MAX + 1) if rank(n, side))
@@ -251,10 +263,36 @@ def ratio_of_medians(num, den) -> dict:
     return out | {"ratio": ma / mb if mb else math.nan, "ci_lo": float(lo), "ci_hi": float(hi)}
 
 
-def paired_ratio(num, den) -> dict:
+def trials(by_repeat, size: int, pick=min) -> dict[int, float]:
+    """The document's statistic on trials shaped like its own: repeats ``size*j .. size*j+size-1``
+    of the interleaved sweep make trial j, whose value is ``pick`` of their values (a best of 3
+    of times: ``min``).  A trial that lacks one of its runs (a failed sample, a sweep stopped
+    part-way) is left out, never a best of fewer.  ``by_repeat`` maps a repeat number (from 0)
+    to one run's value (a dict or a pandas Series)."""
+    if size < 1:
+        raise ValueError(f"a trial has at least one run, not {size}")
+    groups: dict[int, list[float]] = {}
+    for rep, v in (by_repeat.items() if hasattr(by_repeat, "items") else dict(by_repeat).items()):
+        v = float(v)
+        if math.isfinite(v):
+            groups.setdefault(int(rep) // size, []).append(v)
+    return {j: float(pick(vs)) for j, vs in sorted(groups.items()) if len(vs) == size}
+
+
+def trial_median(by_trial) -> dict:
+    """The median over trials (:func:`trials`) with the order-statistic interval over them."""
+    r = summarize(list(by_trial.values()))
+    return {"ratio": r["median"], "median": r["median"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "n": r["n"],
+            "method": TRIALS, "coverage": coverage(TRIALS, r["n"])}
+
+
+def paired_ratio(num, den, method: str = PAIRED) -> dict:
     """The median of per-pair ratios num[k] / den[k], over the keys both hold (e.g. the repeat:
-    two builds measured back to back in one interleaved round), with the order-statistic interval
-    over the pairs.  ``num`` and ``den`` map a key to a value (a dict or a pandas Series)."""
+    two builds measured back to back in one interleaved round; or the trial, ``method``
+    :data:`PAIRED_TRIALS`), with the order-statistic interval over the pairs.  ``num`` and
+    ``den`` map a key to a value (a dict or a pandas Series)."""
+    if method not in (PAIRED, PAIRED_TRIALS):
+        raise ValueError(f"paired_ratio is for {PAIRED!r} or {PAIRED_TRIALS!r}, not {method!r}")
     a = dict(num.items()) if hasattr(num, "items") else dict(num)
     b = dict(den.items()) if hasattr(den, "items") else dict(den)
     r = []
@@ -263,10 +301,10 @@ def paired_ratio(num, den) -> dict:
         if math.isfinite(x) and math.isfinite(y) and y > 0:
             r.append(x / y)
     if not r:
-        return {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "n": 0, "method": PAIRED, "coverage": 0.0}
+        return {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "n": 0, "method": method, "coverage": 0.0}
     lo, hi = median_interval(r)
-    return {"ratio": float(np.median(r)), "ci_lo": lo, "ci_hi": hi, "n": len(r), "method": PAIRED,
-            "coverage": coverage(PAIRED, len(r))}
+    return {"ratio": float(np.median(r)), "ci_lo": lo, "ci_hi": hi, "n": len(r), "method": method,
+            "coverage": coverage(method, len(r))}
 
 
 def _beta_quantile(q: float, a: float, b: float) -> float:
@@ -334,4 +372,4 @@ def why_inconclusive(method: str, n) -> str:
 def _n_words(method: str, n) -> str:
     if method == RATIO and isinstance(n, (tuple, list)):
         return f"{n[0]} and {n[1]} runs"
-    return f"{n} {'pairs' if method == PAIRED else 'runs'}"
+    return f"{n} {_UNITS.get(method, 'runs')}"

@@ -91,6 +91,8 @@ def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None 
             c = claims.get(r["claim_id"])
         except KeyError:
             c = None
+        if c is not None:
+            line["document's statistic"] = c["doc_statistic"]
         if fams is not None and c is not None:
             line["about"] = f"{c['about']}, {c['builds']} builds" if c["builds"] != "any" else f"{c['about']}, any build"
         for cond, m in r["measured"].items():   # columns are put in display order below
@@ -101,7 +103,7 @@ def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None 
             line[cond] = f"{value_cell(m)}: {outcome_words(m)}{why}{note}"
         out.append(line)
     df = pd.DataFrame(out).fillna("not measured")
-    fixed = [c for c in ("experiment", "claim", "published", "about") if c in df.columns]
+    fixed = [c for c in ("experiment", "claim", "published", "document's statistic", "about") if c in df.columns]
     return df[fixed + display_order([c for c in df.columns if c not in fixed])]
 
 
