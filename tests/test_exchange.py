@@ -7,6 +7,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -218,6 +219,32 @@ def _row(campaign, fp, outcome, this_code=True, cond="3.13.5"):
 ])
 def test_a_machine_kind_has_one_outcome_only_when_its_sittings_agree(outcomes, kind, flips):
     assert across.kind_outcome(outcomes) == (kind, flips)
+
+
+def test_a_kinds_interval_is_the_hull_of_its_sittings_and_judged_so_gives_the_kinds_outcome():
+    """Between-sitting spread widens the interval, never the band: the hull of the sittings'
+    intervals, judged against the claim's band with the smallest n, gives the outcome
+    :func:`across.kind_outcome` gives from the sittings' own outcomes (differs between sittings:
+    not definite), over many random pairs of sittings."""
+    from gillab import claims, stats
+
+    rng = np.random.default_rng(7)
+    band, n = 0.10, 9
+    for _ in range(3000):
+        sittings = []
+        for _ in range(int(rng.integers(1, 4))):
+            centre, half = rng.uniform(0.7, 1.3), rng.uniform(0.005, 0.15)
+            sittings.append((centre - half, centre + half))
+        outcomes = [claims.compare("about", 1.0, band, lo, hi, n, method=stats.MEDIAN) for lo, hi in sittings]
+        lo, hi = across.kind_interval([s[0] for s in sittings], [s[1] for s in sittings])
+        hull = claims.compare("about", 1.0, band, lo, hi, n, method=stats.MEDIAN)
+        kind, _ = across.kind_outcome(outcomes)
+        assert hull == (kind if kind != across.DIFFERS else "inconclusive"), (sittings, outcomes, hull)
+        assert all(lo <= a and b <= hi for a, b in sittings)
+    assert across.kind_interval([], []) != across.kind_interval([], [])       # NaN: no sitting, no interval
+    v = pd.DataFrame([_row("a1", "kindA", "agrees"), _row("a2", "kindA", "agrees") | {"ci_low": 0.95, "ci_high": 1.2}])
+    (r,) = across.rows(verdicts=v)
+    assert r["machine_intervals"] == {"kindA": (0.9, 1.2)}
 
 
 def test_k_of_n_counts_machine_kinds_not_campaigns_and_leaves_other_code_out():

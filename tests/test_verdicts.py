@@ -165,3 +165,25 @@ def test_a_seed_verdict_is_set_beside_the_default_verdict_of_the_same_claim_and_
     assert list(both["default outcome"]) == ["inconclusive", "lower", "not measured"]
     assert list(both["changed"]) == [True, False, True]
     assert report.profile_beside(seed.iloc[:0], default).empty
+
+
+def test_a_bar_that_is_no_95_interval_is_dashed_and_the_figure_says_so():
+    """Three runs give the range, not a 95% interval: that bar is dashed and the axes carry one
+    note; seven runs give an interval: a solid bar.  The countdown figure's speedup bars follow
+    the same rule (a ratio of medians needs 8 runs a side)."""
+    import matplotlib.pyplot as plt
+
+    from gillab import plots
+
+    plots.setup()
+    df = synthetic({"few": {1: [1.0, 1.1, 1.2]}, "enough": {1: [1.0, 1.1, 1.2, 1.05, 1.15, 1.1, 1.12]}})
+    fig, ax = plt.subplots()
+    plots.median_with_ci(ax, df, "threads", "seconds", "condition", {"enough": "C0", "few": "C1"})
+    bars = {c.get_label(): c for c in ax.containers}
+    dashed = {name: [ls[1] is not None for ls in b.lines[2][0].get_linestyles()] for name, b in bars.items()}
+    assert dashed == {"enough": [False], "few": [True]}
+    assert [t.get_text() for t in ax.texts] == [plots.WEAK_NOTE]
+    plt.close(fig)
+    fig = cd.ANALYSIS.figure(synthetic({"gil": {1: [6.5, 6.52, 6.55], 2: [6.6, 6.57, 6.58]}}))
+    assert plots.WEAK_NOTE in [t.get_text() for a in fig.axes for t in a.texts]
+    plt.close(fig)

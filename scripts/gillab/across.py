@@ -16,6 +16,12 @@ same kind of machine: where their outcomes are the same, that is the kind's outc
 differ, the kind's outcome is *differs between sittings*, and where one is definite and the other
 definite on another side (agrees / higher / lower) the row *flips*: not yet a result on that kind
 of machine, whatever either sitting says.
+
+Sittings are never pooled into one sample: runs of one sitting share its state (a VM's
+neighbours, its host), so a pooled interval would be narrower than the spread between sittings.
+Instead the kind's interval is the hull of its sittings' intervals (:func:`kind_interval`), judged
+against the same band: the spread between sittings widens the interval, never the band.  Judged
+so, the hull gives the kind's outcome above (``tests/test_exchange.py`` checks that the two agree).
 """
 from __future__ import annotations
 
@@ -68,6 +74,17 @@ def kind_outcome(outcomes: list[str]) -> tuple[str, bool]:
     return DIFFERS, len(set(distinct) & set(DEFINITE)) > 1
 
 
+def kind_interval(lows, highs) -> tuple[float, float]:
+    """A machine kind's interval over its sittings: the hull [lowest low, highest high] of the
+    sittings' intervals.  It holds each sitting's own value whenever that sitting's interval does,
+    so its coverage of any one sitting is at least that sitting's; judged against the claim's band
+    it agrees (higher, lower) only where every sitting does."""
+    lows, highs = [float(x) for x in lows], [float(x) for x in highs]
+    if not lows or any(x != x for x in lows + highs):
+        return (float("nan"), float("nan"))
+    return (min(lows), max(highs))
+
+
 def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "default",
          verdicts: pd.DataFrame | None = None) -> list[dict]:
     """Per claim x condition: every campaign's outcome and ours / published with its interval;
@@ -86,16 +103,17 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
                 "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["n"],
                 "ours_over_published": r["ours_over_published"], "ratio_low": r["ratio_low"],
                 "ratio_high": r["ratio_high"], "measured_with_this_code": bool(r["this_code"])}
-        kinds, flips = {}, False
+        kinds, hulls, flips = {}, {}, False
         for fp, k in g[g["this_code"]].groupby("fingerprint", sort=True):
             kinds[fp], flip = kind_outcome(list(k["outcome"]))
+            hulls[fp] = kind_interval(k["ci_low"], k["ci_high"])
             flips |= flip
         counts = {o: sum(1 for x in kinds.values() if x == o) for o in KIND_OUTCOMES}
         same = len(set(g.loc[g["this_code"], "outcome"])) == 1 and int(g["this_code"].sum()) > 1
         out.append({
             "document": doc, "experiment": exp, "claim_id": cid, "claim": first["claim"], "condition": cond,
             "build": first["build"], "published": first["published"], "unit": first["unit"],
-            "campaigns": per_campaign, "machines": kinds, "n_machines": len(kinds),
+            "campaigns": per_campaign, "machines": kinds, "machine_intervals": hulls, "n_machines": len(kinds),
             "n_campaigns": int(g["this_code"].sum()), "flips": flips,
             "same_everywhere": same, "definite_everywhere": same and g.loc[g["this_code"], "outcome"].iloc[0] in DEFINITE,
             **counts})

@@ -360,6 +360,53 @@ def measuring_times(profile: str = "default") -> str:
     return head + table + "\n" + reproduce_times(profile)
 
 
+def runs_by_design() -> str:
+    """Per chapter: the estimands of its judged claims (from the reference campaign's verdict
+    rows) and the runs a 95% interval of each needs (a best of 3: trials of 3 runs), the repeats
+    `default` and `verdicts` give, and the minutes each profile's newest whole run spent on it:
+    which claims `default` leaves inconclusive by design, and what judging them costs (for the
+    method chapter; computed when the book builds)."""
+    import math
+
+    from . import campaigns, claims, report, stats
+
+    ref = campaigns.reference_id()
+    if ref is None:
+        return ""
+    flat = report.flat(report.verdicts(ref, profile="default"))
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-") & (flat["estimand"] != "")]
+    recs = {p: (timing_records(p) or [None])[-1] for p in ("default", "verdicts")}
+    minutes = {p: {e["experiment"]: e["seconds"] / 60 for e in r["experiments"]} if r else {} for p, r in recs.items()}
+    rows = ["| chapter | judged claims x builds | what their intervals need | `default` gives | `verdicts` gives "
+            "| minutes in `default` | minutes `verdicts` added |", "|---|---|---|---|---|---|---|"]
+    for name in experiments.names():
+        g = judged[judged["experiment"] == name]
+        if g.empty:
+            continue
+        needs = []
+        for (estimand, cid), _ in g.groupby(["estimand", "claim_id"]):
+            need = stats.runs_needed(estimand)
+            size = claims.trial_size(cid) if cid in claims.table().index else 1
+            words = ("no interval (no runs are enough)" if need is None else
+                     f"{need * size} runs ({need} trials of {size})" if size > 1 else
+                     f"{need} runs{' a side' if estimand == stats.RATIO else ''}")
+            needs.append(f"{estimand}: {words}")
+        exp = experiments.get(name)
+        d, v = exp.resolve("default"), exp.resolve("verdicts")
+        gives = f"{d['repeats']}" + (f" to {d['max_repeats']}" if d["max_repeats"] else "")
+
+        def mins(p):
+            m = minutes[p].get(name)
+            return "-" if m is None or (isinstance(m, float) and math.isnan(m)) else f"{m:.1f}"
+        rows.append(f"| `{name}` | {len(g)} | {'; '.join(dict.fromkeys(needs))} | {gives} | {v['repeats']} "
+                    f"| {mins('default')} | {mins('verdicts')} |")
+    return ("Which judged claims `default` leaves inconclusive by design, and what it costs to judge them: per "
+            "chapter, the intervals its judged claims rest on (on the reference campaign) and the runs each needs, "
+            "the repeats of each profile, and the minutes the newest whole run of each spent on the chapter "
+            "(`data/timing/`; `verdicts` runs into default's campaign and adds the rest).\n\n"
+            + "\n".join(rows) + "\n")
+
+
 def _per_document(seconds: dict) -> str:
     """'document 000: 11.1, document 001: 2.1 minutes' from document -> seconds."""
     return ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(seconds.items())) + " minutes"
@@ -424,7 +471,9 @@ def reproduce_times(profile: str = "default") -> str:
     lines = [
         f"A whole `{profile}` run, `gillab reproduce`"
         f"{' from an empty campaign' if profile == 'default' else ''} on {r['started'][:10]} (commit "
-        f"`{commit[:10]}`, machine `{r['machine'].get('machine_id')}`), measured for **{minutes:.1f} minutes**, "
+        f"`{commit[:10]}`, machine `{r['machine'].get('machine_id')}`"
+        + (f" of kind `{r['machine']['fingerprint']}`" if r["machine"].get("fingerprint") else "")
+        + f"), measured for **{minutes:.1f} minutes**, "
         f"{budget}: "
         + _per_document(per_doc) + ". "
         f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
@@ -476,7 +525,8 @@ def build_book(root: Path | None = None, builder: str = "html") -> Path:
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "verdict_counts.md").write_text(verdict_counts())
     (gen / "measuring_times.md").write_text(measuring_times()
-                                            + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else ""))
+                                            + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
+                                            + "\n" + runs_by_design())
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())
     jb = Path(sys.executable).with_name("jupyter-book")

@@ -29,8 +29,9 @@ def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, do
     """Raw samples as small dots, the median with its interval as a bar
     (:func:`gillab.stats.median_interval`: 95% once there are runs enough, the range before), per hue; ``join``
     draws lines between the x values (only where x is ordered, e.g. thread counts).  The CIs are
-    :func:`gillab.stats.summarize`'s, the same as in the chapter's tables.  With one condition
-    there is nothing to dodge."""
+    :func:`gillab.stats.summarize`'s, the same as in the chapter's tables.  A bar that is not a
+    95% interval (too few runs: the range of the runs) is dashed, and the axes say so once.  With
+    one condition there is nothing to dodge."""
     from . import stats
 
     hues = sorted(pal)
@@ -44,7 +45,7 @@ def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, do
     offsets = (np.arange(n) + 0.5) * 0.8 / n - 0.4 if dodge else np.zeros(n)
     for off, h in zip(offsets, hues):
         g = df[df[hue] == h]
-        pos, med, lo, hi = [], [], [], []
+        pos, med, lo, hi, weak = [], [], [], [], []
         for i, level in enumerate(levels):
             vals = g.loc[g[x] == level, y].dropna()
             if not len(vals):
@@ -54,17 +55,36 @@ def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, do
             med.append(s["median"])
             lo.append(s["median"] - s["ci_lo"])
             hi.append(s["ci_hi"] - s["median"])
+            weak.append(not stats.conclusive(stats.MEDIAN, s["n"]))
         if pos:
-            ax.errorbar(pos, med, yerr=[lo, hi], fmt="o-" if join else "o", color=pal[h], capsize=3,
-                        elinewidth=1.5, markersize=6, label=h)
+            _, _, bars = ax.errorbar(pos, med, yerr=[lo, hi], fmt="o-" if join else "o", color=pal[h], capsize=3,
+                                     elinewidth=1.5, markersize=6, label=h)
+            mark_weak(ax, bars, weak)
 
 
-def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, height: float = 3.5):
+WEAK_STYLE = (0, (2, 2))      # a bar that is the range of too few runs, not a 95% interval
+WEAK_NOTE = "dashed bar: the range of fewer runs than a 95% interval needs"
+
+
+def mark_weak(ax, bars, weak: list[bool]) -> None:
+    """Dash the error bars (``errorbar``'s third return value) that are no 95% interval, and
+    say once per axes what a dashed bar is."""
+    if not any(weak) or not bars:
+        return
+    bars[0].set_linestyles([WEAK_STYLE if w else "solid" for w in weak])
+    if not getattr(ax, "_gillab_weak_note", False):
+        ax.text(0.01, 0.01, WEAK_NOTE, transform=ax.transAxes, fontsize=7, color="0.35", va="bottom", ha="left")
+        ax._gillab_weak_note = True
+
+
+def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, height: float = 3.5,
+                    weak: str | None = None):
     """One panel per condition; in each, one line per value of ``level`` against the switch
     interval (log scale): our median with its interval (``y`` names the three columns: median, CI
     low, CI high), and the document's values as open diamonds, ``published(level_value) -> (x,
-    y)``.  ``label(level_value)`` names a line.  Returns the figure, its axes, and per condition
-    (axes, condition, its rows of ``s``)."""
+    y)``.  ``label(level_value)`` names a line.  ``weak`` names a column of ``s`` that is true
+    where the bar is no 95% interval (too few runs): those bars are dashed.  Returns the figure,
+    its axes, and per condition (axes, condition, its rows of ``s``)."""
     med, lo, hi = y
     conds = sorted(s["condition"].unique())
     levels = sorted(s[level].unique())
@@ -76,8 +96,10 @@ def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, heigh
         g = s[s["condition"] == cond]
         for v in levels:
             h = g[g[level] == v].sort_values("switch_interval")
-            ax.errorbar(h["switch_interval"], h[med], yerr=[h[med] - h[lo], h[hi] - h[med]], fmt="o-",
-                        color=colours[v], capsize=3, label=label(v))
+            _, _, bars = ax.errorbar(h["switch_interval"], h[med], yerr=[h[med] - h[lo], h[hi] - h[med]], fmt="o-",
+                                     color=colours[v], capsize=3, label=label(v))
+            if weak:
+                mark_weak(ax, bars, list(h[weak].astype(bool)))
             px, py = published(v)
             ax.plot(px, py, linestyle="none", marker="D", markerfacecolor="none", markeredgecolor=colours[v],
                     markersize=7)

@@ -160,7 +160,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         served = per_sample["requests_served"].clip(lower=1)
         rows.append({
             **dict(zip(keys, key)), "runs": s["n"], "windows": len(g), "rps_median": s["median"],
-            "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"], "rps_min": float(g["rps"].min()),
+            "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"], "rps_weak": not stats.conclusive(stats.MEDIAN, s["n"]), "rps_min": float(g["rps"].min()),
             "rps_max": float(g["rps"].max()),
             "handler_vcsw_per_request": float((per_sample["handler_ctx_voluntary"] / served).median()),
             "handler_ivcsw_per_request": float((per_sample["handler_ctx_involuntary"] / served).median()),
@@ -403,7 +403,7 @@ def figure(df: pd.DataFrame):
 
     fig, axes, panels = plots.lines_per_level(
         _threads_rows(summary(df)), "cpu_threads", ("rps_median", "rps_ci_lo", "rps_ci_hi"),
-        lambda n: f"{n} CPU thread{'s' if n != 1 else ''}", doc, height=3.6)
+        lambda n: f"{n} CPU thread{'s' if n != 1 else ''}", doc, height=3.6, weak="rps_weak")
     for ax, cond, g in panels:
         alone = g[(g["cpu_threads"] == 0)]
         if len(alone):

@@ -51,6 +51,7 @@ def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
         rows.append({
             "condition": cond, "threads": int(threads), "work": spec.size(g), **s,
             "speedup": sp["ratio"], "speedup_ci_lo": sp["ci_lo"], "speedup_ci_hi": sp["ci_hi"],
+            "speedup_weak": not stats.conclusive(stats.RATIO, (sp.get("n_num", 0), sp.get("n_den", 0))),
             "gil_enabled": bool(g["gil_enabled"].fillna(False).astype(bool).all()),
         })
     out = pd.DataFrame(rows)
@@ -193,9 +194,10 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
     offsets = np.linspace(-0.2, 0.2, max(len(pal), 1))
     for off, (cond, colour) in zip(offsets, pal.items()):
         g = s[s["condition"] == cond].sort_values("threads")
-        ax2.errorbar([xpos[k] + off for k in g["threads"]], g["speedup"],
-                     yerr=[g["speedup"] - g["speedup_ci_lo"], g["speedup_ci_hi"] - g["speedup"]],
-                     fmt="o-", color=colour, capsize=3, label=cond)
+        _, _, bars = ax2.errorbar([xpos[k] + off for k in g["threads"]], g["speedup"],
+                                  yerr=[g["speedup"] - g["speedup_ci_lo"], g["speedup_ci_hi"] - g["speedup"]],
+                                  fmt="o-", color=colour, capsize=3, label=cond)
+        plots.mark_weak(ax2, bars, list(g["speedup_weak"]))
     ax2.plot(range(len(ks)), [min(k, cores) for k in ks], color="0.5", linestyle=":",
              label=f"ceiling: min(threads, {cores} cores)")
     p = published(spec).set_index("threads")[spec.published_col]

@@ -63,6 +63,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         r = stats.ratio_of_medians(g["seconds"], one)
         rows.append({"condition": cond, "switch_interval": si, "threads": int(t), **s,
                      "slowdown": r["ratio"], "slowdown_ci_lo": r["ci_lo"], "slowdown_ci_hi": r["ci_hi"],
+                     "slowdown_weak": not stats.conclusive(stats.RATIO, (r["n_num"], r["n_den"])),
                      "ctx_involuntary": float(g["ctx_involuntary"].median()),
                      "ctx_voluntary": float(g["ctx_voluntary"].median())})
     return pd.DataFrame(rows)
@@ -182,7 +183,7 @@ def figure(df: pd.DataFrame):
 
     fig, axes, panels = plots.lines_per_level(
         summary(df), "threads", ("slowdown", "slowdown_ci_lo", "slowdown_ci_hi"),
-        lambda k: f"{k} thread{'s' if k > 1 else ''}", doc, height=3.4)
+        lambda k: f"{k} thread{'s' if k > 1 else ''}", doc, height=3.4, weak="slowdown_weak")
     for ax, cond, _ in panels:
         ax.set_yscale("log")
         ax.axhline(1, color="0.6", linewidth=0.8)
