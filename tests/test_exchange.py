@@ -15,6 +15,7 @@ from gillab import across, campaigns, exchange, report
 
 REPO = Path(__file__).resolve().parents[1]
 CONTRIBUTED = "amd-epyc-2c-20261123T201134Z"      # committed: the first campaign from another machine
+SECOND_KIND = "amd-epyc-2c-20261124-sitting1"     # committed: default + verdicts on another kind of machine
 SOURCE = REPO / "data" / "results" / CONTRIBUTED
 
 
@@ -288,10 +289,16 @@ def test_each_campaign_is_judged_alone_never_pooled(committed):
     assert len(mine) == len(alone) > 0
     assert (mine["outcome"] == alone.loc[mine.index, "outcome"]).all()
     assert (mine["n"] == alone.loc[mine.index, "n"]).all()       # n is one campaign's runs, never both
-    both = [r for r in table if r["n_campaigns"] == 2]
-    assert both and all(set(r["campaigns"]) == {c.id for c in cs} for r in both)
-    # both campaigns are one kind of machine (the same fingerprint): one machine, two sittings
-    assert {r["n_machines"] for r in both} == {1}
+    ref = campaigns.reference_id()
+    pair = [r for r in table if {ref, CONTRIBUTED} <= set(r["campaigns"])]
+    # the reference and the first contributed campaign are one kind of machine (the same
+    # fingerprint): two sittings of one kind, one machine in the count
+    assert pair and all(r["campaigns"][CONTRIBUTED]["machine"] == r["campaigns"][ref]["machine"] for r in pair)
+    assert {r["n_machines"] for r in pair if set(r["campaigns"]) == {ref, CONTRIBUTED}} == {1}
+    # the second contributed campaign is another kind (a newer CPU model): where it answers too, two machines
+    three = [r for r in pair if SECOND_KIND in r["campaigns"]]
+    assert three and {r["n_machines"] for r in three} == {2}
+    assert all(r["campaigns"][SECOND_KIND]["machine"] != r["campaigns"][ref]["machine"] for r in three)
 
 
 def test_the_reference_campaigns_fingerprint_comes_from_its_run_files():

@@ -157,6 +157,7 @@ def jupyterlab(tmp_path: Path):
 
 def test_live_explorer_in_jupyterlab(builds, data_dir, tmp_path):
     from browser import RequestLog, page_session
+    from playwright.sync_api import Error as PlaywrightError
 
     copy_reference(data_dir)
     copy_reference(data_dir, "primes")
@@ -176,9 +177,14 @@ def test_live_explorer_in_jupyterlab(builds, data_dir, tmp_path):
             img.wait_for(state="visible")
             page.wait_for_function("() => document.querySelector('.gillab-live img').naturalWidth > 0")
             def shot(name, anchor):
-                no = page.get_by_role("button", name="No", exact=True)   # JupyterLab's news toast, if shown
-                if no.count():
-                    no.first.click()
+                # JupyterLab's news toast, if shown: a toast already fading out (still in the page, no
+                # longer visible) needs no click, and one that goes while clicked is gone all the same
+                for no in page.get_by_role("button", name="No", exact=True).all():
+                    if no.is_visible():
+                        try:
+                            no.click(timeout=5_000)
+                        except PlaywrightError:
+                            pass
                 anchor.scroll_into_view_if_needed()
                 page.screenshot(path=str(ARTIFACTS / name))
 
