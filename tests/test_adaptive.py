@@ -80,7 +80,7 @@ def test_only_points_whose_ci_is_wide_for_some_build_get_another_repeat():
     assert [point_key(pt) for pt, _ in wide] == [k1, k2, k4] and wide[0][1] == "A: 6 run(s), a 95% interval needs 7"
 
 
-def test_adaptive_repeats_measure_up_to_the_cap_record_why_and_resume(builds, data_dir):
+def test_adaptive_repeats_measure_up_to_the_cap_record_why_and_resume(builds, data_dir, monkeypatch):
     exp = experiments.get("countdown")
     # a target no timing meets: every point gets every repeat up to the cap, for both builds
     wide = dict(TINY, max_repeats=4, ci_target=1e-9)
@@ -100,7 +100,14 @@ def test_adaptive_repeats_measure_up_to_the_cap_record_why_and_resume(builds, da
     again = sweep.measure("countdown", "smoke", wide, progress=False)
     assert again.measured == 0 and again.skipped == 16
 
-    # a target every timing meets, from runs enough for a 95% interval: exactly `repeats`, in a new campaign
+    # a target every timing meets, from runs enough for a 95% interval: exactly `repeats`, in a new
+    # campaign.  Whether a real 7-run interval is within a target depends on how busy the machine
+    # is, so the rule is made to find every interval that exists narrow enough (it still asks for
+    # runs while there is none): the sweep's stopping is what is tested, not the machine's noise
+    from gillab import stats
+
+    real = stats.wide
+    monkeypatch.setattr(stats, "wide", lambda values, target: real(values, target) if len(values) < 7 else "")
     narrow = dict(TINY, repeats=7, max_repeats=9, ci_target=0.99)
     res = sweep.measure("countdown", "smoke", narrow, new_campaign=True, progress=False)
     assert res.measured == 28 and set(_counts(res.campaign, data_dir).values()) == {7}
