@@ -189,11 +189,11 @@ def readings(df: pd.DataFrame) -> list[dict]:
             for col, words in READINGS:
                 if col not in sel.columns:
                     continue
-                r = stats.paired_ratio(_by_repeat(sel, ft, col), _by_repeat(sel, gil, col))
+                a, b = _by_repeat(sel, ft, col), _by_repeat(sel, gil, col)
                 out.append({"endpoint": ep, "pair": pair_label((gil, ft)), "gil": gil, "free_threaded": ft,
                             "reading": words, "column": col, "used_for_verdict": col == READINGS[0][0],
-                            "ft_median": float(_by_repeat(sel, ft, col).median()),
-                            "gil_median": float(_by_repeat(sel, gil, col).median()), **r})
+                            "ft_median": float(a.median()), "gil_median": float(b.median()),
+                            **stats.paired_ratio(a, b)})
     return out
 
 
