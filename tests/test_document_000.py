@@ -1,6 +1,7 @@
 """The experiments of document 000 beyond the first countdown: workloads, servers, bounds,
 and the published cells each one answers."""
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -73,6 +74,33 @@ def test_client_is_bounded_in_time_even_when_the_server_stalls(builds):
     s = convoy.echo_sample(ECHO, builds["3.13.5"], cpu_threads=4, cpu_processes=0, switch=0.1)
     assert s.result["client_wall_s"] >= 0.2 + 2 * 0.5           # ended by the watchdog, not by an error
     assert [r["window"] for r in s.result["rows"]] == [0, 1]
+
+
+def test_an_alarm_left_pending_when_the_windows_end_never_escapes_the_echo_client():
+    """The watchdog's SIGALRM can arrive just as its timer is cancelled; the interpreter then runs
+    the handler later, at its next check for signals (``signal.signal`` itself runs pending
+    handlers), outside the ``except`` meant for it.  Seen as a failed convoy sample
+    ('echo_client failed: _TimeUp').  Once disarmed, the handler must be a no-op; armed, it ends
+    the loop.  The pending signal is made deterministic by blocking it while it is sent."""
+    script = (
+        "import os, signal, sys\n"
+        f"sys.path.insert(0, {str(REPO / 'scripts' / 'gillab' / 'workloads')!r})\n"
+        "import echo_client as e\n"
+        "signal.signal(signal.SIGALRM, e._time_up)\n"
+        "e._armed[0] = True\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGALRM)\n"
+        "    sys.exit('armed, the alarm did not end the loop')\n"
+        "except e._TimeUp:\n"
+        "    pass\n"
+        "e._armed[0] = False\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+        "os.kill(os.getpid(), signal.SIGALRM)\n"
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})\n"
+        "signal.signal(signal.SIGALRM, signal.SIG_DFL)\n"
+        "print('no escape')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "no escape", out.stderr[-800:]
 
 
 def test_affinity_places_server_and_client(builds, data_dir):

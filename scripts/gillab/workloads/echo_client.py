@@ -21,8 +21,17 @@ class _TimeUp(Exception):
     """Raised by the watchdog's SIGALRM handler: the counted windows are over."""
 
 
+_armed = [False]
+
+
 def _time_up(signum, frame):
-    raise _TimeUp()
+    """The watchdog's handler: ends the loop while it is armed, and is a no-op once disarmed.
+
+    A SIGALRM that arrives just as the timer is cancelled is run by the interpreter later, at its
+    next check for signals, which may be past the ``except`` meant for it (``signal.signal``
+    itself runs pending handlers before it restores the old one): there it must not raise."""
+    if _armed[0]:
+        raise _TimeUp()
 
 
 def run(params):
@@ -43,6 +52,7 @@ def run(params):
         # finally or in place of another exception raised as the windows end: the outer
         # handler catches it wherever it comes from
         try:
+            _armed[0] = True
             signal.setitimer(signal.ITIMER_REAL, warmup + windows * window)
             while done < max_requests:
                 sock.sendall(b"x")
@@ -56,6 +66,7 @@ def run(params):
                 done += 1
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            _armed[0] = False
     except _TimeUp:
         pass
     finally:
