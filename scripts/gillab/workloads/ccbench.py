@@ -243,9 +243,10 @@ def latency(task, threads, duration, interval, bound):
                                   "bound": bound}})
     proc = subprocess.Popen([sys.executable, "-s", "-B", os.path.abspath(__file__), spec], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    stop, counts = threading.Event(), []
+    stop, release, counts = threading.Event(), threading.Event(), []
 
     def background():
+        release.wait()
         counts.append(timed_loop(func, arg, time.time(), duration * 3 + bound * 2 + 30, stop, False)[0])
 
     oneway = {}
@@ -254,8 +255,12 @@ def latency(task, threads, duration, interval, bound):
         bg = [threading.Thread(target=background) for _ in range(threads)]
         for t in bg:
             t.daemon = True
-            t.start()
+            t.start()                           # each waits for the release: no contention yet
+        # "go" is sent before the threads compete, as ccbench releases its threads only once the
+        # first ping is in: a main thread starved by them (the old GIL's result) then shows as
+        # late or starved pings, never as a client that gave up waiting to start
         sock.sendto(b"go", caddr)
+        release.set()
         sock.settimeout(min(bound, 0.2))
         deadline = time.time() + duration + 2 * bound + 5
         while time.time() < deadline:
@@ -270,6 +275,7 @@ def latency(task, threads, duration, interval, bound):
             seq, sent = data.split(b" ")
             oneway[int(seq)] = (now - float(sent)) * 1000.0
     finally:
+        release.set()
         stop.set()
         out, err = proc.communicate()
     lines = out.decode("ascii").strip().splitlines()
