@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gillab import experiments, results, sweep
+from gillab import campaigns, experiments, results, sweep
 from gillab.interpreters import ConditionError
 from gillab.profiles import ParameterError
 from gillab.experiments import doc003
@@ -105,6 +105,33 @@ def test_perf2_drop_verdicts_on_synthetic_runs(during, verdict):
     df = synthetic([10000.0, 11000.0, 12000.0] * 3, during * 3, runs=9)
     (c,) = [c for c in fs.claims(df) if c["claim_id"] == "fib_server/perf2-drop"]
     assert c["measured"]["x"]["verdict"] == verdict
+
+
+def test_a_run_whose_long_request_is_shorter_than_its_bins_gives_no_rate_and_the_note_says_so():
+    """perf2's rate during the long request is a median over the bins wholly inside it: with a long
+    request shorter than ``MIN_DURING_BINS`` bins a run has no such rate, is not counted in n, and
+    the claim's note counts it with the reason (the committed default runs had 0 or 1 such bins in
+    most runs, so the claim rested on 1 or 2 runs with nothing saying why)."""
+    df = synthetic([10000.0] * 9, [50.0] * 9, runs=9)
+    short = df["repeat"].isin([0, 1]) & (df["phase"] == "during") & (df["bin"] > 4)
+    df.loc[short, "phase"] = "edge"                                      # one whole bin left inside
+    runs = fs.per_run(df).set_index("repeat")
+    assert runs.loc[[0, 1], "perf2_drop"].isna().all() and runs.loc[2:, "perf2_drop"].notna().all()
+    (c,) = [c for c in fs.claims(df) if c["claim_id"] == "fib_server/perf2-drop"]
+    m = c["measured"]["x"]
+    assert m["n"] == 7 and "2 of 9 runs gave no value" in m["note"] and "whole bins" in m["note"]
+
+
+def test_the_default_long_request_spans_several_bins():
+    """The shortest long request the committed reference measured (any build, any server kind),
+    scaled to today's ``long_n`` by the golden ratio per step of n, must hold ``MIN_DURING_BINS``
+    whole bins of today's ``bin_s`` wherever it starts (hence one bin more)."""
+    p = experiments.get("fib_server").resolve("default", {})
+    df = results.samples("fib_server", campaigns.reference_id())
+    p2 = df[(df["scenario"] == "perf2") & df["long_s"].notna()].drop_duplicates(["run_id", "condition", "repeat",
+                                                                                    "kind"])
+    shortest = (p2["long_s"] * ((1 + 5 ** 0.5) / 2) ** (p["long_n"] - p2["long_n"])).min()
+    assert p["bin_s"] * (fs.MIN_DURING_BINS + 1) <= shortest
 
 
 @pytest.mark.parametrize("lo,hi,kind,expected", [

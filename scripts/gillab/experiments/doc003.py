@@ -50,9 +50,11 @@ def describe(c, value: float) -> str:
     return f"{c['kind']} {value:.3g}{band}"
 
 
-def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> list[dict]:
+def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None,
+           no_value_why: dict | None = None) -> list[dict]:
     """One row per claim of ``experiment``: per condition the median over runs, its CI, the
-    number of runs and the outcome."""
+    number of runs and the outcome.  Runs that gave the statistic no value are counted in the
+    note, with ``no_value_why[statistic]`` as the reason."""
     from .. import claims as published_claims
     from .. import stats
 
@@ -67,7 +69,8 @@ def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None) -> li
             measured[r["condition"]] = published_claims.entry(
                 r["median"], iv, best=r["median"], ratio_to_published=r["median"] / value if value else np.nan,
                 verdict=judge(c["kind"], value, band, r["ci_lo"], r["ci_hi"], int(r["runs"])),
-                note=describe(c, value) + ("" if c["kind"] != "not testable" else f": {c['band_reason']}"))
+                note=describe(c, value) + ("" if c["kind"] != "not testable" else f": {c['band_reason']}")
+                + _no_value(r, (no_value_why or {}).get(c["statistic"])))
         out.append({"experiment": experiment, "table": "claims", "claim_id": f"{experiment}/{c['claim_id']}",
                     "claim": f"{c['point']}: {c['statistic']} ({describe(c, value)})", "published": value,
                     "unit": "", "band": band if c["kind"] == "about" else None, "kind": c["kind"],
@@ -117,6 +120,12 @@ def statistics_figure(s: pd.DataFrame, experiment: str, conditions, computed: di
     return fig
 
 
+def _no_value(r, why: str | None) -> str:
+    """The note's clause on runs that gave no value, if any."""
+    k = int(r.get("no_value", 0) or 0)
+    return f"; {k} of {k + int(r['runs'])} runs gave no value" + (f" ({why})" if why else "") if k else ""
+
+
 def summarize_runs(runs: pd.DataFrame, keys: list[str], statistics) -> pd.DataFrame:
     """Median over runs and its order-statistic interval over runs, per ``keys`` and statistic."""
     from .. import stats
@@ -130,5 +139,5 @@ def summarize_runs(runs: pd.DataFrame, keys: list[str], statistics) -> pd.DataFr
             v = g[st].dropna().astype(float)
             lo, hi = stats.median_interval(v)
             rows.append({**dict(zip(keys, key)), "statistic": st, "median": float(v.median()), "ci_lo": lo,
-                         "ci_hi": hi, "runs": len(v)})
+                         "ci_hi": hi, "runs": len(v), "no_value": len(g) - len(v)})
     return pd.DataFrame(rows)

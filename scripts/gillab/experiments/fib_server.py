@@ -24,6 +24,11 @@ from .convoy import client_condition
 
 KINDS = ("thread", "pool", "threshold", "prefork")
 SCENARIOS = ("perf1", "perf2", "lockout")
+# perf2's rate "during" the long request is the median over the bins wholly inside it: a run with
+# fewer has no such rate (its long request was too short for its bins), and says so
+MIN_DURING_BINS = 3
+NO_VALUE_WHY = {st: f"the long request ended before {MIN_DURING_BINS} whole bins of bin_s fell inside it"
+                for st in ("rate_during", "perf2_steady", "perf2_drop")}
 
 
 def _fib_n(value) -> int:
@@ -163,7 +168,8 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
         elif scen == "perf2":
             before = g[g["phase"] == "before"]["rate"]
             during = g[g["phase"] == "during"]["rate"]
-            r.update(rate_before=before.median(), rate_during=during.median() if len(during) else np.nan,
+            r.update(rate_before=before.median(),
+                     rate_during=during.median() if len(during) >= MIN_DURING_BINS else np.nan,
                      long_s=g["long_s"].iloc[0], during_bins=len(during))
             r["perf2_steady"] = r["rate_during"] / r["rate_before"]
             r["perf2_drop"] = 1 - r["perf2_steady"]
@@ -199,7 +205,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
-    return doc003.claims(summary(df), "fib_server", document_values())
+    return doc003.claims(summary(df), "fib_server", document_values(), no_value_why=NO_VALUE_WHY)
 
 
 def _timeline(ax, g: pd.DataFrame, colour, label_runs: bool = True):

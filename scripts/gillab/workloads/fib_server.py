@@ -53,7 +53,6 @@ def serve(params):
     nprocs = int(params.get("nprocs", 4))
     threshold = int(params.get("threshold", 15))
     runtime = runtime_info()
-    compute = fib
     if kind in ("pool", "threshold"):
         from concurrent.futures import ProcessPoolExecutor
 
@@ -65,7 +64,9 @@ def serve(params):
             if kind == "threshold" and n <= threshold:
                 return fib(n)
             return pool.submit(fib, n).result()
-    elif kind not in ("thread", "prefork"):
+    elif kind in ("thread", "prefork"):
+        compute = fib
+    else:
         raise ValueError("unknown server kind %r" % kind)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
