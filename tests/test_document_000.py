@@ -103,6 +103,27 @@ def test_an_alarm_left_pending_when_the_windows_end_never_escapes_the_echo_clien
     assert out.returncode == 0 and out.stdout.strip() == "no escape", out.stderr[-800:]
 
 
+def test_the_watchdog_ends_a_loop_that_never_blocks_without_escaping(builds):
+    """CPython looks up the handler of an exception raised by a signal handler at a loop's backward
+    jump at the wrong instruction, so it skips every ``try`` of the loop's own frame (gh-108214;
+    on 3.13.5 a tight loop inside try/except lets every such alarm escape).  The echo client's
+    loop runs in a frame of its own; with a socket whose calls are builtins (no Python frame,
+    so the alarm surfaces at the backward jump) every one of 100 watchdog stops is caught, and the
+    requests made before it are counted."""
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO / 'scripts' / 'gillab' / 'workloads')!r})\n"
+        "import echo_client as e\n"
+        "class Sock: pass\n"
+        "s = Sock(); s.sendall = len; s.recv = bytes\n"
+        "for _ in range(100):\n"
+        "    counts, done, wall = e.timed_loop(s, 0.0, 1, 0.002, 10 ** 12)\n"
+        "    assert done > 0 and counts[0] > 0, (counts, done)\n"
+        "print('caught every time')\n")
+    out = subprocess.run([str(builds["3.13.5"].executable), "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "caught every time", out.stderr[-800:]
+
+
 def test_affinity_places_server_and_client(builds, data_dir):
     sweep.measure("affinity", "smoke", {"conditions": "3.13.5", "cpu_threads": [0]}, progress=False)
     df = results.samples("affinity")

@@ -34,17 +34,31 @@ def _time_up(signum, frame):
         raise _TimeUp()
 
 
-def run(params):
-    host, port = params.get("host", "127.0.0.1"), int(params["port"])
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        raise ValueError("the echo client talks to loopback only")
-    warmup, windows, window = float(params["warmup_s"]), int(params["windows"]), float(params["window_s"])
-    max_requests = int(params.get("max_requests", 10_000_000))
-    sock = socket.create_connection((host, port), timeout=5)
-    sock.settimeout(None)   # blocking from here on, as the document's client; the watchdog bounds it
+def _loop(sock, counts, done, start, warmup, window, max_requests):
+    """The request loop, in a frame of its own.  The watchdog's exception surfaces where the
+    interpreter checks for signals; when that is the loop's backward jump, CPython (gh-108214; seen
+    on 3.13.5) looks up the handler at the wrong instruction and the exception skips every
+    ``try`` of the frame that holds the loop.  Here the loop's frame has none: the exception leaves
+    it and is caught at the call, in :func:`run`.  ``done`` is a one-item list, so that the count
+    survives the exception."""
+    windows = len(counts)
+    while done[0] < max_requests:
+        sock.sendall(b"x")
+        if not sock.recv(1):
+            raise ConnectionError("the server closed the connection")
+        t = time.perf_counter() - start - warmup
+        if t >= 0:
+            i = int(t // window)
+            if i < windows:
+                counts[i] += 1
+        done[0] += 1
+
+
+def timed_loop(sock, warmup, windows, window, max_requests):
+    """Run :func:`_loop` under the watchdog for ``warmup + windows * window`` seconds; returns
+    (counts per window, requests done, wall seconds)."""
     counts = [0] * windows
-    done = 0
-    ru0 = rusage()
+    done = [0]
     previous = signal.signal(signal.SIGALRM, _time_up)
     start = time.perf_counter()
     try:
@@ -54,16 +68,7 @@ def run(params):
         try:
             _armed[0] = True
             signal.setitimer(signal.ITIMER_REAL, warmup + windows * window)
-            while done < max_requests:
-                sock.sendall(b"x")
-                if not sock.recv(1):
-                    raise ConnectionError("the server closed the connection")
-                t = time.perf_counter() - start - warmup
-                if t >= 0:
-                    i = int(t // window)
-                    if i < windows:
-                        counts[i] += 1
-                done += 1
+            _loop(sock, counts, done, start, warmup, window, max_requests)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             _armed[0] = False
@@ -71,7 +76,19 @@ def run(params):
         pass
     finally:
         signal.signal(signal.SIGALRM, previous)
-    wall = time.perf_counter() - start
+    return counts, done[0], time.perf_counter() - start
+
+
+def run(params):
+    host, port = params.get("host", "127.0.0.1"), int(params["port"])
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValueError("the echo client talks to loopback only")
+    warmup, windows, window = float(params["warmup_s"]), int(params["windows"]), float(params["window_s"])
+    max_requests = int(params.get("max_requests", 10_000_000))
+    sock = socket.create_connection((host, port), timeout=5)
+    sock.settimeout(None)   # blocking from here on, as the document's client; the watchdog bounds it
+    ru0 = rusage()
+    counts, done, wall = timed_loop(sock, warmup, windows, window, max_requests)
     # close gracefully, so that the server's handler sees the end of the stream and never a reset
     # (closing with the last echo unread would send one): no more requests, then read what is
     # left until the server closes its end, for at most a second
