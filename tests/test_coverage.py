@@ -218,3 +218,40 @@ def test_clopper_pearson_covers_at_every_n():
         cache = {k: stats.proportion_interval(int(k), n) for k in set(ks.tolist())}
         seen = float(np.mean([cache[k][0] <= p <= cache[k][1] for k in ks]))
         assert seen >= stats.LEVEL - 3 * MC_SE, (n, p, seen)
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+@pytest.mark.parametrize("na,nb", [(7, 7), (8, 21)])
+def test_yours_over_the_reference_covers_at_least_what_it_says(dist, na, nb):
+    """The chapters' *yours / reference*: two campaigns judged alone, each value with its 95%
+    interval of the median; the ratio's interval follows from the two, and covers the true ratio
+    at least ``RATIO_CI_LEVEL`` (90%) of the time, at most 5% a side."""
+    from gillab import report
+
+    draw, truth = DISTRIBUTIONS[dist]
+    rng = np.random.default_rng(31 * na + nb)
+    a, b = draw(rng, (DRAWS, na)) * 2.0, draw(rng, (DRAWS, nb))      # true ratio of medians: 2
+
+    def entry(x):
+        lo, hi = stats.median_interval(x)
+        return {"median": float(np.median(x)), "ci_lo": lo, "ci_hi": hi, "coverage": stats.coverage(stats.MEDIAN, len(x))}
+
+    below = above = 0
+    for x, y in zip(a, b):
+        _, lo, hi = report.ratio_ci(entry(x), entry(y))
+        below += hi < 2.0
+        above += lo > 2.0
+    side_se = math.sqrt(0.05 * 0.95 / DRAWS)
+    assert report.RATIO_CI_LEVEL == pytest.approx(0.90)
+    assert below / DRAWS <= 0.05 + 3 * side_se and above / DRAWS <= 0.05 + 3 * side_se, (below, above)
+    assert 1 - (below + above) / DRAWS >= report.RATIO_CI_LEVEL - 3 * MC_SE
+
+
+def test_yours_over_the_reference_has_no_interval_where_a_value_has_no_95_percent_one():
+    from gillab import report
+
+    good = {"median": 2.0, "ci_lo": 1.8, "ci_hi": 2.2, "coverage": 0.96}
+    weak = {"median": 1.0, "ci_lo": 0.9, "ci_hi": 1.1, "coverage": 0.75}      # three runs: [min, max]
+    r, lo, hi = report.ratio_ci(good, weak)
+    assert r == 2.0 and math.isnan(lo) and math.isnan(hi)
+    assert report.ratio_ci(good, good | {"median": 1.0, "ci_lo": 0.9, "ci_hi": 1.1})[1:] == (1.8 / 1.1, 2.2 / 0.9)

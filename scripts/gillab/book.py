@@ -471,6 +471,9 @@ def reproduce_times(profile: str = "default") -> str:
     steal = r.get("cpu_steal_share")
     commit = (r.get("git") or {}).get("commit") or "?"
     drift = profile_drift(r)
+    from . import report
+
+    grids = report.reference_grids() if profile == "default" else None
     lines = [
         f"A whole `{profile}` run, `gillab reproduce`"
         f"{' from an empty campaign' if profile == 'default' else ''} on {r['started'][:10]} (commit "
@@ -482,10 +485,12 @@ def reproduce_times(profile: str = "default") -> str:
         f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
         f"{(r.get('loadavg_end') or ['?'])[0]}"
         + (f", and the hypervisor took {steal:.0%} of the CPU time" if steal is not None else "") + ". "
-        + ("It measures fewer samples than the reference campaign above: where a chapter's grid times its builds "
-           "would not fit, the profile measures the document's own GIL build and today's at every point and the other "
-           "builds on a small grid (`full_grid`, `small_grid` in `profiles.toml`); `-p full_grid=all` measures "
-           "everything, as the reference campaign did." if profile == "default" else
+        + ("Where a chapter's grid times its builds would not fit, the profile measures the document's own GIL "
+           "build and today's at every point and the other builds on a small grid (`full_grid`, `small_grid` in "
+           "`profiles.toml`); `-p full_grid=all` measures everything"
+           + (", as the reference campaign did." if grids == "all" else
+              ". The reference campaign measured the profile's grids, as this run did." if grids == "profile"
+              else ".") if profile == "default" else
            f"It ran into a campaign that a `default` run had measured, resuming its {resumed:,} samples: "
            "the minutes are what it added."),
         "",

@@ -131,8 +131,8 @@ class Chapter:
             lines += ["", f"A sweep of these parameters measures the builds of `full_grid` (`{self.params['full_grid']}`) "
                       f"at every point and the other builds on the small grid only ({small}); elsewhere they are "
                       "*not measured* in that run. The profile trades those points for time (the whole `default` "
-                      f"report has to fit {BUDGET_MINUTES} minutes on 2 cores); `full_grid=all` measures every build everywhere, as the "
-                      "committed reference campaign did."]
+                      f"report has to fit {BUDGET_MINUTES} minutes on 2 cores); `full_grid=all` measures every build everywhere"
+                      + (", as the committed reference campaign did." if report.reference_grids() == "all" else ".")]
         return "\n".join(lines)
 
     def _data_text(self) -> str:
@@ -277,8 +277,10 @@ class Chapter:
             f"{len(both)} claims x conditions measured in both, {same + differ} have a definite outcome (agrees, "
             f"higher or lower) in both: **{same} the same and {differ} different**; the other "
             f"{len(both) - same - differ} are inconclusive in one or both, which says nothing either way. "
-            f"*{self.yours.role} / reference* is the ratio of the two values with an approximate 95% interval "
-            "(from the two intervals, independent campaigns). The machines:"))
+            f"*{self.yours.role} / reference* is the ratio of the two values with the interval that follows from "
+            "the two 95% intervals (lowest over highest, highest over lowest): it holds the ratio wherever both hold "
+            f"their values, so at least {report.RATIO_CI_LEVEL:.0%} of the time; none where either value has no 95% "
+            "interval. The machines:"))
         display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
         display(Markdown("Claim by claim:"))
         display(tables.table(tables.compare_view(rows, self.yours.role)))

@@ -3,6 +3,7 @@ results/verdicts`` print), and the reader's campaign beside the reference, claim
 from __future__ import annotations
 
 from . import results as store_results
+from . import stats
 from .experiments import analysis, get, names
 from .tables import fmt, value_cell
 
@@ -91,21 +92,48 @@ def campaign_verdicts(experiments: list[str] | None = None, campaign: str | None
     return yours, ref
 
 
+def reference_grids() -> str | None:
+    """What the reference campaign's ``default`` runs measured, from their run files: ``"all"``
+    where every run measured every build at every point (no ``full_grid`` recorded, or
+    ``all``), ``"profile"`` where every run measured the profile's grids, else None (mixed, or no
+    reference).  Only chapters whose ``default`` profile has a grid of its own count."""
+    from . import campaigns
+
+    rid = campaigns.reference_id()
+    if rid is None:
+        return None
+    kinds = set()
+    for r in campaigns.runs(campaigns.load(rid)):
+        if r.get("profile") not in ("default", "verdicts") or r.get("experiment") not in names() \
+                or get(r["experiment"]).resolve("default", {}).get("full_grid") in (None, "all"):
+            continue   # a chapter whose default measures every build everywhere tells nothing here
+        fg = (r.get("params") or {}).get("full_grid")
+        kinds.add("all" if fg in (None, "all") else "profile")
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+# yours / reference from the two campaigns' intervals: each side misses only where one of the two
+# intervals misses its value on the matching side, so two 95% intervals (at most 2.5% a side each)
+# give at most 5% a side: at least 90% in all
+RATIO_CI_LEVEL = 1 - 2 * (2 * stats.SIDE)
+
+
 def ratio_ci(a: dict, b: dict) -> tuple[float, float, float]:
-    """a/b with an approximate 95% CI from the two CIs: on the log scale, each CI's half-width
-    / 1.96 is taken as its standard error, and the two are independent (different campaigns).
-    NaN where a value or a bound is not positive."""
+    """a/b (two campaigns' values of one claim) and the interval [a_lo / b_hi, a_hi / b_lo], whose
+    coverage is at least :data:`RATIO_CI_LEVEL` when both entries carry a 95% interval (their
+    ``coverage``); no bounds (NaN) where either does not, or where a value or bound is not
+    positive."""
     import math
 
     try:
         va, la, ha, vb, lb, hb = (float(m[k]) for m in (a, b) for k in ("median", "ci_lo", "ci_hi"))
     except (KeyError, TypeError, ValueError):
         return math.nan, math.nan, math.nan
-    if min(va, la, ha, vb, lb, hb) <= 0 or any(map(math.isnan, (va, la, ha, vb, lb, hb))):
-        return (va / vb if vb > 0 else math.nan), math.nan, math.nan
-    se = math.hypot((math.log(ha) - math.log(la)) / (2 * 1.96), (math.log(hb) - math.log(lb)) / (2 * 1.96))
-    r = va / vb
-    return r, r * math.exp(-1.96 * se), r * math.exp(1.96 * se)
+    r = va / vb if vb > 0 and not math.isnan(va) else math.nan
+    weak = any(float(m.get("coverage") or 0.0) < stats.LEVEL for m in (a, b))
+    if weak or min(va, la, ha, vb, lb, hb) <= 0 or any(map(math.isnan, (va, la, ha, vb, lb, hb))):
+        return r, math.nan, math.nan
+    return r, la / hb, ha / lb
 
 
 def compare(yours: list[dict], ref: list[dict]):

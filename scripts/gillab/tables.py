@@ -123,7 +123,7 @@ def compare_view(df, name: str = "yours"):
         "condition": df["condition"], "published": df["published"],
         "reference: value [interval], outcome": df["reference"] + " · " + df["reference outcome"],
         name: df["yours"] + " · " + df["your outcome"],
-        "same outcome": df["same outcome"], f"{name} / reference [approx. 95% CI]": df["yours / reference"],
+        "same outcome": df["same outcome"], f"{name} / reference [interval, at least 90%]": df["yours / reference"],
     })
     return out
 
