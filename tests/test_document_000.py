@@ -167,10 +167,18 @@ def test_every_published_cell_of_document_000_has_a_verdict():
     assert on_claims == {"convoy/inline/no_cpu_thread", "convoy/inline/one_cpu_thread", "convoy/inline/one_cpu_process",
                          "convoy/inline/more_cpu_processes", "convoy/conclusion/collapse", "data_race/lost_updates"}
     assert on_claims <= {r["claim_id"] for r in rows if r["measured"]}
+    from gillab import experiments
+
+    seen: dict[str, set] = {}
     for r in [r for r in rows if r["table"].startswith("pbts13")]:
-        # the document's own builds beside today's (the committed reference run holds them all)
-        for cond in ("3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil", "3.13.5", "3.13.5t", "3.13.5t-gil"):
-            assert cond in {report.build_of(c) for c in r["measured"]}, (r["claim_id"], cond)
+        # the builds of the profile's full grid at every cell (the reference measured `default`'s
+        # grids), and every build of the document and of today somewhere in each table
+        builds = {report.build_of(c) for c in r["measured"]}
+        full = experiments.get(r["experiment"]).resolve("default", {}).get("full_grid")
+        assert set(full.split(",")) <= builds, (r["claim_id"], full, builds)
+        seen.setdefault(r["table"], set()).update(builds)
+    for table, builds in seen.items():
+        assert {"3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil", "3.13.5", "3.13.5t", "3.13.5t-gil"} <= builds, table
 
 
 @pytest.mark.parametrize("runs, expected", [       # each list three times over: 15 runs, or 6

@@ -14,8 +14,10 @@ import pytest
 from gillab import across, campaigns, exchange, report
 
 REPO = Path(__file__).resolve().parents[1]
+REF = "amd-epyc-2c-20261124-sitting2"             # committed: the reference (default + verdicts + some seed)
 CONTRIBUTED = "amd-epyc-2c-20261123T201134Z"      # committed: the first campaign from another machine
-SECOND_KIND = "amd-epyc-2c-20261124-sitting1"     # committed: default + verdicts on another kind of machine
+FORMER_REFERENCE = "amd-epyc-2c"                  # committed: the reference until 2026-11-24, same kind as CONTRIBUTED
+SECOND_KIND = "amd-epyc-2c-20261124-sitting1"     # committed: default + verdicts on the reference's kind of machine
 SOURCE = REPO / "data" / "results" / CONTRIBUTED
 
 
@@ -62,7 +64,7 @@ def test_the_committed_contributed_campaign_matches_its_manifest():
     """The campaign from ../shared/campaigns as imported: every file as its manifest says, and the
     folder it came from unchanged beside it (where shared/ is present)."""
     members = exchange._members(CONTRIBUTED, (SOURCE / "MANIFEST.json").read_bytes(), exchange.campaign_files(SOURCE))
-    got = exchange.check(members, reference="amd-epyc-2c")
+    got = exchange.check(members, reference=campaigns.reference_id())
     assert got.campaign == CONTRIBUTED and len(got.files) == len(got.manifest["files"])
     shared = REPO.parent / "shared" / "campaigns" / CONTRIBUTED
     if shared.is_dir():
@@ -147,8 +149,8 @@ def bad_archives(good_path, members):
         "a file not in the manifest": (_archive(members + [(f"{cid}/countdown/runs/extra.json", b"{}")]),
                                        "not in its manifest"),
         "unknown experiment": (_archive(_renamed(members, "countdown/", "nosuch/")), "unknown experiment 'nosuch'"),
-        "the reference's id": (_archive([(n.replace(cid, "amd-epyc-2c"), d) for n, d in
-                                         _remanifest(members, campaign="amd-epyc-2c")]), "reference campaign's id"),
+        "the reference's id": (_archive([(n.replace(cid, REF), d) for n, d in
+                                         _remanifest(members, campaign=REF)]), "reference campaign's id"),
         "a cut row": (_archive(_rehash(members, samples, cut)), "a cut or damaged row"),
         "a changed machine record": (_archive(_remanifest(members, machine=machine)), "does not hash to its fingerprint"),
         "not an archive": (b"this is not a tar file\n" * 10, "truncated or damaged"),
@@ -290,19 +292,31 @@ def test_each_campaign_is_judged_alone_never_pooled(committed):
     assert (mine["outcome"] == alone.loc[mine.index, "outcome"]).all()
     assert (mine["n"] == alone.loc[mine.index, "n"]).all()       # n is one campaign's runs, never both
     ref = campaigns.reference_id()
-    pair = [r for r in table if {ref, CONTRIBUTED} <= set(r["campaigns"])]
-    # the reference and the first contributed campaign are one kind of machine (the same
-    # fingerprint): two sittings of one kind, one machine in the count
-    assert pair and all(r["campaigns"][CONTRIBUTED]["machine"] == r["campaigns"][ref]["machine"] for r in pair)
-    assert {r["n_machines"] for r in pair if set(r["campaigns"]) == {ref, CONTRIBUTED}} == {1}
-    # the second contributed campaign is another kind (a newer CPU model): where it answers too, two machines
-    three = [r for r in pair if SECOND_KIND in r["campaigns"]]
-    assert three and {r["n_machines"] for r in three} == {2}
-    assert all(r["campaigns"][SECOND_KIND]["machine"] != r["campaigns"][ref]["machine"] for r in three)
+    assert ref == REF
+
+    def machine(r, c):
+        return r["campaigns"][c]["machine"]
+
+    def where(*cs):
+        return [r for r in table if set(cs) <= set(r["campaigns"])]
+
+    # the former reference and the first contributed campaign are one kind of machine (the same
+    # fingerprint): two sittings of one kind; so are the reference and the campaign measured on
+    # its kind before it; the two kinds differ (a newer CPU model)
+    assert where(FORMER_REFERENCE, CONTRIBUTED) and where(ref, SECOND_KIND) and where(ref, CONTRIBUTED)
+    assert all(machine(r, CONTRIBUTED) == machine(r, FORMER_REFERENCE) for r in where(FORMER_REFERENCE, CONTRIBUTED))
+    assert all(machine(r, SECOND_KIND) == machine(r, ref) for r in where(ref, SECOND_KIND))
+    assert all(machine(r, CONTRIBUTED) != machine(r, ref) for r in where(ref, CONTRIBUTED))
+    # machines are counted by kind, never by campaign
+    assert all(r["n_machines"] == len({machine(r, c) for c, m in r["campaigns"].items() if m["measured_with_this_code"]})
+               for r in table)
+    four = [r for r in where(ref, SECOND_KIND, FORMER_REFERENCE, CONTRIBUTED)
+            if all(m["measured_with_this_code"] for m in r["campaigns"].values())]
+    assert four and {r["n_machines"] for r in four} == {2}
 
 
-def test_the_reference_campaigns_fingerprint_comes_from_its_run_files():
-    ref = campaigns.load(campaigns.reference_id())
+def test_the_former_reference_campaigns_fingerprint_comes_from_its_run_files():
+    ref = campaigns.load(FORMER_REFERENCE)
     assert not ref.machine.get("fingerprint") and ref.fingerprint == "af7bb5f06bf7"
 
 
@@ -312,6 +326,17 @@ def test_verdicts_machines_json_on_the_committed_campaigns(committed):
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert len(rows) == len(committed[2])
-    r = next(r for r in rows if r["n_campaigns"] == 2)
+    r = next(r for r in rows if r["n_campaigns"] >= 2)
     assert {"claim_id", "condition", "campaigns", "machines", "agrees", "flips"} <= set(r)
     assert set(r["campaigns"][CONTRIBUTED]) >= {"outcome", "measured", "ci_low", "ci_high", "n", "role", "machine"}
+
+
+def test_sittings_of_one_boot_are_named(committed):
+    """The reference and the campaign measured before it on its kind of machine share a boot (their
+    run files' boot_id); the former reference and the first contributed campaign, one kind too,
+    were measured on two machines.  The machines chapter names the first pair, not the second."""
+    cs, _, _ = committed
+    pairs = {frozenset(p) for p in across.shared_boots(cs)}
+    assert frozenset((REF, SECOND_KIND)) in pairs
+    assert frozenset((FORMER_REFERENCE, CONTRIBUTED)) not in pairs
+    assert all(campaigns.load(a).fingerprint == campaigns.load(b).fingerprint for a, b in pairs)

@@ -42,6 +42,19 @@ def counted() -> list[campaigns.Campaign]:
     return out + mine[-1:]
 
 
+def shared_boots(cs: list[campaigns.Campaign]) -> list[tuple[str, str]]:
+    """Pairs of campaigns of one machine kind measured in one boot of one machine: two sittings
+    that share a boot share more of its state than two boots would, so their agreement says less
+    about the drift between boots (the machines chapter says which)."""
+    boots = {c.id: set(campaigns.boots(c)) for c in cs}
+    out = []
+    for i, a in enumerate(cs):
+        for b in cs[i + 1:]:
+            if a.fingerprint and a.fingerprint == b.fingerprint and boots[a.id] & boots[b.id]:
+                out.append((a.id, b.id))
+    return out
+
+
 def code_keys_now() -> dict[str, str]:
     return {name: sweep.code_key(experiments.get(name)) for name in experiments.names()}
 

@@ -248,6 +248,17 @@ def runs(c: Campaign) -> list[dict]:
     return out
 
 
+def boots(c: Campaign) -> list[str]:
+    """The boots of the machine its runs were measured in (their run files' ``boot_id``), oldest
+    run first; empty where no run file records one."""
+    out: list[str] = []
+    for r in sorted(runs(c), key=lambda r: r.get("started") or ""):
+        b = r.get("boot_id")
+        if b and b not in out:
+            out.append(b)
+    return out
+
+
 def describe(c: Campaign) -> dict:
     """One line of ``gillab campaigns``: machine, cores, builds, profiles, time, status, samples."""
     rs = runs(c)
