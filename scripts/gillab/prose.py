@@ -34,6 +34,15 @@ def gil_by_condition(df) -> dict:
         lambda v: bool(v.fillna(False).astype(bool).all())).to_dict()
 
 
+def measured(pairs: dict) -> dict:
+    """The entries of ``pairs`` (key -> values) whose every value was measured, not NaN: where a
+    profile's small grid leaves a build out at a point, a sentence about "every build" reads the
+    builds measured there."""
+    import math
+
+    return {k: v for k, v in pairs.items() if not any(map(math.isnan, v))}
+
+
 def markdown(checks: list[Check]) -> str:
     """One bullet per check: the sentence and its evidence, or struck through and marked."""
     if not checks:

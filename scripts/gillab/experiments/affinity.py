@@ -211,7 +211,7 @@ def explorer(df: pd.DataFrame):
 EXPERIMENT = Affinity()
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check, gil_by_condition, ok_rows
+    from ..prose import Check, gil_by_condition, measured, ok_rows
 
     ok = ok_rows(df)
     # each run's median window, then the median over runs
@@ -222,10 +222,6 @@ def prose(df: pd.DataFrame) -> list:
 
     def m(c, client, n):
         return float(med.get((c, client, n), math.nan))
-
-    def measured(pairs: dict) -> dict:
-        """The pairs whose both values were measured (the profile's small grid leaves some out)."""
-        return {k: v for k, v in pairs.items() if not any(map(math.isnan, v))}
 
     out = []
     gil = [c for c in conds if gil_on.get(c)]

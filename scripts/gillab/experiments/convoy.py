@@ -303,7 +303,7 @@ def findings(df: pd.DataFrame) -> str:
 
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..prose import Check
+    from ..prose import Check, measured
 
     s = summary(df)
     at5 = s[np.isclose(s["switch_interval"], 0.005)]
@@ -325,8 +325,7 @@ def prose(df: pd.DataFrame) -> list:
             all(a >= 1000 and b < 1000 for a, b in pairs.values()),
             "medians, alone → one CPU thread: " + "; ".join(f"{c} {a:,.0f} → {b:,.0f}" for c, (a, b) in pairs.items())))
         lo, hi = min(s["switch_interval"]), max(s["switch_interval"])
-        ends = {c: (rate(c, 1, si=hi), rate(c, 1, si=lo)) for c in gil}
-        ends = {c: v for c, v in ends.items() if not any(map(math.isnan, v))}   # builds measured at both
+        ends = measured({c: (rate(c, 1, si=hi), rate(c, 1, si=lo)) for c in gil})   # builds measured at both
         out.append(Check(
             f"A longer switch interval makes it worse: with one CPU thread every GIL build measured at both ends "
             f"answers fewer requests at {hi:g} s than at {lo:g} s",
