@@ -340,3 +340,12 @@ def test_sittings_of_one_boot_are_named(committed):
     assert frozenset((REF, SECOND_KIND)) in pairs
     assert frozenset((FORMER_REFERENCE, CONTRIBUTED)) not in pairs
     assert all(campaigns.load(a).fingerprint == campaigns.load(b).fingerprint for a, b in pairs)
+
+
+def test_what_the_reference_measured_of_the_grids_is_read_from_its_run_files(monkeypatch):
+    """The new reference measured `default`'s grids; the former one completed its chapters with
+    `-p full_grid=all` (or predates the grids), so it holds every build at every point: the texts
+    that say so read it from the run files, never assert it."""
+    assert report.reference_grids() == "profile"
+    monkeypatch.setattr(campaigns, "reference_id", lambda: FORMER_REFERENCE)
+    assert report.reference_grids() == "all"

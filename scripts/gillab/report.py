@@ -93,22 +93,23 @@ def campaign_verdicts(experiments: list[str] | None = None, campaign: str | None
 
 
 def reference_grids() -> str | None:
-    """What the reference campaign's ``default`` runs measured, from their run files: ``"all"``
-    where every run measured every build at every point (no ``full_grid`` recorded, or
-    ``all``), ``"profile"`` where every run measured the profile's grids, else None (mixed, or no
-    reference).  Only chapters whose ``default`` profile has a grid of its own count."""
+    """What the reference campaign measured of ``default``'s grids, from its run files: ``"all"``
+    where every chapter whose ``default`` has a small grid has a run that measured every build at
+    every point (no ``full_grid`` recorded, or ``all``: a later ``-p full_grid=all`` completes an
+    earlier run), ``"profile"`` where no such chapter has one, else None (mixed, or no reference)."""
     from . import campaigns
 
     rid = campaigns.reference_id()
     if rid is None:
         return None
-    kinds = set()
+    # only chapters whose default measures some builds on a small grid tell anything here
+    gridded = {n for n in names() if get(n).resolve("default", {}).get("full_grid") not in (None, "all")}
+    everything: dict[str, bool] = {}
     for r in campaigns.runs(campaigns.load(rid)):
-        if r.get("profile") not in ("default", "verdicts") or r.get("experiment") not in names() \
-                or get(r["experiment"]).resolve("default", {}).get("full_grid") in (None, "all"):
-            continue   # a chapter whose default measures every build everywhere tells nothing here
-        fg = (r.get("params") or {}).get("full_grid")
-        kinds.add("all" if fg in (None, "all") else "profile")
+        if r.get("profile") in ("default", "verdicts") and r.get("experiment") in gridded:
+            fg = (r.get("params") or {}).get("full_grid")
+            everything[r["experiment"]] = everything.get(r["experiment"], False) or fg in (None, "all")
+    kinds = {"all" if v else "profile" for v in everything.values()}
     return kinds.pop() if len(kinds) == 1 else None
 
 
