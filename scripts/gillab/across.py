@@ -5,7 +5,7 @@ Which campaigns count:
 * the committed reference campaign, every contributed campaign (``gillab import``), and the
   reader's newest campaign on this machine (an older one of theirs is superseded by it);
 * per experiment, only a campaign whose samples were measured with this harness's measuring
-  code (its code key, see :func:`gillab.sweep.code_key`): one measured with other code is shown
+  code (its code key, see :mod:`gillab.codekey`): one measured with other code is shown
   apart, marked, and left out of the counts.
 
 Each campaign's samples are judged on their own (:func:`gillab.report.verdicts`), exactly as its

@@ -3,7 +3,7 @@ results/verdicts`` print), and the reader's campaign beside the reference, claim
 from __future__ import annotations
 
 from . import results as store_results
-from . import stats
+from . import codekey, stats
 from .experiments import analysis, get, names
 from .tables import fmt, value_cell
 
@@ -58,7 +58,8 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
         if df.attrs.get("note") and notes is not None:
             notes.append(df.attrs["note"])
         answered = analysis(name).claims(df)
-        keys = sorted(set(df["code_key"].astype(str)) - {""}) if "code_key" in df.columns else []
+        keys = (sorted({codekey.canonical(name, k) for k in df["code_key"].astype(str)} - {""})
+                if "code_key" in df.columns else [])
         fams, cpus = claims.families(df), _cpus(name, df.attrs["campaign"])
         for row in answered + claims.unanswered(name, {r["claim_id"] for r in answered}):
             rows.append(row | {"campaign": df.attrs["campaign"], "code_keys": keys, "families": fams, "cpus_here": cpus})

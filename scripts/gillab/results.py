@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import campaigns
+from . import campaigns, codekey
 from .paths import reference_dir, results_dir
 
 
@@ -24,13 +24,15 @@ def pick_campaign(experiment: str, campaign: str | None = None) -> str:
                  "reference campaign holds it; measure it with `gillab measure` or measure=True")
 
 
-def current_rows(df: pd.DataFrame) -> pd.DataFrame:
+def current_rows(df: pd.DataFrame, experiment: str = "") -> pd.DataFrame:
     """Drop samples superseded inside a campaign: where a condition was measured again after its
     interpreter or the measuring code changed, only the samples of the newest resume key of
-    each (configuration, condition) are analysed.  The file keeps every row."""
+    each (configuration, condition) are analysed (two keys of one code, :func:`codekey.canonical`,
+    are one key).  The file keeps every row."""
     if "identity_key" not in df.columns or df.empty:
         return df
-    keys = (df["identity_key"].fillna("").astype(str) + "/" + df["code_key"].fillna("").astype(str))
+    code = [codekey.canonical(experiment, k) for k in df["code_key"].fillna("").astype(str)]
+    keys = df["identity_key"].fillna("").astype(str) + "/" + pd.Series(code, index=df.index, dtype=str)
     newest = keys.groupby([df["config"], df["condition"]]).transform("last")
     return df[keys == newest]
 
@@ -49,7 +51,7 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
     if df.empty:
         raise NoData(f"{store.samples_path} holds no successful samples for configuration {config_id}")
     n_all = len(df)
-    df = current_rows(df).copy()
+    df = current_rows(df, experiment).copy()
     df.attrs["campaign"] = cid
     df.attrs["superseded"] = n_all - len(df)
     return df

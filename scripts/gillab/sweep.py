@@ -12,8 +12,6 @@ explorers all measure through :func:`measure`.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import statistics
@@ -24,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from . import grid as grid_mod
-from . import interpreters, metadata, runner
+from . import codekey, interpreters, metadata, runner
 from .experiment import Experiment, point_key
 from .experiments import get
 from .paths import results_dir
@@ -33,35 +31,9 @@ from .store import StoreWriteError
 from .venvs import VenvError
 
 # -- resume keys ------------------------------------------------------------------------------
-_HARNESS_FILES = ("runner.py", "procs.py", "workloads/_common.py")
-
-
-def code_sources(exp: Experiment) -> dict[str, str]:
-    """The code that shapes a sample of ``exp``: its workload programs, the workloads' common
-    start-up, the runner, the experiment's class (points, parameters, ``run_sample``) and the
-    helpers it names in ``measuring_code``.  Not the analysis: a new figure keeps the samples."""
-    import inspect
-    from pathlib import Path
-
-    pkg = Path(__file__).resolve().parent
-    out = {name: (pkg / name).read_text() for name in _HARNESS_FILES}
-    for w in exp.workloads or (exp.workload,):
-        path = runner.workload_path(w)
-        out[f"workloads/{path.name}"] = path.read_text()
-    for cls in type(exp).__mro__:
-        if isinstance(cls, type) and issubclass(cls, Experiment):
-            out[f"class {cls.__module__}.{cls.__qualname__}"] = inspect.getsource(cls)
-    for obj in exp.measuring_code:   # a function or class, or a (name, text) pair
-        if isinstance(obj, tuple):
-            out[obj[0]] = obj[1]
-        else:
-            out[f"{obj.__module__}.{obj.__qualname__}"] = inspect.getsource(obj)
-    return out
-
-
 def code_key(exp: Experiment) -> str:
-    blob = json.dumps(code_sources(exp), sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    """The key of the code that shapes a sample of ``exp`` (:mod:`gillab.codekey`)."""
+    return codekey.code_key(exp)
 
 
 @dataclass
@@ -107,8 +79,9 @@ INTERPRETER_CHANGED = "interpreter changed since it was measured (rebuilt, other
 NO_KEY = "stored without a resume key (older harness)"
 
 
-def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None:
-    """None when a stored row can be resumed; else the reason it cannot."""
+def why_not_resumable(row: dict | None, ident_key: str, ckey: str, experiment: str = "") -> str | None:
+    """None when a stored row can be resumed; else the reason it cannot.  A stored code key of
+    the older kind counts as ``ckey`` where it stands for the same code (:func:`codekey.canonical`)."""
     if row is None:
         return NOT_YET
     stored_i, stored_c = row.get("identity_key") or "", row.get("code_key") or ""
@@ -116,7 +89,7 @@ def why_not_resumable(row: dict | None, ident_key: str, ckey: str) -> str | None
         return NO_KEY
     if stored_i != ident_key:
         return INTERPRETER_CHANGED
-    if stored_c != ckey:
+    if codekey.canonical(experiment, stored_c) != ckey:
         return CODE_CHANGED
     return None
 
@@ -145,7 +118,7 @@ def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: 
                     reasons[why] = reasons.get(why, 0) + 1
                     continue
                 k = (cid, point_key(point), rep)
-                why = why_not_resumable(rows.get(k), keys.get(cid, ""), ckey)
+                why = why_not_resumable(rows.get(k), keys.get(cid, ""), ckey, exp.name)
                 if why == NOT_YET and k in failed:
                     why = FAILED_BEFORE
                 if why is None:
@@ -181,7 +154,7 @@ def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dic
             vals = []
             for rep in range(upto):
                 row = rows.get((cid, pk, rep))
-                if row is not None and why_not_resumable(row, keys.get(cid, ""), ckey) is None:
+                if row is not None and why_not_resumable(row, keys.get(cid, ""), ckey, exp.name) is None:
                     try:
                         vals.append(float(row[exp.adaptive_metric]))
                     except (KeyError, TypeError, ValueError):
@@ -393,7 +366,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
                 return
 
             def needed(cid, point, rep):
-                return why_not_resumable(rows.get((cid, point_key(point), rep)), keys.get(cid, ""), ckey) is not None
+                return why_not_resumable(rows.get((cid, point_key(point), rep)), keys.get(cid, ""), ckey, exp.name) is not None
 
             def add_row(cid, point, rep, res):
                 try:
