@@ -1,7 +1,7 @@
 # gil-lab: thin wrappers over the `gillab` command line.
 #   make reproduce   install what is missing, build the interpreters, measure, render the book
 #   make book        render the book from the committed data/ (no measuring)
-#   make test        the test suite (what CI runs)
+#   make test        the linter, then the test suite (what CI runs)
 #   make live        JupyterLab on 127.0.0.1 for live widgets
 #   make run NB=countdown [PROFILE=smoke]   one notebook through papermill
 #   make wheelhouse  the wheels measuring needs, for a machine with no package registry
@@ -15,7 +15,7 @@ WHEELHOUSE ?= wheelhouse
 BIN      = $(VENV)/bin
 GILLAB   = $(BIN)/gillab
 
-.PHONY: reproduce book test live run system-deps venv interpreters widgets-js clean help wheelhouse measure-env
+.PHONY: reproduce book test lint live run system-deps venv interpreters widgets-js clean help wheelhouse measure-env
 
 help:
 	@sed -n '2,9p' Makefile
@@ -48,8 +48,12 @@ book: system-deps venv widgets-js
 run: venv interpreters
 	$(GILLAB) run $(NB) --profile $(PROFILE)
 
-test: system-deps venv interpreters widgets-js
+test: system-deps venv interpreters widgets-js lint
 	$(BIN)/python -m pytest -v
+
+# pyflakes, pycodestyle, a complexity limit and f-string braces in plain strings ([tool.ruff])
+lint: venv
+	$(BIN)/ruff check scripts tests
 
 live: venv
 	$(GILLAB) live --port $(PORT)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, experiments, interpreters, report, results, runner, sweep
+from gillab import campaigns, interpreters, report, results, runner, sweep
 from gillab.profiles import ParameterError
 
 from conftest import copy_reference

@@ -216,5 +216,6 @@ def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data
         sweep.measure("countdown", "default", over)
     assert sorted(p.name for p in (data_dir / "results").iterdir()) == sorted(["REFERENCE", ref])   # nothing made
     out = subprocess.run([sys.executable, "-m", "gillab", "measure", "countdown", "--plan", "-p", "conditions=3.13.5",
-                          "-p", "threads=[1]", "-p", "repeats=100", "-p", "small_grid="], capture_output=True, text=True, timeout=120)
+                          "-p", "threads=[1]", "-p", "repeats=100", "-p", "small_grid="],
+                         capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and f" to measure ({per:.2g} s per sample, the median in campaign {ref})" in out.stdout

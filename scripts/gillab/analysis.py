@@ -88,8 +88,8 @@ class ModuleAnalysis(Analysis):
     """An analysis written as functions of the experiment's module with the interface's names
     (``summary(df)``, ``claims(df)``, ...; ``published()`` and ``published_table()`` where it
     has them; the live explorer is one for all, :mod:`gillab.live`, drawing ``figure``).  A
-    function the module lacks comes from ``shared``, the module of a family of experiments (:mod:`~gillab.experiments.over_threads`,
-    :mod:`~gillab.experiments.doc002`), whose functions take the experiment's ``bound``
+    function the module lacks comes from ``shared``, the module of a family of experiments
+    (:mod:`~gillab.experiments.over_threads`, :mod:`~gillab.experiments.doc002`), whose functions take the experiment's ``bound``
     arguments by keyword (``spec=``, ``experiment=``).  ``extras`` names further figures a
     chapter draws with ``Chapter.figure(name)``.  A missing function is an error when the module
     is imported, not when a chapter runs."""

@@ -298,8 +298,9 @@ class Chapter:
 
         figs = [self.analysis.figure(self.reference_df), self.analysis.figure(self.yours_df)]
         shared = plots.share_axes(*figs)
+        axes = "on the same axes" if shared else "each on its own axes (their panels differ: not the same builds or points)"
         display(Markdown(
-            f"The main figure drawn from each campaign, {'on the same axes' if shared else 'each on its own axes (their panels differ: not the same builds or points)'}: "
+            f"The main figure drawn from each campaign, {axes}: "
             f"first the reference campaign `{self.reference.id}`, then {self._whose(self.yours)} `{self.yours.id}`."))
         for c, fig in zip((self.reference, self.yours), figs):
             display(Markdown(f"*{c.label()}*"))

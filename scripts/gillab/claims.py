@@ -4,18 +4,19 @@ One row per claim: its id (the verdicts' ``claim_id``), document, experiment, th
 words it was published in, what kind of statement it is, the statistic and point of ours that
 answers it, the statistic the document computed its number with (``doc_statistic``: best of 3, a
 tool's mean, a count in a window, one run, or not stated; the verdict computes that statistic on
-trials shaped like the document's, :data:`DOC_STATISTICS`), how it is compared (*about* a value with a band, *at least*, *at most*, or *not
-testable* here, with the reason), the value and where it comes from, the band and why, and the
-document's interpreter and machine as far as it says.
+trials shaped like the document's, :data:`DOC_STATISTICS`), how it is compared (*about* a value
+with a band, *at least*, *at most*, or *not testable* here, with the reason), the value and
+where it comes from, the band and why, and the document's interpreter and machine as far as it
+says.
 
 A claim's value is either typed in the ``value`` column (a number the document states in words:
 "about 95%", "stays about the same") or derived from the document's own tables by ``derive``:
 ``table[selector].column``, optionally divided by a second such cell, where the selector is
 ``column=value`` (``;``-separated, matched on the cell as written) or ``#n`` (the table's n-th
-data row), or ``mean(table[selector].column)`` over the rows it selects.  ``rests_on`` names the other rows a claim rests on, so that every row of every table
-in ``data/reference`` is either part of a claim or listed in ``context.csv`` with the reason it is
-not one.  The verdict code reads the value, band and comparison from here: no published number
-is typed into Python.
+data row), or ``mean(table[selector].column)`` over the rows it selects.  ``rests_on`` names the
+other rows a claim rests on, so that every row of every table in ``data/reference`` is either
+part of a claim or listed in ``context.csv`` with the reason it is not one.  The verdict code
+reads the value, band and comparison from here: no published number is typed into Python.
 
 What a claim is *about* decides whether it is judged here: a *mechanism* (a ratio, shape or
 ordering within one machine, expected on any machine) is; a *machine* number (an absolute of the

@@ -318,8 +318,6 @@ def _check_samples(rel: str, data: bytes, schema: dict) -> None:
 def check(members: list[tuple[str, bytes]], reference: str | None | bool = True) -> Checked:
     """Every check of the module's list on an archive's members; returns what to write.
     ``reference``: the reference campaign's id to refuse (True: this data folder's)."""
-    from . import experiments
-
     names = [n for n, _ in members]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -329,6 +327,22 @@ def check(members: list[tuple[str, bytes]], reference: str | None | bool = True)
         raise ArchiveError(f"not a gillab campaign archive: it has no {MANIFEST}")
     mbytes = by_name.pop(MANIFEST)
     manifest = _json_object(MANIFEST, mbytes)
+    cid = _check_manifest_head(manifest, reference)
+    files = _files_of(cid, by_name)
+    _check_listed(cid, manifest, files)
+    _check_layout(cid, files)
+    meta, runs = _check_json(cid, files)
+    for rel, data in files.items():
+        if rel.endswith("/samples.csv"):
+            schema_rel = rel.replace("samples.csv", "samples.schema.json")
+            schema = json.loads(files[schema_rel])["columns"] if schema_rel in files else {}
+            _check_samples(f"{cid}/{rel}", data, schema)
+    _check_machine(cid, manifest, meta, runs)
+    return Checked(cid, manifest, mbytes, files)
+
+
+def _check_manifest_head(manifest: dict, reference: str | None | bool) -> str:
+    """The manifest's schema and campaign id (never the reference's); returns the id."""
     if manifest.get("schema") != SCHEMA:
         raise ArchiveError(f"unknown archive schema {manifest.get('schema')!r}; this harness reads {SCHEMA!r}")
     cid = manifest.get("campaign")
@@ -338,11 +352,21 @@ def check(members: list[tuple[str, bytes]], reference: str | None | bool = True)
     if ref and cid == ref:
         raise ArchiveError(f"the archive's campaign {cid!r} is the reference campaign's id; the reference is never "
                            "replaced by an import")
+    return cid
+
+
+def _files_of(cid: str, by_name: dict[str, bytes]) -> dict[str, bytes]:
+    """The members by their path inside the campaign's folder; none may lie outside it."""
     files: dict[str, bytes] = {}
     for name, data in by_name.items():
         if not name.startswith(cid + "/"):
             raise ArchiveError(f"archive member {name!r} lies outside the campaign's folder {cid}/")
         files[name[len(cid) + 1:]] = data
+    return files
+
+
+def _check_listed(cid: str, manifest: dict, files: dict[str, bytes]) -> None:
+    """The manifest lists exactly the files there are, each with its size and sha256."""
     listed = manifest.get("files")
     if not isinstance(listed, list) or not all(isinstance(f, dict) for f in listed):
         raise ArchiveError("the manifest has no list of files")
@@ -357,6 +381,12 @@ def check(members: list[tuple[str, bytes]], reference: str | None | bool = True)
         data = files[rel]
         if len(data) != f.get("bytes") or _sha256(data) != f.get("sha256"):
             raise ArchiveError(f"{cid}/{rel} does not match its manifest (size or sha256): damaged or changed")
+
+
+def _check_layout(cid: str, files: dict[str, bytes]) -> None:
+    """Every file is part of a campaign, of an experiment this harness knows."""
+    from . import experiments
+
     known = set(experiments.names())
     for rel in files:
         m = _EXP.match(rel)
@@ -365,6 +395,11 @@ def check(members: list[tuple[str, bytes]], reference: str | None | bool = True)
         if m and m["exp"] not in known:
             raise ArchiveError(f"{cid}/{rel}: unknown experiment {m['exp']!r} (this harness knows "
                                f"{', '.join(sorted(known))})")
+
+
+def _check_json(cid: str, files: dict[str, bytes]) -> tuple[dict, list[dict]]:
+    """campaign.json, the run files and the sample schemas read as what they claim to be;
+    returns campaign.json and the run files."""
     if "campaign.json" not in files:
         raise ArchiveError(f"{cid}/campaign.json is missing")
     meta = _json_object("campaign.json", files["campaign.json"])
@@ -372,23 +407,18 @@ def check(members: list[tuple[str, bytes]], reference: str | None | bool = True)
         raise ArchiveError(f"campaign.json names campaign {meta.get('campaign')!r}, the manifest {cid!r}")
     runs = []
     for rel, data in sorted(files.items()):
-        if rel.endswith(".json"):
-            obj = _json_object(f"{cid}/{rel}", data)
-            if "/runs/" in rel:
-                if obj.get("run_id") != Path(rel).stem:
-                    raise ArchiveError(f"{cid}/{rel} is not a run file (its run_id is {obj.get('run_id')!r})")
-                runs.append(obj)
-            if rel.endswith("samples.schema.json"):
-                cols = obj.get("columns")
-                if not isinstance(cols, dict) or not all(v in SCHEMA_TYPES for v in cols.values()):
-                    raise ArchiveError(f"{cid}/{rel} is not a samples schema")
-    for rel, data in files.items():
-        if rel.endswith("/samples.csv"):
-            schema_rel = rel.replace("samples.csv", "samples.schema.json")
-            schema = json.loads(files[schema_rel])["columns"] if schema_rel in files else {}
-            _check_samples(f"{cid}/{rel}", data, schema)
-    _check_machine(cid, manifest, meta, runs)
-    return Checked(cid, manifest, mbytes, files)
+        if not rel.endswith(".json"):
+            continue
+        obj = _json_object(f"{cid}/{rel}", data)
+        if "/runs/" in rel:
+            if obj.get("run_id") != Path(rel).stem:
+                raise ArchiveError(f"{cid}/{rel} is not a run file (its run_id is {obj.get('run_id')!r})")
+            runs.append(obj)
+        if rel.endswith("samples.schema.json"):
+            cols = obj.get("columns")
+            if not isinstance(cols, dict) or not all(v in SCHEMA_TYPES for v in cols.values()):
+                raise ArchiveError(f"{cid}/{rel} is not a samples schema")
+    return meta, runs
 
 
 def _check_machine(cid: str, manifest: dict, meta: dict, runs: list[dict]) -> None:

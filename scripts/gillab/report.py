@@ -256,7 +256,8 @@ def flat(rows: list[dict]):
         for cond, m in r["measured"].items():
             out.append(base | {"condition": cond, "build": build_of(cond), "measured": m["median"],
                                "ci_low": m["ci_lo"], "ci_high": m["ci_hi"], "n": m.get("n"),
-                               "n_each": m.get("n_each", m.get("n")), "estimand": m.get("estimand", ""), "coverage": m.get("coverage", nan),
+                               "n_each": m.get("n_each", m.get("n")), "estimand": m.get("estimand", ""),
+                               "coverage": m.get("coverage", nan),
                                "outcome": m["verdict"],
                                "why": m.get("why_inconclusive", "") if m["verdict"] == "inconclusive" else "",
                                "ours_over_published": ratio(m["median"]), "ratio_low": ratio(m["ci_lo"]),

@@ -241,7 +241,45 @@ def estimate(exp: Experiment, todo: int, allow_long: bool = True) -> tuple[float
     return seconds, basis
 
 
-def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False):
+@dataclass
+class Prepared:
+    """What every check of a sweep yields: the experiment and its resolved parameters, the grid,
+    the conditions (those available, those missing), their identity keys, the code key and the
+    campaign (None where :func:`plan` found none yet)."""
+    exp: Experiment
+    p: dict
+    grid: grid_mod.Grid
+    conds: list
+    idents: dict
+    usable: list
+    missing: list
+    camp: object
+    is_new: bool
+    keys: dict
+    ckey: str
+
+    @property
+    def cids(self) -> list[str]:
+        return [c.id for c in self.usable]
+
+    @property
+    def config_id(self) -> str:
+        return self.exp.config_id(self.p)
+
+    def stored(self) -> tuple[dict, set, object]:
+        """The campaign's resumable rows and failed samples of this configuration, and its store
+        (None where the campaign does not hold the experiment yet)."""
+        if self.camp is None or not self.camp.has(self.exp.name):
+            return {}, set(), None
+        store = self.camp.store(self.exp.name)
+        return store.measured(self.config_id), store.failed(self.config_id), store
+
+    def plan_samples(self, rows: dict, failed: set, **kw) -> tuple[list, int, dict, list]:
+        return plan_samples(self.exp, self.p, self.cids, rows, failed, self.keys, self.ckey, self.idents,
+                            grid=self.grid, **kw)
+
+
+def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False) -> Prepared:
     """Every check, then the campaign, the conditions, their keys and what the store holds."""
     from . import campaigns
 
@@ -258,20 +296,16 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
             + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
             + ". Build the core ones with `gillab provision` (or `make interpreters`).")
     keys = {c.id: idents[c.id].key() for c in usable}
-    ckey = code_key(exp)
     check_count(exp, p, len(exp.points(p)), len(usable))   # before any list of the samples is made
     camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # nothing made yet
+    prep = Prepared(exp, p, grid, conds, idents, usable, missing, camp, False, keys, code_key(exp))
     if create:
-        rows, failed = {}, set()
-        if camp is not None and camp.has(exp.name):
-            store = camp.store(exp.name)
-            rows, failed = store.measured(exp.config_id(p)), store.failed(exp.config_id(p))
-        todo = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents, grid=grid)[0]
-        estimate(exp, len(todo), allow_long)
+        rows, failed, _ = prep.stored()
+        estimate(exp, len(prep.plan_samples(rows, failed)[0]), allow_long)
         check_writable(results_dir())
-        camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
-    is_new = camp is None or not camp.experiments()
-    return exp, p, grid, conds, idents, usable, missing, camp, is_new, keys, ckey
+        prep.camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
+    prep.is_new = prep.camp is None or not prep.camp.experiments()
+    return prep
 
 
 def check_writable(folder) -> None:
@@ -295,21 +329,18 @@ def check_writable(folder) -> None:
 def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
          campaign: str | None = None, new_campaign: bool = False) -> Plan:
     """What ``measure`` would do, without measuring or writing anything."""
-    exp, p, grid, conds, idents, usable, missing, camp, is_new, keys, ckey = _prepare(
-        name, profile, overrides, campaign, new_campaign, create=False)
-    cfg = exp.config_id(p)
-    rows, failed, damaged = {}, set(), []
-    if camp is not None and camp.has(exp.name):
-        store = camp.store(exp.name)
-        rows, failed = store.measured(cfg), store.failed(cfg)
-        damaged = [{"line": d.line, "reason": d.reason} for d in store.damaged]
-    cids = [c.id for c in usable]
-    todo, resumable, reasons, details = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents, grid=grid)
-    cname = camp.id if camp is not None else campaign or "(a new campaign)"
-    per_round = sum(1 for point in exp.points(p) for cid in cids if not left_out(exp, point, cid, idents[cid], grid))
+    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=False)
+    exp, p = prep.exp, prep.p
+    rows, failed, store = prep.stored()
+    damaged = [{"line": d.line, "reason": d.reason} for d in store.damaged] if store is not None else []
+    todo, resumable, reasons, details = prep.plan_samples(rows, failed)
+    cname = prep.camp.id if prep.camp is not None else campaign or "(a new campaign)"
+    per_round = sum(1 for point in exp.points(p) for cid in prep.cids
+                    if not left_out(exp, point, cid, prep.idents[cid], prep.grid))
     est = estimate(exp, len(todo))
-    return Plan(exp.name, profile, cname, is_new, cfg, ckey, keys, [point_key(x) for x in exp.points(p)],
-                cids, missing, todo, resumable, reasons, details, len(adaptive_rounds(p)) * per_round, damaged,
+    return Plan(exp.name, profile, cname, prep.is_new, prep.config_id, prep.ckey, prep.keys,
+                [point_key(x) for x in exp.points(p)], prep.cids, prep.missing, todo, resumable, reasons, details,
+                len(adaptive_rounds(p)) * per_round, damaged,
                 est[0] if est else None, est[1] if est else "no stored sample of this chapter to go by")
 
 
@@ -321,132 +352,173 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
 
     ``progress``: True draws a progress bar on stderr, False nothing; a callable is called as
     ``progress(done, total, what)`` before the first sample and after each (the live explorer's
-    bar)."""
-    exp, p, grid, conds, idents, usable, missing, camp, _, keys, ckey = _prepare(
-        name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long)
-    for cid in missing:
-        print(f"[gillab] {name}: {cid} is not available ({idents[cid].error}); "
+    bar).
+
+    The steps, each a method of :class:`_Run`: open the run (under the store's lock: mark killed
+    runs, plan, write the run file), the measurements before the sweep, the planned samples, the
+    adaptive rounds, and closing the run file whatever happened."""
+    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long)
+    for cid in prep.missing:
+        print(f"[gillab] {name}: {cid} is not available ({prep.idents[cid].error}); "
               "it is reported as not measured, not replaced.", file=sys.stderr)
-    store = camp.store(exp.name)
-    cfg = exp.config_id(p)
-    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
-    result = RunResult(run_id, exp.name, camp.id, p, cfg, missing_conditions=missing)
-    with store.lock():
-        killed = store.mark_killed()
+    run = _Run(prep, profile)
+    with run.store.lock():
+        run.open(progress)
+        try:
+            run.before_sweep()
+            run.take(run.todo)
+            run.adaptive()
+            run.result.status = "complete" if not run.result.failed else "complete with failures"
+        except StoreWriteError as exc:
+            run.result.status = "failed"
+            run.meta["failure"] = str(exc)
+            raise
+        except BaseException as exc:
+            run.result.status = f"interrupted ({type(exc).__name__})"
+            raise
+        finally:
+            run.close()
+    return run.result
+
+
+class _Run:
+    """One run of a sweep, step by step (see :func:`measure`, which holds the store's lock)."""
+
+    def __init__(self, prep: Prepared, profile: str):
+        self.prep, self.exp, self.p, self.profile = prep, prep.exp, prep.p, profile
+        self.store = prep.camp.store(prep.exp.name)
+        self.cfg = prep.config_id
+        self.run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+        self.result = RunResult(self.run_id, self.exp.name, prep.camp.id, self.p, self.cfg,
+                                missing_conditions=prep.missing)
+        self.by_id = {c.id: c for c in prep.usable}
+        self.rows: dict = {}
+        self.todo: list = []
+        self.meta: dict = {}
+        self.bar = None
+
+    def open(self, progress) -> None:
+        """Mark runs that ended without a word, plan the samples and write the run file."""
+        prep, exp, name = self.prep, self.exp, self.exp.name
+        killed = self.store.mark_killed()
         if killed:
             print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
                   "marked so, and their samples resumed", file=sys.stderr)
-        rows, failed = store.measured(cfg), store.failed(cfg)
-        todo, resumable, reasons, _ = plan_samples(exp, p, [c.id for c in usable], rows, failed, keys, ckey, idents,
-                                                   grid=grid)
-        by_id = {c.id: c for c in usable}
-        todo = [(rep, point, by_id[cid]) for rep, point, cid in todo]
-        result.skipped, result.reasons = resumable, reasons
-        meta = {
-            "run_id": run_id, "campaign": camp.id, "experiment": exp.name, "title": exp.title,
-            "document": exp.document, "profile": profile, "params": p, "config_id": cfg, "config": exp.config(p),
-            "conditions": {c.id: _identity_record(c, idents[c.id]) | {"identity_key": keys.get(c.id)}
-                           for c in conds},
-            "missing_conditions": missing, "code_key": ckey,
+        self.rows, failed = self.store.measured(self.cfg), self.store.failed(self.cfg)
+        todo, resumable, reasons, _ = prep.plan_samples(self.rows, failed)
+        self.todo = [(rep, point, self.by_id[cid]) for rep, point, cid in todo]
+        self.result.skipped, self.result.reasons = resumable, reasons
+        self.meta = {
+            "run_id": self.run_id, "campaign": prep.camp.id, "experiment": name, "title": exp.title,
+            "document": exp.document, "profile": self.profile, "params": self.p, "config_id": self.cfg,
+            "config": exp.config(self.p),
+            "conditions": {c.id: _identity_record(c, prep.idents[c.id]) | {"identity_key": prep.keys.get(c.id)}
+                           for c in prep.conds},
+            "missing_conditions": prep.missing, "code_key": prep.ckey,
             "machine": metadata.machine(), "harness": metadata.harness() | {"pid": os.getpid()},
             "boot_id": metadata.boot_id(),
             "started": metadata.now(), "loadavg_start": metadata.loadavg(), "cpu_times_start": metadata.cpu_times(),
-            "planned_samples": len(todo), "skipped_already_measured": resumable,
+            "planned_samples": len(self.todo), "skipped_already_measured": resumable,
             "why_measured": reasons, "killed_runs_found": killed,
             "status": "running",
         }
-        store.write_run(meta)
-        store.reserve()
-        bar = _progress(len(todo), f"{exp.name} [{profile}]", progress)
+        self.store.write_run(self.meta)
+        self.store.reserve()
+        self.bar = _progress(len(self.todo), f"{name} [{self.profile}]", progress)
 
-        def before_sweep():
-            """Measurements that belong to the run, not to a condition (b2's curl ceiling)."""
-            hook = getattr(exp, "before_sweep", None)
-            if hook is None:
-                return
+    def before_sweep(self) -> None:
+        """Measurements that belong to the run, not to a condition (b2's curl ceiling)."""
+        hook = getattr(self.exp, "before_sweep", None)
+        if hook is None:
+            return
+        exp, prep = self.exp, self.prep
 
-            def needed(cid, point, rep):
-                return why_not_resumable(rows.get((cid, point_key(point), rep)), keys.get(cid, ""), ckey, exp.name) is not None
+        def needed(cid, point, rep):
+            row = self.rows.get((cid, point_key(point), rep))
+            return why_not_resumable(row, prep.keys.get(cid, ""), prep.ckey, exp.name) is not None
 
-            def add_row(cid, point, rep, res):
-                try:
-                    store.append({"run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
-                                  "condition": cid, "point": point_key(point), "repeat": rep, **point,
-                                  "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
-                                  "status": "ok", "error": "", "identity_key": keys.get(cid, ""), "code_key": ckey,
-                                  **res})
-                except OSError as exc:
-                    raise StoreWriteError(f"{exp.name}: a measurement before the sweep could not be stored "
-                                          f"({exc.strerror or exc}: {exc.filename or store.samples_path})") from exc
-
+        def add_row(cid, point, rep, res):
             try:
-                hook(p, needed, add_row)
-            except SAMPLE_FAILURES as exc:   # recorded, and the sweep goes on with every build's samples
-                result.failed += 1
-                meta["before_sweep_failure"] = f"{type(exc).__name__}: {exc}"
-                print(f"[gillab] failed: {exp.name}'s measurements before the sweep ({meta['before_sweep_failure']}); "
-                      "the samples of every build are measured as planned", file=sys.stderr)
-
-        def take(batch):
-            for rep, point, cond in batch:
-                out = _sample(exp, p, cfg, run_id, profile, rep, point, cond)
-                for r in out:
-                    r.update(identity_key=keys[cond.id], code_key=ckey)
-                try:
-                    store.extend(out)
-                except OSError as exc:   # a full disk, a read-only folder: stop, keep what is stored
-                    raise StoreWriteError(
-                        f"{exp.name}: the sample {cond.id} {point_key(point)} repeat {rep} was measured but could "
-                        f"not be stored ({exc.strerror or exc}: {exc.filename or store.samples_path}); the sweep "
-                        f"stopped there, and the {result.measured + result.failed} sample(s) this run stored before "
-                        "it are kept. Free some space and rerun: it resumes from there") from exc
-                if out[0]["status"] == "ok":
-                    result.measured += 1
-                else:
-                    result.failed += 1
-                    print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {out[0]['error']}",
-                          file=sys.stderr)
-                bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
-                bar.update(1)
+                self.store.append({
+                    "run_id": self.run_id, "experiment": exp.name, "profile": self.profile, "config": self.cfg,
+                    "condition": cid, "point": point_key(point), "repeat": rep, **point,
+                    "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
+                    "status": "ok", "error": "", "identity_key": prep.keys.get(cid, ""), "code_key": prep.ckey,
+                    **res})
+            except OSError as exc:
+                raise StoreWriteError(f"{exp.name}: a measurement before the sweep could not be stored "
+                                      f"({exc.strerror or exc}: {exc.filename or self.store.samples_path})") from exc
 
         try:
-            before_sweep()
-            take(todo)
-            cids = [c.id for c in usable]
-            for rep in adaptive_rounds(p):   # each round decided on everything measured so far
-                rows, failed = store.measured(cfg), store.failed(cfg)
-                wide = wide_points(exp, p, cids, rows, keys, ckey, idents, rep, grid=grid)
-                if not wide:
-                    break
-                more, resumed, why_more, _ = plan_samples(exp, p, cids, rows, failed, keys, ckey, idents,
-                                                          reps=[rep], points=[pt for pt, _ in wide], grid=grid)
-                result.skipped += resumed
-                meta.setdefault("adaptive", []).append(
-                    {"repeat": rep, "points": {point_key(pt): why for pt, why in wide}, "samples": len(more)})
-                for k, v in why_more.items():
-                    result.reasons[k] = result.reasons.get(k, 0) + v
-                bar.total += len(more)
-                take([(r, pt, by_id[cid]) for r, pt, cid in more])
-            result.status = "complete" if not result.failed else "complete with failures"
-        except StoreWriteError as exc:
-            result.status = "failed"
-            meta["failure"] = str(exc)
-            raise
-        except BaseException as exc:
-            result.status = f"interrupted ({type(exc).__name__})"
-            raise
-        finally:
-            bar.close()
-            end_times = metadata.cpu_times()
-            meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),
-                        cpu_times_end=end_times, cpu_steal_share=metadata.steal_share(meta["cpu_times_start"], end_times),
-                        measured=result.measured, failed=result.failed)
-            unwritten = store.write_run_even_if_full(meta)   # never raises: the first error is the one to see
-            store.release_reserve()
-            if unwritten:
-                print(f"[gillab] {name}: the run file could not be updated ({unwritten}); it still says "
-                      "'running', and the next run here marks it killed", file=sys.stderr)
-    return result
+            hook(self.p, needed, add_row)
+        except SAMPLE_FAILURES as exc:   # recorded, and the sweep goes on with every build's samples
+            self.result.failed += 1
+            self.meta["before_sweep_failure"] = f"{type(exc).__name__}: {exc}"
+            print(f"[gillab] failed: {exp.name}'s measurements before the sweep ({self.meta['before_sweep_failure']}); "
+                  "the samples of every build are measured as planned", file=sys.stderr)
+
+    def take(self, batch) -> None:
+        """Measure each (repeat, point, condition) of ``batch`` and store it the moment it is
+        measured; a sample that cannot be stored stops the run (:class:`StoreWriteError`)."""
+        result, exp = self.result, self.exp
+        for rep, point, cond in batch:
+            out = _sample(exp, self.p, self.cfg, self.run_id, self.profile, rep, point, cond)
+            for r in out:
+                r.update(identity_key=self.prep.keys[cond.id], code_key=self.prep.ckey)
+            try:
+                self.store.extend(out)
+            except OSError as exc:   # a full disk, a read-only folder: stop, keep what is stored
+                raise StoreWriteError(
+                    f"{exp.name}: the sample {cond.id} {point_key(point)} repeat {rep} was measured but could "
+                    f"not be stored ({exc.strerror or exc}: {exc.filename or self.store.samples_path}); the sweep "
+                    f"stopped there, and the {result.measured + result.failed} sample(s) this run stored before "
+                    "it are kept. Free some space and rerun: it resumes from there") from exc
+            if out[0]["status"] == "ok":
+                result.measured += 1
+            else:
+                result.failed += 1
+                print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {out[0]['error']}",
+                      file=sys.stderr)
+            self.bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
+            self.bar.update(1)
+
+    def adaptive(self) -> None:
+        """Another repeat of every point whose interval is still wide, each round decided on
+        everything measured so far (:func:`wide_points`), up to ``max_repeats``."""
+        prep = self.prep
+        for rep in adaptive_rounds(self.p):
+            rows, failed = self.store.measured(self.cfg), self.store.failed(self.cfg)
+            wide = wide_points(self.exp, self.p, prep.cids, rows, prep.keys, prep.ckey, prep.idents, rep,
+                               grid=prep.grid)
+            if not wide:
+                break
+            more, resumed, why_more, _ = prep.plan_samples(rows, failed, reps=[rep], points=[pt for pt, _ in wide])
+            self.result.skipped += resumed
+            self.meta.setdefault("adaptive", []).append(
+                {"repeat": rep, "points": {point_key(pt): why for pt, why in wide}, "samples": len(more)})
+            for k, v in why_more.items():
+                self.result.reasons[k] = self.result.reasons.get(k, 0) + v
+            self.bar.total += len(more)
+            self.take([(r, pt, self.by_id[cid]) for r, pt, cid in more])
+
+    def close(self) -> None:
+        """The run file's last word, whatever happened; never raises, so the first error is the
+        one the reader sees."""
+        if self.bar is not None:
+            self.bar.close()
+        if not self.meta:       # stopped before the run file was written
+            return
+        end_times = metadata.cpu_times()
+        result = self.result
+        self.meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),
+                         cpu_times_end=end_times,
+                         cpu_steal_share=metadata.steal_share(self.meta["cpu_times_start"], end_times),
+                         measured=result.measured, failed=result.failed)
+        unwritten = self.store.write_run_even_if_full(self.meta)
+        self.store.release_reserve()
+        if unwritten:
+            print(f"[gillab] {self.exp.name}: the run file could not be updated ({unwritten}); it still says "
+                  "'running', and the next run here marks it killed", file=sys.stderr)
 
 
 def _identity_record(cond, ident) -> dict:

@@ -147,8 +147,8 @@ def published() -> pd.DataFrame:
 
 
 def published_table() -> pd.DataFrame:
-    return published().drop(columns=["source", "old_gil_value", "new_gil_value", "value_note"]).rename(columns={"old_gil": "old GIL", "new_gil": "new GIL",
-                                                                "unit_or_note": "unit or note"})
+    return (published().drop(columns=["source", "old_gil_value", "new_gil_value", "value_note"])
+            .rename(columns={"old_gil": "old GIL", "new_gil": "new GIL", "unit_or_note": "unit or note"}))
 
 
 def _throughput(df: pd.DataFrame) -> pd.DataFrame:
@@ -204,7 +204,7 @@ def _claim(claim_id, claim, published_as, measured, note=""):
     """A verdict row: value, unit and band from claims.csv (``{band}`` in the note: the band)."""
     c = published_claims.get(f"ccbench/{claim_id}")
     band = published_claims.band(c["claim_id"])
-    note = note.replace("{band}", f"+-{band:.0%}" if band is not None else "")
+    note = note.replace("{band}", f"+-{band:.0%}" if band is not None else "")   # noqa: RUF027 (a template)
     return {"experiment": "ccbench", "table": "pitrou_2009_claims", "claim_id": c["claim_id"],
             "claim": claim, "published": c["published"], "unit": c["unit"], "published_as": published_as,
             "measured": measured, "note": note, "band": band}
@@ -451,7 +451,8 @@ def prose(df: pd.DataFrame) -> list:
             o = float(mean[(c, "regex", "default")])
             worst = max(float(mean[(n, "regex", "default")]) for n in new)
             out.append(Check(f"Next to a regex thread the old GIL ({c}) answers at least ten times later than every build "
-                             "with the new GIL: 100 ticks of task B are 100 long C calls, and the thread that drops the lock usually takes it back at once",
+                             "with the new GIL: 100 ticks of task B are 100 long C calls, and the thread that drops the "
+                             "lock usually takes it back at once",
                              o >= 10 * worst, f"mean one-way time: {c} {o:,.1f} ms, slowest new GIL {worst:.2f} ms"))
     return out
 

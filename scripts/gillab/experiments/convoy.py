@@ -160,7 +160,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         served = per_sample["requests_served"].clip(lower=1)
         rows.append({
             **dict(zip(keys, key)), "runs": s["n"], "windows": len(g), "rps_median": s["median"],
-            "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"], "rps_weak": not stats.conclusive(stats.MEDIAN, s["n"]), "rps_min": float(g["rps"].min()),
+            "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"], "rps_weak": not stats.conclusive(stats.MEDIAN, s["n"]),
+            "rps_min": float(g["rps"].min()),
             "rps_max": float(g["rps"].max()),
             "handler_vcsw_per_request": float((per_sample["handler_ctx_voluntary"] / served).median()),
             "handler_ivcsw_per_request": float((per_sample["handler_ctx_involuntary"] / served).median()),
@@ -290,7 +291,8 @@ def findings(df: pd.DataFrame) -> str:
             lines.append(
                 f"- **{cond}** at 5 ms: {r0:,.0f} RPS alone [{at5.at[0, 'rps_ci_lo']:,.0f}, {at5.at[0, 'rps_ci_hi']:,.0f}], "
                 f"{r1:,.0f} RPS with one CPU thread [{at5.at[1, 'rps_ci_lo']:,.0f}, {at5.at[1, 'rps_ci_hi']:,.0f}]: "
-                + (f"{drop:,.0f}x fewer" if drop >= 1 else f"{1 / drop:,.1f}x more") + f"; the handler thread made {at5.at[1, 'handler_vcsw_per_request']:.2f} voluntary "
+                + (f"{drop:,.0f}x fewer" if drop >= 1 else f"{1 / drop:,.1f}x more")
+                + f"; the handler thread made {at5.at[1, 'handler_vcsw_per_request']:.2f} voluntary "
                 f"context switches per request (alone: {at5.at[0, 'handler_vcsw_per_request']:.2f}); the client used "
                 f"{at5.at[0, 'client_cpu_share']:.0%} of a core when alone.")
         procs = s[(s["condition"] == cond) & (s["cpu_processes"] > 0)]
