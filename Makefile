@@ -29,7 +29,9 @@ $(BIN)/gillab: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,live]'
 	touch $@
 
+# the chapters are MyST text (notebooks/*.md); papermill and JupyterLab open the .ipynb written from them
 venv: $(BIN)/gillab
+	$(GILLAB) notebooks >/dev/null
 
 # the 3.13.5 pair and the documents' own era (2.7.18, 3.9.10, nogil-3.9.10); HISTORY=1 adds
 # document 004's version sweep (3.6.12 ... 3.11.2)

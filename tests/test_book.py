@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import book, campaigns, sweep
+from gillab import book, campaigns, notebooks, sweep
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -74,6 +74,7 @@ def test_book_pages_exist(built_book):
 
 def test_papermill_with_an_unknown_parameter_fails_before_measuring(builds, tmp_path):
     env = dict(os.environ, GILLAB_DATA=str(tmp_path / "data"), GILLAB_MACHINE="test-machine")
+    notebooks.ipynb_of(REPO / "notebooks" / "01_countdown.md")   # what `gillab notebooks` writes
     out = subprocess.run([str(Path(sys.executable).with_name("papermill")), "notebooks/01_countdown.ipynb",
                           str(tmp_path / "out.ipynb"), "-p", "profile", "smoke", "-p", "thraeds", "[1]"],
                          cwd=REPO, env=env, capture_output=True, text=True)
@@ -123,6 +124,7 @@ def test_live_explorer_builds_in_a_kernel(tmp_path):
     """With live=True (as in `make live`), the kernel-driven explorer is built from the stored
     data and draws its first figure; here on the committed reference run, measuring nothing."""
     out = tmp_path / "live.ipynb"
+    notebooks.ipynb_of(REPO / "notebooks" / "01_countdown.md")
     run = subprocess.run([str(Path(sys.executable).with_name("papermill")), "notebooks/01_countdown.ipynb",
                           str(out), "-p", "measure", "False", "-p", "live", "True"],
                          cwd=REPO, capture_output=True, text=True, timeout=600)

@@ -13,7 +13,6 @@ element appearing, an image changing), bounded by a timeout.
 import json
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, experiments, live
+from gillab import campaigns, experiments, live, notebooks
 from gillab.profiles import ParameterError
 
 from conftest import copy_reference
@@ -123,7 +122,8 @@ def jupyterlab(tmp_path: Path):
     port, token = free_port(), secrets.token_hex(16)
     root = tmp_path / "root"
     (root / Path(live.LIVE_NOTEBOOK).parent).mkdir(parents=True)
-    shutil.copy2(REPO / live.LIVE_NOTEBOOK, root / live.LIVE_NOTEBOOK)
+    text = (REPO / live.LIVE_NOTEBOOK).with_suffix(".md")   # what `gillab live` writes the notebook from
+    notebooks.write_ipynb(notebooks.read(text), root / live.LIVE_NOTEBOOK)
     cmd = live.lab_command(port, token, root) + [f"--LabApp.workspaces_dir={tmp_path / 'ws'}",
                                                  f"--LabApp.user_settings_dir={tmp_path / 'settings'}"]
     log = open(tmp_path / "jupyterlab.log", "w")

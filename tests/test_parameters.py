@@ -143,14 +143,14 @@ def test_papermill_reads_every_notebook_parameter():
     parse makes it warn and treat a passed value as unknown)."""
     import ast
 
-    import nbformat
     from papermill.translators import PythonTranslator
 
+    from gillab import notebooks
     from gillab.book import notebook_files
     from gillab.paths import notebooks_dir
 
     for name in notebook_files().values():
-        nb = nbformat.read(notebooks_dir() / name, as_version=4)
+        nb = notebooks.read(notebooks_dir() / name)
         (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
         declared = [t.id for node in ast.parse(cell.source).body
                     for t in ([node.target] if isinstance(node, ast.AnnAssign) else node.targets)]

@@ -7,10 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from gillab import analysis, book, chapter, experiments
+from gillab import analysis, book, chapter, experiments, notebooks
 from gillab.paths import notebooks_dir
 from gillab.store import ExperimentStore, infer_type
 
@@ -102,7 +101,7 @@ def test_an_analysis_that_lacks_a_function_fails_when_imported(tmp_path, monkeyp
 
 
 def _cells(name):
-    return nbformat.read(notebooks_dir() / name, as_version=4).cells
+    return notebooks.read(notebooks_dir() / name).cells
 
 
 def test_every_parameters_cell_is_the_declaration():
@@ -119,13 +118,86 @@ def test_every_parameters_cell_is_the_declaration():
             "full_grid", "small_grid"}, name
 
 
-def test_no_cell_is_copied_between_notebooks():
-    seen = {}
+def _glue(cell) -> bool:
+    """A cell of no substance of its own: one call of the chapter object ``ch`` with literal
+    arguments, its value shown or bound to a name (``ch.figure()``, ``fig = ch.figure("x")``)."""
+    if cell.cell_type != "code":
+        return False
+    try:
+        body = ast.parse(cell.source).body
+    except SyntaxError:
+        return False
+    if len(body) != 1 or not isinstance(body[0], (ast.Expr, ast.Assign)):
+        return False
+    call = body[0].value
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "ch"
+            and all(isinstance(a, ast.Constant) for a in [*call.args, *(k.value for k in call.keywords)]))
+
+
+def test_no_cell_of_substance_is_copied_between_notebooks():
+    """Prose and code are written once; a one-call cell of the chapter object (``ch.figure()``)
+    is the chapter's interface, the same in every chapter by design."""
+    seen, glue = {}, 0
     for nb in book.notebook_files().values():
         for cell in _cells(nb):
+            if _glue(cell):
+                glue += 1
+                continue
             key = (cell.cell_type, cell.source.strip())
             assert key not in seen, f"{nb} repeats a cell of {seen.get(key)}: {cell.source[:80]!r}"
             seen[key] = nb
+    assert glue > len(experiments.names())   # the rule above is what lets ch.figure() repeat
+
+
+def test_the_glue_rule_lets_only_one_call_cells_repeat():
+    from nbformat.v4 import new_code_cell, new_markdown_cell
+
+    assert _glue(new_code_cell("ch.figure()")) and _glue(new_code_cell('fig = ch.figure("tool_figure")'))
+    assert not _glue(new_code_cell("ch.figure(); ch.verdicts()"))
+    assert not _glue(new_code_cell("x = compute(ch.df)"))
+    assert not _glue(new_code_cell("fig = other.figure()"))
+    assert not _glue(new_code_cell("ch.figure(df)"))
+    assert not _glue(new_markdown_cell("ch.figure()"))
+
+
+def test_chapters_are_text_named_and_numbered_as_the_book_orders_them():
+    """One text notebook per chapter, ``NN_<registry name>.md`` with NN its place in the book;
+    one chapter object name (``ch``); prose wrapped at 100 columns."""
+    names = experiments.names()
+    for i, name in enumerate(names, 1):
+        nb = experiments.get(name).notebook
+        assert nb == f"{i:02d}_{name}.md", (name, nb)
+        src = (notebooks_dir() / nb).read_text()
+        assert f'ch = Chapter("{name}", globals(), _before)' in src, name
+    assert not list(notebooks_dir().glob("*.ipynb")) or all(
+        p.with_suffix(".md").is_file() for p in notebooks_dir().glob("*.ipynb"))   # only ones written from text
+    for path in notebooks.sources():
+        for cell in notebooks.read(path).cells:
+            if cell.cell_type == "markdown":
+                long = [ln for ln in cell.source.splitlines() if len(ln) > 100 and not ln.lstrip().startswith("|")]
+                assert not long, (path.name, long[0][:60])
+
+
+def test_the_ipynb_is_written_from_the_text_and_a_readers_newer_edit_is_kept(tmp_path):
+    import os
+    import shutil
+
+    src = tmp_path / "01_countdown.md"
+    shutil.copy(notebooks_dir() / "01_countdown.md", src)
+    out = notebooks.ipynb_of(src)
+    cells = json.loads(out.read_text())["cells"]
+    assert [c["cell_type"] for c in cells] == [c.cell_type for c in notebooks.read(src).cells]
+    (param,) = [c for c in cells if "parameters" in c["metadata"].get("tags", [])]
+    assert "".join(param["source"]) == chapter.parameters_cell("countdown")
+    # a reader's edit in JupyterLab (the .ipynb newer than the text) is kept ...
+    edited = out.read_text().replace("Countdown over threads", "My countdown")
+    out.write_text(edited)
+    os.utime(out, ns=(src.stat().st_mtime_ns + 10**9,) * 2)
+    assert notebooks.ipynb_of(src).read_text() == edited
+    # ... until the text changes
+    os.utime(src, ns=(out.stat().st_mtime_ns + 10**9,) * 2)
+    assert "My countdown" not in notebooks.ipynb_of(src).read_text()
 
 
 def test_the_chapter_list_comes_from_the_registry():
@@ -194,7 +266,7 @@ def test_the_book_executes_chapters_in_one_kernel_and_then_reuses_them(tmp_path,
     names = ["countdown", "sha256"]
     assert book.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "executed" for n in names}
     for n in names:
-        nb = json.loads((out / experiments.get(n).notebook).read_text())
+        nb = json.loads((out / book.executed_name(n)).read_text())
         outs = [o for c in nb["cells"] for o in c.get("outputs", [])]
         assert not [o for o in outs if o["output_type"] == "error"], n
         text = json.dumps(outs)
@@ -206,8 +278,8 @@ def test_the_book_executes_chapters_in_one_kernel_and_then_reuses_them(tmp_path,
 def test_every_code_cell_of_a_chapter_hides_its_source_in_the_book():
     """A reader of the book sees outputs; the code is one click away (``hide-input``), except the
     parameters cell, which is the chapter's interface."""
-    for path in sorted(notebooks_dir().glob("*.ipynb")):
-        for cell in nbformat.read(path, as_version=4).cells:
+    for path in notebooks.sources():
+        for cell in notebooks.read(path).cells:
             if cell.cell_type == "code":
                 tags = cell.metadata.get("tags", [])
                 assert "parameters" in tags or "hide-input" in tags, (path.name, cell.source[:40])

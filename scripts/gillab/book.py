@@ -24,18 +24,24 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
-from . import experiments
+from . import experiments, notebooks
 from .experiment import NOT_CONFIG
 from .profiles import BUDGET_MINUTES
 from .paths import generated_dir, notebooks_dir, repo_root, results_dir
 
 # not experiments: every verdict of one campaign; every claim on every machine's campaign
-APPENDIX = {"verdicts": "99_verdicts.ipynb", "machines": "98_machines.ipynb"}
+APPENDIX = {"verdicts": "99_verdicts.md", "machines": "98_machines.md"}
 
 
 def notebook_files() -> dict[str, str]:
-    """Chapter name -> notebook file, in the book's order (the registry's), then the appendix."""
+    """Chapter name -> its text notebook (:mod:`gillab.notebooks`), in the book's order (the
+    registry's), then the appendix."""
     return {name: experiments.get(name).notebook for name in experiments.names()} | APPENDIX
+
+
+def executed_name(name: str) -> str:
+    """The executed notebook of chapter ``name`` in book/generated/ (what the book renders)."""
+    return Path(notebook_files()[name]).stem + ".ipynb"
 
 WIDGETS_DIR = repo_root() / "book" / "_widgets" / "widgets"   # served as _static/widgets/
 
@@ -88,11 +94,11 @@ def execute(experiment: str, profile: str = "default", overrides: dict | None = 
     src = notebooks_dir() / files[experiment]
     out_dir = Path(output_dir or generated_dir())
     out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / src.name
+    out = out_dir / executed_name(experiment)
     params = {"profile": profile, "measure": measure, "live": False, **(overrides or {})}
     t0 = time.monotonic()
     print(f"[gillab] papermill {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
-    pm.execute_notebook(str(src), str(out), parameters=params, cwd=str(cwd or notebooks_dir()),
+    pm.execute_notebook(notebooks.for_papermill(src), str(out), parameters=params, cwd=str(cwd or notebooks_dir()),
                         kernel_name="python3", progress_bar=False, log_output=False)
     _finish(out, key)
     print(f"[gillab] {src.name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
@@ -192,16 +198,15 @@ def _execute_in_shared_kernel(job: tuple) -> tuple[str, float]:
 
     import nbformat
     from nbclient import NotebookClient
-    from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
     name, profile, overrides, output_dir, key = job
     t0 = time.monotonic()
     src = notebooks_dir() / notebook_files()[name]
-    out = Path(output_dir) / src.name
+    out = Path(output_dir) / executed_name(name)
     params = {"profile": profile, "measure": False, "live": False, **(overrides or {})}
     print(f"[gillab] {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
-    nb = parameterize_notebook(load_notebook_node(str(src)), params, report_mode=False)
+    nb = parameterize_notebook(notebooks.for_papermill(src), params, report_mode=False)
     km = _shared_kernel()
     atexit.register(_stop_shared_kernel)
     kc = km.client()
@@ -249,12 +254,12 @@ def execute_all(profile: str = "default", overrides: dict | None = None, output_
     for name in names or list(files):
         params = {"profile": profile, "measure": False, "live": False, **(overrides or {})}
         key = cache_key(name, params)
-        if not force and executed_key(out_dir / files[name]) == key:
+        if not force and executed_key(out_dir / executed_name(name)) == key:
             status[name] = "reused"
             continue
         todo.append((name, profile, overrides, out_dir, key))
     failed = {}
-    todo.sort(key=lambda job: -_expected_cost(job[0], out_dir / files[job[0]]))   # longest first
+    todo.sort(key=lambda job: -_expected_cost(job[0], out_dir / executed_name(job[0])))   # longest first
     if todo:
         workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:

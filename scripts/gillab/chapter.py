@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from . import campaigns, experiments, grid, interpreters, plots, report, results, sweep, tables
 from .across import DEFINITE
@@ -46,6 +47,36 @@ def parameters_cell(name: str) -> str:
     return "\n".join(lines)
 
 
+def qualified_name(fn) -> str:
+    """``module.function`` of ``fn`` (through a wrapper, a ``functools.partial`` or a bound method)."""
+    f = fn
+    for attr in ("__wrapped__", "func", "__func__"):
+        f = getattr(f, attr, f)
+    return f"{f.__module__}.{f.__qualname__}"
+
+
+def source_line(fn, files: list[str], *, what: str = "Drawn", config: str | None = None) -> HTML:
+    """The small line under a figure or table: the function that made it and the files it read."""
+    from html import escape
+
+    def code(text):
+        return f"<code>{escape(text)}</code>"
+
+    read = (" from " + ", ".join(code(f) for f in files)) if files else ""
+    cfg = f" (configuration {code(config)})" if config else ""
+    return HTML(f'<p class="gillab-source" style="font-size: 0.8em; color: #666; margin-top: 0">'
+                f"{what} by {code(qualified_name(fn))}{read}{cfg}.</p>")
+
+
+def as_figure(obj):
+    """The matplotlib figure of what a figure function returned (a Figure, a seaborn grid), or
+    None (a widget, a table)."""
+    for cand in (obj, getattr(obj, "figure", None), getattr(obj, "fig", None)):
+        if cand is not None and hasattr(cand, "savefig") and hasattr(cand, "axes"):
+            return cand
+    return None
+
+
 class Chapter:
     """One chapter's parameters, checked, and the data they select; displays the common sections.
 
@@ -79,9 +110,13 @@ class Chapter:
         display(Markdown(self._data_text()))
 
     @staticmethod
-    def published(experiment: str):
-        """The document's numbers as it printed them."""
-        return tables.published(experiments.analysis(experiment).published_table())
+    def published(experiment: str) -> None:
+        """The document's numbers as it printed them, and where they are kept."""
+        an = experiments.analysis(experiment)
+        with results.recording() as read:
+            table = an.published_table()
+        display(tables.published(table))
+        display(source_line(an.published_table, read, what="Kept"))
 
     # -- data ------------------------------------------------------------------------------
     def _load(self) -> pd.DataFrame:
@@ -165,11 +200,15 @@ class Chapter:
             "condition of the document's set that is missing on this machine is listed as *not measured*; it is "
             "never replaced by another build."))
         display(tables.table(self.conditions_table()))
+        runs = f"data/results/{self.campaign}/{self.exp.name}/runs/*.json"
+        display(source_line(Chapter.conditions_table, [runs, f"data/results/{self.campaign}/{self.exp.name}/samples.csv"],
+                            what="Made"))
         display(Markdown("The runs behind these samples: when each started and how long it took, the machine's "
                          "1-minute load average at its start and end, and the share of CPU time the hypervisor "
                          "gave to other guests during it (\"-\": not recorded; the run files keep all three load "
                          "averages):"))
         display(tables.table(self.run_table()))
+        display(source_line(Chapter.run_table, [runs], what="Made"))
 
     def conditions_table(self) -> pd.DataFrame:
         """Exact identity of every condition in the data, plus those of the document's set (its
@@ -215,12 +254,35 @@ class Chapter:
             })
         return pd.DataFrame(rows)
 
-    def figure(self, which: str = "figure"):
-        """One of the analysis's figures (``figure`` is the main one), drawn from the data shown."""
-        return getattr(self.analysis, which)(self.df)
+    # -- where each figure and table comes from ----------------------------------------------
+    def _made(self, fn, *args, what: str = "Drawn", campaign: str | None = None, claims_csv: bool = False):
+        """``fn(*args)`` (default: the samples shown), recording the data files it reads; returns
+        its value and the line that names ``fn`` and those files (the samples shown first)."""
+        with results.recording() as read:
+            out = fn(*(args or (self.df,)))
+        files = [f"data/results/{campaign or self.campaign}/{self.exp.name}/samples.csv"]
+        files += [f for f in read if f not in files]
+        if claims_csv:
+            files.append("data/reference/claims.csv")
+        return out, source_line(fn, files, what=what, config=self.config_id)
 
-    def side_by_side(self, precision: int = 3):
-        return tables.table(self.analysis.side_by_side(self.df), precision=precision)
+    def figure(self, which: str = "figure"):
+        """One of the analysis's figures (``figure`` is the main one), drawn from the data shown,
+        with a line under it naming the function that drew it and the files it read."""
+        import matplotlib.pyplot as plt
+
+        out, line = self._made(getattr(self.analysis, which))
+        fig = as_figure(out)
+        if fig is not None:
+            display(fig)
+            plt.close(fig)
+        display(line)
+        return out
+
+    def side_by_side(self, precision: int = 3) -> None:
+        table, line = self._made(self.analysis.side_by_side, what="Made")
+        display(tables.table(table, precision=precision))
+        display(line)
 
     def claims(self, df: pd.DataFrame | None = None) -> list[dict]:
         return self.analysis.claims(self.df if df is None else df)
@@ -230,15 +292,21 @@ class Chapter:
         from . import claims
 
         cpus = [int(r["machine"]["cpu_count"]) for r in self.runs() if (r.get("machine") or {}).get("cpu_count")]
-        display(tables.table(tables.verdict_table(self.claims(), claims.families(self.df), min(cpus) if cpus else None)))
-        display(Markdown(self.analysis.findings(self.df)))
+        rows, line = self._made(self.analysis.claims, what="Judged", claims_csv=True)
+        display(tables.table(tables.verdict_table(rows, claims.families(self.df), min(cpus) if cpus else None)))
+        display(line)
+        text, line = self._made(self.analysis.findings, what="Written")
+        display(Markdown(text))
+        display(line)
 
     def prose(self) -> None:
         """The chapter's sentences about its results, each shown with the numbers that bear it
         out, or struck through where this run no longer does."""
         from . import prose
 
-        display(Markdown(prose.markdown(self.analysis.prose(self.df))))
+        checks, line = self._made(self.analysis.prose, what="Checked")
+        display(Markdown(prose.markdown(checks)))
+        display(line)
 
     def comparison(self) -> None:
         """Your campaign beside the reference campaign, claim by claim; or a sentence saying
@@ -306,19 +374,22 @@ class Chapter:
             display(Markdown(f"*{c.label()}*"))
             display(fig)
             plt.close(fig)
+            display(source_line(self.analysis.figure, [f"data/results/{c.id}/{self.exp.name}/samples.csv"]))
 
     def explorer(self) -> None:
         """The kernel-free explorer, then how to get the live one, and (with ``live``) the live
         one itself (:mod:`gillab.live`), opening on the data shown above."""
         display(Markdown("This explorer needs no kernel: every figure was drawn when the notebook ran, and the "
                          "controls switch between them in your browser."))
-        display(self.analysis.explorer(self.df))
+        widget, line = self._made(self.analysis.explorer, what="Drawn")
+        display(widget)
+        display(line)
         display(Markdown(
             f"**Live.** `make live` prints one address that opens JupyterLab on 127.0.0.1 at *Explore live* "
             f"(`{LIVE_NOTEBOOK}`): choose this chapter ({self.exp.title}) and the explorer re-plots from any "
             "campaign's samples as you move its controls, and measures a small sweep on request (*measure now*: "
             "the smoke profile with your values, into your campaign, with a progress bar). This "
-            f"notebook opened in JupyterLab (`notebooks/{self.exp.notebook}`, `live = True`) shows the same "
+            f"notebook opened in JupyterLab (`notebooks/{Path(self.exp.notebook).stem}.ipynb`, `live = True`) shows the same "
             "explorer below; in the static book it is not shown, as it needs a kernel."))
         if self.live:
             from . import live
@@ -350,8 +421,9 @@ class Chapter:
 
     def rerun_command(self) -> str:
         """The exact papermill command that measures this notebook again with these parameters."""
-        nb = f"notebooks/{self.exp.notebook}"
-        out = f"book/generated/{self.exp.notebook}"
+        stem = Path(self.exp.notebook).stem
+        nb = f"notebooks/{stem}.ipynb"   # written from notebooks/<stem>.md by `gillab notebooks`
+        out = f"book/generated/{stem}.ipynb"
         args = ["papermill", nb, out, "-p", "profile", self.profile, "-p", "measure", "True",
                 *self._override_args(cli=False)]
         return " ".join(shlex.quote(a) for a in args)

@@ -318,17 +318,26 @@ def cmd_wheelhouse(args) -> int:
     return 1 if failed else 0
 
 
+def cmd_notebooks(args) -> int:
+    from . import notebooks
+
+    for path in notebooks.write_all():
+        print(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
+    return 0
+
+
 def cmd_live(args) -> int:
     import secrets
 
     require_notebook_stack("live", ("jupyterlab",))
-    from . import experiments, live
+    from . import experiments, live, notebooks
     from .paths import repo_root
 
     live.check_port(args.port)
+    notebooks.write_all()   # the .ipynb JupyterLab opens, from the text notebooks
     notebook = live.LIVE_NOTEBOOK
     if args.chapter:
-        notebook = f"notebooks/{experiments.get(args.chapter).notebook}"
+        notebook = f"notebooks/{Path(experiments.get(args.chapter).notebook).stem}.ipynb"
     token = secrets.token_hex(16)
     cmd = live.lab_command(args.port, token, repo_root())
     print(f"[live] open {live.lab_url(args.port, token, notebook)}", flush=True)
@@ -415,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the harness's wheels for this Python there (default: the one running this)")
     s.add_argument("--plan", action="store_true", help="say what would be downloaded, with which pip")
     s.set_defaults(fn=cmd_wheelhouse)
+    s = sub.add_parser("notebooks", help="write each text notebook's .ipynb beside it (for papermill and JupyterLab)")
+    s.set_defaults(fn=cmd_notebooks)
     s = sub.add_parser("live", help="JupyterLab on 127.0.0.1 at the live explorers (prints the address)")
     s.add_argument("--port", type=int, default=8888)
     s.add_argument("--chapter", metavar="EXPERIMENT", help="open this chapter's notebook instead of Explore live")

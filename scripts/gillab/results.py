@@ -1,6 +1,8 @@
 """Read stored samples and run metadata back, from a campaign (see :mod:`gillab.campaigns`)."""
 from __future__ import annotations
 
+import contextlib
+
 import pandas as pd
 
 from . import campaigns, codekey
@@ -41,6 +43,7 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
             include_failed: bool = False) -> pd.DataFrame:
     cid = pick_campaign(experiment, campaign)
     store = campaigns.load(cid).store(experiment)
+    _read(f"data/results/{cid}/{experiment}/samples.csv")
     df = store.frame()
     if df.empty:
         raise NoData(f"{store.samples_path} holds no samples")
@@ -94,9 +97,31 @@ def conditions_seen(experiment: str, campaign: str | None = None) -> dict[str, d
     return out
 
 
+_READ: list[list[str]] = []   # open recordings (:func:`recording`)
+
+
+@contextlib.contextmanager
+def recording():
+    """Record the data files read inside the ``with`` block (published tables and campaigns'
+    samples, as paths from the repository root): what a figure or table was made from."""
+    got: list[str] = []
+    _READ.append(got)
+    try:
+        yield got
+    finally:
+        _READ.remove(got)
+
+
+def _read(path: str) -> None:
+    for got in _READ:
+        if path not in got:
+            got.append(path)
+
+
 def reference(name: str) -> pd.DataFrame:
     """A table of published numbers from ``data/reference/<name>.csv``."""
     path = reference_dir() / f"{name}.csv"
+    _read(f"data/reference/{name}.csv")
     if not path.exists():
         raise FileNotFoundError(f"no published table {path}")
     return pd.read_csv(path)

@@ -30,7 +30,7 @@ def _placements(value) -> list[str]:
 
 class Affinity(Experiment):
     name = "affinity"
-    notebook = "05_affinity.ipynb"
+    notebook = "05_affinity.md"
     workload = "echo_server"
     title = "CPU affinity: every server thread on one core"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), CPU affinity table and update"

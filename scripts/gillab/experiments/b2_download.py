@@ -115,7 +115,7 @@ def curl_ceiling(base: str, files: list[dict], parallel: int, timeout: float) ->
 class B2Download(Experiment):
     name = "b2_download"
     adaptive_metric = "seconds"
-    notebook = "11_b2_download.ipynb"
+    notebook = "15_b2_download.md"
     measuring_code = (curl_ceiling, scenario_files, make_file, servers.nginx, ("nginx.conf", servers.NGINX_CONF),
                       venvs.ensure)
     workload = "b2_download"

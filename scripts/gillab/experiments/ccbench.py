@@ -77,7 +77,7 @@ def _positive(x: str) -> bool:
 
 class CCBench(Experiment):
     name = "ccbench"
-    notebook = "12_ccbench.ipynb"
+    notebook = "07_ccbench.md"
     workload = "ccbench"
     title = "ccbench: throughput and latency, old GIL against new"
     document = "001_7d111dc3ddcecd7e.txt (Reworking the GIL, python-dev 2009), ccbench"

@@ -84,7 +84,7 @@ def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: 
 
 class Convoy(Experiment):
     name = "convoy"
-    notebook = "03_convoy.ipynb"
+    notebook = "03_convoy.md"
     workload = "echo_server"
     title = "The convoy effect: echo server requests/second"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), RPS vs switch interval table"

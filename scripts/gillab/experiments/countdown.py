@@ -19,7 +19,7 @@ SPEC = over_threads.Spec(
 class Countdown(Experiment):
     name = "countdown"
     adaptive_metric = "seconds"
-    notebook = "01_countdown.ipynb"
+    notebook = "01_countdown.md"
     workload = "countdown"
     title = "Countdown over threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), first table"

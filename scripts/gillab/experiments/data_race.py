@@ -24,7 +24,7 @@ def _intervals_or_default(value) -> list:
 
 class DataRace(Experiment):
     name = "data_race"
-    notebook = "06_data_race.ipynb"
+    notebook = "06_data_race.md"
     workload = "race"
     title = "The data race: sum += 1 in several threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), the GIL's reason to exist"

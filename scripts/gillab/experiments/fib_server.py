@@ -64,7 +64,7 @@ def fib_sample(p: dict, point: dict, cond) -> runner.Sample:
 
 class FibServer(Experiment):
     name = "fib_server"
-    notebook = "13_fib_server.ipynb"
+    notebook = "12_fib_server.md"
     workload = "fib_server"
     title = "Beazley's fib server: perf1, perf2 and the lock-out"
     document = "003_183ea1c9148374f9.txt (A Tale of Two Concurrencies, Part 1)"

@@ -21,7 +21,7 @@ def default_io_dir() -> Path:
 class FileIO(Experiment):
     name = "file_io"
     adaptive_metric = "seconds"
-    notebook = "08_file_io.ipynb"
+    notebook = "09_file_io.md"
     workload = "file_io"
     title = "File I/O with fsync"
     document = "002_238bc8ef41f65af2.txt (Goodbye GIL), I/O-bound benchmark"

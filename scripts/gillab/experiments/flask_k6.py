@@ -108,7 +108,7 @@ def run_k6(base: str, endpoint: str, vus: int, duration_s: int, timeout: float) 
 
 class FlaskK6(Experiment):
     name = "flask_k6"
-    notebook = "10_flask.ipynb"
+    notebook = "11_flask_k6.md"
     measuring_code = (run_k6, ("k6 script", K6_SCRIPT), servers.workload_server, venvs.ensure)
     workload = "flask_app"
     title = "A Flask app under k6"

@@ -10,7 +10,7 @@ from . import doc002
 class Primes(Experiment):
     name = "primes"
     adaptive_metric = "seconds"
-    notebook = "09_primes.ipynb"
+    notebook = "10_primes.md"
     workload = "primes"
     title = "Primes over a thread pool"
     document = "002_238bc8ef41f65af2.txt (Goodbye GIL), CPU-bound benchmark"

@@ -25,7 +25,7 @@ SPEC = over_threads.Spec(
 class Sha256(Experiment):
     name = "sha256"
     adaptive_metric = "seconds"
-    notebook = "02_sha256.ipynb"
+    notebook = "02_sha256.md"
     workload = "sha256"
     title = "SHA-256 over threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), SHA-256 table"

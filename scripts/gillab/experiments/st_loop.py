@@ -10,7 +10,7 @@ from . import doc002
 class SingleThread(Experiment):
     name = "st_loop"
     adaptive_metric = "seconds"
-    notebook = "07_single_thread.ipynb"
+    notebook = "08_st_loop.md"
     workload = "st_loop"
     title = "The single-threaded loop"
     document = "002_238bc8ef41f65af2.txt (Goodbye GIL), first benchmark"

@@ -19,7 +19,7 @@ def _sizes(value) -> list[int]:
 
 class Stall(Experiment):
     name = "stall"
-    notebook = "15_stall.ipynb"
+    notebook = "14_stall.md"
     workload = "stall"
     title = "The uninterruptible instruction: 'spam' in range(n)"
     document = "003_183ea1c9148374f9.txt (A Tale of Two Concurrencies, Part 1), Lesser Known Evils of the GIL"

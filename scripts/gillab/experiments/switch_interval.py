@@ -15,7 +15,7 @@ from .convoy import _intervals
 class SwitchInterval(Experiment):
     name = "switch_interval"
     adaptive_metric = "seconds"
-    notebook = "04_switch_interval.ipynb"
+    notebook = "04_switch_interval.md"
     workload = "countdown"
     title = "Countdown against the switch interval"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), countdown vs switch interval table"

@@ -21,7 +21,7 @@ def _stack_kbs(value) -> list[int]:
 
 class ThreadMemory(Experiment):
     name = "thread_memory"
-    notebook = "14_thread_memory.ipynb"
+    notebook = "13_thread_memory.md"
     workload = "thread_memory"
     title = "Threads' memory and how deep a thread recurses"
     document = "003_183ea1c9148374f9.txt (A Tale of Two Concurrencies, Part 1), Memory Overhead of Threads"
