@@ -136,9 +136,9 @@ def test_affinity_places_server_and_client(builds, data_dir):
 
 
 def test_data_race_counts_are_consistent_and_the_gil_build_loses_nothing(builds):
-    gil = runner.run(builds["3.13.5"], "race", {"threads": 4, "iterations": 100_000}, switch_interval=1e-6)
+    gil = runner.run(builds["3.13.5"], "data_race", {"threads": 4, "iterations": 100_000}, switch_interval=1e-6)
     assert gil.result["lost"] == 0 and gil.result["final"] == 400_000  # 3.10+: no switch inside +=
-    ft = runner.run(builds["3.13.5t"], "race", {"threads": 2, "iterations": 100_000})
+    ft = runner.run(builds["3.13.5t"], "data_race", {"threads": 2, "iterations": 100_000})
     r = ft.result
     assert r["expected"] == 200_000 and r["lost"] == r["expected"] - r["final"] and 0 <= r["lost"] < 200_000
 

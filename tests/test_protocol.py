@@ -179,6 +179,21 @@ def test_chapters_are_text_named_and_numbered_as_the_book_orders_them():
                 assert not long, (path.name, long[0][:60])
 
 
+def test_each_chapter_file_names_the_functions_that_hold_its_words_and_figures():
+    """A reader of a chapter's text finds, beside each call, the function that draws the figure
+    or holds the sentences (the book shows the same under each output)."""
+    import re
+
+    for name in experiments.names():
+        an = experiments.analysis(name)
+        text = (notebooks_dir() / experiments.get(name).notebook).read_text()
+        calls = re.findall(r'ch\.figure\((?:"(\w+)")?\)', text)
+        wanted = [chapter.qualified_name(getattr(an, which or "figure")) for which in calls]
+        wanted += [chapter.qualified_name(getattr(an, m)) for m in ("claims", "findings", "prose", "side_by_side", "explorer")]
+        missing = [w for w in wanted if w not in text]
+        assert not missing, (name, missing)
+
+
 def test_the_ipynb_is_written_from_the_text_and_a_readers_newer_edit_is_kept(tmp_path):
     import os
     import shutil

@@ -11,7 +11,9 @@ does not change the key:
 
 * comments, blank lines, line breaks inside brackets and the width of indentation;
 * docstrings (of modules, classes and functions);
-* a class's presentation attributes (:data:`PRESENTATION`: the chapter's title and notebook);
+* a class's presentation attributes (:data:`PRESENTATION`: the chapter's title and notebook)
+  and the names of its workload programs (``workload``, ``workloads``: each program's text is
+  keyed by its place, so renaming ``race.py`` to ``data_race.py`` keeps the key);
 * the module a class or function lives in (moving a helper to a module of its own keeps it).
 
 Anything else (a name, a literal, an operator, a statement) changes the key.  A linter's fix
@@ -35,15 +37,16 @@ import tokenize
 from pathlib import Path
 
 HARNESS_FILES = ("runner.py", "procs.py", "workloads/_common.py")
-PRESENTATION = ("title", "notebook")
+PRESENTATION = ("title", "notebook", "workload", "workloads")
 LEGACY_FILE = Path(__file__).with_name("codekey_legacy.json")
 
 
 def sources(exp, *, pkg: Path | None = None, workload_path=None, base: type | None = None) -> dict[str, str]:
     """The code that shapes a sample of ``exp``, by role: ``file:`` the harness files and the
-    workload programs, ``class:`` the experiment's classes (its own and every base that is an
-    experiment), ``code:`` the helpers of ``measuring_code`` (by qualified name, without their
-    module), ``text:`` texts it names (a k6 script, an nginx.conf).
+    workload programs (``file:workload[i]``, by their place in ``exp.workloads``), ``class:``
+    the experiment's classes (its own and every base that is an experiment), ``code:`` the
+    helpers of ``measuring_code`` (by qualified name, without their module), ``text:`` texts it
+    names (a k6 script, an nginx.conf).
 
     ``pkg``, ``workload_path`` and ``base`` default to this package's; the test passes another
     commit's, to recompute its keys."""
@@ -54,9 +57,8 @@ def sources(exp, *, pkg: Path | None = None, workload_path=None, base: type | No
         workload_path = workload_path or runner.workload_path
         base = base or Experiment
     out = {f"file:{name}": (pkg / name).read_text() for name in HARNESS_FILES}
-    for w in exp.workloads or (exp.workload,):
-        path = Path(workload_path(w))
-        out[f"file:workloads/{path.name}"] = path.read_text()
+    for i, w in enumerate(exp.workloads or (exp.workload,)):
+        out[f"file:workload[{i}]"] = Path(workload_path(w)).read_text()
     for cls in type(exp).__mro__:
         if isinstance(cls, type) and issubclass(cls, base):
             out[f"class:{cls.__qualname__}"] = inspect.getsource(cls)

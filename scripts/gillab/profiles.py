@@ -117,7 +117,8 @@ def profile_values(experiment: str, profile: str) -> dict:
 
 
 # -- parsers -----------------------------------------------------------------------------
-def _as_list(value) -> list:
+def as_list(value) -> list:
+    """A parameter's value as a list: a list or tuple as it is, a comma-separated string split, one value alone."""
     if isinstance(value, str):
         value = [v for v in value.replace(" ", "").split(",") if v]
     elif not isinstance(value, (list, tuple)):
@@ -125,13 +126,13 @@ def _as_list(value) -> list:
     return list(value)
 
 
-def choices(allowed):
-    """A parser for a non-empty list drawn from ``allowed``."""
+def choices(allowed, name: str = ""):
+    """A parser for a non-empty list drawn from ``allowed`` (``name`` begins its error)."""
     def parse(value):
-        out = [str(v) for v in _as_list(value)]
+        out = [str(v) for v in as_list(value)]
         bad = [v for v in out if v not in allowed]
         if not out or bad:
-            raise ValueError(f"must be among {', '.join(allowed)}, got {out}")
+            raise ValueError(f"{name + ' ' if name else ''}must be among {', '.join(allowed)}, got {bad or out}")
         return out
     return parse
 
@@ -148,7 +149,7 @@ def positive_int(value) -> int:
 
 
 def positive_ints(value) -> list[int]:
-    items = _as_list(value)
+    items = as_list(value)
     if not items:
         raise ValueError("needs at least one value")
     out = [positive_int(v) for v in items]
@@ -183,7 +184,7 @@ def switch_interval(value) -> float:
 def cpu_list(value) -> list[int]:
     import os
 
-    items = [int(v) for v in _as_list(value)]
+    items = [int(v) for v in as_list(value)]
     allowed = sorted(os.sched_getaffinity(0))
     bad = [c for c in items if c not in allowed]
     if not items or bad:
@@ -199,7 +200,7 @@ def text(value) -> str:
 
 def condition_ids(value) -> str:
     """Condition ids and sets, as a comma-separated string (a list is joined)."""
-    return value if isinstance(value, str) else ",".join(_as_list(value))
+    return value if isinstance(value, str) else ",".join(as_list(value))
 
 
 def parse_small_grid(value) -> dict:

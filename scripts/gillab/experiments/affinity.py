@@ -11,7 +11,9 @@ from .. import stats
 from ..profiles import Param, ParameterError
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from .convoy import ECHO_PARAMS, Convoy, _counts, echo_sample, per_run
+from .convoy import Convoy
+from .echo import ECHO_PARAMS, echo_sample, per_run
+from .echo import counts as _counts   # the name the experiment's parameters (its code key) use
 
 run_values = per_run      # what the documents' conclusions (claims.csv) take the ratio of
 
@@ -19,9 +21,9 @@ PLACEMENTS = ("same", "other")
 
 
 def _placements(value) -> list[str]:
-    from ..profiles import _as_list
+    from ..profiles import as_list
 
-    out = [str(v) for v in _as_list(value)]
+    out = [str(v) for v in as_list(value)]
     bad = [v for v in out if v not in PLACEMENTS]
     if not out or bad:
         raise ValueError(f"client placements must be among {PLACEMENTS}, got {out}")

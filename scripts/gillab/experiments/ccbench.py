@@ -20,22 +20,13 @@ from .. import claims as published_claims
 from .. import results, runner, stats
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from ..profiles import Param, ParameterError, _as_list, positive_float, positive_ints
+from ..profiles import Param, ParameterError, as_list, positive_float, positive_ints
+from ..profiles import choices as _choices   # the name the experiment's parameters (its code key) use
 
 TASKS = ("pi", "regex", "bz2", "countdown")
 TASK_WORDS = {"pi": "A: digits of pi (pure Python)", "regex": "B: regex (C, holds the GIL)",
               "bz2": "C: bz2 (C, releases the GIL)", "countdown": "a trivial countdown loop"}
 TASK_SHORT = {"pi": "A pi", "regex": "B regex", "bz2": "C bz2", "countdown": "loop"}
-
-
-def _choices(allowed, name):
-    def parse(value):
-        items = _as_list(value)
-        bad = [v for v in items if v not in allowed]
-        if not items or bad:
-            raise ValueError(f"{name} must be among {', '.join(allowed)}, got {bad or items}")
-        return items
-    return parse
 
 
 def _choice(allowed, name):
@@ -47,7 +38,7 @@ def _choice(allowed, name):
 
 
 def _counts(value) -> list[int]:
-    items = [int(v) for v in _as_list(value)]
+    items = [int(v) for v in as_list(value)]
     if not items or min(items) < 0 or len(set(items)) != len(items):
         raise ValueError(f"needs distinct whole numbers >= 0, got {items}")
     return items
@@ -55,7 +46,7 @@ def _counts(value) -> list[int]:
 
 def _policies(value) -> list[str]:
     out = []
-    for v in _as_list(value):
+    for v in as_list(value):
         kind, _, x = str(v).partition(":")
         if v == "default":
             out.append(v)

@@ -10,77 +10,17 @@ window) with its interval over runs: windows of one process are not independent 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
 
-from .. import interpreters, runner, servers, stats
-from ..profiles import Param, ParameterError, positive_float, positive_int, switch_interval
+from .. import servers, stats
+from ..profiles import Param, ParameterError
+from .echo import ECHO_PARAMS, client_condition, echo_sample, inline_row, per_run
+# the names the experiment's parameters use (and so its code key): the echo family's parsers
+from .echo import counts as _counts, intervals as _intervals
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-
-CLIENT_CONDITION = "3.13.5"
-
-
-def _intervals(value) -> list[float]:
-    from ..profiles import _as_list
-
-    out = [switch_interval(v) for v in _as_list(value)]
-    if not out:
-        raise ValueError("needs at least one switch interval")
-    return out
-
-
-def _counts(value) -> list[int]:
-    from ..profiles import _as_list
-
-    out = [int(v) for v in _as_list(value)]
-    if any(v < 0 for v in out):
-        raise ValueError(f"counts must be >= 0, got {out}")
-    return out
-
-
-ECHO_PARAMS = {
-    "warmup_s": Param("warmup_s", positive_float, "seconds before the first counted window"),
-    "windows": Param("windows", positive_int, "1-second windows counted per sample"),
-    "window_s": Param("window_s", positive_float, "length of a counting window in seconds"),
-}
-
-
-def client_condition(server_cond):
-    """The fixed client interpreter: the GIL build when available, else the server's own."""
-    for c in interpreters.discover():
-        if c.id == CLIENT_CONDITION and interpreters.identify(c).available:
-            return c
-    return server_cond
-
-
-def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: float | None,
-                server_affinity=None, client_affinity=None) -> runner.Sample:
-    """One server (with its CPU-bound neighbours) and one client run against it."""
-    client = client_condition(cond)
-    span = p["warmup_s"] + p["windows"] * p["window_s"]
-    t0 = time.perf_counter()
-    with servers.workload_server(cond, "echo_server", {"cpu_threads": cpu_threads, "cpu_processes": cpu_processes},
-                                 switch_interval=switch, affinity=server_affinity) as srv:
-        cs = runner.run(client, "echo_client", {"port": srv.port, "warmup_s": p["warmup_s"],
-                                                "windows": p["windows"], "window_s": p["window_s"]},
-                        timeout=span + 30, affinity=client_affinity)
-        sdata = srv.result(timeout=60)
-        handler = srv.thread_stats(sdata["result"]["handler_tid"])
-        cpu = [srv.thread_stats(t) for t in srv.ready.get("cpu_tids", [])]
-    result = {**cs.result, **sdata["result"], "client_condition": client.id,
-              "client_affinity": ",".join(map(str, cs.runtime.get("affinity") or [])),
-              "handler_ctx_voluntary": handler.get("ctx_voluntary"),
-              "handler_ctx_involuntary": handler.get("ctx_involuntary"), "handler_cpu_s": handler.get("cpu_s"),
-              "handler_last_cpu": handler.get("last_cpu"),
-              "server_affinity": ",".join(map(str, sdata["runtime"].get("affinity") or [])),
-              "cpu_threads_ctx_involuntary": sum(c.get("ctx_involuntary", 0) for c in cpu),
-              "cpu_threads_cpu_s": sum(c.get("cpu_s", 0.0) for c in cpu)}
-    return runner.Sample(result=result, runtime=sdata["runtime"] | {"gil_enabled_after": None},
-                         rusage={}, wall_s=time.perf_counter() - t0)
-
 
 class Convoy(Experiment):
     name = "convoy"
@@ -139,11 +79,6 @@ def published_table() -> pd.DataFrame:
         "rps_one_cpu_thread": "one CPU thread", "rps_two_cpu_threads": "two", "rps_four_cpu_threads": "four"})
 
 
-def per_run(g: pd.DataFrame) -> pd.Series:
-    """Each server run's rate: the median of its windows (one value per independent run)."""
-    return g.groupby(["run_id", "repeat"])["rps"].median()
-
-
 run_values = per_run      # what the documents' conclusions (claims.csv) take the ratio of
 
 
@@ -179,14 +114,6 @@ def model_rps(rps0: float, si: np.ndarray, cpu_threads: int = 1) -> np.ndarray:
     """The document's model: a request costs its CPU-free time plus one switch interval for
     recv and one for send, per CPU-bound thread ahead of it (RPS halves as threads double)."""
     return 1.0 / (1.0 / rps0 + 2.0 * cpu_threads * np.asarray(si))
-
-
-def _inline_row(inline: pd.DataFrame, scenario: str) -> pd.Series:
-    """The one in-text row of the document whose scenario starts with ``scenario``."""
-    hit = inline[inline["scenario"].str.startswith(scenario)]
-    if len(hit) != 1:
-        raise KeyError(f"pbts13_t6_echo_inline_numbers.csv: {len(hit)} rows for {scenario!r}")
-    return hit.iloc[0]
 
 
 def _rate_row(claim_id, claim, measured, table, published_as, note=""):
@@ -232,7 +159,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
              ("convoy/inline/one_cpu_process", "echo server + 1 CPU-bound process", 0, 1,
               "with one CPU-bound process instead"))
     for claim_id, scenario, n, m, words in picks:
-        row = _inline_row(inline, scenario)
+        row = inline_row(inline, scenario)
         measured = {}
         for cond in conds:
             g = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], 0.005)
@@ -367,7 +294,7 @@ def prose(df: pd.DataFrame) -> list:
                 f"{hi_w:,.0f} RPS",
                 "Where the OS puts the handler and the client decides the regime: the explorer below shows every "
                 "window, which a median alone would hide."))
-    pub_alone = float(_inline_row(inline_published(), "echo server, no CPU-bound thread")["value"])
+    pub_alone = float(inline_row(inline_published(), "echo server, no CPU-bound thread")["value"])
     alone = {c: rate(c) for c in sorted(at5["condition"].unique())}
     out.append(Check(
         f"**The document's {pub_alone:,.0f} RPS alone is machine-dependent**: every build here answers fewer alone",
@@ -467,7 +394,7 @@ def processes_figure(df: pd.DataFrame):
     inline = inline_published()
     for scenario, style, colour, words in (("echo server + 1 CPU-bound process", "--", "black", "with processes"),
                                            ("echo server, no CPU-bound thread", ":", "0.5", "alone")):
-        row = _inline_row(inline, scenario)
+        row = inline_row(inline, scenario)
         ax.axhline(float(row["value"]), color=colour, linestyle=style, linewidth=1,
                    label=f"document: {float(row['value']):,.0f} {words} ({row['exactness']})")
     ax.set_xlabel("CPU-bound processes (0 = server alone), 5 ms interval")

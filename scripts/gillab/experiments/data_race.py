@@ -10,13 +10,13 @@ from .. import results, stats
 from ..profiles import Param, ParameterError, positive_ints, switch_interval
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from .convoy import _inline_row
+from .echo import inline_row
 
 
 def _intervals_or_default(value) -> list:
-    from ..profiles import _as_list
+    from ..profiles import as_list
 
-    out = [None if str(v).lower() in ("default", "none") else switch_interval(v) for v in _as_list(value)]
+    out = [None if str(v).lower() in ("default", "none") else switch_interval(v) for v in as_list(value)]
     if not out:
         raise ValueError("needs at least one switch interval (a number, or default)")
     return out
@@ -25,7 +25,7 @@ def _intervals_or_default(value) -> list:
 class DataRace(Experiment):
     name = "data_race"
     notebook = "06_data_race.md"
-    workload = "race"
+    workload = "data_race"
     title = "The data race: sum += 1 in several threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), the GIL's reason to exist"
     params = {
@@ -70,7 +70,7 @@ _PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000}
 
 def _inline_value(inline: pd.DataFrame, scenario: str) -> float:
     """A value of the document's in-text numbers, in seconds, by the start of its scenario."""
-    row = _inline_row(inline, scenario)
+    row = inline_row(inline, scenario)
     return float(row["value"]) / _PER_SECOND[row["unit"]]
 
 

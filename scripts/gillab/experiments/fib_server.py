@@ -20,7 +20,7 @@ from ..experiment import Experiment
 from ..profiles import Param, ParameterError, positive_float, positive_int
 from ..profiles import choices as _choices
 from . import doc003
-from .convoy import client_condition
+from .echo import client_condition
 
 KINDS = ("thread", "pool", "threshold", "prefork")
 SCENARIOS = ("perf1", "perf2", "lockout")

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import procs, results, runner, servers, stats, venvs
-from ..profiles import Param, ParameterError, _as_list, positive_int
+from ..profiles import Param, ParameterError, as_list, positive_int
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 
@@ -64,7 +64,7 @@ def k6_binary() -> str:
 
 
 def _endpoints(value) -> list[str]:
-    out = [str(v).strip("/") for v in _as_list(value)]
+    out = [str(v).strip("/") for v in as_list(value)]
     bad = [v for v in out if v not in ENDPOINTS]
     if not out or bad:
         raise ValueError(f"endpoints must be among {ENDPOINTS}, got {out}")

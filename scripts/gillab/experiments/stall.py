@@ -6,12 +6,12 @@ import pandas as pd
 
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from ..profiles import Param, ParameterError, _as_list, positive_float
+from ..profiles import Param, ParameterError, as_list, positive_float
 from . import doc003
 
 
 def _sizes(value) -> list[int]:
-    out = [int(str(v).replace("_", "")) if isinstance(v, str) else int(v) for v in _as_list(value)]
+    out = [int(str(v).replace("_", "")) if isinstance(v, str) else int(v) for v in as_list(value)]
     if not out or any(v < 1000 for v in out):
         raise ValueError(f"range sizes of at least 1,000; got {out}")
     return out

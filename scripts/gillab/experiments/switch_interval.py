@@ -9,7 +9,7 @@ from .. import stats
 from ..profiles import Param, ParameterError, positive_int, positive_ints
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from .convoy import _intervals
+from .echo import intervals as _intervals   # the name the experiment's parameters (its code key) use
 
 
 class SwitchInterval(Experiment):

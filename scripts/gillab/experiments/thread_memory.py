@@ -8,12 +8,12 @@ import pandas as pd
 
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from ..profiles import Param, ParameterError, _as_list, positive_int
+from ..profiles import Param, ParameterError, as_list, positive_int
 from . import doc003
 
 
 def _stack_kbs(value) -> list[int]:
-    out = [int(v) for v in _as_list(value)]
+    out = [int(v) for v in as_list(value)]
     if any(v < 64 for v in out):
         raise ValueError(f"thread stacks below 64 KiB are refused by many platforms; got {out}")
     return out
