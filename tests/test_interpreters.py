@@ -1,5 +1,6 @@
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,28 @@ def test_the_documents_eras_are_listed_before_todays_builds():
     ids = ["3.13.5t-gil", "pyenv-3.12.1", "3.13.5", "nogil-3.9.10-gil", "2.7.18", "3.9.10", "nogil-3.9.10", "3.13.5t"]
     assert interpreters.display_order(ids) == ["2.7.18", "3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil",
                                                "3.13.5", "3.13.5t", "3.13.5t-gil", "pyenv-3.12.1"]
+
+
+def test_the_builds_a_chapter_names_come_from_builds_toml():
+    """Pairs, twins and roles are declared in builds.toml; the harness's own constants for the
+    core builds agree with it (so no chapter needs a build id typed in)."""
+    from gillab import provision
+
+    assert interpreters.pairs() == [("3.9.10", "nogil-3.9.10"), ("3.13.5", "3.13.5t")]
+    assert interpreters.today_pair() == ("3.13.5", "3.13.5t") == provision.CORE_PAIR
+    assert interpreters.twin_of("3.13.5t") == "3.13.5t-gil" and interpreters.twin_of("3.13.5") is None
+    assert tuple(interpreters.sets()["core"]) == interpreters.CORE_IDS
+    assert interpreters.role("old_gil") == "2.7.18" and interpreters.role("new_gil_then") == "3.9.10"
+    with pytest.raises(KeyError, match=r"\[roles\] names no 'newest'"):
+        interpreters.role("newest")
+
+
+def test_a_pair_or_role_naming_an_unknown_build_is_refused(tmp_path, monkeypatch):
+    from gillab import provision
+
+    text = (Path(__file__).resolve().parents[1] / "builds.toml").read_text()
+    bad = tmp_path / "builds.toml"
+    bad.write_text(text.replace('old_gil = "2.7.18"', 'old_gil = "2.7.17"'))
+    monkeypatch.setenv("GILLAB_BUILDS", str(bad))
+    with pytest.raises(provision.ProvisionError, match=r"\[roles\] names unknown builds \['2.7.17'\]"):
+        interpreters.role("old_gil")

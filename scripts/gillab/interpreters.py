@@ -241,6 +241,35 @@ def today_of() -> dict[str, str]:
     return provision.load_builds()[2]
 
 
+def pairs() -> list[tuple[str, str]]:
+    """builds.toml ``[pairs]``: (GIL build, free-threaded build of the same source), the era's
+    first: (3.9.10, nogil-3.9.10), (3.13.5, 3.13.5t)."""
+    return list(provision.load_roles()[0].items())
+
+
+def today_pair() -> tuple[str, str]:
+    """Today's pair: the one of :func:`pairs` whose GIL build is a build of today (``[today]``)."""
+    today = set(today_of().values())
+    (pair,) = [p for p in pairs() if p[0] in today]
+    return pair
+
+
+def twin_of(build: str) -> str | None:
+    """The GIL-on twin of a free-threaded build (builds.toml ``gil_twin``), or None."""
+    for spec in provision.all_specs():
+        if spec.build_id == build and spec.gil_twin:
+            return spec.gil_twin[0]
+    return None
+
+
+def role(name: str) -> str:
+    """The build that builds.toml ``[roles]`` names for ``name`` (``old_gil``: 2.7.18, ...)."""
+    roles = provision.load_roles()[1]
+    if name not in roles:
+        raise KeyError(f"builds.toml [roles] names no {name!r} build (it has: {', '.join(sorted(roles))})")
+    return roles[name]
+
+
 def _is_shim_dir(d: Path) -> bool:
     return d.name == "shims" or ".pyenv/shims" in str(d)
 

@@ -192,7 +192,7 @@ class LiveExplorer:
             self._quiet = False
         if not self.measure_builds.value:
             here = [c for c in conds if c in self._known]
-            self.measure_builds.value = ", ".join(here[:2] or ["3.13.5", "3.13.5t"])
+            self.measure_builds.value = ", ".join(here[:2] or interpreters.today_pair())
         self.redraw()
 
     def redraw(self) -> None:

@@ -135,12 +135,24 @@ def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]
         mtime = path.stat().st_mtime_ns
     except OSError as exc:
         raise ProvisionError(f"cannot read {path}: {exc}") from None
-    specs, sets, today = _load_builds(str(path), mtime, pgo)
+    specs, sets, today, _ = _load_builds(str(path), mtime, pgo)
     return list(specs), {k: list(v) for k, v in sets.items()}, dict(today)
 
 
+def load_roles() -> tuple[dict[str, str], dict[str, str]]:
+    """builds.toml ``[pairs]`` (each GIL build -> the free-threaded build of its source) and
+    ``[roles]`` (the builds a chapter names by what they stand for: ``old_gil``, ...), checked."""
+    path = builds_file()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ProvisionError(f"cannot read {path}: {exc}") from None
+    extra = _load_builds(str(path), mtime, False)[3]
+    return dict(extra["pairs"]), dict(extra["roles"])
+
+
 @functools.lru_cache(maxsize=8)
-def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildSpec, ...], dict, dict]:
+def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildSpec, ...], dict, dict, dict]:
     import tomllib
 
     path = Path(path_text)
@@ -175,7 +187,14 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
     bad = sorted(x for pair in today.items() for x in pair if x not in known)
     if bad:
         raise ProvisionError(f"{path}: [today] names unknown builds {bad}")
-    return tuple(specs), sets, today
+    extra = {}
+    for table in ("pairs", "roles"):
+        extra[table] = {str(k): str(v) for k, v in data.get(table, {}).items()}
+        bad = sorted(x for x in extra[table].values() if x not in known)
+        bad += sorted(x for x in (extra[table] if table == "pairs" else {}) if x not in known)
+        if bad:
+            raise ProvisionError(f"{path}: [{table}] names unknown builds {bad}")
+    return tuple(specs), sets, today, extra
 
 
 def all_specs(pgo: bool = False) -> list[BuildSpec]:

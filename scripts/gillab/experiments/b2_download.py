@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import procs as guarded
-from .. import results, runner, servers, stats, venvs
+from .. import interpreters, results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, positive_int, positive_ints
 from ..profiles import choices as _choices
 from ..analysis import ModuleAnalysis, frame_cached
@@ -360,7 +360,7 @@ def prose(df: pd.DataFrame) -> list:
             "network waits."))
     ok = df[(df["status"] == "ok") & (df["condition"] != "curl")] if "status" in df else df[df["condition"] != "curl"]
     cpu = ok.groupby("condition")["cpu_per_wall"].median()
-    pairs = [(g, f) for g, f in (("3.9.10", "nogil-3.9.10"), ("3.13.5", "3.13.5t")) if g in cpu.index and f in cpu.index]
+    pairs = [(g, f) for g, f in interpreters.pairs() if g in cpu.index and f in cpu.index]   # builds.toml [pairs]
     if pairs:
         out.append(Check(
             "The builds without a GIL use more CPU per second of download than their GIL twins: their threads "

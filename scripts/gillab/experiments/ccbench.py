@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims as published_claims
-from .. import results, runner, stats
+from .. import interpreters, results, runner, stats
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..profiles import Param, ParameterError, as_list, positive_float, positive_ints
@@ -242,9 +242,10 @@ def claims(df: pd.DataFrame) -> list[dict]:
     measured = {}
     rel = summary(df)
     rel = rel[(rel["test"] == "throughput") & (rel["workers"] == "threads") & (rel["threads"] == 2)]
-    old = rel[rel["condition"] == "2.7.18"].set_index("task")
+    old_gil = interpreters.role("old_gil")
+    old = rel[rel["condition"] == old_gil].set_index("task")
     for cond, g in rel.groupby("condition"):
-        if cond == "2.7.18" or old.empty:
+        if cond == old_gil or old.empty:
             continue
         both = g.set_index("task")[["relative"]].join(old[["relative"]].rename(columns={"relative": "relative_old"}),
                                                       how="inner")
@@ -258,14 +259,11 @@ def claims(df: pd.DataFrame) -> list[dict]:
                                                  best=float(ratios.max()),
                                                  note="range over the tasks " + ", ".join(both.index))
     out += _design_claims(df, pub)
-    out.append(_claim("throughput/new_vs_old", "relative throughput with 2 threads, this build / 2.7.18 (old GIL)",
+    out.append(_claim("throughput/new_vs_old", f"relative throughput with 2 threads, this build / {old_gil} (old GIL)",
                       pub.loc["ccbench throughput (Linux, two systems)", "new_gil"], measured,
                       "2.7.18 and the 3.x builds differ in far more than the GIL: this compares what each "
                       "build's threads keep of its own single-thread speed"))
     return out
-
-
-OLD_GIL = "2.7.18"      # the old GIL every new-GIL build is set against (builds.toml: the era's 2.7)
 
 
 def _latency_new_vs_old(lat: pd.DataFrame) -> list[dict]:
@@ -273,19 +271,20 @@ def _latency_new_vs_old(lat: pd.DataFrame) -> list[dict]:
     time with one background thread (ccbench's statistic, one per run) under each new-GIL build
     over the old GIL's: the ratio of the medians over runs, with its interval."""
     out = []
+    old_gil = interpreters.role("old_gil")      # builds.toml [roles]: 2.7.18
     g1 = lat[(lat["threads"] == 1) & (lat["policy"] == "default")]
     for task in ("pi", "regex", "bz2"):
         cid = f"latency/new_vs_old/{task}"
         t = g1[g1["task"] == task]
-        old = run_means(t[t["condition"] == OLD_GIL])
+        old = run_means(t[t["condition"] == old_gil])
         measured = {}
         for cond, g in t.groupby("condition"):
             new = run_means(g)
-            if cond == OLD_GIL or not len(new) or not len(old):
+            if cond == old_gil or not len(new) or not len(old):
                 continue
             r = stats.ratio_of_medians(new, old)
-            starved = int(t[t["condition"] == OLD_GIL]["rtt_ms"].isna().sum())
-            measured[f"{cond} vs {OLD_GIL}"] = published_claims.judged(
+            starved = int(t[t["condition"] == old_gil]["rtt_ms"].isna().sum())
+            measured[f"{cond} vs {old_gil}"] = published_claims.judged(
                 f"ccbench/{cid}", r["ratio"], r,
                 note=f"{r['n_num']} and {r['n_den']} runs, each its mean of the answered pings"
                      + (f"; {starved} of the old GIL's pings starved past the bound (not in its mean)" if starved else ""))
@@ -364,10 +363,11 @@ def findings(df: pd.DataFrame) -> str:
                  for n in g.index]
         lines.append(f"- **{cond}**, latency next to regex threads: " + "; ".join(parts) + ".")
     one = s[(s["test"] == "latency") & (s["threads"] == 1) & (s["policy"] == "default")].set_index(["condition", "task"])
-    for task in [t for t in TASKS if (("2.7.18", t) in one.index and ("3.9.10", t) in one.index)]:
-        old, new = one.loc[("2.7.18", task), "mean"], one.loc[("3.9.10", task), "mean"]
-        lines.append(f"- Next to one thread running {TASK_WORDS[task]}, the old GIL (2.7.18) answered in a mean "
-                     f"{old:,.2f} ms and the new (3.9.10) in {new:,.2f} ms: the old was "
+    old_gil, new_gil = interpreters.role("old_gil"), interpreters.role("new_gil_then")   # builds.toml [roles]
+    for task in [t for t in TASKS if ((old_gil, t) in one.index and (new_gil, t) in one.index)]:
+        old, new = one.loc[(old_gil, task), "mean"], one.loc[(new_gil, task), "mean"]
+        lines.append(f"- Next to one thread running {TASK_WORDS[task]}, the old GIL ({old_gil}) answered in a mean "
+                     f"{old:,.2f} ms and the new ({new_gil}) in {new:,.2f} ms: the old was "
                      f"{'faster' if old < new else 'slower'} ({old / new:,.2g}x the new).")
     tp = s[(s["test"] == "throughput") & (s["workers"] == "threads") & (s["threads"] == 2)]
     for cond, g in tp.groupby("condition"):

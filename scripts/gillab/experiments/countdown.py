@@ -1,6 +1,7 @@
 """Countdown over threads: document 000's first table (pbts13_t1)."""
 from __future__ import annotations
 
+from .. import interpreters
 from ..profiles import Param, ParameterError, positive_int, positive_ints
 from ..analysis import ModuleAnalysis
 from ..experiment import Experiment
@@ -70,12 +71,13 @@ def prose(df) -> list:
             + "; ".join(f"{c} " + "/".join(f"{x:.2f}" for x in v) for c, v in r.items()),
             "Only the thread holding the GIL runs bytecode; any extra time with more threads is the cost of handing "
             "the GIL over and of the threads' start and join."))
-    if "2.7.18" in conds and 2 in many:
-        r2 = ratio("2.7.18", 2)
+    old = interpreters.role("old_gil")          # builds.toml [roles]: 2.7.18
+    if old in conds and 2 in many:
+        r2 = ratio(old, 2)
         out.append(Check(
-            "**The old GIL of 2.7.18** makes two threads *slower* than one (the \"Dave Beazley effect\" that Pitrou's "
+            f"**The old GIL of {old}** makes two threads *slower* than one (the \"Dave Beazley effect\" that Pitrou's "
             "new GIL set out to end), by a fifth or more",
-            r2 >= 1.2, f"2.7.18: T(2)/T(1) = {r2:.2f}"))
+            r2 >= 1.2, f"{old}: T(2)/T(1) = {r2:.2f}"))
     free = [c for c in conds if not gil_on.get(c, True)]
     if free and 2 in many:
         r = {c: (ratio(c, 2), max(ratio(c, k) for k in many)) for c in free}
@@ -84,13 +86,14 @@ def prose(df) -> list:
             "take at most three quarters of one thread's time, and more threads gain little more",
             all(a <= 0.75 and b <= 1.25 * a for a, b in r.values()),
             "T(2)/T(1), and the largest T(k)/T(1): " + "; ".join(f"{c} {a:.2f}, {b:.2f}" for c, (a, b) in r.items())))
-    pairs = [(g, f) for g, f in (("3.13.5", "3.13.5t"), ("3.9.10", "nogil-3.9.10")) if g in conds and f in conds]
+    today = interpreters.today_pair()           # builds.toml [pairs]: today's first, then the era's
+    pairs = [(g, f) for g, f in [today] + [p for p in interpreters.pairs() if p != today] if g in conds and f in conds]
     if pairs:
         cost = {f"{f} / {g}": float(med[(f, 1)] / med[(g, 1)]) for g, f in pairs}
         out.append(Check(
             "The free-threaded 3.13 build pays a single-thread cost on this loop (one thread takes longer than "
             "under its GIL twin built from the same source)",
-            cost.get("3.13.5t / 3.13.5", 0) > 1.0,
+            cost.get(f"{today[1]} / {today[0]}", 0) > 1.0,
             "one-thread time ratios: " + "; ".join(f"{k} {v:.2f}" for k, v in cost.items()),
             "Biased reference counting and per-object locking cost something on every operation; the nogil fork "
             "paid for them differently (its ratio is beside it)."))

@@ -13,21 +13,31 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import results, stats
+from .. import interpreters, results, stats
 from ..analysis import frame_cached
 from . import get
 
-PAIRS_PREFERRED = (("3.9.10", "nogil-3.9.10"), ("nogil-3.9.10-gil", "nogil-3.9.10"),   # the era's pair first
-                   ("3.13.5", "3.13.5t"), ("3.13.5t-gil", "3.13.5t"))
+
+def preferred_pairs() -> list[tuple[str, str]]:
+    """builds.toml's pairs (the era's first), each followed by its free-threaded build's GIL-on
+    twin against it: (3.9.10, nogil-3.9.10), (nogil-3.9.10-gil, nogil-3.9.10), (3.13.5, 3.13.5t), ..."""
+    out = []
+    for gil, free in interpreters.pairs():
+        out.append((gil, free))
+        twin = interpreters.twin_of(free)
+        if twin:
+            out.append((twin, free))
+    return out
 
 
 def pairs(conds) -> list[tuple[str, str]]:
-    """GIL/free-threaded pairs among the measured conditions: the core ones, then any
+    """GIL/free-threaded pairs among the measured conditions: builds.toml's, then any other
     ``X`` / ``Xt`` (or ``Xt-gil`` / ``Xt``) found."""
     conds = set(conds)
-    out = [p for p in PAIRS_PREFERRED if set(p) <= conds]
+    preferred = preferred_pairs()
+    out = [p for p in preferred if set(p) <= conds]
     for c in sorted(conds):
-        if c.endswith("t") and c not in ("3.13.5t",):
+        if c.endswith("t") and c not in {free for _, free in preferred}:
             for gil in (c[:-1], c + "-gil"):
                 if gil in conds and (gil, c) not in out:
                     out.append((gil, c))

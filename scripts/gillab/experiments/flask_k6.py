@@ -337,26 +337,30 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..prose import Check
 
+    from .. import interpreters
+
     med = df[df["status"] == "ok"].groupby(["endpoint", "condition"])["completed_in_window"].median()
     out = []
+    gil, free = interpreters.today_pair()       # builds.toml [pairs], today's: 3.13.5 and 3.13.5t
+    twin = interpreters.twin_of(free)
     for ep in ("io_fixed", "io"):
-        keys = [(ep, c) for c in ("3.13.5", "3.13.5t", "3.13.5t-gil")]
+        keys = [(ep, c) for c in (gil, free, twin)]
         if all(k in med.index for k in keys):
             a, b, c = (float(med[k]) for k in keys)
             out.append(Check(
-                f"On `/{ep}` the free-threaded *binary* completes more requests than `3.13.5` whether its GIL is on "
+                f"On `/{ep}` the free-threaded *binary* completes more requests than `{gil}` whether its GIL is on "
                 "or off, so the difference comes from the build, not from the GIL",
                 b > a and c > a,
-                f"requests completed in the window, medians: 3.13.5 {a:,.0f}, 3.13.5t {b:,.0f}, 3.13.5t-gil {c:,.0f}",
+                f"requests completed in the window, medians: {gil} {a:,.0f}, {free} {b:,.0f}, {twin} {c:,.0f}",
                 "" if ep == "io" else "The free-threaded build allocates with mimalloc; the system calls run with "
                 "the GIL released in every build."))
         elif all(k in med.index for k in keys[:2]):
             a, b = (float(med[k]) for k in keys[:2])
             out.append(Check(
-                f"On `/{ep}` the free-threaded build completes more requests than `3.13.5`; whether the build or its "
-                "missing GIL makes the difference needs `3.13.5t-gil` on this endpoint, which this run's grid leaves "
+                f"On `/{ep}` the free-threaded build completes more requests than `{gil}`; whether the build or its "
+                f"missing GIL makes the difference needs `{twin}` on this endpoint, which this run's grid leaves "
                 "out (`-p full_grid=all` measures it)",
-                b > a, f"requests completed in the window, medians: 3.13.5 {a:,.0f}, 3.13.5t {b:,.0f}"))
+                b > a, f"requests completed in the window, medians: {gil} {a:,.0f}, {free} {b:,.0f}"))
     return out
 
 
