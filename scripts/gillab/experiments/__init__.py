@@ -2,10 +2,11 @@
 
 Each name is a module of this package that holds ``EXPERIMENT`` (an
 :class:`~gillab.experiment.Experiment`: what to measure) and ``ANALYSIS`` (an
-:class:`~gillab.analysis.Analysis`: how the chapter reads it).  Adding a chapter = a workload,
-a module here, its name below, a notebook, a profile table in ``profiles.toml`` (and the
-published numbers in ``data/reference``); the table of contents is generated from this list
-and the README and introduction are checked against it.
+:class:`~gillab.analysis.Analysis`: how the chapter reads it).  Adding a chapter = a workload
+(``workloads/<name>.py``), a module here, its name below, a text notebook
+(``notebooks/NN_<name>.md``, NN its place below), a profile table in ``profiles.toml``, its
+claims in ``data/reference/claims.csv`` (and the published tables they derive from); the table of
+contents is generated from this list and the README and introduction are checked against it.
 """
 from __future__ import annotations
 
