@@ -1,10 +1,13 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from gillab import experiments, sweep
 from gillab.profiles import OWN_THREAD_BOUND, ParameterError
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("overrides,match", [
@@ -197,6 +200,19 @@ def test_a_sweep_too_big_to_hold_is_refused_before_its_list_is_made(builds, data
                                              r"the 100,000 one sweep may hold"):
         sweep.plan("countdown", "smoke", {"repeats": 1000, "threads": threads, "total_decrements": 10**6,
                                           "conditions": "all"})
+
+
+def test_a_data_folder_of_its_own_is_estimated_from_the_checkouts_reference(builds, data_dir, monkeypatch):
+    """GILLAB_DATA pointing at an empty folder has no sample to go by: the estimate then comes
+    from the checkout's committed reference, so a sweep of hours is still refused before it starts
+    (it was measured, with no estimate at all)."""
+    ref = (REPO / "data" / "results" / "REFERENCE").read_text().strip()
+    per, where = sweep.seconds_per_sample(experiments.get("countdown"))
+    assert where == f"{ref} (the checkout's committed reference)" and per > 0
+    monkeypatch.setattr(sweep, "MAX_PLAN_HOURS", 0.01)
+    with pytest.raises(ParameterError, match=r"more than the 0.01 hours one sweep may take unless asked for"):
+        sweep.measure("countdown", "default", {"conditions": "3.13.5", "threads": [1], "repeats": 100, "small_grid": ""})
+    assert not (data_dir / "results").exists() or not any((data_dir / "results").iterdir())   # nothing made
 
 
 def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data_dir, monkeypatch):

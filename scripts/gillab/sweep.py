@@ -194,23 +194,34 @@ MAX_PLAN_HOURS = 12.0        # one sweep's estimated time; more is refused unles
 
 def seconds_per_sample(exp: Experiment) -> tuple[float, str] | None:
     """The median time of one of this chapter's samples (the workload process's wall time) in the
-    reader's newest campaign that holds it, else in the reference; with where it was read."""
+    reader's newest campaign that holds it, else in the reference, else (a data folder of its own,
+    ``GILLAB_DATA``, that holds neither) in the checkout's committed reference; with where it was
+    read."""
     from . import campaigns
+    from .paths import repo_root
+    from .store import ExperimentStore
 
-    yours, ref = campaigns.for_reading(exp.name)
-    for c in (yours, ref):
-        if c is None:
-            continue
+    def median_of(store) -> float | None:
         vals = []
-        for r in c.store(exp.name).rows():
+        for r in store.rows():
             try:
                 if r.get("status") == "ok":
                     vals.append(float(r.get("process_wall_s") or "nan"))
             except ValueError:
                 continue
         vals = [v for v in vals if math.isfinite(v)]
-        if vals:
-            return statistics.median(vals), c.id
+        return statistics.median(vals) if vals else None
+
+    yours, ref = campaigns.for_reading(exp.name)
+    for c in (yours, ref):
+        if c is not None and (m := median_of(c.store(exp.name))) is not None:
+            return m, c.id
+    committed = repo_root() / "data" / "results"
+    if committed.resolve() != results_dir().resolve() and (committed / campaigns.REFERENCE_FILE).is_file():
+        cid = (committed / campaigns.REFERENCE_FILE).read_text().strip()
+        store = ExperimentStore(exp.name, cid, root=committed)
+        if cid and store.samples_path.is_file() and (m := median_of(store)) is not None:
+            return m, f"{cid} (the checkout's committed reference)"
     return None
 
 
