@@ -29,6 +29,15 @@ def alive(pid):
         return False
 
 
+def cmdline(pid) -> bytes:
+    """The command line of ``pid``, or b"" once it is gone: a process may end between being
+    listed and being read (reading a vanished process's cmdline raises ProcessLookupError)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def wait_gone(pids, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

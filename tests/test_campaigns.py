@@ -23,7 +23,7 @@ from gillab import campaigns, interpreters, report, results, runner, sweep
 from gillab.profiles import ParameterError
 
 from conftest import copy_reference
-from proctools import alive, descendants, wait_gone
+from proctools import alive, cmdline, descendants, wait_gone
 
 SMALL = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
 
@@ -219,7 +219,7 @@ def ended(proc, timeout=120):
             proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        below = {p: Path(f"/proc/{p}/cmdline").read_bytes() for p in descendants(proc.pid) if alive(p)}
+        below = {p: cmdline(p) for p in descendants(proc.pid) if alive(p)}
         proc.kill()
         out, err = proc.communicate()
         pytest.fail(f"the harness did not end within {timeout} s; its stacks:\n{err[-6000:]}\nbelow it: {below}")
@@ -272,7 +272,7 @@ def test_sigkill_of_a_server_experiment_leaves_no_server_and_resumes(builds, dat
     deadline = time.monotonic() + 120
     while True:   # wait for the event: the echo server and its client are both running
         below = descendants(proc.pid)
-        cmds = [Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace") for p in below if alive(p)]
+        cmds = [cmdline(p).decode(errors="replace") for p in below if alive(p)]
         if any("echo_server.py" in c for c in cmds) and any("echo_client.py" in c for c in cmds):
             break
         assert proc.poll() is None, proc.communicate()[1]
@@ -315,7 +315,7 @@ def test_any_program_dies_with_the_harness_and_a_finished_one_leaves_no_watcher(
     harness = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     pid = int(harness.stdout.readline())
     deadline = time.monotonic() + 60
-    while not (b"sleep" in Path(f"/proc/{pid}/cmdline").read_bytes() and len(group_members(pid)) == 2):
+    while not (b"sleep" in cmdline(pid) and len(group_members(pid)) == 2):
         assert time.monotonic() < deadline, "the guarded program and its watcher never both ran"
         time.sleep(0.02)   # polling for the event above, not a timing assumption
     below = group_members(pid)

@@ -23,7 +23,7 @@ from gillab.experiments import doc003
 from gillab.experiments import fib_server as fs
 from gillab.experiments import thread_memory as tm
 
-from proctools import alive, descendants, wait_gone
+from proctools import alive, cmdline, descendants, wait_gone
 
 SMALL = {"conditions": "3.13.5,3.13.5t", "repeats": 1}
 
@@ -188,7 +188,7 @@ def test_sigkill_mid_lockout_leaves_no_server_and_frees_the_port(builds, data_di
     deadline = time.monotonic() + 120
     while True:   # the event: the server's 9 acceptors and its client all running
         below = descendants(proc.pid)
-        cmds = [Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace") for p in below if alive(p)]
+        cmds = [cmdline(p).decode(errors="replace") for p in below if alive(p)]
         if sum("fib_server.py" in c for c in cmds) >= 9 and any("fib_client.py" in c for c in cmds):
             break
         assert proc.poll() is None, proc.communicate()[1]
