@@ -89,8 +89,8 @@ class ModuleAnalysis(Analysis):
     (``summary(df)``, ``claims(df)``, ...; ``published()`` and ``published_table()`` where it
     has them; the live explorer is one for all, :mod:`gillab.live`, drawing ``figure``).  A
     function the module lacks comes from ``shared``, the module of a family of experiments
-    (:mod:`~gillab.experiments.over_threads`, :mod:`~gillab.experiments.doc002`), whose functions take the experiment's ``bound``
-    arguments by keyword (``spec=``, ``experiment=``).  ``extras`` names further figures a
+    (:mod:`~gillab.experiments.over_threads`, :mod:`~gillab.experiments.doc002`), whose functions
+    take the experiment's ``bound`` arguments by keyword (``spec=``, ``experiment=``).  ``extras`` names further figures a
     chapter draws with ``Chapter.figure(name)``.  A missing function is an error when the module
     is imported, not when a chapter runs."""
 

@@ -41,7 +41,7 @@ def notebook_files() -> dict[str, str]:
 
 def executed_name(name: str) -> str:
     """The executed notebook of chapter ``name`` in book/generated/ (what the book renders)."""
-    return Path(notebook_files()[name]).stem + ".ipynb"
+    return notebooks.ipynb_name(notebook_files()[name])
 
 WIDGETS_DIR = repo_root() / "book" / "_widgets" / "widgets"   # served as _static/widgets/
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from . import campaigns, experiments, grid, interpreters, plots, report, results, sweep, tables
+from . import campaigns, experiments, grid, interpreters, notebooks, plots, report, results, sweep, tables
 from .across import DEFINITE
 from .live import LIVE_NOTEBOOK
 from .profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
@@ -255,12 +254,12 @@ class Chapter:
         return pd.DataFrame(rows)
 
     # -- where each figure and table comes from ----------------------------------------------
-    def _made(self, fn, *args, what: str = "Drawn", campaign: str | None = None, claims_csv: bool = False):
-        """``fn(*args)`` (default: the samples shown), recording the data files it reads; returns
-        its value and the line that names ``fn`` and those files (the samples shown first)."""
+    def _made(self, fn, *, what: str = "Drawn", claims_csv: bool = False):
+        """``fn`` of the samples shown, recording the data files it reads; returns its value and
+        the line that names ``fn`` and those files (the samples shown first)."""
         with results.recording() as read:
-            out = fn(*(args or (self.df,)))
-        files = [f"data/results/{campaign or self.campaign}/{self.exp.name}/samples.csv"]
+            out = fn(self.df)
+        files = [f"data/results/{self.campaign}/{self.exp.name}/samples.csv"]
         files += [f for f in read if f not in files]
         if claims_csv:
             files.append("data/reference/claims.csv")
@@ -389,8 +388,8 @@ class Chapter:
             f"(`{LIVE_NOTEBOOK}`): choose this chapter ({self.exp.title}) and the explorer re-plots from any "
             "campaign's samples as you move its controls, and measures a small sweep on request (*measure now*: "
             "the smoke profile with your values, into your campaign, with a progress bar). This "
-            f"notebook opened in JupyterLab (`notebooks/{Path(self.exp.notebook).stem}.ipynb`, `live = True`) shows the same "
-            "explorer below; in the static book it is not shown, as it needs a kernel."))
+            f"notebook opened in JupyterLab (`notebooks/{notebooks.ipynb_name(self.exp.notebook)}`, `live = True`) "
+            "shows the same explorer below; in the static book it is not shown, as it needs a kernel."))
         if self.live:
             from . import live
 
@@ -421,9 +420,9 @@ class Chapter:
 
     def rerun_command(self) -> str:
         """The exact papermill command that measures this notebook again with these parameters."""
-        stem = Path(self.exp.notebook).stem
-        nb = f"notebooks/{stem}.ipynb"   # written from notebooks/<stem>.md by `gillab notebooks`
-        out = f"book/generated/{stem}.ipynb"
+        name = notebooks.ipynb_name(self.exp.notebook)
+        nb = f"notebooks/{name}"   # written from the text notebook by `gillab notebooks`
+        out = f"book/generated/{name}"
         args = ["papermill", nb, out, "-p", "profile", self.profile, "-p", "measure", "True",
                 *self._override_args(cli=False)]
         return " ".join(shlex.quote(a) for a in args)

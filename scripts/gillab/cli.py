@@ -337,7 +337,7 @@ def cmd_live(args) -> int:
     notebooks.write_all()   # the .ipynb JupyterLab opens, from the text notebooks
     notebook = live.LIVE_NOTEBOOK
     if args.chapter:
-        notebook = f"notebooks/{Path(experiments.get(args.chapter).notebook).stem}.ipynb"
+        notebook = f"notebooks/{notebooks.ipynb_name(experiments.get(args.chapter).notebook)}"
     token = secrets.token_hex(16)
     cmd = live.lab_command(args.port, token, repo_root())
     print(f"[live] open {live.lab_url(args.port, token, notebook)}", flush=True)

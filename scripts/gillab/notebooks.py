@@ -53,11 +53,17 @@ def write_ipynb(nb, out: Path) -> Path:
     return out
 
 
+def ipynb_name(notebook: str) -> str:
+    """The file name of the ``.ipynb`` of text notebook ``notebook`` (beside it, or executed in
+    book/generated/)."""
+    return Path(notebook).stem + ".ipynb"
+
+
 def ipynb_of(path: Path | str) -> Path:
     """The ``.ipynb`` beside the text notebook ``path``, written from it where missing or older
     than the text."""
     src = Path(path)
-    out = src.with_suffix(".ipynb")
+    out = src.with_name(ipynb_name(src.name))
     if not out.exists() or out.stat().st_mtime_ns < src.stat().st_mtime_ns:
         write_ipynb(read(src), out)
     return out

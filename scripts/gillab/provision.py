@@ -130,25 +130,25 @@ class BuildSpec:
 def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]], dict[str, str]]:
     """The builds, sets and ``[today]`` counterparts of ``builds.toml``, checked (read again only
     when the file changes: conditions, sets and the report's order of conditions all ask for it)."""
-    path = builds_file()
-    try:
-        mtime = path.stat().st_mtime_ns
-    except OSError as exc:
-        raise ProvisionError(f"cannot read {path}: {exc}") from None
-    specs, sets, today, _ = _load_builds(str(path), mtime, pgo)
+    specs, sets, today, _ = _parsed(pgo)
     return list(specs), {k: list(v) for k, v in sets.items()}, dict(today)
 
 
 def load_roles() -> tuple[dict[str, str], dict[str, str]]:
     """builds.toml ``[pairs]`` (each GIL build -> the free-threaded build of its source) and
     ``[roles]`` (the builds a chapter names by what they stand for: ``old_gil``, ...), checked."""
+    extra = _parsed(False)[3]
+    return dict(extra["pairs"]), dict(extra["roles"])
+
+
+def _parsed(pgo: bool) -> tuple:
+    """builds.toml parsed and checked, read again only when the file changes."""
     path = builds_file()
     try:
         mtime = path.stat().st_mtime_ns
     except OSError as exc:
         raise ProvisionError(f"cannot read {path}: {exc}") from None
-    extra = _load_builds(str(path), mtime, False)[3]
-    return dict(extra["pairs"]), dict(extra["roles"])
+    return _load_builds(str(path), mtime, pgo)
 
 
 @functools.lru_cache(maxsize=8)
@@ -188,10 +188,10 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
     if bad:
         raise ProvisionError(f"{path}: [today] names unknown builds {bad}")
     extra = {}
-    for table in ("pairs", "roles"):
+    for table in ("pairs", "roles"):   # a pair names builds on both sides, a role on its value only
         extra[table] = {str(k): str(v) for k, v in data.get(table, {}).items()}
-        bad = sorted(x for x in extra[table].values() if x not in known)
-        bad += sorted(x for x in (extra[table] if table == "pairs" else {}) if x not in known)
+        named = [*extra[table].values(), *(extra[table] if table == "pairs" else ())]
+        bad = sorted(x for x in named if x not in known)
         if bad:
             raise ProvisionError(f"{path}: [{table}] names unknown builds {bad}")
     return tuple(specs), sets, today, extra
