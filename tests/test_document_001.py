@@ -1,10 +1,12 @@
 """Document 001: ccbench re-written - every task checks itself, a starved latency run ends within
-its bound and keeps its starved pings, GIL policies apply only where the build has them, bad
-input stops before anything is measured."""
+its bound and keeps its starved pings, ccbench's own latency protocol runs on the tool's inputs
+and records its window, GIL policies apply only where the build has them, bad input stops before
+anything is measured."""
 import json
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from gillab import report, results, runner, sweep
@@ -53,6 +55,44 @@ def test_a_starved_latency_run_ends_within_its_bound_and_keeps_the_starved_pings
     assert all(r["late_echo_ms"] is None or r["late_echo_ms"] > 50 for r in starved)
 
 
+def test_the_tool_tasks_read_the_tools_inputs_from_the_workloads_own_source(builds):
+    """Task B runs inspect's pattern over the first 2,000 characters of the benchmark's own source,
+    task C compresses its first 3,000 bytes twice over (ccbench's inputs, with this workload as the
+    benchmark's file)."""
+    text = open(WORKLOAD, encoding="ascii").read()
+    out = json.loads(_in(builds["3.13.5"], "import json\nf, a = c.tool_task('regex'); g, b = c.tool_task('bz2')\n"
+                                           "print(json.dumps([a, b.decode('ascii'), len(f(a)), len(g(b)) > 0]))"))
+    assert out[0] == text[:2000] and out[1] == text[:3000] * 2
+    assert out[2] >= 0 and out[3]      # the pattern ran (its cost is the scan, not the matches) and bz2 made bytes
+
+
+@pytest.mark.parametrize("threads", [0, 1])
+def test_the_tools_latency_protocol_reads_its_twenty_pings_and_records_its_window(builds, threads):
+    """ccbench's own test: a ready datagram, then 20 pings 0.1 s apart after a 1 s pause, read (not
+    echoed) by the main thread; each row says when the ping was sent and read, relative to the
+    release of the background threads, and the run when they stopped."""
+    s = runner.run(builds["3.13.5"], "ccbench", {"test": "tool", "task": "regex", "threads": threads, "bound": 5.0,
+                                                 "check_interval": None}, timeout=60)
+    rows = s.result["rows"]
+    assert s.result["pings"] == len(rows) == 20 and [r["seq"] for r in rows] == list(range(20))
+    read = [r for r in rows if r["oneway_ms"] is not None]
+    assert s.result["answered"] == len(read) and s.result["starved"] == 20 - len(read)
+    sent = [r["sent_s"] for r in read]
+    assert sent == sorted(sent) and sent[0] >= 1.0          # the client's 1 s pause, then a ping every 0.1 s
+    assert all(r["read_s"] >= r["sent_s"] for r in read)
+    assert all(abs(r["oneway_ms"] - 1000 * (r["read_s"] - r["sent_s"])) < 0.01 for r in read)
+    if threads:
+        assert s.result["background_iterations"] > 0 and s.result["bg_stopped_s"] > 0
+    else:
+        assert s.result["background_iterations"] == 0 and s.result["bg_stopped_s"] is None
+
+
+def test_read_after_stop_counts_only_pings_sent_while_the_threads_computed():
+    rows = [{"condition": "old", "test": "tool", "task": "regex", "threads": 1, "status": "ok", "bg_stopped_s": 3.0,
+             "sent_s": sent, "read_s": read} for sent, read in ((1.1, 3.01), (1.2, 3.01), (2.9, 2.95), (3.05, 3.06))]
+    assert ccbench.read_after_stop(pd.DataFrame(rows)) == {"old": (2, 3, 3.0)}
+
+
 def test_policies_apply_only_where_the_build_has_them(builds, data_dir):
     plan = sweep.plan("ccbench", "smoke", {"conditions": "3.13.5", "policies": ["default", "check:1000"]}).as_dict()
     assert plan["reasons"].get("not applicable: the new GIL has no check interval") == 1
@@ -80,7 +120,7 @@ def test_bad_input_is_refused_before_measuring(overrides, match, data_dir):
 def test_smoke_end_to_end_with_claims(builds, data_dir):
     res = sweep.measure("ccbench", "smoke", {"conditions": "3.13.5,3.13.5t", "tasks": ["regex", "countdown"],
                                              "policies": ["default", "switch:0.001", "check:1000"]}, progress=False)
-    assert res.failed == 0 and res.measured == 2 * 9   # 9 points apply to a new-GIL build
+    assert res.failed == 0 and res.measured == 2 * 10  # 10 points apply to a new-GIL build (one of the tool's)
     df = results.samples("ccbench", res.campaign, res.config_id)
     lat = df[df["test"] == "latency"]
     assert lat["rtt_ms"].notna().any() and set(lat["policy"]) == {"default", "switch:0.001"}

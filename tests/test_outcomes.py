@@ -126,8 +126,8 @@ def test_flask_free_threaded_over_gil_requests_at_the_cpu_endpoint(factors, expe
 def test_ccbench_latency_next_to_a_regex_thread_under_the_new_gil(pings, expected):
     pub = results.reference("pitrou_2009_claims").set_index("item")
     value = float(pub.loc[pub.index.str.startswith("ccbench latency"), "new_gil_value"].iloc[0])
-    df = pd.DataFrame([{"condition": "b", "test": "latency", "task": "regex", "threads": 1, "policy": "default",
-                        "workers": "threads", "oneway_ms": value * f, "rtt_ms": 2 * value * f, "repeat": i,
+    df = pd.DataFrame([{"condition": "b", "test": "tool", "task": "regex", "threads": 1, "policy": "default",
+                        "workers": "threads", "oneway_ms": value * f, "repeat": i,
                         "run_id": "r", "switch_interval_runtime": 0.005, "check_interval_runtime": None,
                         "gil_enabled": True} for i, f in enumerate(more(pings))])     # a run's mean each
     assert _verdict("ccbench", df, "ccbench/latency/regex/new_GIL", "b") == expected

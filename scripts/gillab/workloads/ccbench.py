@@ -18,6 +18,19 @@ timestamped ping every ``interval`` seconds for ``duration`` seconds and records
 Every wait is bounded: a ping not answered within ``bound`` seconds is recorded as starved (with
 the time its echo came, if it came before the run ended); the run itself ends at the latest
 ``bound`` seconds after the last ping.
+
+Tool (``test=tool``): ccbench's own latency test, step for step, for the claims whose number is
+that tool's output.  Its inputs are the tool's: task B runs the ``inspect`` module's pattern over
+the first 2,000 characters of the benchmark's own source file (here: this file), task C
+compresses the first 3,000 bytes of it, twice over; A computes 50 digits of pi.  Its protocol:
+``threads`` background threads are made ready and wait; a client process sends one datagram (its
+"ready"), sleeps 1 s, then 20 times sleeps 0.1 s and sends a datagram holding its send time,
+then an end marker.  The ready datagram releases the threads, which call the task in a timed loop
+(no yielding) until 1.5 x 2 s have passed; the main thread only reads datagrams and notes when
+it read each (no echo).  The statistic, as the tool printed it, is the mean over the 20 pings
+of (read time - send time).  Its window is part of the number: under the old GIL a ping that
+cannot be read while the threads compute is read once they stop, 3 s after the release, so
+each row also records when it was read and the run when the threads stopped.
 Stdlib only; runs under CPython 2.7 and 3.x alike.
 """
 import json
@@ -290,6 +303,116 @@ def latency(task, threads, duration, interval, bound):
             "background_iterations": sum(counts), "rows": rows}
 
 
+# -- the tool's own latency protocol ------------------------------------------------------------
+TOOL_INTERVAL = 0.1     # seconds between pings
+TOOL_DURATION = 2.0     # seconds of pings: 20 of them
+TOOL_READY_WAIT = 1.0   # the client's pause after its ready datagram
+TOOL_LOOP = 1.5         # the background threads compute for this many times TOOL_DURATION
+
+
+def _own_source(n, mode):
+    with open(os.path.abspath(__file__), mode) as f:
+        return f.read(n)
+
+
+def tool_task(task):
+    """The tool's task inputs: (function, argument)."""
+    if task == "regex":
+        import re
+        pat = re.compile(r"^(\s*def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)", re.MULTILINE)   # inspect's pattern
+        return pat.findall, _own_source(2000, "r")
+    if task == "bz2":
+        import bz2
+        return bz2.compress, _own_source(3000, "rb") * 2
+    return TASKS[task]()
+
+
+def tool_client(port, pings, interval, wait):
+    """The tool's client: a ready datagram, a pause, then ``pings`` timestamped datagrams, each
+    after sleeping ``interval`` (so the sleeps' overrun accumulates, as the tool's did), then END."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    addr = ("127.0.0.1", port)
+    sock.sendto(("ready %r" % time.time()).encode("ascii"), addr)
+    time.sleep(wait)
+    for i in range(pings):
+        time.sleep(interval)
+        sock.sendto(("%d %r" % (i, time.time())).encode("ascii"), addr)
+    sock.sendto(b"END", addr)
+    sock.close()
+
+
+def tool_latency(task, threads, bound):
+    func, arg = tool_task(task)
+    pings = int(round(TOOL_DURATION / TOOL_INTERVAL))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    lock, ready, stopped = threading.Lock(), [], []
+    release, stop, box = threading.Event(), threading.Event(), {}
+
+    def background():
+        with lock:
+            ready.append(1)
+        release.wait()
+        n = timed_loop(func, arg, box["start"], TOOL_DURATION * TOOL_LOOP, stop, False)[0]
+        with lock:
+            stopped.append((time.time(), n))
+
+    bg = [threading.Thread(target=background) for _ in range(threads)]
+    if threads:
+        func(arg)                                   # warm up, as the tool did
+    for t in bg:
+        t.daemon = True
+        t.start()
+    limit = time.time() + STARTUP_S
+    while len(ready) < threads:                     # thread start-up stays out of the test
+        if time.time() > limit:
+            raise RuntimeError("the background threads did not start within %g s" % STARTUP_S)
+        time.sleep(0.001)
+    spec = json.dumps({"params": {"role": "tool_client", "port": port, "pings": pings,
+                                  "interval": TOOL_INTERVAL, "wait": TOOL_READY_WAIT}})
+    proc = subprocess.Popen([sys.executable, "-s", "-B", os.path.abspath(__file__), spec],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    read = []
+    try:
+        sock.settimeout(STARTUP_S)
+        sock.recv(256)                              # the ready datagram: the threads start now
+        box["start"] = time.time()
+        release.set()
+        # every read is bounded: the threads stop by themselves after TOOL_LOOP x TOOL_DURATION
+        deadline = box["start"] + TOOL_READY_WAIT + TOOL_DURATION * TOOL_LOOP + bound
+        sock.settimeout(0.2)
+        while time.time() < deadline:
+            try:
+                data = sock.recv(256)
+            except socket.timeout:
+                continue
+            now = time.time()
+            if data == b"END":
+                break
+            read.append((now, data))
+    finally:
+        release.set()
+        stop.set()
+        for t in bg:
+            t.join(TOOL_DURATION * TOOL_LOOP + 30)
+        out, err = proc.communicate()
+        sock.close()
+    if proc.returncode:
+        raise RuntimeError("the tool's client exited %s: %s" % (proc.returncode, err.decode("ascii", "replace")[-400:]))
+    start = box["start"]
+    got = {}
+    for now, data in read:
+        seq, sent = data.split(b" ")
+        got[int(seq)] = (float(sent), now)
+    rows = [{"seq": i, "sent_s": round(got[i][0] - start, 6) if i in got else None,
+             "read_s": round(got[i][1] - start, 6) if i in got else None,
+             "oneway_ms": (got[i][1] - got[i][0]) * 1000.0 if i in got else None} for i in range(pings)]
+    return {"pings": pings, "answered": len(got), "starved": pings - len(got),
+            "background_iterations": sum(n for _, n in stopped),
+            "bg_stopped_s": round(max(t for t, _ in stopped) - start, 6) if stopped else None, "rows": rows}
+
+
 def run(p):
     if p.get("check_interval") is not None:
         if sys.version_info >= (3, 2):
@@ -297,6 +420,8 @@ def run(p):
         sys.setcheckinterval(int(p["check_interval"]))
     if p["test"] == "throughput":
         return throughput(p["task"], p["workers"], int(p["threads"]), float(p["duration"]))
+    if p["test"] == "tool":
+        return tool_latency(p["task"], int(p["threads"]), float(p["bound"]))
     return latency(p["task"], int(p["threads"]), float(p["duration"]), float(p["interval"]), float(p["bound"]))
 
 
@@ -305,5 +430,8 @@ if __name__ == "__main__":
     if spec.get("params", {}).get("role") == "client":
         c = spec["params"]
         client(int(c["port"]), int(c["pings"]), float(c["interval"]), float(c["bound"]))
+    elif spec.get("params", {}).get("role") == "tool_client":
+        c = spec["params"]
+        tool_client(int(c["port"]), int(c["pings"]), float(c["interval"]), float(c["wait"]))
     else:
         _common.main(run)
