@@ -336,10 +336,16 @@ def test_sittings_of_one_boot_are_named(committed):
     run files' boot_id); the former reference and the first contributed campaign, one kind too,
     were measured on two machines.  The machines chapter names the first pair, not the second."""
     cs, _, _ = committed
-    pairs = {frozenset(p) for p in across.shared_boots(cs)}
-    assert frozenset((REF, SECOND_KIND)) in pairs
-    assert frozenset((FORMER_REFERENCE, CONTRIBUTED)) not in pairs
-    assert all(campaigns.load(a).fingerprint == campaigns.load(b).fingerprint for a, b in pairs)
+    found = {frozenset((a, b)): exps for a, b, exps in across.shared_boots(cs)}
+    assert frozenset((REF, SECOND_KIND)) in found
+    assert frozenset((FORMER_REFERENCE, CONTRIBUTED)) not in found
+    assert all(campaigns.load(a).fingerprint == campaigns.load(b).fingerprint for a, b in map(tuple, found))
+    # named per chapter: a pair shares a boot for the chapters whose runs were measured in it
+    for pair, exps in found.items():
+        a, b = (campaigns.load(x) for x in pair)
+        ba, bb = campaigns.boots_by_experiment(a), campaigns.boots_by_experiment(b)
+        assert exps and all(ba[e] & bb[e] for e in exps)
+        assert not any(ba[e] & bb.get(e, set()) for e in set(ba) - set(exps))
 
 
 def test_what_the_reference_measured_of_the_grids_is_read_from_its_run_files(monkeypatch):

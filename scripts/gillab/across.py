@@ -42,16 +42,20 @@ def counted() -> list[campaigns.Campaign]:
     return out + mine[-1:]
 
 
-def shared_boots(cs: list[campaigns.Campaign]) -> list[tuple[str, str]]:
-    """Pairs of campaigns of one machine kind measured in one boot of one machine: two sittings
-    that share a boot share more of its state than two boots would, so their agreement says less
-    about the drift between boots (the machines chapter says which)."""
-    boots = {c.id: set(campaigns.boots(c)) for c in cs}
+def shared_boots(cs: list[campaigns.Campaign]) -> list[tuple[str, str, list[str]]]:
+    """Pairs of campaigns of one machine kind with runs of one experiment measured in one boot of
+    one machine, and those experiments: two sittings that share a boot share more of its state
+    than two boots would, so their agreement there says less about the drift between boots (the
+    machines chapter says which, and for which chapters: a chapter measured again into a campaign
+    later, in another sitting's boot, shares that boot alone)."""
+    boots = {c.id: campaigns.boots_by_experiment(c) for c in cs}
     out = []
     for i, a in enumerate(cs):
         for b in cs[i + 1:]:
-            if a.fingerprint and a.fingerprint == b.fingerprint and boots[a.id] & boots[b.id]:
-                out.append((a.id, b.id))
+            if a.fingerprint and a.fingerprint == b.fingerprint:
+                shared = [e for e, bs in boots[a.id].items() if bs & boots[b.id].get(e, set())]
+                if shared:
+                    out.append((a.id, b.id, shared))
     return out
 
 

@@ -259,6 +259,14 @@ def boots(c: Campaign) -> list[str]:
     return out
 
 
+def boots_by_experiment(c: Campaign) -> dict[str, set[str]]:
+    """Per experiment, the boots its runs were measured in (their run files' ``boot_id``)."""
+    out: dict[str, set[str]] = {}
+    for exp in c.experiments():
+        out[exp] = {r["boot_id"] for r in c.store(exp).runs() if r.get("boot_id")}
+    return out
+
+
 def describe(c: Campaign) -> dict:
     """One line of ``gillab campaigns``: machine, cores, builds, profiles, time, status, samples."""
     rs = runs(c)
