@@ -263,6 +263,36 @@ def test_k_of_n_counts_machine_kinds_not_campaigns_and_leaves_other_code_out():
     assert r["campaigns"]["old"]["measured_with_this_code"] is False
 
 
+def test_the_sittings_of_a_kind_count_flips_among_the_headline_rows_judged_in_every_sitting(monkeypatch):
+    """The verdicts page's sittings paragraph: only rows judged (mechanism claims on their own
+    builds) in every sitting of the campaign's kind count; a flip is definite on two sides."""
+    from types import SimpleNamespace
+
+    kind = [SimpleNamespace(id=i, fingerprint="kindA") for i in ("a1", "a2")]
+    other = SimpleNamespace(id="b1", fingerprint="kindB")
+    monkeypatch.setattr(across, "counted", lambda: [*kind, other])
+    monkeypatch.setattr(campaigns, "boots", lambda c: {"a1": ["boot1"], "a2": ["boot2"], "b1": ["boot3"]}[c.id])
+    rows = []
+    for cond, (x, y) in {"same": ("agrees", "agrees"), "flip": ("agrees", "lower"), "differ": ("higher", "inconclusive"),
+                         "both-inconclusive": ("inconclusive", "inconclusive")}.items():
+        rows += [_row("a1", "kindA", x, cond=cond), _row("a2", "kindA", y, cond=cond)]
+    rows += [_row("a1", "kindA", "agrees", cond="one-sitting-only"),
+             _row("a1", "kindA", "agrees", cond="machine") | {"claim_role": "machine"},
+             _row("a2", "kindA", "lower", cond="machine") | {"claim_role": "machine"},
+             _row("a1", "kindA", "agrees", cond="old-code"), _row("a2", "kindA", "lower", cond="old-code", this_code=False)]
+    seen = []
+
+    def verdicts(cs, profile):
+        seen.append([c.id for c in cs])
+        return pd.DataFrame([{"claim_role": "judged"} | r for r in rows])
+    monkeypatch.setattr(across, "campaign_verdicts", verdicts)
+    k = across.sittings_of_kind("a2")
+    assert seen == [["a1", "a2"]]                     # the kind's sittings only
+    assert (k["rows"], k["same_definite"], k["differ"], k["boots"]) == (4, 1, 1, 2)
+    assert [f["condition"] for f in k["flips"]] == ["flip"]
+    assert across.sittings_of_kind("b1") is None      # the only sitting of its kind
+
+
 def test_the_same_inconclusive_outcome_everywhere_is_not_counted_as_a_definite_agreement():
     v = pd.DataFrame([_row("a1", "kindA", "inconclusive", cond="x"), _row("b1", "kindB", "inconclusive", cond="x"),
                       _row("a1", "kindA", "lower", cond="y"), _row("b1", "kindB", "lower", cond="y")])

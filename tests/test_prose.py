@@ -53,6 +53,18 @@ def test_a_sentence_the_data_do_not_bear_out_is_struck_through_and_marked():
     assert second == f"- ~~The rate halves~~ **{prose.NOT_TRUE}:** 1,000 → 2,000 RPS."
 
 
+def test_missing_data_is_not_a_contradiction():
+    """A sentence that fails because a number it rests on was not measured (NaN) says so, with how
+    to measure it, and is not struck; one that fails on numbers all measured is struck."""
+    gone = prose.Check("The rate halves", False, "3.13.5 nan vs nan RPS; 3.9.10 11,616 vs nan")
+    wrong = prose.Check("The rate halves", False, "3.13.5 1,000 vs 2,000 RPS (nanoseconds aside)")
+    first, second = prose.markdown([gone, wrong]).splitlines()
+    assert prose.NOT_MEASURED in first and "~~" not in first and prose.NOT_TRUE not in first
+    assert "full_grid=all" in first and "11,616 vs nan" in first
+    assert second.startswith("- ~~The rate halves~~") and prose.NOT_TRUE in second
+    assert prose.missing(gone) and not prose.missing(wrong)
+
+
 def test_the_convoy_sentences_follow_the_data():
     """The same checks on doctored samples: a server that answers as fast with a CPU thread as
     alone makes "the GIL builds show the convoy" false, and says so."""

@@ -75,6 +75,7 @@ def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str |
         if flat.empty:
             continue
         flat = flat[flat["condition"] != "-"].copy()
+        flat["claim_role"] = flat["role"]      # judged, machine, other builds ... (report.flat)
         flat["role"] = c.role
         flat["fingerprint"] = c.fingerprint or "not recorded"
         flat["this_code"] = [list(k or []) == [now.get(e)] for k, e in zip(flat["code_keys"], flat["experiment"])]
@@ -135,6 +136,45 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
             "same_everywhere": same, "definite_everywhere": same and g.loc[g["this_code"], "outcome"].iloc[0] in DEFINITE,
             **counts})
     return out
+
+
+def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict | None:
+    """The headline rows of ``campaign_id`` (mechanism claims on their own builds) set beside
+    every other counted campaign of its machine kind (its other sittings): how many rows were
+    judged in all of them, how many have one definite outcome in all, how many differ (one
+    sitting inconclusive) and how many flip (definite on different sides: not yet a result on
+    this kind), with the rows that flip.  None where the campaign is the only sitting of its kind
+    here."""
+    cs = counted()
+    me = next((c for c in cs if c.id == campaign_id), None)
+    if me is None or not me.fingerprint:
+        return None
+    kind = [c for c in cs if c.fingerprint == me.fingerprint]
+    if len(kind) < 2:
+        return None
+    v = campaign_verdicts(kind, profile)
+    if v.empty:
+        return None
+    v = v[v["this_code"] & (v["claim_role"] == "judged")]      # the headline's rows (report.headline)
+    if v.empty:
+        return None
+    g = v.groupby(["claim_id", "condition"])
+    judged = g.filter(lambda x: x["campaign"].nunique() == len(kind))
+    same, differ, flips = 0, 0, []
+    for (cid, cond), x in judged.groupby(["claim_id", "condition"]):
+        outcome, flip = kind_outcome(list(x["outcome"]))
+        if flip:
+            flips.append({"claim_id": cid, "condition": cond, **{r["campaign"]: r["outcome"] for _, r in x.iterrows()}})
+        elif outcome == DIFFERS:
+            differ += 1
+        elif outcome in DEFINITE:
+            same += 1
+    boots = set()
+    for c in kind:
+        boots |= set(campaigns.boots(c))
+    return {"fingerprint": me.fingerprint, "sittings": [c.id for c in kind], "boots": len(boots),
+            "rows": int(judged.groupby(["claim_id", "condition"]).ngroups), "same_definite": same,
+            "differ": differ, "flips": flips}
 
 
 def summary(table: list[dict]) -> pd.DataFrame:

@@ -4,11 +4,15 @@ A chapter's prose about its own results is a list of :class:`Check`: the sentenc
 data shown bear it out, and the evidence (numbers computed from the same data).  A sentence the
 data still bear out is printed with its evidence; one they no longer bear out (a reader's rerun
 on another machine, or new reference data) is struck through and marked "no longer true on this
-run", with the evidence.  The test suite runs every chapter's checks on the committed reference
-data and fails if any of them is false there.
+run", with the evidence.  Missing data is not a contradiction: a sentence that does not hold
+because a number it rests on was not measured in this run (a point or build the profile's grid
+leaves out: a NaN in its evidence) is marked "not measured in this run", with how to measure it,
+never struck.  The test suite runs every chapter's checks on the committed reference data and
+fails if any of them is false there.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -21,6 +25,15 @@ class Check:
 
 
 NOT_TRUE = "No longer true on this run"
+NOT_MEASURED = "Not measured in this run"
+HOW_TO_MEASURE = ("a number shown as nan was not measured: the profile's grid leaves that build or point out; "
+                  "`-p full_grid=all` in the rerun command below measures every build at every point")
+_NAN = re.compile(r"(?<![\w.])nan(?!\w)")
+
+
+def missing(c: Check) -> bool:
+    """Whether a number the sentence rests on was not measured (a NaN in its evidence)."""
+    return bool(_NAN.search(c.evidence))
 
 
 def ok_rows(df):
@@ -44,7 +57,8 @@ def measured(pairs: dict) -> dict:
 
 
 def markdown(checks: list[Check]) -> str:
-    """One bullet per check: the sentence and its evidence, or struck through and marked."""
+    """One bullet per check: the sentence and its evidence; one the data do not bear out struck
+    through and marked, unless a number it rests on was not measured (then marked so, unstruck)."""
     if not checks:
         return ""
     lines = []
@@ -52,6 +66,8 @@ def markdown(checks: list[Check]) -> str:
         tail = f" {c.why}" if c.why else ""
         if c.holds:
             lines.append(f"- {c.text} ({c.evidence}).{tail}")
+        elif missing(c):
+            lines.append(f"- {c.text} **{NOT_MEASURED}:** {c.evidence} ({HOW_TO_MEASURE}).")
         else:
             lines.append(f"- ~~{c.text}~~ **{NOT_TRUE}:** {c.evidence}.")
     return "\n".join(lines)
