@@ -14,10 +14,11 @@ import pytest
 from gillab import across, campaigns, exchange, report
 
 REPO = Path(__file__).resolve().parents[1]
-REF = "amd-epyc-2c-20261124-sitting2"             # committed: the reference (default + verdicts + some seed)
+REF = "amd-epyc-2c-20261125-sitting3"             # committed: the reference (default + verdicts + some seed)
 CONTRIBUTED = "amd-epyc-2c-20261123T201134Z"      # committed: the first campaign from another machine
 FORMER_REFERENCE = "amd-epyc-2c"                  # committed: the reference until 2026-11-24, same kind as CONTRIBUTED
 SECOND_KIND = "amd-epyc-2c-20261124-sitting1"     # committed: default + verdicts on the reference's kind of machine
+SITTING2 = "amd-epyc-2c-20261124-sitting2"        # committed: the reference until 2026-11-25, its kind, an earlier boot
 SOURCE = REPO / "data" / "results" / CONTRIBUTED
 
 
@@ -331,11 +332,13 @@ def test_each_campaign_is_judged_alone_never_pooled(committed):
         return [r for r in table if set(cs) <= set(r["campaigns"])]
 
     # the former reference and the first contributed campaign are one kind of machine (the same
-    # fingerprint): two sittings of one kind; so are the reference and the campaign measured on
+    # fingerprint): two sittings of one kind; so are the reference and the two campaigns measured on
     # its kind before it; the two kinds differ (a newer CPU model)
     assert where(FORMER_REFERENCE, CONTRIBUTED) and where(ref, SECOND_KIND) and where(ref, CONTRIBUTED)
+    assert where(ref, SITTING2)
     assert all(machine(r, CONTRIBUTED) == machine(r, FORMER_REFERENCE) for r in where(FORMER_REFERENCE, CONTRIBUTED))
     assert all(machine(r, SECOND_KIND) == machine(r, ref) for r in where(ref, SECOND_KIND))
+    assert all(machine(r, SITTING2) == machine(r, ref) for r in where(ref, SITTING2))
     assert all(machine(r, CONTRIBUTED) != machine(r, ref) for r in where(ref, CONTRIBUTED))
     # machines are counted by kind, never by campaign
     assert all(r["n_machines"] == len({machine(r, c) for c, m in r["campaigns"].items() if m["measured_with_this_code"]})
@@ -362,12 +365,14 @@ def test_verdicts_machines_json_on_the_committed_campaigns(committed):
 
 
 def test_sittings_of_one_boot_are_named(committed):
-    """The reference and the campaign measured before it on its kind of machine share a boot (their
-    run files' boot_id); the former reference and the first contributed campaign, one kind too,
-    were measured on two machines.  The machines chapter names the first pair, not the second."""
+    """The two campaigns measured on the reference's kind of machine on 2026-11-24 share a boot
+    (their run files' boot_id); the reference was measured on a later boot, and the former
+    reference and the first contributed campaign, one kind too, on two machines.  The machines
+    chapter names the first pair only."""
     cs, _, _ = committed
     found = {frozenset((a, b)): exps for a, b, exps in across.shared_boots(cs)}
-    assert frozenset((REF, SECOND_KIND)) in found
+    assert frozenset((SITTING2, SECOND_KIND)) in found
+    assert frozenset((REF, SITTING2)) not in found and frozenset((REF, SECOND_KIND)) not in found
     assert frozenset((FORMER_REFERENCE, CONTRIBUTED)) not in found
     assert all(campaigns.load(a).fingerprint == campaigns.load(b).fingerprint for a, b in map(tuple, found))
     # named per chapter: a pair shares a boot for the chapters whose runs were measured in it
