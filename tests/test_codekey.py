@@ -151,14 +151,14 @@ def test_the_legacy_map_is_what_its_commit_computes(tmp_path):
         assert pairs == {computed[name][0]: computed[name][1]}, name
 
 
-def test_the_reference_stays_resumable_where_its_code_is_unchanged():
-    """The committed reference's samples carry text keys; where a chapter's code is still the
-    code of the map's commit, every stored sample resumes under the token key (nothing would be
-    measured again, and the chapter counts as measured with this code), and where it is not,
-    none does."""
-    ref = campaigns.reference_id()
+def test_the_committed_campaigns_stay_resumable_where_their_code_is_unchanged():
+    """The committed campaigns measured before the token keys (the former references, now
+    contributed) carry text keys; where a chapter's code is still the code of the map's commit,
+    every stored sample resumes under the token key (nothing would be measured again, and the
+    chapter counts as measured with this code), and where it is not, none does."""
     unchanged = changed = 0
-    for name in experiments.names():
+    for ref, name in [(c.id, n) for c in campaigns.all_campaigns() if c.is_reference or c.is_contributed
+                      for n in experiments.names()]:
         f = paths.results_dir() / ref / name / "samples.csv"
         if not f.is_file():
             continue

@@ -379,7 +379,10 @@ def tool_latency(task, threads, bound):
         sock.recv(256)                              # the ready datagram: the threads start now
         box["start"] = time.time()
         release.set()
-        # every read is bounded: the threads stop by themselves after TOOL_LOOP x TOOL_DURATION
+        # every read is bounded: the threads stop by themselves after TOOL_LOOP x TOOL_DURATION.
+        # The tool's read blocked without a timeout; here a read returns at the latest 0.2 s
+        # after it began, and loops: pings come every 0.1 s, so a ping is never waited on past
+        # its arrival for this reason (the GIL decides when the reading thread runs again)
         deadline = box["start"] + TOOL_READY_WAIT + TOOL_DURATION * TOOL_LOOP + bound
         sock.settimeout(0.2)
         while time.time() < deadline:
