@@ -158,23 +158,21 @@ def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict 
     v = v[v["this_code"] & (v["claim_role"] == "judged")]      # the headline's rows (report.headline)
     if v.empty:
         return None
-    g = v.groupby(["claim_id", "condition"])
-    judged = g.filter(lambda x: x["campaign"].nunique() == len(kind))
-    same, differ, flips = 0, 0, []
-    for (cid, cond), x in judged.groupby(["claim_id", "condition"]):
+    rows, same, differ, flips = 0, 0, 0, []
+    for (cid, cond), x in v.groupby(["claim_id", "condition"]):
+        if x["campaign"].nunique() < len(kind):                  # not judged in every sitting
+            continue
+        rows += 1
         outcome, flip = kind_outcome(list(x["outcome"]))
         if flip:
-            flips.append({"claim_id": cid, "condition": cond, **{r["campaign"]: r["outcome"] for _, r in x.iterrows()}})
+            flips.append({"claim_id": cid, "condition": cond, **dict(zip(x["campaign"], x["outcome"]))})
         elif outcome == DIFFERS:
             differ += 1
         elif outcome in DEFINITE:
             same += 1
-    boots = set()
-    for c in kind:
-        boots |= set(campaigns.boots(c))
+    boots = set().union(*(campaigns.boots(c) for c in kind))
     return {"fingerprint": me.fingerprint, "sittings": [c.id for c in kind], "boots": len(boots),
-            "rows": int(judged.groupby(["claim_id", "condition"]).ngroups), "same_definite": same,
-            "differ": differ, "flips": flips}
+            "rows": rows, "same_definite": same, "differ": differ, "flips": flips}
 
 
 def summary(table: list[dict]) -> pd.DataFrame:

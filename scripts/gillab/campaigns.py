@@ -262,8 +262,8 @@ def boots(c: Campaign) -> list[str]:
 def boots_by_experiment(c: Campaign) -> dict[str, set[str]]:
     """Per experiment, the boots its runs were measured in (their run files' ``boot_id``)."""
     out: dict[str, set[str]] = {}
-    for exp in c.experiments():
-        out[exp] = {r["boot_id"] for r in c.store(exp).runs() if r.get("boot_id")}
+    for r in runs(c):
+        out.setdefault(r["experiment"], set()).update([r["boot_id"]] if r.get("boot_id") else [])
     return out
 
 

@@ -549,6 +549,16 @@ def figure(df: pd.DataFrame):
     return fig
 
 
+def _message_figure(text: str):
+    """A small figure that says, in place of a plot, why there is nothing to draw."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 1.5))
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    ax.axis("off")
+    return fig
+
+
 def tool_figure(df: pd.DataFrame):
     """ccbench's own latency protocol: every ping's one-way time against when it was sent (s
     after the release of one background thread), one panel per task, the median time the
@@ -563,10 +573,7 @@ def tool_figure(df: pd.DataFrame):
     one = t[t["threads"] == 1] if (t["threads"] == 1).any() else t
     tasks = [x for x in TASKS if x in set(one["task"])]
     if not tasks:
-        fig, ax = plt.subplots(figsize=(6, 1.5))
-        ax.text(0.5, 0.5, "no run of ccbench's own protocol in these samples", ha="center", va="center")
-        ax.axis("off")
-        return fig
+        return _message_figure("no run of ccbench's own protocol in these samples")
     pal = plots.palette(one["condition"].unique())
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.6 * len(tasks), 3.6), squeeze=False, sharey=True)
     pub = published().set_index("item").loc["ccbench latency, workload B (regex, C, does not release GIL)"]
@@ -632,10 +639,7 @@ def policy_figure(df: pd.DataFrame):
     s = s[(s["test"] == "latency") & (s["threads"] == 1)]
     task = s.loc[s["policy"] != "default", "task"]
     if task.empty:
-        fig, ax = plt.subplots(figsize=(6, 1.5))
-        ax.text(0.5, 0.5, "no policy sweep in these samples", ha="center", va="center")
-        ax.axis("off")
-        return fig
+        return _message_figure("no policy sweep in these samples")
     s = s[s["task"] == task.iloc[0]]
     pal = plots.palette(s["condition"].unique())
     order = sorted(s["policy"].unique(), key=lambda p: (p != "default", p))
