@@ -6,6 +6,7 @@
 #   make run NB=countdown [PROFILE=smoke]   one notebook through papermill
 #   make wheelhouse  the wheels measuring needs, for a machine with no package registry
 #   make measure-env there: a venv that measures and exports (no notebook stack), from them
+#   make lock        refresh requirements/lock.txt (UPGRADE=1 for the newest allowed versions)
 PROFILE ?= default
 PYTHON  ?= python3
 VENV    ?= .venv
@@ -15,19 +16,29 @@ WHEELHOUSE ?= wheelhouse
 BIN      = $(VENV)/bin
 GILLAB   = $(BIN)/gillab
 
-.PHONY: reproduce book test lint live run system-deps venv interpreters widgets-js clean help wheelhouse measure-env
+.PHONY: reproduce book test lint live run system-deps venv interpreters widgets-js clean help wheelhouse measure-env lock
 
 help:
-	@sed -n '2,9p' Makefile
+	@sed -n '2,10p' Makefile
 
 system-deps:
 	bash scripts/install-system-deps.sh
 
-$(BIN)/gillab: pyproject.toml
+# every package from requirements/lock.txt, each checked against its hashes; then gillab itself
+# (no dependencies of its own: they are all in the lock, which a test keeps equal to pyproject.toml)
+$(BIN)/gillab: pyproject.toml requirements/lock.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,live]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/lock.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
+
+# refresh requirements/lock.txt from pyproject.toml: the pins already there are kept unless
+# UPGRADE=1 (then the newest versions pyproject.toml allows); every platform and Python >= 3.11
+UV_VERSION ?= 0.13.9
+lock: $(BIN)/gillab
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra live --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -o requirements/lock.txt
 
 # the chapters are MyST text (notebooks/*.md); papermill and JupyterLab open the .ipynb written from them
 venv: $(BIN)/gillab

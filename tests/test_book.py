@@ -159,3 +159,25 @@ def test_your_campaign_is_shown_beside_the_reference(builds, data_dir, tmp_path)
     assert f"your campaign** `{res.campaign}`" in json.dumps(outs)   # the figures show the reader's run
     assert campaigns.load(ref).store("countdown").samples_path.read_bytes() == \
         (src / ref / "countdown" / "samples.csv").read_bytes()
+
+
+def test_notebooks_run_in_a_kernel_on_unix_sockets_not_tcp(tmp_path):
+    """The kernels gillab starts (papermill's and the book's shared one) talk over Unix domain
+    sockets: no TCP port is opened, so ipykernel has no plain-text TCP to warn about, and its
+    warning never reaches the reader's terminal.  A TCP kernel, for contrast, prints it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("6 * 7")])
+    for cls, transport in ((book.ipc_kernel_manager(), "ipc"), (None, "tcp")):
+        client = NotebookClient(nb, kernel_name="python3", **({"kernel_manager_class": cls} if cls else {}))
+        err = tmp_path / f"{transport}.err"
+        with open(err, "w") as fh, client.setup_kernel(stdout=fh, stderr=fh):
+            assert client.km.transport == transport
+            out = client.execute_cell(nb.cells[0], 0)
+            assert out.outputs[0]["data"]["text/plain"] == "42"
+            if transport == "ipc":   # the shell channel is a socket file, named after an absolute prefix
+                assert os.path.isabs(client.km.ip) and Path(f"{client.km.ip}-{client.km.shell_port}").is_socket()
+        warned = "running over TCP without encryption" in err.read_text()
+        assert warned == (transport == "tcp"), err.read_text()[-500:]
+    assert book.ipc_kernel_manager(asynchronous=False)(kernel_name="python3").transport == "ipc"   # the shared kernel

@@ -120,3 +120,52 @@ def test_an_era_build_made_from_its_pinned_git_commit_is_recognised_as_built(tmp
         assert valid is ok, (marker, why)
         if not ok:
             assert why == "built from another source"
+
+
+def test_a_declared_patch_is_checked_by_sha256_before_anything_is_built(tmp_path, monkeypatch):
+    """builds.toml's 3.6.12 patch exists, matches its sha256 and applies to the pinned source;
+    a changed or missing patch is refused with a clear error, before any build starts."""
+    spec = next(s for s in provision.all_specs() if s.build_id == "3.6.12")
+    assert spec.patches and provision.check_patches(spec)[0][0].is_file()
+    (path, digest), = spec.patches
+    monkeypatch.setattr(provision, "patches_dir", lambda: tmp_path)
+    with pytest.raises(provision.ProvisionError, match="is missing"):
+        provision.check_patches(spec)
+    (tmp_path / path).write_text("--- a/x\n+++ b/x\n")
+    with pytest.raises(provision.ProvisionError, match="was changed"):
+        provision.check_patches(spec)
+
+
+def test_the_3_6_12_patch_applies_to_its_pinned_source(tmp_path):
+    import subprocess
+    import tarfile
+
+    spec = next(s for s in provision.all_specs() if s.build_id == "3.6.12")
+    try:
+        tarball, _, _ = provision.find_tarball(spec)
+    except provision.ProvisionError:
+        pytest.skip("the 3.6.12 source is not beside this checkout")
+    with tarfile.open(tarball) as tf:
+        members = [m for m in tf.getmembers() if m.name.endswith(("Objects/obmalloc.c", "Include/objimpl.h"))]
+        tf.extractall(tmp_path, members=members)
+    src = next(p for p in tmp_path.iterdir() if p.is_dir())
+    (patch, _), = provision.check_patches(spec)
+    out = subprocess.run(["patch", "-p1", "--forward", "--batch", "-i", str(patch)], cwd=src, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "#define ALIGNMENT              16" in (src / "Objects" / "obmalloc.c").read_text()
+    assert "long double dummy;" in (src / "Include" / "objimpl.h").read_text()
+
+
+def test_a_build_made_with_other_patches_is_rebuilt(tmp_path):
+    spec = next(s for s in provision.all_specs() if s.build_id == "3.6.12")
+    prefix = spec.prefix(tmp_path)
+    prefix.mkdir(parents=True)
+    (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags)}))
+    ok, why = provision.build_is_valid(spec, None, root=tmp_path)
+    assert not ok and "other patches" in why
+    (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags),
+                                                       "patches": [list(p) for p in spec.patches],
+                                                       "source_sha256": spec.src["sha256"]}))
+    ok, why = provision.build_is_valid(spec, None, root=tmp_path)
+    assert not ok and "missing" in why   # past the patches: only the binary is lacking

@@ -43,6 +43,9 @@ class Analysis:
     experiment: str = ""
     table: str = ""          # data/reference/<table>.csv: the document's numbers, as data
     reads: tuple = ()        # other experiments whose samples the chapter reads too
+    # claims another profile's configuration answers: {profile: claim id prefix} (document 004's
+    # version sweep is measured by `history`, never by `default`)
+    claims_from_profile: dict = {}
 
     def published(self) -> pd.DataFrame:
         """The document's numbers (``data/reference/<table>.csv``)."""
@@ -99,6 +102,7 @@ class ModuleAnalysis(Analysis):
         self.experiment = module.rsplit(".", 1)[-1]
         self.table = bound.pop("table", "")
         self.reads = tuple(bound.pop("reads", ()))
+        self.claims_from_profile = dict(getattr(mod, "CLAIMS_FROM_PROFILE", {}))
         bound.setdefault("experiment", self.experiment)
         missing = []
         for name in INTERFACE + OPTIONAL + tuple(extras):

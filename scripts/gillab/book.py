@@ -99,7 +99,8 @@ def execute(experiment: str, profile: str = "default", overrides: dict | None = 
     t0 = time.monotonic()
     print(f"[gillab] papermill {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
     pm.execute_notebook(notebooks.for_papermill(src), str(out), parameters=params, cwd=str(cwd or notebooks_dir()),
-                        kernel_name="python3", progress_bar=False, log_output=False)
+                        kernel_name="python3", progress_bar=False, log_output=False,
+                        kernel_manager_class=ipc_kernel_manager())
     _finish(out, key)
     print(f"[gillab] {src.name} done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     return out
@@ -169,6 +170,33 @@ def executed_key(path: Path) -> str | None:
         return None
 
 
+@functools.cache
+def ipc_kernel_manager(asynchronous: bool = True) -> type:
+    """A Jupyter kernel manager whose kernel talks over Unix domain sockets (``transport =
+    "ipc"``), in Jupyter's runtime folder, instead of TCP ports on 127.0.0.1: nothing listens on a
+    port, and ipykernel has no plain-text TCP channel to warn about ("Kernel is running over TCP
+    without encryption"), which it otherwise prints for every notebook.  ``asynchronous``: the
+    class nbclient (papermill) uses, else the blocking one of the shared kernel."""
+    import uuid
+
+    from jupyter_client.manager import AsyncKernelManager, KernelManager
+    from jupyter_core.paths import jupyter_runtime_dir
+    from traitlets import default
+
+    class IPCKernelManager(AsyncKernelManager if asynchronous else KernelManager):
+        @default("transport")
+        def _transport_default(self):
+            return "ipc"
+
+        @default("ip")
+        def _ip_default(self):   # one prefix per kernel: its socket files are <prefix>-<port>
+            Path(jupyter_runtime_dir()).mkdir(parents=True, exist_ok=True, mode=0o700)
+            return str(Path(jupyter_runtime_dir()) / f"gillab-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+    IPCKernelManager.__qualname__ = IPCKernelManager.__name__ = ("Async" if asynchronous else "") + "IPCKernelManager"
+    return IPCKernelManager
+
+
 # A worker of execute_all keeps one kernel for the notebooks it is given: starting a kernel and
 # importing the plotting stack cost about 3 s a notebook, more than most chapters' own cells.
 # Between notebooks the kernel's namespace is emptied (%reset) and every figure closed; modules
@@ -177,11 +205,9 @@ _WORKER: dict = {}
 
 
 def _shared_kernel():
-    from jupyter_client.manager import KernelManager
-
     km = _WORKER.get("km")
     if km is None or not km.is_alive():
-        km = KernelManager(kernel_name="python3")
+        km = ipc_kernel_manager(asynchronous=False)(kernel_name="python3")
         km.start_kernel(cwd=str(notebooks_dir()))
         _WORKER["km"] = km
     return km

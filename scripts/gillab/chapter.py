@@ -298,6 +298,70 @@ class Chapter:
         display(Markdown(text))
         display(line)
 
+    def profile_part(self, profile: str, figure: str, table: str, minutes: str = "") -> pd.DataFrame | None:
+        """A part of the chapter that another profile measures (document 004's version sweep:
+        ``history``): its samples from the reader's campaign, else the reference's, with the
+        analysis's ``figure`` and ``table``, and the verdicts of the claims that profile answers
+        (:attr:`~gillab.analysis.Analysis.claims_from_profile`); where neither campaign holds it,
+        the command that measures it.  Returns the samples shown (None without any)."""
+        from . import claims
+
+        try:
+            cfg = self.exp.config_id(self.exp.resolve(profile))
+        except ParameterError as exc:
+            display(Markdown(f"The `{profile}` profile cannot be resolved here: {exc}"))
+            return None
+        shown = None
+        for c in (self.yours, self.reference):
+            if c is None:
+                continue
+            try:
+                shown = results.samples(self.exp.name, c.id, cfg)
+                break
+            except results.NoData:
+                continue
+        cmd = f"`gillab measure {self.exp.name} -P {profile}`"
+        if shown is None:
+            display(Markdown(f"**Not measured in this run.** Neither your campaign nor the reference holds samples of "
+                             f"the `{profile}` profile (configuration `{cfg}`); {cmd} measures them{minutes}."))
+            return None
+        camp = shown.attrs["campaign"]
+        whose = "your campaign" if self.yours is not None and camp == self.yours.id else "the reference campaign"
+        runs = [r for r in results.runs(self.exp.name, camp) if r["run_id"] in set(shown["run_id"])]
+        took = [campaigns.run_seconds(r) for r in runs]
+        took = sum(t for t in took if t is not None)
+        display(Markdown(f"From {whose} `{camp}`: {len(shown)} samples of the `{profile}` profile (configuration "
+                         f"`{cfg}`) in {len(runs)} run{'s' if len(runs) != 1 else ''} taking {took / 60:.1f} minutes; "
+                         f"{cmd} measures them again (and resumes what is stored)."))
+        files = [f"data/results/{camp}/{self.exp.name}/samples.csv"]
+        fig = getattr(self.analysis, figure)(shown)
+        fig = as_figure(fig)
+        if fig is not None:
+            import matplotlib.pyplot as plt
+
+            display(fig)
+            plt.close(fig)
+        display(source_line(getattr(self.analysis, figure), files, config=cfg))
+        display(tables.table(getattr(self.analysis, table)(shown)))
+        display(source_line(getattr(self.analysis, table), files, what="Made", config=cfg))
+        prefix = self.analysis.claims_from_profile.get(profile, "")
+        rows = [r for r in self.analysis.claims(shown) if prefix and r["claim_id"].startswith(prefix)]
+        cpus = [int(r["machine"]["cpu_count"]) for r in runs if (r.get("machine") or {}).get("cpu_count")]
+        display(tables.table(tables.verdict_table(rows, claims.families(shown), min(cpus) if cpus else None)))
+        display(source_line(self.analysis.claims, files + ["data/reference/claims.csv"], what="Judged", config=cfg))
+        return shown
+
+    def prose_of(self, df: pd.DataFrame | None, which: str) -> None:
+        """The analysis's sentences ``which`` checked against ``df`` (another profile's samples,
+        from :meth:`profile_part`); nothing where that part is not measured."""
+        from . import prose
+
+        if df is None:
+            return
+        fn = getattr(self.analysis, which)
+        display(Markdown(prose.markdown(fn(df))))
+        display(source_line(fn, [f"data/results/{df.attrs['campaign']}/{self.exp.name}/samples.csv"], what="Checked"))
+
     def prose(self) -> None:
         """The chapter's sentences about its results, each shown with the numbers that bear it
         out, or struck through where this run no longer does."""

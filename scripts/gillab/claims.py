@@ -13,7 +13,8 @@ A claim's value is either typed in the ``value`` column (a number the document s
 "about 95%", "stays about the same") or derived from the document's own tables by ``derive``:
 ``table[selector].column``, optionally divided by a second such cell, where the selector is
 ``column=value`` (``;``-separated, matched on the cell as written) or ``#n`` (the table's n-th
-data row), or ``mean(table[selector].column)`` over the rows it selects.  ``rests_on`` names the
+data row), or ``mean(table[selector].column)`` over the rows it selects; ``... ** p`` raises
+the result to a power.  ``rests_on`` names the
 other rows a claim rests on, so that every row of every table in ``data/reference`` is either
 part of a claim or listed in ``context.csv`` with the reason it is not one.  The verdict code
 reads the value, band and comparison from here: no published number is typed into Python.
@@ -113,7 +114,11 @@ def cell(ref: str) -> float:
 
 
 def derived(expr: str) -> float:
-    """``cell`` or ``cell / cell``."""
+    """``cell`` or ``cell / cell``, optionally raised to a power (``... ** 0.2``: a ratio over
+    five steps read as the ratio of one step)."""
+    if " ** " in expr:
+        base, power = expr.rsplit(" ** ", 1)
+        return derived(base) ** float(power)
     parts = expr.split(" / ")
     if len(parts) == 1:
         return cell(parts[0])
@@ -123,7 +128,7 @@ def derived(expr: str) -> float:
 
 
 def _refs(c) -> list[str]:
-    out = [p for p in str(c["derive"]).split(" / ") if p.strip()] if c["derive"] else []
+    out = [p for p in str(c["derive"]).split(" ** ")[0].split(" / ") if p.strip()] if c["derive"] else []
     out = [(_MEAN.match(p)["ref"] if _MEAN.match(p) else p) for p in out]
     return out + re.findall(r"\w+\[[^\]]*\]", str(c["rests_on"]))
 
@@ -294,11 +299,14 @@ def unanswered(experiment: str, answered: set[str]) -> list[dict]:
     for _, c in of(experiment).iterrows():
         if c["claim_id"] in answered:
             continue
+        profile = re.search(r"(?:^|;)profile=(\w+)", str(c["point"]))
+        how = (f"measured by the `{profile[1]}` profile (`gillab measure {experiment} -P {profile[1]}`), which this "
+               "campaign has not run; " if profile and c["comparison"] != "not testable" else "")
         out.append({"experiment": experiment, "table": "claims", "claim_id": c["claim_id"], "claim": c["quote"],
                     "published": c["published"], "unit": c["unit"], "band": band(c["claim_id"]),
                     "published_as": c["quote"], "measured": {},
                     "unmeasured": "not testable here" if c["comparison"] == "not testable" else "not measured",
-                    "note": c["band_reason"]})
+                    "note": how + c["band_reason"]})
     return out
 
 

@@ -42,12 +42,14 @@ def measuring_requirements() -> list[str]:
     return out
 
 
-def venv_requirements() -> dict[str, tuple[str, ...]]:
-    """Experiment -> the requirements its conditions' venvs install."""
-    from .experiments.b2_download import B2_REQUIREMENTS
+def venv_requirements(profile: str = "default") -> dict[str, tuple[str, ...]]:
+    """Experiment -> the requirements its conditions' venvs install under ``profile`` (the
+    download's pinned client is a parameter: the version sweep's serves Python 3.6 too)."""
+    from .experiments import get
+    from .experiments.b2_download import CLIENTS
     from .venvs import FLASK_REQUIREMENTS
 
-    return {"flask_k6": FLASK_REQUIREMENTS, "b2_download": B2_REQUIREMENTS}
+    return {"flask_k6": FLASK_REQUIREMENTS, "b2_download": CLIENTS[get("b2_download").resolve(profile, {})["client"]]}
 
 
 def plan(profile: str = "default", harness_python: str | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -60,7 +62,7 @@ def plan(profile: str = "default", harness_python: str | None = None) -> list[tu
     extra = ("--python-version", harness_python) if harness_python else ()
     out = [("harness", sys.executable, (*extra, *measuring_requirements(), *HARNESS_EXTRA))]
     per_exe: dict[str, tuple[list[str], list[str]]] = {}
-    for name, reqs in venv_requirements().items():
+    for name, reqs in venv_requirements(profile).items():
         p = get(name).resolve(profile, {})
         for cond in interpreters.select(p["conditions"]):
             if not interpreters.identify(cond).available:

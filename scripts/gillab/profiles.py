@@ -18,7 +18,7 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - 3.10
     import tomli as tomllib  # type: ignore
 
-PROFILES = ("smoke", "default", "verdicts", "seed")
+PROFILES = ("smoke", "default", "verdicts", "seed", "history")
 # the parameters that say how much is measured, not what: the runs, the builds, the grids, a
 # sample's time limit (none of them is part of an experiment's configuration id).  The
 # ``verdicts`` profile is ``default``'s configuration with more runs: it may set only these, so

@@ -89,6 +89,7 @@ class BuildSpec:
     gil_twin: tuple = ()        # (id, variable, value) or ()
     doc: str = ""
     pgo: bool = False
+    patches: tuple = ()         # (file under patches/, sha256) applied to the source before configure
 
     @property
     def src(self) -> dict:
@@ -172,8 +173,14 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
             raise ProvisionError(f"{path}: build {b['id']}: a tarball source needs its sha256 (64 hex digits)")
         if not ("debian" in src or "tarball" in src):
             raise ProvisionError(f"{path}: build {b['id']}: source must be a debian package or a tarball")
+        patches = []
+        for pt in b.get("patches", []):
+            if not (isinstance(pt, dict) and pt.get("file") and re.fullmatch(r"[0-9a-f]{64}", pt.get("sha256", ""))):
+                raise ProvisionError(f"{path}: build {b['id']}: a patch is {{file = ..., sha256 = <64 hex digits>}}")
+            patches.append((pt["file"], pt["sha256"]))
         specs.append(BuildSpec(b["id"], b["version"], b["binary"], tuple(b.get("configure", ())),
-                               tuple(sorted(src.items())), tuple(b.get("gil_twin", ())), b.get("doc", ""), pgo))
+                               tuple(sorted(src.items())), tuple(b.get("gil_twin", ())), b.get("doc", ""), pgo,
+                               tuple(patches)))
     ids = [s.build_id for s in specs]
     if len(set(ids)) != len(ids):
         raise ProvisionError(f"{path}: repeated build ids")
@@ -263,28 +270,26 @@ def read_marker(spec: BuildSpec, root: Path | None = None) -> dict | None:
 
 _PROBE = """
 import json, sys, sysconfig
-mods = {}
-for m in %r:
-    try:
-        __import__(m)
-        mods[m] = True
-    except Exception:
-        mods[m] = False
 print(json.dumps({"version": sys.version, "version_info": list(sys.version_info[:3]),
                   "Py_GIL_DISABLED": sysconfig.get_config_var("Py_GIL_DISABLED"),
                   "CONFIG_ARGS": sysconfig.get_config_var("CONFIG_ARGS"),
-                  "nogil_flag": getattr(sys.flags, "nogil", None), "modules": mods}))
-""" % (OPTIONAL_MODULES,)
+                  "nogil_flag": getattr(sys.flags, "nogil", None)}))
+"""
 
 
 def probe_build(executable: Path) -> dict:
     """Run the installed interpreter (any version from 2.7 on) and report what it is, with the
-    optional modules it has: a fact about the build, never a reason to refuse it."""
-    out = subprocess.run([str(executable), "-c", _PROBE], capture_output=True, text=True,
-                         timeout=60, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    optional modules it has: a fact about the build, never a reason to refuse it.  Each module is
+    imported in a process of its own, so that one that crashes the interpreter (3.6.12's ctypes
+    after bz2 with Debian 12's libffi) is reported as missing, not taken for a broken build."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    out = subprocess.run([str(executable), "-c", _PROBE], capture_output=True, text=True, timeout=60, env=env)
     if out.returncode != 0:
         raise ProvisionError(f"{executable} does not run cleanly: {out.stderr.strip()[-500:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    info["modules"] = {m: subprocess.run([str(executable), "-c", f"import {m}"], capture_output=True, timeout=60,
+                                         env=env).returncode == 0 for m in OPTIONAL_MODULES}
+    return info
 
 
 def from_pinned_commit(spec: BuildSpec, marker: dict) -> bool:
@@ -302,6 +307,8 @@ def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None
         return False, "no build marker"
     if list(marker.get("configure_flags", [])) != list(spec.configure_flags):
         return False, f"built with other flags {marker.get('configure_flags')}"
+    if [tuple(p) for p in marker.get("patches", [])] != list(spec.patches):
+        return False, f"built with other patches {marker.get('patches', [])}"
     expected = source_sha256 or spec.src.get("sha256")
     if expected and marker.get("source_sha256") != expected and not from_pinned_commit(spec, marker):
         return False, "built from another source"
@@ -460,12 +467,34 @@ def fetch_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
     return fetch_debian_source(spec, root) if "debian" in spec.src else find_tarball(spec)
 
 
+def patches_dir() -> Path:
+    return builds_file().parent / "patches"
+
+
+def check_patches(spec: BuildSpec) -> list[tuple[Path, str]]:
+    """The build's patches (``patches/`` beside builds.toml), each checked against its sha256
+    before anything is built."""
+    out = []
+    for name, digest in spec.patches:
+        path = patches_dir() / name
+        if not path.is_file():
+            raise ProvisionError(f"{spec.build_id}: patch {name} is missing from {patches_dir().name}/")
+        got = sha256_file(path)
+        if got != digest:
+            raise ProvisionError(f"{spec.build_id}: patch {name} has sha256 {got}, builds.toml says {digest}: "
+                                 "it was changed; restore it (git checkout) or update builds.toml on purpose")
+        out.append((path, digest))
+    return out
+
+
 def build_one(spec: BuildSpec, tarball: Path, digest: str, provenance: dict, root: Path, jobs: int) -> dict:
     build_dir = root / "build" / spec.build_id
     shutil.rmtree(build_dir, ignore_errors=True)
     build_dir.mkdir(parents=True)
     _run(["tar", "-xf", str(tarball), "-C", str(build_dir)])
     srcdir = next(p for p in build_dir.iterdir() if p.is_dir())
+    for path, _ in check_patches(spec):
+        _run(["patch", "-p1", "--forward", "--batch", "-i", str(path)], cwd=srcdir)
     prefix = spec.prefix(root)
     shutil.rmtree(prefix, ignore_errors=True)
     log = root / "build" / f"{spec.build_id}.log"
@@ -486,6 +515,7 @@ def build_one(spec: BuildSpec, tarball: Path, digest: str, provenance: dict, roo
         "source_sha256": digest,
         "debian_patches_applied": False if "debian" in spec.src else None,
         "configure_flags": list(spec.configure_flags),
+        "patches": [list(p) for p in spec.patches],
         "make_jobs": jobs,
         "build_seconds": round(seconds, 1),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -547,6 +577,8 @@ def provision(pgo: bool = False, jobs: int | None = None, only: list[str] | None
             if install_deps:
                 install_build_deps()
             sources = {spec.build_id: fetch_source(spec, root) for spec in todo}   # all checked first
+            for spec in todo:
+                check_patches(spec)
             for spec in todo:
                 results.append(build_one(spec, *sources[spec.build_id], root, jobs))
         return results

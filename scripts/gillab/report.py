@@ -57,10 +57,26 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
             continue
         if df.attrs.get("note") and notes is not None:
             notes.append(df.attrs["note"])
-        answered = analysis(name).claims(df)
-        keys = (sorted({codekey.canonical(name, k) for k in df["code_key"].astype(str)} - {""})
-                if "code_key" in df.columns else [])
-        fams, cpus = claims.families(df), _cpus(name, df.attrs["campaign"])
+        an = analysis(name)
+        answered = an.claims(df)
+        frames = [df]
+        for other, prefix in an.claims_from_profile.items():
+            # claims that only another profile measures (document 004's version sweep), judged on
+            # that configuration's samples of the same campaign, whichever default-like profile is asked
+            if profile in (None, other) or cfg != profile_config(name, "default"):
+                continue
+            try:
+                odf = store_results.samples(name, df.attrs["campaign"], profile_config(name, other))
+            except store_results.NoData:
+                continue
+            answered = [r for r in answered if not r["claim_id"].startswith(prefix)]
+            answered += [r for r in an.claims(odf) if r["claim_id"].startswith(prefix)]
+            frames.append(odf)
+        keys = sorted({codekey.canonical(name, k) for f in frames if "code_key" in f.columns
+                       for k in f["code_key"].astype(str)} - {""})
+        fams, cpus = {}, _cpus(name, df.attrs["campaign"])
+        for f in frames:
+            fams |= claims.families(f)
         for row in answered + claims.unanswered(name, {r["claim_id"] for r in answered}):
             rows.append(row | {"campaign": df.attrs["campaign"], "code_keys": keys, "families": fams, "cpus_here": cpus})
     return rows

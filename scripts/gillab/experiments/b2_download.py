@@ -32,7 +32,24 @@ from ..metadata import filesystem_of
 MiB = 1 << 20
 SCENARIOS = ("single", "many")
 WRITERS = ("thread", "process")
-B2_REQUIREMENTS = ("requests==2.32.5",)
+# The HTTP client in each build's venv, pinned: ``requests-2.32.5`` (Python 3.8 or newer; the
+# chapter's default), and ``requests-2.27.1``, the last release for Python 3.6, with every
+# dependency pinned, so that one client serves every build of document 004's version sweep (3.6 to
+# 3.13) and only the interpreter changes from one build to the next.
+CLIENTS = {
+    "requests-2.32.5": ("requests==2.32.5",),
+    "requests-2.27.1": ("requests==2.27.1", "urllib3==1.26.20", "idna==3.10", "charset-normalizer==2.0.12",
+                        "certifi==2024.8.30"),
+}
+DEFAULT_CLIENT = "requests-2.32.5"
+
+
+def one_of(allowed):
+    def parse(value):
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+    return parse
 
 
 def files_dir() -> Path:
@@ -117,7 +134,7 @@ class B2Download(Experiment):
     adaptive_metric = "seconds"
     notebook = "15_b2_download.md"
     measuring_code = (curl_ceiling, scenario_files, make_file, servers.nginx, ("nginx.conf", servers.NGINX_CONF),
-                      venvs.ensure)
+                      venvs.ensure, ("clients", json.dumps(CLIENTS, sort_keys=True)))
     workload = "b2_download"
     title = "A B2-style parallel download"
     document = "004_22030fa0f093a28f.txt (Backblaze: Python GIL vs. nogil)"
@@ -132,6 +149,8 @@ class B2Download(Experiment):
         "many_files": Param("many_files", positive_int, "number of files in the many-files scenario"),
         "many_mb": Param("many_mb", positive_int, "size of each of those files in MiB"),
         "chunk_kb": Param("chunk_kb", positive_int, "bytes read from a response per chunk, in KiB"),
+        "client": Param("client", one_of(tuple(CLIENTS)), "the pinned HTTP client in each build's venv: "
+                        + ", ".join(CLIENTS) + " (the last for Python 3.6)"),
     }
     point_keys = ("scenario", "threads", "writer")
 
@@ -142,6 +161,13 @@ class B2Download(Experiment):
             pts += [{"scenario": s, "threads": t, "writer": "process"} for s in p["scenarios"]
                     for t in p["process_writer_threads"]]
         return pts
+
+    def config(self, p):
+        """The default client leaves the configuration id as it was before the client could be chosen."""
+        c = super().config(p)
+        if c.get("client") == DEFAULT_CLIENT:
+            del c["client"]
+        return c
 
     def check(self, p):
         need = 2 * max(p["single_mb"], p["many_files"] * p["many_mb"]) * MiB
@@ -170,7 +196,7 @@ class B2Download(Experiment):
                 add_row("curl", point, rep, r)
 
     def run_sample(self, p, point, cond):
-        vcond = venvs.ensure(cond, B2_REQUIREMENTS)
+        vcond = venvs.ensure(cond, CLIENTS[p["client"]])
         files = scenario_files(p, point["scenario"])
         with servers.nginx(str(files_dir())) as base, tempfile.TemporaryDirectory(dir=download_dir()) as out:
             fs = filesystem_of(out)
@@ -246,7 +272,178 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 "claim": "speed with a multiprocessing.Queue writer process / with a queue.Queue writer thread",
                 "published": pub, "unit": "ratio", "measured": measured, "band": published_claims.band(cid),
                 "published_as": f"\"{published_claims.get(cid)['quote']}\""})
+    return out + history_claims(df)
+
+
+# -- document 004's version sweep (profile ``history``) ---------------------------------------------
+HISTORY = "b2_download/history/"   # the claims the version sweep answers
+HISTORY_THREADS = 10               # the B2 tool's default pool
+
+
+def sweep_versions() -> list[str]:
+    """The official releases of the document's chart, oldest first ("3.6" ... "3.11"), read from
+    its reference table (``Python versions tested``)."""
+    t = published()
+    cell = str(t.loc[t["item"] == "Python versions tested", "value"].iloc[0])
+    return [v.strip() for v in cell.split("+")[0].split(",") if v.strip()]
+
+
+def history_builds(conds) -> list[str]:
+    """Per release of the document's chart, the build of the ``history`` set (builds.toml) of that
+    release among ``conds``, in the chart's order; a release without one is left out."""
+    history = interpreters.sets().get("history", [])
+    out = []
+    for v in sweep_versions():
+        ids = [c for c in history if c in set(conds) and (c + ".").startswith(v + ".")]
+        out += ids[:1]
     return out
+
+
+def _history_rounds(df: pd.DataFrame, scen: str, builds: list[str]) -> pd.DataFrame:
+    """MB/s per interleaved round (rows: repeat) and build (columns), at the tool's 10 threads with
+    a writer thread; only the rounds that hold every build."""
+    cols = {b: _by_repeat(df, b, scen, HISTORY_THREADS, "thread") for b in builds}
+    return pd.DataFrame(cols).dropna()
+
+
+def _per_round(values: pd.Series) -> dict:
+    """The median over rounds of a statistic computed within each round (every build measured back
+    to back), with the order-statistic interval over the rounds: a median of paired ratios."""
+    v = [float(x) for x in values if math.isfinite(float(x))]
+    if not v:
+        return {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "n": 0, "method": stats.PAIRED,
+                "coverage": 0.0}
+    lo, hi = stats.median_interval(v)
+    return {"ratio": float(pd.Series(v).median()), "ci_lo": lo, "ci_hi": hi, "n": len(v), "method": stats.PAIRED,
+            "coverage": stats.coverage(stats.PAIRED, len(v))}
+
+
+def history_claims(df: pd.DataFrame) -> list[dict]:
+    """The version sweep's three claims, per scenario, at the tool's 10 threads, each statistic
+    computed within each interleaved round (all builds measured back to back) and its median taken
+    over the rounds: 3.11 / 3.6; the mean of the five version-to-version ratios (how "+60MB/s per
+    version on average" reads on another machine: see claims.csv); and 3.10's gain over 3.9 divided
+    by the largest gain of any other step (at least 1: 3.10 gained most).  Empty where the samples
+    hold no two releases of the chart."""
+    from .. import claims as published_claims
+
+    builds = history_builds(df["condition"].unique())
+    if len(builds) < 2:
+        return []
+    first, last = builds[0], builds[-1]
+    steps = list(zip(builds[:-1], builds[1:]))
+    rows = {cid: {} for cid in ("3.11_over_3.6", "60_mbps_per_version", "largest_gain_3.10")}
+    for scen in [x for x in SCENARIOS if x in set(df["scenario"])]:
+        r = _history_rounds(df, scen, builds)
+        if not len(r):
+            continue
+        where = f"{scen}, {HISTORY_THREADS} threads"
+        end = _per_round(r[last] / r[first])
+        rows["3.11_over_3.6"][f"{last} ({where}, over {first})"] = published_claims.judged(
+            HISTORY + "3.11_over_3.6", end["ratio"], end,
+            note=f"{last} {r[last].median():,.0f} MB/s, {first} {r[first].median():,.0f} MB/s (medians)")
+        gains = pd.DataFrame({b: r[b] / r[a] for a, b in steps})
+        mean = _per_round(gains.mean(axis=1))
+        rows["60_mbps_per_version"][f"{last} ({where}, the mean of the {len(steps)} steps from {first})"] = \
+            published_claims.judged(HISTORY + "60_mbps_per_version", mean["ratio"], mean,
+                                    note="; ".join(f"{b} / {a} {gains[b].median():.2f}" for a, b in steps))
+        top = [b for b in gains.columns if b.startswith("3.10.")]
+        if top and len(gains.columns) > 1:
+            others = gains.drop(columns=top)
+            lead = _per_round(gains[top[0]] / others.max(axis=1))
+            best = gains.median().idxmax()
+            rows["largest_gain_3.10"][f"{top[0]} ({where}, its gain over the largest other step)"] = \
+                published_claims.judged(HISTORY + "largest_gain_3.10", lead["ratio"], lead,
+                                        note=f"the largest median step: {best} ({gains[best].median():.2f}x)")
+    out = []
+    for short, measured in rows.items():
+        cid = HISTORY + short
+        c = published_claims.get(cid)
+        out.append({"experiment": "b2_download", "table": "backblaze_b2cli_claims", "claim_id": cid,
+                    "claim": c["statistic"], "published": published_claims.value(cid), "unit": c["unit"],
+                    "measured": measured, "band": published_claims.band(cid), "published_as": c["quote"],
+                    "note": c["band_reason"]})
+    return out
+
+
+@frame_cached
+def history_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per build and scenario at the tool's 10 threads, writer thread: MB/s (median, interval) and,
+    for each release of the chart, its speed over the release before it, paired by round."""
+    rows = []
+    builds = history_builds(df["condition"].unique())
+    ok = df[df["condition"] != "curl"]
+    for scen in [x for x in SCENARIOS if x in set(ok["scenario"])]:
+        r = _history_rounds(df, scen, builds) if builds else pd.DataFrame()
+        prev = {b: a for a, b in zip(builds[:-1], builds[1:])}
+        for cond in interpreters.display_order(set(ok.loc[ok["scenario"] == scen, "condition"])):
+            g = ok[(ok["condition"] == cond) & (ok["scenario"] == scen) & (ok["threads"] == HISTORY_THREADS)
+                   & (ok["writer"] == "thread")]
+            if not len(g):
+                continue
+            s = stats.summarize(g["MBps"], lower_is_better=False)
+            step = _per_round(r[cond] / r[prev[cond]]) if cond in prev and len(r) else None
+            rows.append({"scenario": scen, "condition": cond, "n": s["n"], "median": s["median"], "ci_lo": s["ci_lo"],
+                         "ci_hi": s["ci_hi"], "over": prev.get(cond, ""),
+                         "step": step["ratio"] if step else math.nan,
+                         "step_lo": step["ci_lo"] if step else math.nan, "step_hi": step["ci_hi"] if step else math.nan,
+                         "cpu_per_wall": float(g["cpu_per_wall"].median())})
+    return pd.DataFrame(rows)
+
+
+def history_table(df: pd.DataFrame) -> pd.DataFrame:
+    s = history_summary(df)
+    if s.empty:
+        return s
+    return pd.DataFrame({
+        "scenario": s["scenario"], "build": s["condition"],
+        "MB/s: median [interval]": [f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]" for m, lo, hi in zip(s["median"], s["ci_lo"], s["ci_hi"])],
+        "over the release before: median [interval]": [
+            "-" if not o else f"{x:.2f} [{lo:.2f}, {hi:.2f}] over {o}"
+            for o, x, lo, hi in zip(s["over"], s["step"], s["step_lo"], s["step_hi"])],
+        "CPU s / wall s": s["cpu_per_wall"].map(lambda v: f"{v:.2f}"), "runs": s["n"]})
+
+
+def history_figure(df: pd.DataFrame):
+    """Document 004's chart as measured here: MB/s per release at 10 threads (median and interval),
+    nogil-3.9.10 beside 3.9.10, today's 3.13.5 after the sweep; below, each release's speed over the
+    one before it (paired by round; 1 = no gain)."""
+    import matplotlib.pyplot as plt
+
+    s = history_summary(df)
+    if s.empty:
+        return None
+    builds = history_builds(s["condition"].unique())
+    order = builds + [c for c in interpreters.display_order(set(s["condition"])) if c not in builds]
+    x = {c: i for i, c in enumerate(order)}
+    scens = [v for v in SCENARIOS if v in set(s["scenario"])]
+    fig, axes = plt.subplots(2, len(scens), figsize=(5.2 * len(scens), 6.4), squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 2]}, sharex=True)
+    for j, scen in enumerate(scens):
+        g = s[s["scenario"] == scen].set_index("condition")
+        ax, bx = axes[0, j], axes[1, j]
+        for cond, row in g.iterrows():
+            chart = cond in builds
+            ax.errorbar([x[cond]], [row["median"]], yerr=[[row["median"] - row["ci_lo"]], [row["ci_hi"] - row["median"]]],
+                        fmt="o" if chart else "D", mfc=None if chart else "none", capsize=3,
+                        color="tab:blue" if chart else "tab:orange")
+        line = g.loc[[b for b in builds if b in g.index]]
+        ax.plot([x[b] for b in line.index], line["median"], color="tab:blue", alpha=0.5,
+                label="the chart's releases (median, 95% interval)")
+        ax.plot([], [], "D", mfc="none", color="tab:orange", label="other builds (nogil-3.9.10, today's 3.13.5)")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("MB/s, 10 threads")
+        files = "one file" if scen == "single" else "many files"
+        ax.set_title(f"{files}: verified downloads from nginx on 127.0.0.1", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+        st = g[g["over"] != ""]
+        bx.errorbar([x[c] for c in st.index], st["step"], yerr=[st["step"] - st["step_lo"], st["step_hi"] - st["step"]],
+                    fmt="s", capsize=3, color="tab:green")
+        bx.axhline(1.0, color="black", lw=0.8)
+        bx.set_ylabel("speed over the\nrelease before")
+        bx.set_xticks(range(len(order)), order, rotation=30, fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
@@ -273,6 +470,15 @@ def findings(df: pd.DataFrame) -> str:
             b = h.loc[h["median"].idxmax()]
             parts.append(f"{cond} {b['median']:,.0f} MB/s at {int(b['threads'])} threads")
         lines.append(f"- **{scen}**: best of each: " + "; ".join(parts) + ".")
+    ok = df[df["condition"] != "curl"]
+    if "streams_per_file" in ok.columns and len(ok):
+        per = ok.groupby(["scenario", "threads"])["streams_per_file"].max()
+        one = sorted({sc for (sc, t), n in per.items() if t > 1 and n < 2})
+        lines.append("- **Which path each case takes**: streams per file at the largest pool, "
+                     + "; ".join(f"{sc} {int(per[sc].iloc[-1])}" for sc in sorted(set(per.index.get_level_values(0))))
+                     + (f". In *{', '.join(one)}* each file is smaller than two minimum parts and is fetched in one "
+                        "stream, as b2sdk's `SimpleDownloader` did (which wrote in the calling thread; here the writer "
+                        "thread stays), so only the files run in parallel there" if one else "") + ".")
     return "\n".join(lines)
 
 
@@ -340,6 +546,9 @@ def explorer(df: pd.DataFrame):
 
 
 EXPERIMENT = B2Download()
+# the claims another profile's samples answer: the version sweep's, judged on `history`'s
+# configuration wherever a verdict is asked of `default`'s (gillab.report.verdicts)
+CLAIMS_FROM_PROFILE = {"history": HISTORY}
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..prose import Check
@@ -380,4 +589,29 @@ def prose(df: pd.DataFrame) -> list:
     return out
 
 
-ANALYSIS = ModuleAnalysis(__name__)
+def history_prose(df: pd.DataFrame) -> list:
+    """The version sweep's sentences, each checked against its samples."""
+    from ..prose import Check
+
+    out = []
+    ok = df[df["condition"] != "curl"]
+    streams = ok.groupby("scenario")["streams_per_file"].agg(["min", "max"])
+    if len(streams):
+        out.append(Check(
+            "Both cases took the tool's parallel path: every file in two streams or more",
+            bool((streams["min"] >= 2).all()),
+            "streams per file: " + "; ".join(f"{sc} {int(r['min'])}" + (f" to {int(r['max'])}" if r["max"] != r["min"] else "")
+                                            for sc, r in streams.iterrows())))
+    s = history_summary(df)
+    ceiling = df[df["condition"] == "curl"].groupby("scenario")["MBps"].median()
+    if len(s) and len(ceiling):
+        top = s.loc[s.groupby("scenario")["median"].idxmax()]
+        out.append(Check(
+            "The server is not what limits any build: curl fetches the same files faster than the fastest build downloads them",
+            all(ceiling.get(r["scenario"], math.nan) > r["median"] for _, r in top.iterrows()),
+            "; ".join(f"{r['scenario']}: curl {ceiling.get(r['scenario'], math.nan):,.0f} MB/s, fastest build "
+                      f"{r['condition']} {r['median']:,.0f} MB/s" for _, r in top.iterrows())))
+    return out
+
+
+ANALYSIS = ModuleAnalysis(__name__, extras=("history_figure", "history_table", "history_prose"))
