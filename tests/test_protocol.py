@@ -290,11 +290,29 @@ def test_the_book_executes_chapters_in_one_kernel_and_then_reuses_them(tmp_path,
     assert book.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "reused" for n in names}
 
 
-def test_every_code_cell_of_a_chapter_hides_its_source_in_the_book():
-    """A reader of the book sees outputs; the code is one click away (``hide-input``), except the
-    parameters cell, which is the chapter's interface."""
+def test_the_book_shows_outputs_without_code_toggles():
+    """A reader of the book sees outputs, no "Show code cell source" toggle: a chapter's cells only
+    call its helpers (each output names the function that made it), so their source is removed from
+    the page (``remove-input``), and the parameters cell and the one that loads the data leave no
+    trace there (``remove-cell``: the method section lists every parameter)."""
     for path in notebooks.sources():
         for cell in notebooks.read(path).cells:
             if cell.cell_type == "code":
                 tags = cell.metadata.get("tags", [])
-                assert "parameters" in tags or "hide-input" in tags, (path.name, cell.source[:40])
+                assert "remove-input" in tags or "remove-cell" in tags, (path.name, cell.source[:40])
+                assert "hide-input" not in tags, (path.name, cell.source[:40])
+                if "parameters" in tags:
+                    assert "remove-cell" in tags, path.name
+
+
+def test_a_chapter_leads_with_its_results_and_ends_with_its_method():
+    """What the document claimed, then our results (figure, verdicts, findings), the explorer, and
+    only then the method: parameters, interpreters, runs and the rerun command."""
+    for path in notebooks.sources():
+        if not path.name[:2].isdigit() or path.name.startswith("9"):
+            continue
+        heads = [line for line in path.read_text().splitlines() if line.startswith("## ")]
+        at = {h.split()[1].rstrip(":"): i for i, h in enumerate(heads)}
+        assert at["What"] == 0, (path.name, heads)
+        assert at["What"] < at["Results"] < at["Explore"] < at["Method"] < at["Summary"], (path.name, heads)
+        assert "ch.method()" in path.read_text(), path.name

@@ -97,6 +97,7 @@ def execute(experiment: str, profile: str = "default", overrides: dict | None = 
     out = out_dir / executed_name(experiment)
     params = {"profile": profile, "measure": measure, "live": False, **(overrides or {})}
     t0 = time.monotonic()
+    os.environ["GILLAB_FIGURES"] = str(figures_dir(out_dir))   # the kernel inherits it
     print(f"[gillab] papermill {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
     pm.execute_notebook(notebooks.for_papermill(src), str(out), parameters=params, cwd=str(cwd or notebooks_dir()),
                         kernel_name="python3", progress_bar=False, log_output=False,
@@ -106,14 +107,21 @@ def execute(experiment: str, profile: str = "default", overrides: dict | None = 
     return out
 
 
+def figures_dir(output_dir: Path) -> Path:
+    """Where the chapters executed into ``output_dir`` (a book's ``book/generated``) write the CSV
+    of each figure: that book's ``book/_extra/figures``, served at its root."""
+    return Path(output_dir).resolve().parent / "_extra" / "figures"
+
+
 def _finish(path: Path, key: str | None, seconds: float | None = None) -> None:
-    """Show the parameter cells (defaults and papermill's injected ones) folded in the book, and
+    """Leave the parameter cells (the defaults and papermill's injected ones) out of the book's
+    page: the chapter's method section lists every value it ran with (``Chapter.method``); and
     record the cache key (and how long the notebook took)."""
     nb = json.loads(path.read_text())
     for cell in nb["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
-        if {"parameters", "injected-parameters"} & set(tags) and "hide-input" not in tags:
-            cell["metadata"]["tags"] = tags + ["hide-input"]
+        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
+            cell["metadata"]["tags"] = tags + ["remove-cell"]
     nb["metadata"].setdefault("gillab", {})["cache_key"] = key
     if seconds is not None:
         nb["metadata"]["gillab"]["seconds"] = round(seconds, 1)
@@ -233,6 +241,7 @@ def _execute_in_shared_kernel(job: tuple) -> tuple[str, float]:
     params = {"profile": profile, "measure": False, "live": False, **(overrides or {})}
     print(f"[gillab] {src.name} -> {out} {json.dumps(params)}", file=sys.stderr, flush=True)
     nb = parameterize_notebook(notebooks.for_papermill(src), params, report_mode=False)
+    os.environ["GILLAB_FIGURES"] = str(figures_dir(Path(output_dir)))   # before the worker's kernel starts
     km = _shared_kernel()
     atexit.register(_stop_shared_kernel)
     kc = km.client()
@@ -347,13 +356,76 @@ def stage(dest: Path) -> Path:
     return dest
 
 
-def verdict_counts(profile: str = "default") -> str:
+def verdict_counts(profile: str = "default", campaign: str | None = None) -> str:
     """The landing page's counts: per document, how many claims x builds have each outcome, from
     the reader's campaign where there is one, else the reference (computed when the book builds)."""
     from . import report
 
-    yours, ref = report.campaign_verdicts(profile=profile)
+    yours, ref = report.campaign_verdicts(profile=profile, campaign=campaign)
     return report.counts_markdown(report.flat(yours or ref))
+
+
+def conditions_table() -> str:
+    """The builds of builds.toml, one line each (its id, its GIL twin, what it stands for), for the
+    landing page: generated, so it names every build the report measures."""
+    from . import provision
+
+    lines = ["| id | what it is |", "|---|---|"]
+    for spec in provision.all_specs():
+        twin = (f"; `{spec.gil_twin[0]}`: the same binary with `{spec.gil_twin[1]}={spec.gil_twin[2]}`, its GIL back on"
+                if spec.gil_twin else "")
+        lines.append(f"| `{spec.build_id}` | {spec.doc}{twin} |")
+    return "\n".join(lines) + "\n"
+
+
+def landing(gen: Path, profile: str = "default", campaign: str | None = None) -> str:
+    """The first screen (:mod:`gillab.landing`): writes ``landing.png`` into ``gen`` and returns
+    the Markdown that shows it (with its alt text) and the findings, each linking to its chapter,
+    from the reader's campaign where there is one (``campaign``, else the newest here) beside the
+    reference."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from . import landing as land, plots, report
+
+    plots.setup()
+    yours, ref = report.campaign_verdicts(campaign=campaign, profile=profile)
+    panels, titles = {}, {}
+    for label, rows in (("yours", yours), ("reference", ref)):
+        if rows:
+            panels[label] = report.flat(rows)
+            titles[label] = f"{'your campaign' if label == 'yours' else 'the reference campaign'} {rows[0]['campaign']}"
+    if not panels:
+        return "*No campaign holds any samples yet: `make reproduce` measures them.*\n"
+    shown = panels.get("yours", panels.get("reference"))
+    fig = land.figure(panels, titles)
+    fig.savefig(gen / "landing.png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    sh = land.share(shown)
+    alt = land.alt_text(shown).replace('"', "'")
+    found = land.findings(shown["campaign"].iloc[0], profile)
+    chapter = {n: "generated/" + Path(experiments.get(n).notebook).stem for n in experiments.names()}
+    return "\n".join([
+        "```{figure} generated/landing.png",
+        f":alt: {alt}",
+        ":width: 100%",
+        "",
+        f"The documents' claims about a mechanism, each judged on the builds it speaks of, by document and build "
+        f"family: one count per claim and build. Of the {sh['held'] + sh['failed']} with a definite outcome "
+        f"{sh['held']} hold and {sh['failed']} do not; {sh['open']} cannot be judged here (their interval straddles "
+        "the document's band). Every one is on the [verdicts](generated/99_verdicts) page."
+        + (" Left: your campaign; right: the reference campaign." if len(panels) == 2 else ""),
+        "```",
+        "",
+        f"**What we found** (computed from {'your campaign' if 'yours' in panels else 'the reference campaign'} "
+        f"`{shown['campaign'].iloc[0]}` when this book was built; each "
+        "sentence is checked against its chapter's samples, with the numbers that bear it out):",
+        "",
+        land.findings_markdown(found, chapter.get),
+        "",
+    ]) + "\n"
 
 
 def measuring_times(profile: str = "default") -> str:
@@ -557,14 +629,35 @@ def builds_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_book(root: Path | None = None, builder: str = "html") -> Path:
-    """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout)."""
+def serve_data(root: Path) -> Path:
+    """Copy ``data/`` (the campaigns' samples and run files, the published numbers, the timing
+    records) to ``book/_extra/data``, which the book serves at its root beside the figures' CSVs:
+    the links under every figure and table lead there, with no network.  A reader's campaigns
+    are local, and so is their copy."""
+    from .paths import data_dir
+
+    dest = root / "book" / "_extra" / "data"
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    for part in ("results", "timing"):
+        if (data_dir() / part).is_dir():
+            shutil.copytree(data_dir() / part, dest / part, ignore=shutil.ignore_patterns(".lock", ".reserve"))
+    shutil.copytree(root / "data" / "reference", dest / "reference")
+    return dest
+
+
+def build_book(root: Path | None = None, builder: str = "html", campaign: str | None = None) -> Path:
+    """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout);
+    ``campaign``: the reader's campaign the landing page shows beside the reference."""
     install_widgets_js()
     root = Path(root or repo_root())
     gen = root / "book" / "generated"
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
-    (gen / "verdict_counts.md").write_text(verdict_counts())
+    (gen / "conditions_table.md").write_text(conditions_table())
+    serve_data(root)
+    (gen / "landing.md").write_text(landing(gen, campaign=campaign))
+    (gen / "verdict_counts.md").write_text(verdict_counts(campaign=campaign))
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
                                             + "\n" + runs_by_design())
@@ -586,7 +679,7 @@ def book(execute_notebooks: bool = True, profile: str = "default", force: bool =
     reference (default: the reader's newest on this machine)."""
     if execute_notebooks:
         execute_all(profile, overrides={"campaign": campaign} if campaign else None, force=force)
-    return build_book()
+    return build_book(campaign=campaign)
 
 
 def precheck(profile: str = "default", campaign: str | None = None, new_campaign: bool = False) -> dict[str, str]:

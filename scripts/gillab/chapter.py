@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 import pandas as pd
 from IPython.display import HTML, Markdown, display
@@ -54,17 +55,54 @@ def qualified_name(fn) -> str:
     return f"{f.__module__}.{f.__qualname__}"
 
 
-def source_line(fn, files: list[str], *, what: str = "Drawn", config: str | None = None) -> HTML:
-    """The small line under a figure or table: the function that made it and the files it read."""
+# where a chapter's page sits in the built book (book/generated/<chapter>.html): the way back to the
+# book's root, under which `gillab book` serves data/ and the figures' CSVs (html_extra_path)
+TO_ROOT = "../../"
+FIGURES = Path("book") / "_extra" / "figures"
+
+
+def source_line(fn, files: list[str], *, what: str = "Drawn", config: str | None = None,
+                plotted: str | None = None) -> HTML:
+    """The small line under a figure or table: the function that made it and the files it read,
+    each a link to the copy the book serves (a folder for a pattern of files); ``plotted``: the
+    CSV of exactly what a figure plots."""
     from html import escape
 
     def code(text):
         return f"<code>{escape(text)}</code>"
 
-    read = (" from " + ", ".join(code(f) for f in files)) if files else ""
+    def link(f):
+        target = f.split("*", 1)[0] if "*" in f else f
+        return f'<a href="{escape(TO_ROOT + target)}">{code(f)}</a>'
+
+    read = (" from " + ", ".join(link(f) for f in files)) if files else ""
     cfg = f" (configuration {code(config)})" if config else ""
+    data = f' The points plotted: <a href="{escape(TO_ROOT + plotted)}">{code(Path(plotted).name)}</a>.' if plotted else ""
     return HTML(f'<p class="gillab-source" style="font-size: 0.8em; color: #666; margin-top: 0">'
-                f"{what} by {code(qualified_name(fn))}{read}{cfg}.</p>")
+                f"{what} by {code(qualified_name(fn))}{read}{cfg}.{data}</p>")
+
+
+def show_figure(fig, name: str) -> str:
+    """Display ``fig`` with its alt text (:func:`gillab.plots.describe`) and write exactly what it
+    plots (:func:`gillab.plots.tidy`) to ``book/_extra/figures/<name>.csv`` of the book being built
+    (``$GILLAB_FIGURES``), which the book serves at its root; returns that path, from the root."""
+    import base64
+    from html import escape
+
+    import os
+
+    from .paths import repo_root
+
+    rel = FIGURES / f"{name}.csv"
+    # the book being built (``gillab book`` names it for its kernels), else this checkout's
+    base = Path(os.environ["GILLAB_FIGURES"]) if os.environ.get("GILLAB_FIGURES") else repo_root() / FIGURES
+    path = base / f"{name}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plots.tidy(fig).to_csv(path, index=False)
+    png = base64.b64encode(plots.to_png(fig, dpi=100)).decode()
+    display(HTML(f'<img src="data:image/png;base64,{png}" alt="{escape(plots.describe(fig))}" '
+                 'style="max-width: 100%; height: auto">'))
+    return str(rel.relative_to(FIGURES.parent))
 
 
 def as_figure(obj):
@@ -104,8 +142,12 @@ class Chapter:
         self.result = None
         plots.setup()
         pd.set_option("display.max_colwidth", None)
-        display(Markdown(self._parameters_text()))
         self.df = self._load()
+
+    def method(self) -> None:
+        """The parameters this chapter ran with (every value, where it came from) and the data
+        it shows: the chapter's method section, after its results."""
+        display(Markdown(self._parameters_text()))
         display(Markdown(self._data_text()))
 
     @staticmethod
@@ -254,28 +296,32 @@ class Chapter:
         return pd.DataFrame(rows)
 
     # -- where each figure and table comes from ----------------------------------------------
-    def _made(self, fn, *, what: str = "Drawn", claims_csv: bool = False):
-        """``fn`` of the samples shown, recording the data files it reads; returns its value and
-        the line that names ``fn`` and those files (the samples shown first)."""
+    def _made_files(self, fn, *, claims_csv: bool = False):
+        """``fn`` of the samples shown, recording the data files it reads: its value and those
+        files (the samples shown first)."""
         with results.recording() as read:
             out = fn(self.df)
         files = [f"data/results/{self.campaign}/{self.exp.name}/samples.csv"]
         files += [f for f in read if f not in files]
         if claims_csv:
             files.append("data/reference/claims.csv")
+        return out, files
+
+    def _made(self, fn, *, what: str = "Drawn", claims_csv: bool = False):
+        """``fn`` of the samples shown; returns its value and the line that names ``fn`` and the
+        files it read."""
+        out, files = self._made_files(fn, claims_csv=claims_csv)
         return out, source_line(fn, files, what=what, config=self.config_id)
 
     def figure(self, which: str = "figure"):
         """One of the analysis's figures (``figure`` is the main one), drawn from the data shown,
-        with a line under it naming the function that drew it and the files it read."""
-        import matplotlib.pyplot as plt
-
-        out, line = self._made(getattr(self.analysis, which))
+        with its alt text, and a line under it naming the function that drew it, the files it
+        read and the CSV of what it plots."""
+        fn = getattr(self.analysis, which)
+        out, files = self._made_files(fn)
         fig = as_figure(out)
-        if fig is not None:
-            display(fig)
-            plt.close(fig)
-        display(line)
+        plotted = show_figure(fig, f"{self.exp.name}/{which}") if fig is not None else None
+        display(source_line(fn, files, config=self.config_id, plotted=plotted))
         return out
 
     def side_by_side(self, precision: int = 3) -> None:
@@ -298,7 +344,7 @@ class Chapter:
         display(Markdown(text))
         display(line)
 
-    def profile_part(self, profile: str, figure: str, table: str, minutes: str = "") -> pd.DataFrame | None:
+    def profile_part(self, profile: str, figure: str, table: str) -> pd.DataFrame | None:
         """A part of the chapter that another profile measures (document 004's version sweep:
         ``history``): its samples from the reader's campaign, else the reference's, with the
         analysis's ``figure`` and ``table``, and the verdicts of the claims that profile answers
@@ -323,7 +369,7 @@ class Chapter:
         cmd = f"`gillab measure {self.exp.name} -P {profile}`"
         if shown is None:
             display(Markdown(f"**Not measured in this run.** Neither your campaign nor the reference holds samples of "
-                             f"the `{profile}` profile (configuration `{cfg}`); {cmd} measures them{minutes}."))
+                             f"the `{profile}` profile (configuration `{cfg}`); {cmd} measures them."))
             return None
         camp = shown.attrs["campaign"]
         whose = "your campaign" if self.yours is not None and camp == self.yours.id else "the reference campaign"
@@ -334,14 +380,9 @@ class Chapter:
                          f"`{cfg}`) in {len(runs)} run{'s' if len(runs) != 1 else ''} taking {took / 60:.1f} minutes; "
                          f"{cmd} measures them again (and resumes what is stored)."))
         files = [f"data/results/{camp}/{self.exp.name}/samples.csv"]
-        fig = getattr(self.analysis, figure)(shown)
-        fig = as_figure(fig)
-        if fig is not None:
-            import matplotlib.pyplot as plt
-
-            display(fig)
-            plt.close(fig)
-        display(source_line(getattr(self.analysis, figure), files, config=cfg))
+        fig = as_figure(getattr(self.analysis, figure)(shown))
+        plotted = show_figure(fig, f"{self.exp.name}/{figure}") if fig is not None else None
+        display(source_line(getattr(self.analysis, figure), files, config=cfg, plotted=plotted))
         display(tables.table(getattr(self.analysis, table)(shown)))
         display(source_line(getattr(self.analysis, table), files, what="Made", config=cfg))
         prefix = self.analysis.claims_from_profile.get(profile, "")
@@ -425,8 +466,6 @@ class Chapter:
     def figures_beside(self) -> None:
         """The chapter's main figure from the reference campaign and from the one shown beside
         it, on the same axes (:func:`gillab.plots.share_axes`)."""
-        import matplotlib.pyplot as plt
-
         figs = [self.analysis.figure(self.reference_df), self.analysis.figure(self.yours_df)]
         shared = plots.share_axes(*figs)
         axes = "on the same axes" if shared else "each on its own axes (their panels differ: not the same builds or points)"
@@ -435,9 +474,9 @@ class Chapter:
             f"first the reference campaign `{self.reference.id}`, then {self._whose(self.yours)} `{self.yours.id}`."))
         for c, fig in zip((self.reference, self.yours), figs):
             display(Markdown(f"*{c.label()}*"))
-            display(fig)
-            plt.close(fig)
-            display(source_line(self.analysis.figure, [f"data/results/{c.id}/{self.exp.name}/samples.csv"]))
+            plotted = show_figure(fig, f"{self.exp.name}/figure-{c.id}")
+            display(source_line(self.analysis.figure, [f"data/results/{c.id}/{self.exp.name}/samples.csv"],
+                                plotted=plotted))
 
     def explorer(self) -> None:
         """The kernel-free explorer, then how to get the live one, and (with ``live``) the live

@@ -244,3 +244,82 @@ def share_axes(*figs) -> bool:
         if len({ax.get_xscale() for ax in group}) == 1 and len(labels) == 1:
             union(group, lambda a: a.get_xlim(), lambda a, lo, hi: a.set_xlim(lo, hi))
     return True
+
+
+# -- what a figure shows, as data and in words ---------------------------------------------------
+def _label(artist) -> str:
+    lab = str(artist.get_label() or "")
+    return "" if lab.startswith("_") else lab
+
+
+def _errorbar_rows(c) -> list[dict]:
+    """One row per point of an error bar container: x, y and the ends of its vertical bar."""
+    line, _, bars = c.lines
+    x, y = (line.get_xdata(), line.get_ydata()) if line is not None else ([], [])
+    lows, highs = [np.nan] * len(x), [np.nan] * len(x)
+    for coll in bars or ():
+        segs = coll.get_segments()
+        if len(segs) == len(x) and all(np.isclose(a[0], b[0]) for a, b in segs):   # vertical bars
+            lows, highs = [min(a[1], b[1]) for a, b in segs], [max(a[1], b[1]) for a, b in segs]
+    return [{"series": _label(c), "mark": "errorbar", "x": xi, "y": yi, "y_low": lo, "y_high": hi}
+            for xi, yi, lo, hi in zip(x, y, lows, highs)]
+
+
+def _panel_rows(ax) -> list[dict]:
+    """What one axes draws: its error bars, bars, lines and scattered points."""
+    from matplotlib.container import BarContainer, ErrorbarContainer
+
+    rows, done = [], set()
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer):
+            done.add(id(c.lines[0]))
+            rows += _errorbar_rows(c)
+        elif isinstance(c, BarContainer):
+            rows += [{"series": _label(c), "mark": "bar", "x": p.get_x() + p.get_width() / 2, "y": p.get_height(),
+                      "y_low": p.get_y(), "y_high": p.get_y() + p.get_height()} for p in c.patches]
+    for line in ax.get_lines():
+        if id(line) not in done:
+            rows += [{"series": _label(line), "mark": "line", "x": xi, "y": yi}
+                     for xi, yi in zip(np.atleast_1d(line.get_xdata()), np.atleast_1d(line.get_ydata()))]
+    for coll in ax.collections:
+        if type(coll).__name__ == "PathCollection" and len(coll.get_offsets()):
+            rows += [{"series": _label(coll), "mark": "points", "x": xi, "y": yi} for xi, yi in np.asarray(coll.get_offsets())]
+    return rows
+
+
+def tidy(fig) -> pd.DataFrame:
+    """Exactly what ``fig`` plots, one row per drawn point: the panel (its title), the series (its
+    legend label), the mark (line, errorbar, points, bar), x (and the tick label at x, where the
+    axis names its categories), y, and for an error bar or a bar its low and high ends.  Read back
+    from the drawn artists, so it cannot drift from the figure."""
+    out = []
+    for i, ax in enumerate(fig.axes):
+        ticks = {}
+        for t, lab in zip(ax.get_xticks(), ax.get_xticklabels()):
+            if lab.get_text():
+                ticks[round(float(t), 9)] = lab.get_text()
+        for r in _panel_rows(ax):
+            try:
+                x_label = ticks.get(round(float(r["x"]), 9), "")
+            except (TypeError, ValueError):
+                x_label = ""
+            out.append({"panel": ax.get_title() or f"panel {i + 1}", **r, "x_label": x_label,
+                        "x_axis": ax.get_xlabel(), "y_axis": ax.get_ylabel()})
+    cols = ["panel", "series", "mark", "x", "x_label", "y", "y_low", "y_high", "x_axis", "y_axis"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def describe(fig) -> str:
+    """A figure in words, for its alt text: each panel's title, axes and series."""
+    parts = []
+    for ax in fig.axes:
+        if not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
+            continue
+        labels = [t.get_text() for t in (ax.get_legend().get_texts() if ax.get_legend() else [])]
+        bit = (ax.get_title() or "a panel") + f": {ax.get_ylabel() or 'values'} against {ax.get_xlabel() or 'categories'}"
+        if labels:
+            bit += " for " + ", ".join(labels[:8]) + (f" and {len(labels) - 8} more" if len(labels) > 8 else "")
+        parts.append(bit)
+    suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) else ""
+    text = (suptitle + ". " if suptitle else "") + "; ".join(parts)
+    return (text or "A figure") + ". Its points are in the CSV linked below it."

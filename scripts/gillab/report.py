@@ -401,6 +401,47 @@ def era_vs_today(df):
     return pd.DataFrame(out, columns=cols)
 
 
+def family_group(family: str) -> str:
+    """A verdict row's build family as the summaries group it: one family, or a pair of builds
+    with and without the GIL (the ratio claims), or a pair of GIL builds."""
+    parts = [p.strip() for p in str(family).split(" vs ")]
+    if len(parts) == 1:
+        return parts[0] or "-"
+    if "no GIL" in parts and len(set(parts)) == 2:
+        return "GIL vs no GIL"
+    return "between GIL builds"
+
+
+def summary_by_family(df):
+    """The verdicts page's summary: per document, one line per claim judged on its own builds,
+    and per build family (old GIL, new GIL, no GIL, a GIL build against one without) the outcome
+    with ours [interval] where one build answers, or the outcomes counted where several do."""
+    import pandas as pd
+
+    from .tables import fmt
+
+    if df.empty:
+        return pd.DataFrame()
+    d = df[df["condition"] != "-"].assign(group=lambda x: x["family"].map(family_group))
+    groups = [g for g in ("old GIL", "new GIL", "no GIL", "GIL vs no GIL", "between GIL builds") if g in set(d["group"])]
+    groups += sorted(set(d["group"]) - set(groups))
+    rows = []
+    for (doc, cid), g in d.groupby(["document", "claim_id"], sort=False):
+        row = {"doc": doc, "claim": cid.split("/", 1)[-1], "published": fmt(g["published"].iloc[0])}
+        for grp in groups:
+            h = g[g["group"] == grp]
+            if len(h) == 1:
+                r = h.iloc[0]
+                row[grp] = f"{r['outcome']}: {fmt(r['measured'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+            elif len(h):
+                c = h["outcome"].value_counts()
+                row[grp] = ", ".join(f"{c[o]} {o}" for o in OUTCOMES if o in c)
+            else:
+                row[grp] = ""
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values("doc", kind="stable").reset_index(drop=True)
+
+
 def outcome_counts(df, by: str):
     """Claims x conditions per ``by`` (document or condition) and outcome, with a total."""
     import pandas as pd

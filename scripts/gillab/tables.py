@@ -14,6 +14,34 @@ def table(df: pd.DataFrame, precision: int = 3):
     return df.style.hide(axis="index").format(precision=precision, na_rep="-")
 
 
+def collapsed(summary: str, *objs, alt: str = ""):
+    """Tables and figures inside a closed ``<details>`` headed by ``summary``: a long page stays
+    short, and the reader opens what they want (in the static book, no kernel needed).  A figure
+    is embedded as a PNG with ``alt`` as its alt text."""
+    import base64
+    from html import escape
+
+    from IPython.display import HTML
+
+    parts = []
+    for o in objs:
+        if hasattr(o, "savefig"):
+            import io
+
+            import matplotlib.pyplot as plt
+
+            buf = io.BytesIO()
+            o.savefig(buf, format="png", dpi=90)
+            plt.close(o)
+            data = base64.b64encode(buf.getvalue()).decode()
+            parts.append(f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}" style="max-width: 100%">')
+        elif hasattr(o, "to_html"):
+            parts.append(o.to_html())
+        else:
+            parts.append(f"<p>{escape(str(o))}</p>")
+    return HTML(f'<details class="gillab-collapsed"><summary>{escape(summary)}</summary>{"".join(parts)}</details>')
+
+
 def published(df: pd.DataFrame):
     """A document's table as it printed it: every number written as a reader wants it (a switch
     interval of 0.0001 s stays 0.0001, not 0.00 at a fixed precision)."""

@@ -349,12 +349,8 @@ def history_claims(df: pd.DataFrame) -> list[dict]:
                                     note="; ".join(f"{b} / {a} {gains[b].median():.2f}" for a, b in steps))
         top = [b for b in gains.columns if b.startswith("3.10.")]
         if top and len(gains.columns) > 1:
-            others = gains.drop(columns=top)
-            lead = _per_round(gains[top[0]] / others.max(axis=1))
-            best = gains.median().idxmax()
-            rows["largest_gain_3.10"][f"{top[0]} ({where}, its gain over the largest other step)"] = \
-                published_claims.judged(HISTORY + "largest_gain_3.10", lead["ratio"], lead,
-                                        note=f"the largest median step: {best} ({gains[best].median():.2f}x)")
+            label, entry = _largest_gain(gains, top[0])
+            rows["largest_gain_3.10"][f"{top[0]} ({where}, {label})"] = entry
     out = []
     for short, measured in rows.items():
         cid = HISTORY + short
@@ -364,6 +360,39 @@ def history_claims(df: pd.DataFrame) -> list[dict]:
                     "measured": measured, "band": published_claims.band(cid), "published_as": c["quote"],
                     "note": c["band_reason"]})
     return out
+
+
+def _largest_gain(gains: pd.DataFrame, top: str) -> tuple[str, dict]:
+    """Whether ``top``'s step (its speed over the release before, per round) is the largest: its
+    step over each other step, per round, each with a median interval at 95% / (number of other
+    steps) a side (Bonferroni: the intervals hold together with 95%).  *agrees* when every interval
+    lies at or above 1, *lower* when one lies wholly below (that step gained more), *inconclusive*
+    otherwise; the entry shows the comparison that decides (the closest, or the one below 1).
+    Comparing with the largest other step of each round instead would count the noise of four
+    steps against one, and call an even climb a loss."""
+    from .. import claims as published_claims
+
+    others = [b for b in gains.columns if b != top]
+    side = stats.SIDE / len(others)
+    per = {}
+    for b in others:
+        v = (gains[top] / gains[b]).dropna().astype(float).tolist()
+        lo, hi = stats.median_interval(v, side) if stats.rank(len(v), side) else (math.nan, math.nan)
+        per[b] = {"ratio": float(pd.Series(v).median()), "ci_lo": lo, "ci_hi": hi, "n": len(v), "method": stats.PAIRED}
+    below = [b for b in others if per[b]["ci_hi"] < 1]
+    if any(math.isnan(r["ci_lo"]) for r in per.values()):
+        verdict, key = "inconclusive", min(others, key=lambda b: per[b]["ratio"])
+    elif below:
+        verdict, key = "lower", min(below, key=lambda b: per[b]["ratio"])
+    else:
+        key = min(others, key=lambda b: per[b]["ci_lo"])
+        verdict = "agrees" if per[key]["ci_lo"] >= 1 else "inconclusive"
+    r = per[key]
+    e = published_claims.entry(r["ratio"], r, verdict=verdict, ratio_to_published=r["ratio"],
+                               note=f"its step over each other step, median [interval at {1 - 2 * side:.2%}]: "
+                                    + "; ".join(f"over {b}'s {per[b]['ratio']:.2f} [{per[b]['ci_lo']:.2f}, "
+                                                f"{per[b]['ci_hi']:.2f}]" for b in others))
+    return f"its step over {key}'s", e
 
 
 @frame_cached

@@ -1,0 +1,56 @@
+"""Data to take away: every figure's CSV holds exactly what it plots, and its alt text says what
+it shows; the line under a figure links to the files the book serves."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from gillab import plots  # noqa: E402
+from gillab.chapter import source_line  # noqa: E402
+
+
+def test_the_csv_of_a_figure_is_what_it_draws():
+    fig, (a, b) = plt.subplots(1, 2)
+    a.errorbar([1, 2], [10.0, 20.0], yerr=[[1.0, 2.0], [3.0, 4.0]], fmt="o", label="3.13.5")
+    a.plot([1, 2], [5.0, 6.0], label="published")
+    a.scatter([1.1, 1.9], [9.0, 21.0], label="runs")
+    a.set_title("single file")
+    a.set_xlabel("threads")
+    a.set_ylabel("MB/s")
+    b.bar([0, 1], [3, 4], label="holds")
+    b.set_xticks([0, 1], ["doc 000", "doc 001"])
+    t = plots.tidy(fig)
+    plt.close(fig)
+    err = t[t["mark"] == "errorbar"]
+    assert err[["x", "y", "y_low", "y_high"]].to_numpy().tolist() == [[1, 10, 9, 13], [2, 20, 18, 24]]
+    assert set(err["series"]) == {"3.13.5"} and set(err["panel"]) == {"single file"}
+    assert t[t["mark"] == "line"][["x", "y"]].to_numpy().tolist() == [[1, 5], [2, 6]]
+    assert t[t["mark"] == "points"]["y"].tolist() == [9, 21]
+    bars = t[t["mark"] == "bar"]
+    assert bars["y"].tolist() == [3, 4] and bars["x_label"].tolist() == ["doc 000", "doc 001"]
+    assert (t.loc[t["panel"] == "single file", "y_axis"] == "MB/s").all()
+
+
+@pytest.mark.parametrize("with_legend", [True, False])
+def test_alt_text_names_the_panels_axes_and_series(with_legend):
+    fig, ax = plt.subplots()
+    ax.plot(np.arange(3), np.arange(3), label="3.13.5t")
+    ax.set_title("countdown over threads")
+    ax.set_xlabel("threads")
+    ax.set_ylabel("seconds")
+    if with_legend:
+        ax.legend()
+    text = plots.describe(fig)
+    plt.close(fig)
+    assert "countdown over threads" in text and "seconds against threads" in text
+    assert ("3.13.5t" in text) == with_legend
+
+
+def test_the_line_under_a_figure_links_to_the_served_files():
+    html = source_line(plots.tidy, ["data/results/c/countdown/samples.csv", "data/results/c/countdown/runs/*.json"],
+                       plotted="figures/countdown/figure.csv").data
+    assert '<a href="../../data/results/c/countdown/samples.csv">' in html
+    assert '<a href="../../data/results/c/countdown/runs/">' in html   # a pattern links to its folder
+    assert '<a href="../../figures/countdown/figure.csv">' in html

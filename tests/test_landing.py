@@ -1,0 +1,45 @@
+"""The book's first screen: a figure counted from the verdicts, and findings that are the chapters'
+own checked sentences, each linking to its chapter."""
+import pandas as pd
+
+from gillab import campaigns, landing, report
+
+
+def _flat(rows):
+    return pd.DataFrame([{"document": d, "family": f, "role": role, "condition": c, "outcome": o}
+                         for d, f, role, c, o in rows])
+
+
+def test_the_figure_counts_claims_by_document_and_build_family():
+    flat = _flat([
+        ("000", "new GIL", "judged", "3.9.10", "agrees"),
+        ("000", "new GIL", "judged", "3.13.5", "lower"),
+        ("000", "new GIL vs no GIL", "judged", "3.9.10 vs nogil-3.9.10", "inconclusive"),
+        ("000", "no GIL", "other builds", "3.13.5t", "higher"),          # a finding beside the claim: not counted
+        ("000", "new GIL", "machine", "3.9.10", "higher"),                # an author's machine number: context
+        ("004", "-", "not testable", "-", "not testable here"),
+    ])
+    t = landing.counts(flat).set_index(["document", "family"])
+    assert t.loc[("000", "new GIL"), "holds"] == 1 and t.loc[("000", "new GIL"), "does not hold"] == 1
+    assert t.loc[("000", "GIL vs no GIL"), "cannot be judged here"] == 1
+    assert t.loc[("004", "no build"), "not testable here"] == 1
+    assert int(t[list(landing.COLOURS)].to_numpy().sum()) == 4
+    assert landing.share(flat) == {"held": 1, "failed": 1, "open": 1, "share": 0.5}
+    assert "document 000: 1 hold, 1 do not, 1 cannot be judged here" in landing.alt_text(flat)
+    fig = landing.figure({"reference": flat})
+    assert fig is not None and len(fig.axes) == 1
+
+
+def test_the_findings_are_the_chapters_checks_on_the_reference_and_all_hold():
+    found = landing.findings(campaigns.reference_id())
+    assert 6 <= len(found) <= 10
+    assert all(check.holds for _, check in found), [c.text for _, c in found if not c.holds]
+    text = landing.findings_markdown(found, lambda n: f"generated/{n}")
+    assert text.count("\n- ") == len(found) - 1 and "(generated/data_race)" in text
+    # each is its chapter's own sentence, computed from that chapter's samples
+    from gillab import results
+    from gillab.experiments import analysis
+
+    name, check = found[0]
+    df = results.samples_as_chapter(name, campaigns.reference_id(), report.profile_config(name))
+    assert check in analysis(name).prose(df)
