@@ -51,6 +51,6 @@ def test_alt_text_names_the_panels_axes_and_series(with_legend):
 def test_the_line_under_a_figure_links_to_the_served_files():
     html = source_line(plots.tidy, ["data/results/c/countdown/samples.csv", "data/results/c/countdown/runs/*.json"],
                        plotted="figures/countdown/figure.csv").data
-    assert '<a href="../../data/results/c/countdown/samples.csv">' in html
-    assert '<a href="../../data/results/c/countdown/runs/">' in html   # a pattern links to its folder
+    assert '<a href="../../files/data/results/c/countdown/samples.csv">' in html
+    assert '<a href="../../files/data/results/c/countdown/runs/">' in html   # a pattern links to its folder
     assert '<a href="../../figures/countdown/figure.csv">' in html

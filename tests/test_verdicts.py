@@ -187,3 +187,23 @@ def test_a_bar_that_is_no_95_interval_is_dashed_and_the_figure_says_so():
     fig = cd.ANALYSIS.figure(synthetic({"gil": {1: [6.5, 6.52, 6.55], 2: [6.6, 6.57, 6.58]}}))
     assert plots.WEAK_NOTE in [t.get_text() for a in fig.axes for t in a.texts]
     plt.close(fig)
+
+
+def test_the_summary_groups_a_tables_points_and_marks_each_family():
+    """The verdicts page's summary: one line per claim (a document's per-point claims together),
+    one column per build family, a single claim x build with its interval, several counted."""
+    import pandas as pd
+
+    from gillab import report
+
+    rows = [("000", "countdown/threads=2", "new GIL", "3.9.10", "higher", 1.7, 1.6, 1.9),
+            ("000", "countdown/threads=4", "new GIL", "3.9.10", "inconclusive", 2.0, 1.5, 2.5),
+            ("000", "countdown/threads=4", "new GIL", "3.13.5", "agrees", 1.0, 0.95, 1.05),
+            ("000", "data_race/lost_updates", "no GIL", "3.13.5t", "agrees", 2.0, 2.0, 2.0)]
+    df = pd.DataFrame([{"document": d, "claim_id": c, "family": f, "condition": k, "outcome": o, "measured": m,
+                        "ci_low": lo, "ci_high": hi, "published": 1.0} for d, c, f, k, o, m, lo, hi in rows])
+    t = report.summary_by_family(df).set_index("claim")
+    assert list(t.index) == ["countdown/threads=… (2 points)", "data_race/lost_updates"]
+    assert t.loc["countdown/threads=… (2 points)", "new GIL"] == "✓1 ↑1 ?1"
+    assert t.loc["countdown/threads=… (2 points)", "published"] == "per point"
+    assert t.loc["data_race/lost_updates", "no GIL"] == "✓ 2 [2, 2]" and t.loc["data_race/lost_updates", "new GIL"] == ""

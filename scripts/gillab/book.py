@@ -414,8 +414,8 @@ def landing(gen: Path, profile: str = "default", campaign: str | None = None) ->
         "",
         f"The documents' claims about a mechanism, each judged on the builds it speaks of, by document and build "
         f"family: one count per claim and build. Of the {sh['held'] + sh['failed']} with a definite outcome "
-        f"{sh['held']} hold and {sh['failed']} do not; {sh['open']} cannot be judged here (their interval straddles "
-        "the document's band). Every one is on the [verdicts](generated/99_verdicts) page."
+        f"{sh['held']} hold and {sh['failed']} do not; {sh['open']} cannot be judged here (an interval that straddles "
+        "the document's band, or too few runs for one). Every one is on the [verdicts](generated/99_verdicts) page."
         + (" Left: your campaign; right: the reference campaign." if len(panels) == 2 else ""),
         "```",
         "",
@@ -631,13 +631,14 @@ def builds_table() -> str:
 
 def serve_data(root: Path) -> Path:
     """Copy ``data/`` (the campaigns' samples and run files, the published numbers, the timing
-    records) to ``book/_extra/data``, which the book serves at its root beside the figures' CSVs:
+    records) to ``book/_extra/files/data``, which the book serves beside the figures' CSVs:
     the links under every figure and table lead there, with no network.  A reader's campaigns
     are local, and so is their copy."""
     from .paths import data_dir
 
-    dest = root / "book" / "_extra" / "data"
-    shutil.rmtree(dest, ignore_errors=True)
+    dest = root / "book" / "_extra" / "files" / "data"   # chapter.SERVED: a top-level "data" is excluded
+    shutil.rmtree(dest.parent, ignore_errors=True)
+    shutil.rmtree(root / "book" / "_extra" / "data", ignore_errors=True)   # where an earlier build put it
     dest.mkdir(parents=True)
     for part in ("results", "timing"):
         if (data_dir() / part).is_dir():

@@ -59,6 +59,7 @@ def qualified_name(fn) -> str:
 # book's root, under which `gillab book` serves data/ and the figures' CSVs (html_extra_path)
 TO_ROOT = "../../"
 FIGURES = Path("book") / "_extra" / "figures"
+SERVED = "files/"   # data/... is served as files/data/... (Sphinx leaves a top-level "data" out)
 
 
 def source_line(fn, files: list[str], *, what: str = "Drawn", config: str | None = None,
@@ -73,7 +74,7 @@ def source_line(fn, files: list[str], *, what: str = "Drawn", config: str | None
 
     def link(f):
         target = f.split("*", 1)[0] if "*" in f else f
-        return f'<a href="{escape(TO_ROOT + target)}">{code(f)}</a>'
+        return f'<a href="{escape(TO_ROOT + SERVED + target)}">{code(f)}</a>'
 
     read = (" from " + ", ".join(link(f) for f in files)) if files else ""
     cfg = f" (configuration {code(config)})" if config else ""

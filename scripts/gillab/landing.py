@@ -62,8 +62,8 @@ def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None
     keys = sorted({(d, f) for t in tables.values() for d, f in zip(t["document"], t["family"])})
     if not keys:
         return None
-    fig, axes = plt.subplots(1, len(tables), figsize=(6.2 * len(tables), 0.34 * len(keys) + 1.6), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(tables), figsize=(8.0 if len(tables) == 1 else 5.2 * len(tables),
+                                                      0.2 * len(keys) + 1.3), sharey=True, squeeze=False)
     y = {k: i for i, k in enumerate(reversed(keys))}
     for ax, (label, t) in zip(axes[0], tables.items()):
         left = pd.Series(0.0, index=range(len(t)))
@@ -71,12 +71,15 @@ def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None
             ax.barh([y[(d, f)] for d, f in zip(t["document"], t["family"])], t[cls], left=left, color=colour,
                     edgecolor="#999999", linewidth=0.4, label=cls)
             left = left + t[cls]
-        ax.set_title((titles or {}).get(label, label), fontsize=10)
-        ax.set_xlabel("claims x builds")
+        ax.set_title((titles or {}).get(label, label), fontsize=9, loc="left")
+        ax.set_xlabel("claims x builds", fontsize=8)
+        ax.tick_params(labelsize=8)
         ax.grid(axis="y", visible=False)
     axes[0, 0].set_yticks(list(y.values()), [f"doc {d}: {f}" for d, f in y])
-    axes[0, -1].legend(fontsize=8, loc="lower right", frameon=True)
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=len(COLOURS), frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
     return fig
 
 

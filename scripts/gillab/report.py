@@ -2,6 +2,8 @@
 results/verdicts`` print), and the reader's campaign beside the reference, claim by claim."""
 from __future__ import annotations
 
+import re
+
 from . import results as store_results
 from . import codekey, stats
 from .experiments import analysis, get, names
@@ -412,32 +414,45 @@ def family_group(family: str) -> str:
     return "between GIL builds"
 
 
+# the summary's marks: one character per outcome, explained under the table
+MARKS = {"agrees": "✓", "higher": "↑", "lower": "↓", "inconclusive": "?", "not testable here": "-", "not measured": "-"}
+
+
+def claim_pattern(claim_id: str) -> str:
+    """A claim id with its grid values left out (``convoy/si=0.005/cpu_threads=1`` ->
+    ``convoy/si=…/cpu_threads=…``): the claims a document makes once per point of its table."""
+    return re.sub(r"=[^/]+", "=…", claim_id)
+
+
 def summary_by_family(df):
-    """The verdicts page's summary: per document, one line per claim judged on its own builds,
-    and per build family (old GIL, new GIL, no GIL, a GIL build against one without) the outcome
-    with ours [interval] where one build answers, or the outcomes counted where several do."""
+    """The verdicts page's summary, short enough to read in two screens: per document, one line
+    per claim judged on its own builds (the claims a document's table makes once per point, one
+    line together), and per build family (old GIL, new GIL, no GIL, a GIL build against one
+    without) the outcome with ours [interval] where one claim x build answers, or the outcomes
+    counted where several do (:data:`MARKS`)."""
     import pandas as pd
 
     from .tables import fmt
 
     if df.empty:
         return pd.DataFrame()
-    d = df[df["condition"] != "-"].assign(group=lambda x: x["family"].map(family_group))
+    d = df[df["condition"] != "-"].assign(group=lambda x: x["family"].map(family_group),
+                                          pattern=lambda x: x["claim_id"].map(claim_pattern))
     groups = [g for g in ("old GIL", "new GIL", "no GIL", "GIL vs no GIL", "between GIL builds") if g in set(d["group"])]
     groups += sorted(set(d["group"]) - set(groups))
     rows = []
-    for (doc, cid), g in d.groupby(["document", "claim_id"], sort=False):
-        row = {"doc": doc, "claim": cid.split("/", 1)[-1], "published": fmt(g["published"].iloc[0])}
+    for (doc, pat), g in d.groupby(["document", "pattern"], sort=False):
+        n = g["claim_id"].nunique()
+        row = {"doc": doc, "claim": pat + (f" ({n} points)" if n > 1 else ""),
+               "published": fmt(g["published"].iloc[0]) if n == 1 else "per point"}
         for grp in groups:
             h = g[g["group"] == grp]
             if len(h) == 1:
                 r = h.iloc[0]
-                row[grp] = f"{r['outcome']}: {fmt(r['measured'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
-            elif len(h):
-                c = h["outcome"].value_counts()
-                row[grp] = ", ".join(f"{c[o]} {o}" for o in OUTCOMES if o in c)
+                row[grp] = f"{MARKS[r['outcome']]} {fmt(r['measured'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
             else:
-                row[grp] = ""
+                c = h["outcome"].value_counts()
+                row[grp] = " ".join(f"{MARKS[o]}{c[o]}" for o in OUTCOMES if o in c)
         rows.append(row)
     return pd.DataFrame(rows).sort_values("doc", kind="stable").reset_index(drop=True)
 

@@ -443,7 +443,11 @@ def history_figure(df: pd.DataFrame):
     if s.empty:
         return None
     builds = history_builds(s["condition"].unique())
-    order = builds + [c for c in interpreters.display_order(set(s["condition"])) if c not in builds]
+    twin = dict(interpreters.pairs())            # builds.toml [pairs]: 3.9.10 -> nogil-3.9.10
+    order = []
+    for b in builds:                             # each release, its build without the GIL beside it
+        order += [b] + ([twin[b]] if twin.get(b) in set(s["condition"]) else [])
+    order += [c for c in interpreters.display_order(set(s["condition"])) if c not in order]
     x = {c: i for i, c in enumerate(order)}
     scens = [v for v in SCENARIOS if v in set(s["scenario"])]
     fig, axes = plt.subplots(2, len(scens), figsize=(5.2 * len(scens), 6.4), squeeze=False,
