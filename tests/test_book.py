@@ -42,7 +42,12 @@ def outputs(nb_path):
 def test_countdown_notebook_measures_and_keeps_widget_state(built_book):
     nb, outs = outputs(built_book["executed"]["countdown"])
     assert not [o for o in outs if o["output_type"] == "error"]
-    assert any("image/png" in o.get("data", {}) for o in outs), "the figure is missing"
+    html = json.dumps([o.get("data", {}).get("text/html", "") for o in outs])
+    assert '<img src=\\"data:image/png;base64,' in html and 'alt=\\"' in html, "the figure is missing"
+    # what the figure plots, as a CSV the book serves, linked under it
+    csv = built_book["root"] / "book" / "_extra" / "figures" / "countdown" / "figure.csv"
+    assert csv.exists() and {"panel", "series", "x", "y", "y_low", "y_high"} <= set(csv.read_text().splitlines()[0].split(","))
+    assert len(csv.read_text().splitlines()) > 4 and "../../figures/countdown/figure.csv" in html
     state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     kinds = {m["model_name"] for m in state.values()}
     assert {"StackModel", "SelectionSliderModel", "DropdownModel", "ImageModel", "LinkModel"} <= kinds
@@ -93,9 +98,14 @@ def test_the_page_in_a_browser(built_book, tmp_path):
         page.goto(f"{base}/book/generated/01_countdown.html", wait_until="networkidle")
         explorer = page.locator(".gillab-explorer")
         explorer.wait_for(timeout=20_000)
-        # the static figure of the results section
-        figures = page.locator("img[src*='_images/']")
+        # the static figure of the results section, with its alt text, and the files linked under it
+        figures = page.locator("img[alt][src^='data:image/png']")
         assert figures.count() >= 1 and figures.first.evaluate("i => i.naturalWidth") > 300
+        assert "against" in figures.first.get_attribute("alt")
+        for href in ("../../figures/countdown/figure.csv", "samples.csv"):
+            link = page.locator(f".gillab-source a[href$='{href}']").first
+            got = page.evaluate("u => fetch(u).then(r => r.status)", link.get_attribute("href"))
+            assert got == 200, (href, got)
         # the explorer: one figure visible, then a slider move and a dropdown change swap it
         visible = explorer.locator("img:visible")
         assert visible.count() == 1 and visible.evaluate("i => i.naturalWidth") > 300

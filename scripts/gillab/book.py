@@ -634,7 +634,7 @@ def serve_data(root: Path) -> Path:
     records) to ``book/_extra/files/data``, which the book serves beside the figures' CSVs:
     the links under every figure and table lead there, with no network.  A reader's campaigns
     are local, and so is their copy."""
-    from .paths import data_dir
+    from .paths import data_dir, reference_dir
 
     dest = root / "book" / "_extra" / "files" / "data"   # chapter.SERVED: a top-level "data" is excluded
     shutil.rmtree(dest.parent, ignore_errors=True)
@@ -643,7 +643,7 @@ def serve_data(root: Path) -> Path:
     for part in ("results", "timing"):
         if (data_dir() / part).is_dir():
             shutil.copytree(data_dir() / part, dest / part, ignore=shutil.ignore_patterns(".lock", ".reserve"))
-    shutil.copytree(root / "data" / "reference", dest / "reference")
+    shutil.copytree(reference_dir(), dest / "reference")
     return dest
 
 
