@@ -88,13 +88,11 @@ def show_figure(fig, name: str) -> str:
     plots (:func:`gillab.plots.tidy`) to ``book/_extra/figures/<name>.csv`` of the book being built
     (``$GILLAB_FIGURES``), which the book serves at its root; returns that path, from the root."""
     import base64
-    from html import escape
-
     import os
+    from html import escape
 
     from .paths import repo_root
 
-    rel = FIGURES / f"{name}.csv"
     # the book being built (``gillab book`` names it for its kernels), else this checkout's
     base = Path(os.environ["GILLAB_FIGURES"]) if os.environ.get("GILLAB_FIGURES") else repo_root() / FIGURES
     path = base / f"{name}.csv"
@@ -103,7 +101,7 @@ def show_figure(fig, name: str) -> str:
     png = base64.b64encode(plots.to_png(fig, dpi=100)).decode()
     display(HTML(f'<img src="data:image/png;base64,{png}" alt="{escape(plots.describe(fig))}" '
                  'style="max-width: 100%; height: auto">'))
-    return str(rel.relative_to(FIGURES.parent))
+    return f"{FIGURES.name}/{name}.csv"
 
 
 def as_figure(obj):
