@@ -27,7 +27,7 @@ from pathlib import Path
 from . import experiments, notebooks
 from .experiment import NOT_CONFIG
 from .profiles import BUDGET_MINUTES
-from .paths import generated_dir, notebooks_dir, repo_root, results_dir
+from .paths import BOOK_FIGURES, BOOK_FILES, generated_dir, notebooks_dir, repo_root, results_dir
 
 # not experiments: every verdict of one campaign; every claim on every machine's campaign
 APPENDIX = {"verdicts": "99_verdicts.md", "machines": "98_machines.md"}
@@ -110,7 +110,7 @@ def execute(experiment: str, profile: str = "default", overrides: dict | None = 
 def figures_dir(output_dir: Path) -> Path:
     """Where the chapters executed into ``output_dir`` (a book's ``book/generated``) write the CSV
     of each figure: that book's ``book/_extra/figures``, served at its root."""
-    return Path(output_dir).resolve().parent / "_extra" / "figures"
+    return Path(output_dir).resolve().parent.parent / BOOK_FIGURES
 
 
 def _finish(path: Path, key: str | None, seconds: float | None = None) -> None:
@@ -356,12 +356,12 @@ def stage(dest: Path) -> Path:
     return dest
 
 
-def verdict_counts(profile: str = "default", campaign: str | None = None) -> str:
+def verdict_counts(yours: list[dict], ref: list[dict]) -> str:
     """The landing page's counts: per document, how many claims x builds have each outcome, from
-    the reader's campaign where there is one, else the reference (computed when the book builds)."""
+    the reader's campaign where there is one, else the reference (computed when the book builds
+    from :func:`gillab.report.campaign_verdicts`)."""
     from . import report
 
-    yours, ref = report.campaign_verdicts(profile=profile, campaign=campaign)
     return report.counts_markdown(report.flat(yours or ref))
 
 
@@ -378,11 +378,11 @@ def conditions_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def landing(gen: Path, profile: str = "default", campaign: str | None = None) -> str:
+def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "default") -> str:
     """The first screen (:mod:`gillab.landing`): writes ``landing.png`` into ``gen`` and returns
     the Markdown that shows it (with its alt text) and the findings, each linking to its chapter,
-    from the reader's campaign where there is one (``campaign``, else the newest here) beside the
-    reference."""
+    from the reader's campaign where there is one beside the reference (their verdict rows:
+    :func:`gillab.report.campaign_verdicts`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -391,7 +391,6 @@ def landing(gen: Path, profile: str = "default", campaign: str | None = None) ->
     from . import landing as land, plots, report
 
     plots.setup()
-    yours, ref = report.campaign_verdicts(campaign=campaign, profile=profile)
     panels, titles = {}, {}
     for label, rows in (("yours", yours), ("reference", ref)):
         if rows:
@@ -636,7 +635,7 @@ def serve_data(root: Path) -> Path:
     are local, and so is their copy."""
     from .paths import data_dir, reference_dir
 
-    dest = root / "book" / "_extra" / "files" / "data"   # chapter.SERVED: a top-level "data" is excluded
+    dest = root / BOOK_FILES / "data"
     shutil.rmtree(dest.parent, ignore_errors=True)
     shutil.rmtree(root / "book" / "_extra" / "data", ignore_errors=True)   # where an earlier build put it
     dest.mkdir(parents=True)
@@ -657,8 +656,11 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "conditions_table.md").write_text(conditions_table())
     serve_data(root)
-    (gen / "landing.md").write_text(landing(gen, campaign=campaign))
-    (gen / "verdict_counts.md").write_text(verdict_counts(campaign=campaign))
+    from . import report
+
+    yours, ref = report.campaign_verdicts(campaign=campaign)
+    (gen / "landing.md").write_text(landing(gen, yours, ref))
+    (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
                                             + "\n" + runs_by_design())

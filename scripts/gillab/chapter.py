@@ -16,6 +16,7 @@ from IPython.display import HTML, Markdown, display
 from . import campaigns, experiments, grid, interpreters, notebooks, plots, report, results, sweep, tables
 from .across import DEFINITE
 from .live import LIVE_NOTEBOOK
+from .paths import BOOK_FILES, BOOK_FIGURES
 from .profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
 
 NOTEBOOK_PARAMS = {
@@ -58,8 +59,6 @@ def qualified_name(fn) -> str:
 # where a chapter's page sits in the built book (book/generated/<chapter>.html): the way back to the
 # book's root, under which `gillab book` serves data/ and the figures' CSVs (html_extra_path)
 TO_ROOT = "../../"
-FIGURES = Path("book") / "_extra" / "figures"
-SERVED = "files/"   # data/... is served as files/data/... (Sphinx leaves a top-level "data" out)
 
 
 def source_line(fn, files: list[str], *, what: str = "Drawn", config: str | None = None,
@@ -74,7 +73,7 @@ def source_line(fn, files: list[str], *, what: str = "Drawn", config: str | None
 
     def link(f):
         target = f.split("*", 1)[0] if "*" in f else f
-        return f'<a href="{escape(TO_ROOT + SERVED + target)}">{code(f)}</a>'
+        return f'<a href="{escape(TO_ROOT + BOOK_FILES.name + "/" + target)}">{code(f)}</a>'
 
     read = (" from " + ", ".join(link(f) for f in files)) if files else ""
     cfg = f" (configuration {code(config)})" if config else ""
@@ -87,21 +86,17 @@ def show_figure(fig, name: str) -> str:
     """Display ``fig`` with its alt text (:func:`gillab.plots.describe`) and write exactly what it
     plots (:func:`gillab.plots.tidy`) to ``book/_extra/figures/<name>.csv`` of the book being built
     (``$GILLAB_FIGURES``), which the book serves at its root; returns that path, from the root."""
-    import base64
     import os
-    from html import escape
 
     from .paths import repo_root
 
     # the book being built (``gillab book`` names it for its kernels), else this checkout's
-    base = Path(os.environ["GILLAB_FIGURES"]) if os.environ.get("GILLAB_FIGURES") else repo_root() / FIGURES
+    base = Path(os.environ["GILLAB_FIGURES"]) if os.environ.get("GILLAB_FIGURES") else repo_root() / BOOK_FIGURES
     path = base / f"{name}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     plots.tidy(fig).to_csv(path, index=False)
-    png = base64.b64encode(plots.to_png(fig, dpi=100)).decode()
-    display(HTML(f'<img src="data:image/png;base64,{png}" alt="{escape(plots.describe(fig))}" '
-                 'style="max-width: 100%; height: auto">'))
-    return f"{FIGURES.name}/{name}.csv"
+    display(HTML(tables.image(fig, plots.describe(fig), dpi=100)))
+    return f"{BOOK_FIGURES.name}/{name}.csv"
 
 
 def as_figure(obj):

@@ -29,6 +29,12 @@ def notebooks_dir() -> Path:
     return repo_root() / "notebooks"
 
 
+# what the book serves at its root (Sphinx's html_extra_path, book/_extra): the CSV of each figure,
+# and a copy of data/ under files/ (Sphinx leaves a top-level "data" out)
+BOOK_FIGURES = Path("book") / "_extra" / "figures"
+BOOK_FILES = Path("book") / "_extra" / "files"
+
+
 def generated_dir() -> Path:
     """Where papermill writes the executed notebooks that the book renders."""
     return repo_root() / "book" / "generated"

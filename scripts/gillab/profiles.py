@@ -126,6 +126,15 @@ def as_list(value) -> list:
     return list(value)
 
 
+def one_of(allowed, name: str = ""):
+    """A parser for one value drawn from ``allowed`` (``name`` begins its error)."""
+    def parse(value):
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"{name + ' ' if name else ''}must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+    return parse
+
+
 def choices(allowed, name: str = ""):
     """A parser for a non-empty list drawn from ``allowed`` (``name`` begins its error)."""
     def parse(value):

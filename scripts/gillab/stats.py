@@ -300,6 +300,14 @@ def paired_ratio(num, den, method: str = PAIRED) -> dict:
         x, y = float(a[k]), float(b[k])
         if math.isfinite(x) and math.isfinite(y) and y > 0:
             r.append(x / y)
+    return paired_median(r, method)
+
+
+def paired_median(values, method: str = PAIRED) -> dict:
+    """The median of values each computed within one pair or round (a ratio of two builds measured
+    back to back, or any statistic of one interleaved round), with the order-statistic interval
+    over them; the non-finite ones are left out."""
+    r = [float(v) for v in values if math.isfinite(float(v))]
     if not r:
         return {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "n": 0, "method": method, "coverage": 0.0}
     lo, hi = median_interval(r)

@@ -14,11 +14,26 @@ def table(df: pd.DataFrame, precision: int = 3):
     return df.style.hide(axis="index").format(precision=precision, na_rep="-")
 
 
+def image(fig, alt: str, dpi: int = 90) -> str:
+    """``fig`` as an HTML image embedded in the page (a PNG) with ``alt`` as its alt text; the
+    figure is closed."""
+    import base64
+    import io
+    from html import escape
+
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode()
+    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}" style="max-width: 100%; height: auto">'
+
+
 def collapsed(summary: str, *objs, alt: str = ""):
     """Tables and figures inside a closed ``<details>`` headed by ``summary``: a long page stays
     short, and the reader opens what they want (in the static book, no kernel needed).  A figure
     is embedded as a PNG with ``alt`` as its alt text."""
-    import base64
     from html import escape
 
     from IPython.display import HTML
@@ -26,15 +41,7 @@ def collapsed(summary: str, *objs, alt: str = ""):
     parts = []
     for o in objs:
         if hasattr(o, "savefig"):
-            import io
-
-            import matplotlib.pyplot as plt
-
-            buf = io.BytesIO()
-            o.savefig(buf, format="png", dpi=90)
-            plt.close(o)
-            data = base64.b64encode(buf.getvalue()).decode()
-            parts.append(f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}" style="max-width: 100%">')
+            parts.append(image(o, alt))
         elif hasattr(o, "to_html"):
             parts.append(o.to_html())
         else:

@@ -25,6 +25,7 @@ from .. import procs as guarded
 from .. import interpreters, results, runner, servers, stats, venvs
 from ..profiles import Param, ParameterError, positive_int, positive_ints
 from ..profiles import choices as _choices
+from ..profiles import one_of
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..metadata import filesystem_of
@@ -42,14 +43,6 @@ CLIENTS = {
                         "certifi==2024.8.30"),
 }
 DEFAULT_CLIENT = "requests-2.32.5"
-
-
-def one_of(allowed):
-    def parse(value):
-        if not isinstance(value, str) or value not in allowed:
-            raise ValueError(f"must be one of {', '.join(allowed)}, got {value!r}")
-        return value
-    return parse
 
 
 def files_dir() -> Path:
@@ -306,18 +299,6 @@ def _history_rounds(df: pd.DataFrame, scen: str, builds: list[str]) -> pd.DataFr
     return pd.DataFrame(cols).dropna()
 
 
-def _per_round(values: pd.Series) -> dict:
-    """The median over rounds of a statistic computed within each round (every build measured back
-    to back), with the order-statistic interval over the rounds: a median of paired ratios."""
-    v = [float(x) for x in values if math.isfinite(float(x))]
-    if not v:
-        return {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "n": 0, "method": stats.PAIRED,
-                "coverage": 0.0}
-    lo, hi = stats.median_interval(v)
-    return {"ratio": float(pd.Series(v).median()), "ci_lo": lo, "ci_hi": hi, "n": len(v), "method": stats.PAIRED,
-            "coverage": stats.coverage(stats.PAIRED, len(v))}
-
-
 def history_claims(df: pd.DataFrame) -> list[dict]:
     """The version sweep's three claims, per scenario, at the tool's 10 threads, each statistic
     computed within each interleaved round (all builds measured back to back) and its median taken
@@ -338,12 +319,12 @@ def history_claims(df: pd.DataFrame) -> list[dict]:
         if not len(r):
             continue
         where = f"{scen}, {HISTORY_THREADS} threads"
-        end = _per_round(r[last] / r[first])
+        end = stats.paired_ratio(r[last], r[first])
         rows["3.11_over_3.6"][f"{last} ({where}, over {first})"] = published_claims.judged(
             HISTORY + "3.11_over_3.6", end["ratio"], end,
             note=f"{last} {r[last].median():,.0f} MB/s, {first} {r[first].median():,.0f} MB/s (medians)")
         gains = pd.DataFrame({b: r[b] / r[a] for a, b in steps})
-        mean = _per_round(gains.mean(axis=1))
+        mean = stats.paired_median(gains.mean(axis=1))
         rows["60_mbps_per_version"][f"{last} ({where}, the mean of the {len(steps)} steps from {first})"] = \
             published_claims.judged(HISTORY + "60_mbps_per_version", mean["ratio"], mean,
                                     note="; ".join(f"{b} / {a} {gains[b].median():.2f}" for a, b in steps))
@@ -411,7 +392,7 @@ def history_summary(df: pd.DataFrame) -> pd.DataFrame:
             if not len(g):
                 continue
             s = stats.summarize(g["MBps"], lower_is_better=False)
-            step = _per_round(r[cond] / r[prev[cond]]) if cond in prev and len(r) else None
+            step = stats.paired_ratio(r[cond], r[prev[cond]]) if cond in prev and len(r) else None
             rows.append({"scenario": scen, "condition": cond, "n": s["n"], "median": s["median"], "ci_lo": s["ci_lo"],
                          "ci_hi": s["ci_hi"], "over": prev.get(cond, ""),
                          "step": step["ratio"] if step else math.nan,

@@ -25,21 +25,14 @@ from .. import interpreters, results, runner, stats
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..profiles import Param, ParameterError, as_list, positive_float, positive_ints
-from ..profiles import choices as _choices   # the name the experiment's parameters (its code key) use
+from ..profiles import choices as _choices   # the names the experiment's parameters (its code key) use
+from ..profiles import one_of as _choice
 from ..prose import ok_rows
 
 TASKS = ("pi", "regex", "bz2", "countdown")
 TASK_WORDS = {"pi": "A: digits of pi (pure Python)", "regex": "B: regex (C, holds the GIL)",
               "bz2": "C: bz2 (C, releases the GIL)", "countdown": "a trivial countdown loop"}
 TASK_SHORT = {"pi": "A pi", "regex": "B regex", "bz2": "C bz2", "countdown": "loop"}
-
-
-def _choice(allowed, name):
-    def parse(value):
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-        return value
-    return parse
 
 
 def _counts(value) -> list[int]:
