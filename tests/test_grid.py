@@ -85,3 +85,62 @@ def test_a_small_grid_run_is_completed_by_a_full_grid_run_without_measuring_twic
     seen = collections.Counter((r["condition"], r["point"]) for r in rows if r["status"] == "ok")
     assert seen == {(c, point_key({"threads": n})): 2 for c in ("3.13.5", "3.13.5t") for n in (1, 2)}
     assert {r["run_id"] for r in rows if r["condition"] == "3.13.5t" and r["point"] == "threads=2"} == {full.run_id}
+
+
+# -- rest_repeats, claim_grid, claim_builds: the runs of the claims' points and of the rest --------
+
+def test_points_no_claim_reads_get_rest_repeats_and_the_claims_points_every_repeat():
+    exp = experiments.get("countdown")
+    p = exp.resolve("smoke", dict(TINY, repeats=5, rest_repeats=2, claim_grid="threads=2", claim_builds="3.13.5"))
+    cids = ["3.13.5", "3.13.5t"]
+    todo, _, reasons, _ = sweep.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
+    planned = collections.Counter((cid, point_key(pt)) for _, pt, cid in todo)
+    assert planned == {("3.13.5", "threads=1"): 2, ("3.13.5", "threads=2"): 5,
+                       ("3.13.5t", "threads=1"): 2, ("3.13.5t", "threads=2"): 2}
+    # the runs beyond rest_repeats are the later repeats, so that a claim's runs stay paired
+    assert sorted(rep for rep, pt, cid in todo if cid == "3.13.5" and pt["threads"] == 2) == [0, 1, 2, 3, 4]
+    (why,) = [k for k in reasons if k.startswith("not applicable")]
+    assert "beyond the 2 runs of a point no claim reads" in why and reasons[why] == 3 + 3 + 3
+    g = grid.of(exp, p)
+    assert [g.runs_at(c, {"threads": n}, 5) for c in cids for n in (1, 2)] == [2, 5, 2, 2]
+    # claim_builds alone: those builds everywhere; the claim tier is not part of the configuration
+    p2 = exp.resolve("smoke", dict(TINY, repeats=5, rest_repeats=1, claim_builds="3.13.5t"))
+    assert [grid.of(exp, p2).runs_at(c, {"threads": 1}, 5) for c in cids] == [1, 5]
+    assert exp.config_id(p) == exp.config_id(p2) == exp.config_id(exp.resolve("smoke", TINY))
+
+
+def test_the_claim_tier_composes_with_the_small_grid():
+    exp = experiments.get("countdown")
+    p = exp.resolve("smoke", dict(TINY, repeats=4, rest_repeats=1, full_grid="3.13.5", small_grid="threads=1",
+                                  claim_grid="threads=2"))
+    g = grid.of(exp, p)
+    # 3.13.5t is not measured at threads=2 at all (small grid), and once at threads=1 (no claim there)
+    assert [g.runs_at(c, {"threads": n}, 4) for c in ("3.13.5", "3.13.5t") for n in (1, 2)] == [1, 4, 1, 0]
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"claim_grid": "threads=2"}, "without rest_repeats every point gets every repeat"),
+    ({"claim_builds": "3.13.5"}, "without rest_repeats every point gets every repeat"),
+    ({"rest_repeats": 1}, "needs claim_grid or claim_builds"),
+    ({"rest_repeats": 3, "claim_grid": "threads=2"}, "rest_repeats=3 is more than repeats=2"),
+    ({"rest_repeats": 1, "claim_grid": "threads=3"}, "claim_grid must narrow the grid"),
+    ({"rest_repeats": 1, "claim_grid": "total_decrements=5"}, "claim_grid names 'total_decrements'"),
+    ({"rest_repeats": 1, "claim_builds": "3.13.99"}, "claim_builds: unknown condition"),
+    ({"rest_repeats": 1, "claim_builds": "3.13.5", "max_repeats": 4}, "cannot be combined"),
+])
+def test_a_claim_tier_that_cannot_work_is_refused_before_measuring(extra, message):
+    with pytest.raises(ParameterError, match=message):
+        sweep.plan("countdown", "smoke", dict(TINY, **extra))
+
+
+def test_a_run_with_the_claim_tier_measures_and_resumes_as_planned(builds, data_dir):
+    from gillab import campaigns
+
+    tier = dict(TINY, repeats=3, rest_repeats=1, claim_grid="threads=1")
+    first = sweep.measure("countdown", "smoke", tier, progress=False)
+    assert first.status == "complete" and first.measured == 2 * (3 + 1)
+    again = sweep.measure("countdown", "smoke", tier, campaign=first.campaign, progress=False)
+    assert again.measured == 0 and again.skipped == 8
+    rows = campaigns.load(first.campaign).store("countdown").rows()
+    seen = collections.Counter((r["condition"], r["point"]) for r in rows if r["status"] == "ok")
+    assert seen == {(c, point_key({"threads": n})): (3 if n == 1 else 1) for c in ("3.13.5", "3.13.5t") for n in (1, 2)}

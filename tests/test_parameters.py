@@ -59,7 +59,9 @@ def test_no_available_condition_is_a_clear_error(data_dir, monkeypatch, tmp_path
 
 def test_profiles_follow_the_document_in_seed():
     p = experiments.get("countdown").resolve("seed")
-    assert p["threads"] == [1, 2, 4, 8] and p["total_decrements"] == 100_000_000 and p["repeats"] == 3
+    assert p["threads"] == [1, 2, 4, 8] and p["total_decrements"] == 100_000_000
+    # the document's best of 3: whole trials of 3 runs, 7 of them where the claims read
+    assert p["repeats"] == 21 and p["rest_repeats"] % 3 == 0
 
 
 def test_cli_reports_bad_input_plainly(data_dir):
@@ -76,10 +78,13 @@ def test_every_experiment_resolves_every_profile(profile):
     """profiles.toml holds a complete, valid table for every experiment and profile."""
     from gillab.experiments import get, names
 
+    from gillab import grid
+
     for name in names():
         exp = get(name)
         p = exp.resolve(profile)
         assert p["repeats"] >= 1 and exp.points(p), name
+        grid.of(exp, p)   # full_grid, small_grid and the claim tier checked
 
 
 def test_the_verdicts_profile_is_defaults_configuration_with_more_runs():

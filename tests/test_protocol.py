@@ -115,7 +115,7 @@ def test_every_parameters_cell_is_the_declaration():
         declared = [p.name for p in PythonTranslator.inspect(cell)]
         assert set(declared) == set(chapter.NOTEBOOK_PARAMS) | set(experiments.get(name).params) | {
             "conditions", "repeats", "max_repeats", "ci_target", "timeout", "switch_interval", "affinity",
-            "full_grid", "small_grid"}, name
+            "full_grid", "small_grid", "rest_repeats", "claim_grid", "claim_builds"}, name
 
 
 def _glue(cell) -> bool:

@@ -13,6 +13,17 @@ configuration, and samples measured on either grid are the same samples):
 The ``default`` profile uses them where a chapter's grid times its builds does not fit the time
 the whole report may take: the document's own GIL build and today's measure everything, the
 other builds the points that tell them apart (see profiles.toml).
+
+Three more choose how many runs each measured point gets (also not part of the configuration):
+
+- ``rest_repeats``: the runs of every measured point (unset: ``repeats`` everywhere);
+- ``claim_grid``: the points the claims read, as narrower values of the grid's parameters
+  (written as ``small_grid`` is): they get all ``repeats`` runs, the other points
+  ``rest_repeats``;
+- ``claim_builds``: the builds that get all ``repeats`` at those points (``all``, or ids and sets).
+
+The ``seed`` profile uses them where the document's own sizes times the runs a verdict needs
+(:func:`gillab.stats.runs_needed`) would not fit: the claims' points get the runs, the rest one.
 """
 from __future__ import annotations
 
@@ -30,48 +41,66 @@ class Grid:
     small: frozenset | None = None
     full_text: str = "all"
     small_values: tuple = ()
+    rest_repeats: int | None = None   # runs of a point outside the claims' (None: every repeat)
+    claim: frozenset | None = None    # point keys of the claim grid (None: every point)
+    claim_builds: frozenset | None = None   # builds that get every repeat there (None: all)
+    claim_values: tuple = ()
+    claim_builds_text: str = "all"
 
-    def reason(self, cid: str, point: dict) -> str | None:
-        """None where ``cid`` is measured at ``point``; else why not."""
-        if self.small is None or self.full is None or cid in self.full:
+    def reason(self, cid: str, point: dict, rep: int | None = None) -> str | None:
+        """None where ``cid`` is measured at ``point`` (in repeat ``rep``, if given); else why not."""
+        if not (self.small is None or self.full is None or cid in self.full or point_key(point) in self.small):
+            return f"outside the small grid ({self.describe_small()}; full grid: {self.full_text})"
+        if rep is None or self.rest_repeats is None or rep < self.rest_repeats:
             return None
-        if point_key(point) in self.small:
+        if (self.claim is None or point_key(point) in self.claim) and (self.claim_builds is None or cid in self.claim_builds):
             return None
-        return f"outside the small grid ({self.describe_small()}; full grid: {self.full_text})"
+        return (f"beyond the {self.rest_repeats} run{'s' if self.rest_repeats != 1 else ''} of a point no claim reads "
+                f"(claim grid: {self.describe(self.claim_values) or 'every point'}; builds: {self.claim_builds_text})")
 
     def describe_small(self) -> str:
-        return "; ".join(f"{k}={v}" for k, v in self.small_values)
+        return self.describe(self.small_values)
+
+    @staticmethod
+    def describe(values) -> str:
+        return "; ".join(f"{k}={v}" for k, v in values)
+
+    def runs_at(self, cid: str, point: dict, repeats: int) -> int:
+        """How many of ``repeats`` runs ``cid`` gets at ``point`` (0 outside its grid)."""
+        if self.reason(cid, point) is not None:
+            return 0
+        return sum(1 for rep in range(repeats) if self.reason(cid, point, rep) is None)
 
 
-def small_values(exp: Experiment, p: dict) -> dict:
-    """``small_grid`` parsed with the experiment's own parameter checks, and checked to narrow the
-    grid (a ParameterError otherwise, before anything is measured)."""
+def small_values(exp: Experiment, p: dict, which: str = "small_grid") -> dict:
+    """``small_grid`` (or ``claim_grid``) parsed with the experiment's own parameter checks, and
+    checked to narrow the grid (a ParameterError otherwise, before anything is measured)."""
     try:
-        raw = parse_small_grid(p.get("small_grid"))
+        raw = parse_small_grid(p.get(which))
     except ValueError as exc:
-        raise ParameterError(f"{exp.name}: parameter small_grid={p.get('small_grid')!r} is not valid: {exc}") from None
+        raise ParameterError(f"{exp.name}: parameter {which}={p.get(which)!r} is not valid: {exc}") from None
     values = {}
     full = [point_key(x) for x in exp.points(p)]
     for name, v in raw.items():
         if name not in exp.params:
-            raise ParameterError(f"{exp.name}: small_grid names {name!r}, which is not one of its parameters "
+            raise ParameterError(f"{exp.name}: {which} names {name!r}, which is not one of its parameters "
                                  f"({', '.join(sorted(exp.params))})")
         try:
             values[name] = exp.params[name].parse(v)
         except (TypeError, ValueError) as exc:
-            raise ParameterError(f"{exp.name}: small_grid {name}={v!r} is not valid: {exc} "
+            raise ParameterError(f"{exp.name}: {which} {name}={v!r} is not valid: {exc} "
                                  f"({exp.params[name].help})") from None
         if values[name] != p[name] and [point_key(x) for x in exp.points({**p, name: values[name]})] == full:
-            raise ParameterError(f"{exp.name}: small_grid names {name!r}, which does not choose the points of the "
-                                 "grid (it sets what a sample is); small_grid may only narrow the grid")
+            raise ParameterError(f"{exp.name}: {which} names {name!r}, which does not choose the points of the "
+                                 f"grid (it sets what a sample is); {which} may only narrow the grid")
     if values:
         small = [point_key(x) for x in exp.points({**p, **values})]
         outside = [k for k in small if k not in full]
         if outside:
-            raise ParameterError(f"{exp.name}: small_grid must narrow the grid, but its point {outside[0]} is not "
+            raise ParameterError(f"{exp.name}: {which} must narrow the grid, but its point {outside[0]} is not "
                                  "a point of the full grid")
         if not small:
-            raise ParameterError(f"{exp.name}: small_grid leaves no point to measure")
+            raise ParameterError(f"{exp.name}: {which} leaves no point to measure")
     return values
 
 
@@ -80,13 +109,42 @@ def of(exp: Experiment, p: dict) -> Grid:
     :func:`gillab.interpreters.select`, so an unknown id is an error here)."""
     from . import interpreters
 
+    def builds(which: str) -> frozenset:
+        try:
+            return frozenset(c.id for c in interpreters.select(str(p.get(which))))
+        except interpreters.ConditionError as exc:
+            raise ParameterError(f"{exp.name}: {which}: {exc}") from None
+
+    tier = claim_tier(exp, p, builds)
     values = small_values(exp, p)
     text = str(p.get("full_grid") or "all")
     if not values or text.strip() == "all":
-        return Grid(full_text=text)
-    try:
-        full = frozenset(c.id for c in interpreters.select(text))
-    except interpreters.ConditionError as exc:
-        raise ParameterError(f"{exp.name}: full_grid: {exc}") from None
+        return Grid(full_text=text, **tier)
     small = frozenset(point_key(x) for x in exp.points({**p, **values}))
-    return Grid(full=full, small=small, full_text=text, small_values=tuple(values.items()))
+    return Grid(full=builds("full_grid"), small=small, full_text=text, small_values=tuple(values.items()), **tier)
+
+
+def claim_tier(exp: Experiment, p: dict, builds) -> dict:
+    """``rest_repeats``, ``claim_grid`` and ``claim_builds`` checked (before anything is measured)
+    and as the :class:`Grid` fields they set."""
+    rest, values = p.get("rest_repeats"), small_values(exp, p, "claim_grid")
+    text = str(p.get("claim_builds") or "all")
+    if rest is None:
+        if values or text.strip() != "all":
+            raise ParameterError(f"{exp.name}: claim_grid and claim_builds choose where runs beyond rest_repeats go; "
+                                 "without rest_repeats every point gets every repeat: set rest_repeats too")
+        return {}
+    if rest > p["repeats"]:
+        raise ParameterError(f"{exp.name}: rest_repeats={rest} is more than repeats={p['repeats']}; rest_repeats is "
+                             "the runs of a point no claim reads, repeats those of the claims' points")
+    if p.get("max_repeats") is not None:
+        raise ParameterError(f"{exp.name}: rest_repeats and max_repeats cannot be combined: give the claims' points "
+                             "a fixed number of runs (repeats)")
+    if not values and text.strip() == "all":
+        raise ParameterError(f"{exp.name}: rest_repeats={rest} needs claim_grid or claim_builds: the points or "
+                             "builds that get all repeats")
+    return {"rest_repeats": rest,
+            "claim": frozenset(point_key(x) for x in exp.points({**p, **values})) if values else None,
+            "claim_values": tuple(values.items()),
+            "claim_builds": None if text.strip() == "all" else builds("claim_builds"),
+            "claim_builds_text": text}

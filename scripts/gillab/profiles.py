@@ -24,7 +24,8 @@ PROFILES = ("smoke", "default", "verdicts", "seed", "history")
 # ``verdicts`` profile is ``default``'s configuration with more runs: it may set only these, so
 # its samples are default's plus more, in one configuration (a campaign measured with `default`
 # and then with `verdicts` resumes the first and adds the rest)
-RUN_SIZE = ("conditions", "repeats", "max_repeats", "ci_target", "timeout", "full_grid", "small_grid")
+RUN_SIZE = ("conditions", "repeats", "max_repeats", "ci_target", "timeout", "full_grid", "small_grid",
+            "rest_repeats", "claim_grid", "claim_builds")
 BUDGET_MINUTES = 25   # the whole `default` report on 2 cores (profiles.toml says how it is met)
 
 
@@ -261,9 +262,18 @@ COMMON = {
     "small_grid": Param("small_grid", parse_small_grid,
                         "narrower grid values for the builds outside full_grid, as name:value pairs "
                         "(switch_intervals 0.005), None for every build at every point", optional=True),
+    "rest_repeats": Param("rest_repeats", positive_int,
+                          "runs of a point no claim reads (with claim_grid / claim_builds); None: repeats everywhere",
+                          optional=True),
+    "claim_grid": Param("claim_grid", parse_small_grid,
+                        "the points the claims read, as narrower grid values (like small_grid): they get every repeat, "
+                        "the others rest_repeats", optional=True),
+    "claim_builds": Param("claim_builds", condition_ids,
+                          "the builds that get every repeat at claim_grid (all, or ids and sets)"),
 }
 COMMON_DEFAULTS = {"conditions": "auto", "switch_interval": None, "affinity": None, "full_grid": "all", "small_grid": None,
-                   "max_repeats": None, "ci_target": 0.05}
+                   "max_repeats": None, "ci_target": 0.05, "rest_repeats": None, "claim_grid": None,
+                   "claim_builds": "all"}
 
 
 def resolve(experiment: str, specific: dict[str, Param], profile: str, overrides: dict | None) -> dict:

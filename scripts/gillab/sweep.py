@@ -94,10 +94,11 @@ def why_not_resumable(row: dict | None, ident_key: str, ckey: str, experiment: s
     return None
 
 
-def left_out(exp: Experiment, point: dict, cid: str, ident, grid: grid_mod.Grid) -> str | None:
-    """Why ``point`` is not measured under build ``cid``: it does not apply to the build
-    (``Experiment.applies``), or the build is measured on the small grid only; else None."""
-    return exp.applies(point, ident) or grid.reason(cid, point)
+def left_out(exp: Experiment, point: dict, cid: str, ident, grid: grid_mod.Grid, rep: int | None = None) -> str | None:
+    """Why ``point`` is not measured under build ``cid`` (in repeat ``rep``, if given): it does not
+    apply to the build (``Experiment.applies``), the build is measured on the small grid only, or
+    the repeat is beyond ``rest_repeats`` at a point no claim reads; else None."""
+    return exp.applies(point, ident) or grid.reason(cid, point, rep)
 
 
 def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
@@ -112,7 +113,7 @@ def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: 
     for rep in (range(p["repeats"]) if reps is None else reps):
         for point in (exp.points(p) if points is None else points):
             for cid in cids:
-                na = left_out(exp, point, cid, idents[cid], grid)
+                na = left_out(exp, point, cid, idents[cid], grid, rep)
                 if na:
                     why = f"not applicable: {na}"
                     reasons[why] = reasons.get(why, 0) + 1
@@ -192,36 +193,44 @@ MAX_PLAN_SAMPLES = 100_000   # one sweep; more is refused before any list of it 
 MAX_PLAN_HOURS = 12.0        # one sweep's estimated time; more is refused unless allowed (--allow-long)
 
 
-def seconds_per_sample(exp: Experiment) -> tuple[float, str] | None:
+def seconds_per_sample(exp: Experiment, config: str | None = None) -> tuple[float, str] | None:
     """The median time of one of this chapter's samples (the workload process's wall time) in the
     reader's newest campaign that holds it, else in the reference, else (a data folder of its own,
     ``GILLAB_DATA``, that holds neither) in the checkout's committed reference; with where it was
-    read."""
+    read.  Where that campaign holds samples of ``config`` (the sizes about to be measured), only
+    theirs count: a `seed` sample can take ten times a `default` one."""
     from . import campaigns
     from .paths import repo_root
     from .store import ExperimentStore
 
-    def median_of(store) -> float | None:
-        vals = []
+    def median_of(store) -> tuple[float, str] | None:
+        vals, ours = {}, {}
         for r in store.rows():
             try:
                 if r.get("status") == "ok":
-                    vals.append(float(r.get("process_wall_s") or "nan"))
+                    key = (r.get("config"), r.get("condition"), r.get("point"), r.get("repeat"))
+                    v = float(r.get("process_wall_s") or "nan")
+                    vals.setdefault(key, v)   # a sample stored as several rows counts once
+                    if config is not None and r.get("config") == config:
+                        ours.setdefault(key, v)
             except ValueError:
                 continue
-        vals = [v for v in vals if math.isfinite(v)]
-        return statistics.median(vals) if vals else None
+        for which, got in ((" of this configuration", ours), ("", vals)):
+            got = [v for v in got.values() if math.isfinite(v)]
+            if got:
+                return statistics.median(got), which
+        return None
 
     yours, ref = campaigns.for_reading(exp.name)
     for c in (yours, ref):
         if c is not None and (m := median_of(c.store(exp.name))) is not None:
-            return m, c.id
+            return m[0], f"{c.id}{m[1]}"
     committed = repo_root() / "data" / "results"
     if committed.resolve() != results_dir().resolve() and (committed / campaigns.REFERENCE_FILE).is_file():
         cid = (committed / campaigns.REFERENCE_FILE).read_text().strip()
         store = ExperimentStore(exp.name, cid, root=committed)
         if cid and store.samples_path.is_file() and (m := median_of(store)) is not None:
-            return m, f"{cid} (the checkout's committed reference)"
+            return m[0], f"{cid} (the checkout's committed reference){m[1]}"
     return None
 
 
@@ -236,10 +245,10 @@ def check_count(exp: Experiment, p: dict, n_points: int, n_builds: int) -> None:
             f"the {MAX_PLAN_SAMPLES:,} one sweep may hold; nothing was measured")
 
 
-def estimate(exp: Experiment, todo: int, allow_long: bool = True) -> tuple[float, str] | None:
+def estimate(exp: Experiment, todo: int, allow_long: bool = True, config: str | None = None) -> tuple[float, str] | None:
     """The time ``todo`` samples take at the chapter's median sample time, with its basis (None
     with no stored sample to go by); unless ``allow_long``, refuse more than :data:`MAX_PLAN_HOURS`."""
-    per = seconds_per_sample(exp)
+    per = seconds_per_sample(exp, config)
     if per is None:
         return None
     seconds = per[0] * todo
@@ -312,7 +321,7 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
     prep = Prepared(exp, p, grid, conds, idents, usable, missing, camp, False, keys, code_key(exp))
     if create:
         rows, failed, _ = prep.stored()
-        estimate(exp, len(prep.plan_samples(rows, failed)[0]), allow_long)
+        estimate(exp, len(prep.plan_samples(rows, failed)[0]), allow_long, prep.config_id)
         check_writable(results_dir())
         prep.camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
     prep.is_new = prep.camp is None or not prep.camp.experiments()
@@ -348,7 +357,7 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     cname = prep.camp.id if prep.camp is not None else campaign or "(a new campaign)"
     per_round = sum(1 for point in exp.points(p) for cid in prep.cids
                     if not left_out(exp, point, cid, prep.idents[cid], prep.grid))
-    est = estimate(exp, len(todo))
+    est = estimate(exp, len(todo), config=prep.config_id)
     return Plan(exp.name, profile, cname, prep.is_new, prep.config_id, prep.ckey, prep.keys,
                 [point_key(x) for x in exp.points(p)], prep.cids, prep.missing, todo, resumable, reasons, details,
                 len(adaptive_rounds(p)) * per_round, damaged,
