@@ -207,3 +207,42 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
     assert t.loc["countdown/threads=… (2 points)", "new GIL"] == "✓1 ↑1 ?1"
     assert t.loc["countdown/threads=… (2 points)", "published"] == "per point"
     assert t.loc["data_race/lost_updates", "no GIL"] == "✓ 2 [2, 2]" and t.loc["data_race/lost_updates", "new GIL"] == ""
+
+
+def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do():
+    import pandas as pd
+
+    from gillab import report
+
+    nan = float("nan")
+    cols = ["claim_id", "condition", "outcome", "measured", "ci_low", "ci_high", "why", "experiment"]
+
+    def flat(rows):
+        return pd.DataFrame([dict(zip(cols, r + ("countdown",))) for r in rows])
+
+    seed = flat([("a", "3.9.10", "agrees", 1.0, 0.9, 1.1, ""),         # apart from default's interval
+                 ("b", "3.9.10", "agrees", 1.0, 0.8, 1.2, ""),         # overlapping it
+                 ("c", "3.9.10", "inconclusive", 1.0, nan, nan, "n too small: 3 runs"),
+                 ("d", "3.9.10", "higher", 2.0, 1.9, 2.1, ""),
+                 ("e", "3.9.10", "agrees", 1.0, 0.9, 1.1, ""),
+                 ("f", "3.9.10", "agrees", 1.0, 0.9, 1.1, "")])
+    default = flat([("a", "3.9.10", "lower", 0.5, 0.4, 0.6, ""),
+                    ("b", "3.9.10", "lower", 0.75, 0.7, 0.85, ""),
+                    ("c", "3.9.10", "agrees", 1.0, 0.9, 1.1, ""),
+                    ("d", "3.9.10", "higher", 2.0, 1.8, 2.2, ""),
+                    ("e", "3.9.10", "inconclusive", 1.0, nan, nan, "n too small: 2 runs")])
+    both = report.profile_beside(seed, default).set_index("claim_id")
+    assert both.loc["a", "reason"].startswith("the value differs at the document's size")
+    assert both.loc["b", "reason"].startswith("the intervals overlap")
+    assert both.loc["c", "reason"] == "seed: too few runs for an interval"
+    assert both.loc["d", "reason"] == "" and not both.loc["d", "changed"]
+    assert both.loc["e", "reason"] == "default: too few runs for an interval"
+    assert both.loc["f", "reason"] == "default did not measure this build here"
+    assert both.loc["a", "default measured"] == 0.5
+
+
+def test_the_size_differences_are_read_from_the_profiles():
+    from gillab import report
+
+    assert "total_decrements 20,000,000 -> 100,000,000" in report.size_differences("countdown")
+    assert report.size_differences("file_io") == ""        # seed measures default's sizes

@@ -462,6 +462,88 @@ def measuring_times(profile: str = "default") -> str:
     return head + table + "\n" + reproduce_times(profile)
 
 
+def chapter_times(profile: str = "seed", campaign: str | None = None) -> dict:
+    """The record of how long ``profile``'s samples took to measure in ``campaign`` (default: the
+    reference), chapter by chapter, from its run files: every run that stored samples of the
+    profile's configuration (a profile measured in several sittings, or whose samples `default`
+    and `verdicts` runs measured, has several), with its time, samples and load average, and how
+    much of the profile's sweep the campaign holds (``gillab timing`` writes it to
+    ``data/timing/``; the method chapter shows it)."""
+    from . import campaigns, metadata, sweep
+
+    cid = campaign or campaigns.reference_id()
+    if cid is None:
+        raise campaigns.NoCampaign("no reference campaign to read")
+    camp = campaigns.load(cid)
+    out = {"kind": "chapter times", "profile": profile, "campaign": cid, "written": metadata.now(),
+           "git": metadata.git_commit(), "experiments": []}
+    for name in experiments.names():
+        cov = sweep.coverage(name, profile, cid)
+        runs = []
+        if camp.has(name):
+            store = camp.store(name)
+            used = {r.get("run_id") for r in store.rows() if r.get("config") == cov["config_id"]}
+            for run in store.runs():
+                if run.get("run_id") not in used:
+                    continue
+                runs.append({k: run.get(k) for k in ("run_id", "profile", "started", "finished", "status",
+                                                     "measured", "skipped_already_measured", "failed",
+                                                     "loadavg_start", "loadavg_end", "cpu_steal_share")}
+                            | {"seconds": campaigns.run_seconds(run)})
+        exp = experiments.get(name)
+        p = exp.resolve(profile)
+        out["experiments"].append({
+            "experiment": name, "config_id": cov["config_id"], "planned": cov["planned"], "stored": cov["stored"],
+            "to_measure": cov["to_measure"], "missing_conditions": cov["missing_conditions"],
+            "seconds": round(sum(r["seconds"] or 0.0 for r in runs), 1), "runs": runs,
+            "params": {k: p[k] for k in NOT_CONFIG if k in p}})
+    return out
+
+
+def write_chapter_times(profile: str = "seed", campaign: str | None = None) -> Path:
+    """:func:`chapter_times` as ``data/timing/<profile>-chapters.json`` (one file per profile,
+    rewritten as sittings add to the campaign)."""
+    rec = chapter_times(profile, campaign)
+    path = timing_dir() / f"{profile}-chapters.json"
+    path.write_text(json.dumps(rec, indent=1, default=str) + "\n")
+    return path
+
+
+def chapter_times_record(profile: str = "seed") -> dict | None:
+    """The committed :func:`chapter_times` record of ``profile`` (None without one)."""
+    path = timing_dir() / f"{profile}-chapters.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def profile_minutes(profile: str = "seed") -> str:
+    """Per chapter, the minutes ``default`` took (the newest whole run) beside those of
+    ``profile``'s samples in the reference campaign (all its sittings), with how much of the
+    profile's sweep the campaign holds: what measuring the documents' own sizes costs on 2 cores
+    (for the method chapter; from the committed records in ``data/timing/``)."""
+    rec = chapter_times_record(profile)
+    if rec is None:
+        return f"*No record of the `{profile}` profile's chapter times in `data/timing/` (`gillab timing -P {profile}`).*\n"
+    default = (timing_records("default") or [None])[-1]
+    dmin = {e["experiment"]: e["seconds"] / 60 for e in (default or {}).get("experiments", [])}
+    rows = [f"| chapter | minutes in `default` | minutes in `{profile}` | `{profile}` runs (profiles) "
+            "| samples stored of those asked |", "|---|---|---|---|---|"]
+    total, whole = 0.0, 0
+    for e in rec["experiments"]:
+        total += e["seconds"]
+        whole += e["to_measure"] == 0
+        profiles = sorted({r["profile"] for r in e["runs"]})
+        held = f"{e['stored']:,} of {e['planned']:,}" + ("" if e["to_measure"] == 0 else " (**not complete**)")
+        d = dmin.get(e["experiment"])
+        rows.append(f"| `{e['experiment']}` | {'-' if d is None else f'{d:.1f}'} | {e['seconds'] / 60:.1f} "
+                    f"| {len(e['runs'])} ({', '.join(profiles) or '-'}) | {held} |")
+    n = len(rec["experiments"])
+    return (f"The `{profile}` profile in the reference campaign `{rec['campaign']}`: **{total / 60:.0f} minutes** of "
+            f"measuring over its sittings, as its run files record (`data/timing/{profile}-chapters.json`, written "
+            f"{rec['written'][:10]}); {whole} of {n} chapters hold every sample the profile asks for. A chapter whose "
+            f"`{profile}` configuration is `default`'s (the same sizes) shares its samples, so its runs are `default`'s "
+            "and `verdicts`'s.\n\n" + "\n".join(rows) + "\n")
+
+
 def runs_by_design() -> str:
     """Per chapter: the estimands of its judged claims (from the reference campaign's verdict
     rows) and the runs a 95% interval of each needs (a best of 3: trials of 3 runs), the repeats
@@ -663,7 +745,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
-                                            + "\n" + runs_by_design())
+                                            + "\n" + runs_by_design() + "\n" + profile_minutes("seed"))
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())
     jb = Path(sys.executable).with_name("jupyter-book")

@@ -203,6 +203,12 @@ class Chapter:
                       "*not measured* in that run. The profile trades those points for time (the whole `default` "
                       f"report has to fit {BUDGET_MINUTES} minutes on 2 cores); `full_grid=all` measures every build everywhere"
                       + (", as the committed reference campaign did." if report.reference_grids() == "all" else ".")]
+        if self.params.get("rest_repeats") is not None:
+            g = grid.of(self.exp, self.params)
+            where = grid.Grid.describe(g.claim_values) or "every point"
+            lines += ["", f"The claims' points ({where}) get all {self.params['repeats']} repeats for the builds "
+                      f"`{self.params['claim_builds']}`, the runs their verdicts need; every other point "
+                      f"{self.params['rest_repeats']} (`rest_repeats`, `claim_grid`, `claim_builds`)."]
         return "\n".join(lines)
 
     def _data_text(self) -> str:

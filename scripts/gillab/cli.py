@@ -212,6 +212,22 @@ def cmd_reproduce(args) -> int:
     return 3 if failures else 0
 
 
+def cmd_timing(args) -> int:
+    from . import book
+
+    if args.write:
+        path = book.write_chapter_times(args.profile, args.campaign)
+        print(f"[gillab] written: {path}")
+        rec = json.loads(path.read_text())
+    else:
+        rec = book.chapter_times(args.profile, args.campaign)
+    for e in rec["experiments"]:
+        print(f"{e['experiment']:<16} {e['seconds'] / 60:7.1f} min  {len(e['runs'])} run(s)  "
+              f"{e['stored']:>6,} of {e['planned']:,} samples stored" + ("" if not e["to_measure"] else
+                                                                       f"  ({e['to_measure']:,} to measure)"))
+    return 0
+
+
 def cmd_campaigns(args) -> int:
     from . import campaigns
 
@@ -381,6 +397,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-book", action="store_true", help="measure only (the run's record is written either way)")
     campaign_args(s)
     s.set_defaults(fn=cmd_reproduce)
+    s = sub.add_parser("timing", help="per chapter, how long a profile's samples took in a campaign (its run files)")
+    s.add_argument("-P", "--profile", default="seed", choices=PROFILES)
+    s.add_argument("--campaign", metavar="ID", help="default: the reference campaign")
+    s.add_argument("--write", action="store_true", help="write data/timing/<profile>-chapters.json (the method "
+                   "chapter shows it)")
+    s.set_defaults(fn=cmd_timing)
     s = sub.add_parser("campaigns", help="the reference campaign and yours")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_campaigns)

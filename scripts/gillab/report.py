@@ -355,16 +355,63 @@ def _comparison(claim_id: str) -> str | None:
 def profile_beside(other, default):
     """Each claim x condition of ``other`` (the flat verdicts of another profile's samples, e.g.
     ``seed``: the documents' own sizes and repeats) beside the same claim x condition judged on the
-    ``default`` profile's samples: both outcomes, and whether they differ."""
+    ``default`` profile's samples: both outcomes, default's value and interval, whether the
+    outcomes differ and, where they do, why (:func:`size_reason`)."""
     import pandas as pd
 
     if not len(other):
         return pd.DataFrame()
-    base = default.set_index(["claim_id", "condition"])["outcome"] if len(default) else pd.Series(dtype=object)
+    cols = ["outcome", "measured", "ci_low", "ci_high", "why"]
+    base = (default.drop_duplicates(["claim_id", "condition"]).set_index(["claim_id", "condition"]).reindex(columns=cols)
+            if len(default) else pd.DataFrame(columns=cols))
     out = other[other["condition"] != "-"].copy()
-    out["default outcome"] = [base.get((c, k), "not measured") for c, k in zip(out["claim_id"], out["condition"])]
+    keys = list(zip(out["claim_id"], out["condition"]))
+    for c in cols:
+        got = [base[c].get(k) if k in base.index else None for k in keys]
+        out[f"default {c}"] = [("not measured" if g is None else g) for g in got] if c == "outcome" else got
     out["changed"] = out["outcome"] != out["default outcome"]
+    out["reason"] = [size_reason(r) if r["changed"] else "" for _, r in out.iterrows()]
     return out.reset_index(drop=True)
+
+
+def size_reason(row) -> str:
+    """Why one claim x build has another outcome on ``seed`` than on ``default`` (a row of
+    :func:`profile_beside`), as far as the numbers say: one side has too few runs for an interval,
+    default did not measure it, the two intervals do not overlap (the value itself differs at the
+    document's size), or they overlap and the outcomes sit on either side of the band's edge."""
+    import math
+
+    def short(why) -> bool:
+        return isinstance(why, str) and why.startswith("n too small")
+
+    if short(row.get("why")):
+        return "seed: too few runs for an interval"
+    if row.get("default outcome") == "not measured":
+        return "default did not measure this build here"
+    if short(row.get("default why")):
+        return "default: too few runs for an interval"
+    vals = [row.get(k) for k in ("ci_low", "ci_high", "default ci_low", "default ci_high")]
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
+        return "one side has no interval"
+    lo, hi, dlo, dhi = (float(v) for v in vals)
+    if hi < dlo or dhi < lo:
+        return "the value differs at the document's size: the two intervals do not overlap"
+    return "the intervals overlap: the outcomes sit on either side of the band's edge"
+
+
+def size_differences(experiment: str, profile: str = "seed") -> str:
+    """What ``profile`` measures differently from ``default`` in one chapter, from profiles.toml
+    (the parameters that are part of the configuration: what a sample is), e.g.
+    "total_decrements 20,000,000 -> 100,000,000"; '' where the configurations are the same."""
+    from .experiment import NOT_CONFIG
+
+    exp = get(experiment)
+    a, b = exp.resolve("default"), exp.resolve(profile)
+
+    def show(v):
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+    return "; ".join(f"{k} {show(a[k])} -> {show(b[k])}" for k in b
+                     if k not in NOT_CONFIG and a.get(k) != b[k])
 
 
 OUTCOMES = ("agrees", "higher", "lower", "inconclusive", "not testable here", "not measured")

@@ -328,6 +328,27 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
     return prep
 
 
+def coverage(name: str, profile: str, campaign: str) -> dict:
+    """How much of ``profile``'s sweep ``campaign`` holds, read only (the reference campaign too):
+    the samples the profile asks for, those stored and resumable, those still to measure, and the
+    builds it names that are not available here."""
+    from . import campaigns
+
+    exp = get(name)
+    p = exp.resolve(profile)
+    conds = interpreters.select(p["conditions"])
+    idents = {c.id: interpreters.identify(c) for c in conds}
+    usable = [c for c in conds if idents[c.id].available]
+    keys = {c.id: idents[c.id].key() for c in usable}
+    prep = Prepared(exp, p, grid_mod.of(exp, p), conds, idents, usable,
+                    [c.id for c in conds if not idents[c.id].available], campaigns.load(campaign), False, keys,
+                    code_key(exp))
+    rows, failed, _ = prep.stored()
+    todo, resumable, *_ = prep.plan_samples(rows, failed)
+    return {"planned": len(todo) + resumable, "stored": resumable, "to_measure": len(todo),
+            "missing_conditions": prep.missing, "config_id": prep.config_id}
+
+
 def check_writable(folder) -> None:
     """Raise :class:`ParameterError` unless a file can be made in ``folder`` (or, where it does not
     exist yet, in the nearest folder above it that does), before anything is measured."""

@@ -255,4 +255,11 @@ def prose(df: pd.DataFrame) -> list:
     return out
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's five windows after a longer warm-up make one server run's rate steadier than "
+    "default's single window."
+)
+
 ANALYSIS = ModuleAnalysis(__name__)

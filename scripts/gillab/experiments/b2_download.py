@@ -628,4 +628,11 @@ def history_prose(df: pd.DataFrame) -> list:
     return out
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "b2sdk's own minimum part and larger files: each stream carries more bytes, so the costs paid "
+    "per request and per part weigh less; the seed measures the document's pair and today's."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, extras=("history_figure", "history_table", "history_prose"))

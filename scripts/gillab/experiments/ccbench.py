@@ -686,4 +686,12 @@ def explorer(df: pd.DataFrame):
 
 
 EXPERIMENT = CCBench()
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "ccbench's own longer runs and sparser pings: a throughput run averages over more switches "
+    "and a latency mean over fewer pings; the seed measures the old GIL, 3.9.10 and today's "
+    "3.13.5 only."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, extras=("throughput_figure", "policy_figure", "tool_figure"))

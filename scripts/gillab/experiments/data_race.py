@@ -236,4 +236,11 @@ def published_table() -> pd.DataFrame:
 
 
 EXPERIMENT = DataRace()
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's short loop only (default adds a long one), with many runs a point: the claim "
+    "is a count of runs that lost updates, settled by what was seen."
+)
+
 ANALYSIS = ModuleAnalysis(__name__)

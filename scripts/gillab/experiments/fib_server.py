@@ -385,4 +385,11 @@ def explorer(df: pd.DataFrame):
                                   title="Explore the perf2 timelines")
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's larger requests and its 1-second monitor: the long request lasts far longer, "
+    "so perf2's drop is read over many more seconds; the seed measures 3.9.10 and 3.13.5 only."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, extras=("perf1_figure", "statistics_figure"))

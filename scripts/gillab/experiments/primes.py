@@ -58,4 +58,11 @@ def prose(df) -> list:
     return out
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's larger bound in as many chunks, each with more work: the pool's overhead "
+    "weighs less."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

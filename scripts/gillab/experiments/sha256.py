@@ -84,4 +84,11 @@ def prose(df) -> list:
     return out
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The hash releases the GIL once per message; longer messages mean fewer releases for the same "
+    "work, so a ratio changes with the size only through the costs paid per message."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, shared=over_threads, spec=SPEC)

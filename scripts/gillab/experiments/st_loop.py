@@ -47,4 +47,11 @@ def prose(df) -> list:
     return out
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The same loop, run more times: a free-threaded / GIL ratio of times changes with the size "
+    "only through the costs of starting it."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

@@ -203,4 +203,12 @@ def explorer(df: pd.DataFrame):
                                   title="Explore the stall")
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's far longer stall beside its 5-second heartbeat: the silent share and the wait "
+    "after Ctrl-C are read at the document's scale, where default's are read at a fortieth of it "
+    "in time."
+)
+
 ANALYSIS = ModuleAnalysis(__name__)

@@ -270,4 +270,12 @@ def prose(df: pd.DataFrame) -> list:
     return out
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's count is far larger than default's: at the long switch intervals a short run "
+    "holds only a few switches, so the ratios at 0.1 s and 0.01 s are where the size can change "
+    "an outcome."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables',), reads=('countdown',))

@@ -264,4 +264,10 @@ def prose(df: pd.DataFrame) -> list:
     return out
 
 
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "Only the cap on recursion differs: the recursion-depth claim is the one that can read it."
+)
+
 ANALYSIS = ModuleAnalysis(__name__, extras=("statistics_figure",))
