@@ -108,3 +108,31 @@ def test_a_changed_profile_is_reported_as_drift(monkeypatch):
     rec["experiments"] = [e for e in rec["experiments"] if e["experiment"] != "stall"]
     drift = book.profile_drift(rec)
     assert drift == ["convoy: full_grid 'all' then, '3.9.10' now", "stall: not in the record"]
+
+
+def test_a_profile_measured_in_sittings_is_timed_chapter_by_chapter(builds, data_dir, monkeypatch):
+    """`gillab timing` sums the runs that stored samples of the profile's configuration, sitting by
+    sitting, says how much of the sweep the campaign holds, and the method chapter's table reads it."""
+    from gillab import sweep
+
+    monkeypatch.setattr(book.experiments, "names", lambda: ["countdown"])
+    monkeypatch.setattr(book, "timing_dir", lambda: data_dir / "timing")
+    (data_dir / "timing").mkdir(parents=True)
+    tier = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 3,
+            "rest_repeats": 1, "claim_grid": "threads=1"}
+    monkeypatch.setattr(book.experiments.get("countdown"), "resolve",
+                        lambda profile, overrides=None, _r=book.experiments.get("countdown").resolve:
+                        _r("smoke", {**tier, **(overrides or {})}))
+    first = sweep.measure("countdown", "smoke", {"repeats": 2, "rest_repeats": 1}, campaign="sat", progress=False)
+    rec = book.chapter_times("smoke", "sat")
+    (e,) = rec["experiments"]
+    assert e["planned"] == 2 * (3 + 1) and e["stored"] == 2 * (2 + 1) and e["to_measure"] == 2
+    assert [r["run_id"] for r in e["runs"]] == [first.run_id] and e["runs"][0]["measured"] == 6
+    second = sweep.measure("countdown", "smoke", campaign="sat", progress=False)
+    assert second.measured == 2
+    path = book.write_chapter_times("smoke", "sat")
+    (e,) = json.loads(path.read_text())["experiments"]
+    assert e["to_measure"] == 0 and [r["run_id"] for r in e["runs"]] == [first.run_id, second.run_id]
+    assert e["seconds"] == pytest.approx(sum(r["seconds"] for r in e["runs"]), abs=0.2)
+    text = book.profile_minutes("smoke")
+    assert "| `countdown` | - |" in text and "2 (smoke) | 8 of 8 |" in text and "1 of 1 chapters" in text

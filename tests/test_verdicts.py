@@ -246,3 +246,18 @@ def test_the_size_differences_are_read_from_the_profiles():
 
     assert "total_decrements 20,000,000 -> 100,000,000" in report.size_differences("countdown")
     assert report.size_differences("file_io") == ""        # seed measures default's sizes
+
+
+def test_no_seed_verdict_of_a_chapter_measured_whole_is_inconclusive_for_want_of_runs():
+    """The committed reference's `seed` chapters that hold every sample the profile asks for give
+    each judged claim x build the runs its interval needs (the claim tier of profiles.toml)."""
+    from gillab import book, campaigns, report
+
+    rec = book.chapter_times_record("seed")
+    assert rec is not None and rec["campaign"] == campaigns.reference_id()
+    whole = [e["experiment"] for e in rec["experiments"]
+             if e["to_measure"] == 0 and report.size_differences(e["experiment"])]
+    assert whole, "no seed chapter measured whole"
+    judged = report.headline(report.flat(report.verdicts(rec["campaign"], whole, profile="seed")))
+    short = judged[judged["why"].astype(str).str.startswith("n too small")]
+    assert len(judged) and short.empty, short[["claim_id", "condition", "n", "why"]].to_string()

@@ -399,6 +399,38 @@ def size_reason(row) -> str:
     return "the intervals overlap: the outcomes sit on either side of the band's edge"
 
 
+def sizes_by_chapter(both, record: dict | None = None):
+    """The verdicts page's "documents' own sizes" table: per chapter, what its `seed` profile
+    measures differently (:func:`size_differences`), how much of it the reference campaign holds
+    (``record``: :func:`gillab.book.chapter_times_record`), the claims x builds judged on its
+    samples, how many of their outcomes differ from `default`'s (``both``:
+    :func:`profile_beside` of the judged rows) and how many claims that is, those left
+    inconclusive by too few runs, and the chapter's reason in words (its ``SIZE_NOTE``)."""
+    import pandas as pd
+
+    held = {e["experiment"]: e for e in (record or {}).get("experiments", [])}
+    rows = []
+    for name in names():
+        diff = size_differences(name)
+        e = held.get(name)
+        g = both[both["experiment"] == name] if len(both) else both
+        if not diff:
+            status = "default's sizes: the verdicts above"
+        elif e is None:
+            status = "no record" if len(g) else "not measured"
+        elif e["to_measure"] == 0:
+            status = f"complete: {e['stored']:,} samples, {e['seconds'] / 60:.0f} min"
+        else:
+            status = f"**{e['stored']:,} of {e['planned']:,} samples**, {e['seconds'] / 60:.0f} min so far"
+        changed = g[g["changed"]] if len(g) else g
+        short = (g["why"].astype(str).str.startswith("n too small").sum() if len(g) and "why" in g else 0)
+        rows.append({"chapter": name, "seed measures (default -> seed)": diff or "-", "seed in the reference": status,
+                     "claims x builds": len(g), "outcome changed": len(changed),
+                     "claims changed": changed["claim_id"].nunique() if len(changed) else 0,
+                     "too few runs": int(short), "the chapter's reason": analysis(name).size_note if diff else ""})
+    return pd.DataFrame(rows)
+
+
 def size_differences(experiment: str, profile: str = "seed") -> str:
     """What ``profile`` measures differently from ``default`` in one chapter, from profiles.toml
     (the parameters that are part of the configuration: what a sample is), e.g.
