@@ -163,7 +163,8 @@ def test_a_seed_verdict_is_set_beside_the_default_verdict_of_the_same_claim_and_
     default = flat([("countdown/threads=2", "3.9.10", "inconclusive"), ("countdown/threads=2", "3.13.5t", "lower")])
     both = report.profile_beside(seed, default)
     assert list(both["default outcome"]) == ["inconclusive", "lower", "not measured"]
-    assert list(both["changed"]) == [True, False, True]
+    # a build default did not measure is new on seed, not a changed outcome
+    assert list(both["changed"]) == [True, False, False] and list(both["only on seed"]) == [False, False, True]
     assert report.profile_beside(seed.iloc[:0], default).empty
 
 
@@ -237,7 +238,7 @@ def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do
     assert both.loc["c", "reason"] == "seed: too few runs for an interval"
     assert both.loc["d", "reason"] == "" and not both.loc["d", "changed"]
     assert both.loc["e", "reason"] == "default: too few runs for an interval"
-    assert both.loc["f", "reason"] == "default did not measure this build here"
+    assert both.loc["f", "only on seed"] and not both.loc["f", "changed"] and both.loc["f", "reason"] == ""
     assert both.loc["a", "default measured"] == 0.5
 
 

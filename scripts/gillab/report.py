@@ -355,7 +355,8 @@ def _comparison(claim_id: str) -> str | None:
 def profile_beside(other, default):
     """Each claim x condition of ``other`` (the flat verdicts of another profile's samples, e.g.
     ``seed``: the documents' own sizes and repeats) beside the same claim x condition judged on the
-    ``default`` profile's samples: both outcomes, default's value and interval, whether the
+    ``default`` profile's samples: both outcomes, default's value and interval, whether default
+    measured it at all (``only on seed``: its small grid leaves some builds out), whether the
     outcomes differ and, where they do, why (:func:`size_reason`)."""
     import pandas as pd
 
@@ -369,7 +370,9 @@ def profile_beside(other, default):
     for c in cols:
         got = [base[c].get(k) if k in base.index else None for k in keys]
         out[f"default {c}"] = [("not measured" if g is None else g) for g in got] if c == "outcome" else got
-    out["changed"] = out["outcome"] != out["default outcome"]
+    # a build default's small grid left out is new on seed, not a changed outcome
+    out["only on seed"] = out["default outcome"] == "not measured"
+    out["changed"] = (out["outcome"] != out["default outcome"]) & ~out["only on seed"]
     out["reason"] = [size_reason(r) if r["changed"] else "" for _, r in out.iterrows()]
     return out.reset_index(drop=True)
 
@@ -377,8 +380,8 @@ def profile_beside(other, default):
 def size_reason(row) -> str:
     """Why one claim x build has another outcome on ``seed`` than on ``default`` (a row of
     :func:`profile_beside`), as far as the numbers say: one side has too few runs for an interval,
-    default did not measure it, the two intervals do not overlap (the value itself differs at the
-    document's size), or they overlap and the outcomes sit on either side of the band's edge."""
+    the two intervals do not overlap (the value itself differs at the document's size), or they
+    overlap and the outcomes sit on either side of the band's edge."""
     import math
 
     def short(why) -> bool:
@@ -386,8 +389,6 @@ def size_reason(row) -> str:
 
     if short(row.get("why")):
         return "seed: too few runs for an interval"
-    if row.get("default outcome") == "not measured":
-        return "default did not measure this build here"
     if short(row.get("default why")):
         return "default: too few runs for an interval"
     vals = [row.get(k) for k in ("ci_low", "ci_high", "default ci_low", "default ci_high")]
@@ -404,8 +405,9 @@ def sizes_by_chapter(both, record: dict | None = None):
     measures differently (:func:`size_differences`), how much of it the reference campaign holds
     (``record``: :func:`gillab.book.chapter_times_record`), the claims x builds judged on its
     samples, how many of their outcomes differ from `default`'s (``both``:
-    :func:`profile_beside` of the judged rows) and how many claims that is, those left
-    inconclusive by too few runs, and the chapter's reason in words (its ``SIZE_NOTE``)."""
+    :func:`profile_beside` of the judged rows) and how many claims that is, those `default` did not
+    measure, those left inconclusive by too few runs, and the chapter's reason in words (its
+    ``SIZE_NOTE``)."""
     import pandas as pd
 
     held = {e["experiment"]: e for e in (record or {}).get("experiments", [])}
@@ -427,6 +429,7 @@ def sizes_by_chapter(both, record: dict | None = None):
         rows.append({"chapter": name, "seed measures (default -> seed)": diff or "-", "seed in the reference": status,
                      "claims x builds": len(g), "outcome changed": len(changed),
                      "claims changed": changed["claim_id"].nunique() if len(changed) else 0,
+                     "only on seed": int(g["only on seed"].sum()) if len(g) else 0,
                      "too few runs": int(short), "the chapter's reason": analysis(name).size_note if diff else ""})
     return pd.DataFrame(rows)
 
