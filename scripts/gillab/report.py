@@ -422,12 +422,14 @@ def sizes_by_chapter(both, record: dict | None = None):
             status = "no record" if len(g) else "not measured"
         elif e["to_measure"] == 0:
             status = f"complete: {e['stored']:,} samples, {e['seconds'] / 60:.0f} min"
+        elif e["stored"] == 0:
+            status = f"not measured yet ({e['planned']:,} samples asked)"
         else:
-            status = f"**{e['stored']:,} of {e['planned']:,} samples**, {e['seconds'] / 60:.0f} min so far"
+            status = f"not complete: {e['stored']:,} of {e['planned']:,} samples, {e['seconds'] / 60:.0f} min so far"
         changed = g[g["changed"]] if len(g) else g
         short = (g["why"].astype(str).str.startswith("n too small").sum() if len(g) and "why" in g else 0)
-        rows.append({"chapter": name, "seed measures (default -> seed)": diff or "-", "seed in the reference": status,
-                     "claims x builds": len(g), "outcome changed": len(changed),
+        rows.append({"chapter": name, "default -> seed": diff or "-", "seed in the reference": status,
+                     "claims x builds": len(g), "changed": len(changed),
                      "claims changed": changed["claim_id"].nunique() if len(changed) else 0,
                      "only on seed": int(g["only on seed"].sum()) if len(g) else 0,
                      "too few runs": int(short), "the chapter's reason": analysis(name).size_note if diff else ""})
