@@ -441,12 +441,10 @@ def measuring_times(profile: str = "default") -> str:
     for name in experiments.names():
         if not camp.has(name):
             continue
-        store = camp.store(name)
-        used = {r.get("run_id") for r in store.rows()}
         secs, n = 0.0, 0
-        for run in store.runs():
+        for run in campaigns.runs_that_stored(camp.store(name)):
             took = campaigns.run_seconds(run)
-            if run.get("profile") != profile or run.get("run_id") not in used or took is None:
+            if run.get("profile") != profile or took is None:
                 continue
             secs += took
             n += 1
@@ -479,19 +477,11 @@ def chapter_times(profile: str = "seed", campaign: str | None = None) -> dict:
            "git": metadata.git_commit(), "experiments": []}
     for name in experiments.names():
         cov = sweep.coverage(name, profile, cid)
-        runs = []
-        if camp.has(name):
-            store = camp.store(name)
-            used = {r.get("run_id") for r in store.rows() if r.get("config") == cov["config_id"]}
-            for run in store.runs():
-                if run.get("run_id") not in used:
-                    continue
-                runs.append({k: run.get(k) for k in ("run_id", "profile", "started", "finished", "status",
-                                                     "measured", "skipped_already_measured", "failed",
-                                                     "loadavg_start", "loadavg_end", "cpu_steal_share")}
-                            | {"seconds": campaigns.run_seconds(run)})
-        exp = experiments.get(name)
-        p = exp.resolve(profile)
+        runs = [{k: run.get(k) for k in ("run_id", "profile", "started", "finished", "status", "measured",
+                                         "skipped_already_measured", "failed", "loadavg_start", "loadavg_end",
+                                         "cpu_steal_share")} | {"seconds": campaigns.run_seconds(run)}
+                for run in (campaigns.runs_that_stored(camp.store(name), cov["config_id"]) if camp.has(name) else [])]
+        p = cov["params"]
         out["experiments"].append({
             "experiment": name, "config_id": cov["config_id"], "planned": cov["planned"], "stored": cov["stored"],
             "to_measure": cov["to_measure"], "missing_conditions": cov["missing_conditions"],

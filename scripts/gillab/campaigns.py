@@ -234,6 +234,13 @@ def run_seconds(run: dict) -> float | None:
     return (dt.datetime.fromisoformat(run["finished"]) - dt.datetime.fromisoformat(run["started"])).total_seconds()
 
 
+def runs_that_stored(store, config: str | None = None) -> list[dict]:
+    """The run files of ``store`` whose runs hold samples in it (of ``config``, if given): a run
+    that only resumed, or was killed before its first sample, took time but measured nothing."""
+    used = {r.get("run_id") for r in store.rows() if config is None or r.get("config") == config}
+    return [run for run in store.runs() if run.get("run_id") in used]
+
+
 def runs(c: Campaign) -> list[dict]:
     out = []
     for exp in c.experiments():

@@ -65,12 +65,6 @@ class Grid:
     def describe(values) -> str:
         return "; ".join(f"{k}={v}" for k, v in values)
 
-    def runs_at(self, cid: str, point: dict, repeats: int) -> int:
-        """How many of ``repeats`` runs ``cid`` gets at ``point`` (0 outside its grid)."""
-        if self.reason(cid, point) is not None:
-            return 0
-        return sum(1 for rep in range(repeats) if self.reason(cid, point, rep) is None)
-
 
 def small_values(exp: Experiment, p: dict, which: str = "small_grid") -> dict:
     """``small_grid`` (or ``claim_grid``) parsed with the experiment's own parameter checks, and

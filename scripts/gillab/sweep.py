@@ -299,6 +299,16 @@ class Prepared:
                             grid=self.grid, **kw)
 
 
+def _builds(p: dict) -> tuple[list, dict, list, list, dict]:
+    """The conditions ``p`` names, each one's identity, those available and the ids of those
+    missing, and the identity keys of the available ones."""
+    conds = interpreters.select(p["conditions"])
+    idents = {c.id: interpreters.identify(c) for c in conds}
+    usable = [c for c in conds if idents[c.id].available]
+    missing = [c.id for c in conds if not idents[c.id].available]
+    return conds, idents, usable, missing, {c.id: idents[c.id].key() for c in usable}
+
+
 def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False) -> Prepared:
     """Every check, then the campaign, the conditions, their keys and what the store holds."""
     from . import campaigns
@@ -306,16 +316,12 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
     exp = get(name)
     p = exp.resolve(profile, overrides)
     grid = grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
-    conds = interpreters.select(p["conditions"])
-    idents = {c.id: interpreters.identify(c) for c in conds}
-    missing = [c.id for c in conds if not idents[c.id].available]
-    usable = [c for c in conds if idents[c.id].available]
+    conds, idents, usable, missing, keys = _builds(p)
     if not usable:
         raise ParameterError(
             "none of the requested conditions is available: "
             + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
             + ". Build the core ones with `gillab provision` (or `make interpreters`).")
-    keys = {c.id: idents[c.id].key() for c in usable}
     check_count(exp, p, len(exp.points(p)), len(usable))   # before any list of the samples is made
     camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # nothing made yet
     prep = Prepared(exp, p, grid, conds, idents, usable, missing, camp, False, keys, code_key(exp))
@@ -331,22 +337,18 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
 def coverage(name: str, profile: str, campaign: str) -> dict:
     """How much of ``profile``'s sweep ``campaign`` holds, read only (the reference campaign too):
     the samples the profile asks for, those stored and resumable, those still to measure, and the
-    builds it names that are not available here."""
+    builds it names that are not available here, with the profile's resolved parameters."""
     from . import campaigns
 
     exp = get(name)
     p = exp.resolve(profile)
-    conds = interpreters.select(p["conditions"])
-    idents = {c.id: interpreters.identify(c) for c in conds}
-    usable = [c for c in conds if idents[c.id].available]
-    keys = {c.id: idents[c.id].key() for c in usable}
-    prep = Prepared(exp, p, grid_mod.of(exp, p), conds, idents, usable,
-                    [c.id for c in conds if not idents[c.id].available], campaigns.load(campaign), False, keys,
-                    code_key(exp))
+    conds, idents, usable, missing, keys = _builds(p)
+    prep = Prepared(exp, p, grid_mod.of(exp, p), conds, idents, usable, missing, campaigns.load(campaign), False,
+                    keys, code_key(exp))
     rows, failed, _ = prep.stored()
     todo, resumable, *_ = prep.plan_samples(rows, failed)
     return {"planned": len(todo) + resumable, "stored": resumable, "to_measure": len(todo),
-            "missing_conditions": prep.missing, "config_id": prep.config_id}
+            "missing_conditions": missing, "config_id": prep.config_id, "params": p}
 
 
 def check_writable(folder) -> None:
