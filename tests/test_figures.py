@@ -1,5 +1,7 @@
 """Data to take away: every figure's CSV holds exactly what it plots, and its alt text says what
 it shows; the line under a figure links to the files the book serves."""
+import json
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -54,3 +56,21 @@ def test_the_line_under_a_figure_links_to_the_served_files():
     assert '<a href="../../files/data/results/c/countdown/samples.csv">' in html
     assert '<a href="../../files/data/results/c/countdown/runs/">' in html   # a pattern links to its folder
     assert '<a href="../../figures/countdown/figure.csv">' in html
+
+
+def test_the_book_serves_only_the_csvs_its_pages_link_to(tmp_path):
+    from gillab.book import prune_figures
+    from gillab.paths import BOOK_FIGURES
+
+    figures, gen = tmp_path / BOOK_FIGURES, tmp_path / "book" / "generated"
+    (figures / "countdown").mkdir(parents=True)
+    gen.mkdir(parents=True)
+    for name in ("figure-yours.csv", "figure-an-earlier-campaign.csv"):
+        (figures / "countdown" / name).write_text("x,y\n1,2\n")
+    line = source_line(plots.tidy, ["data/results/c/countdown/samples.csv"],
+                       plotted="figures/countdown/figure-yours.csv").data
+    (gen / "countdown.ipynb").write_text(json.dumps({"cells": [{"outputs": [{"data": {"text/html": [line]}}]}]}))
+    gone = prune_figures(tmp_path)
+    assert [p.name for p in gone] == ["figure-an-earlier-campaign.csv"]
+    assert [p.name for p in (figures / "countdown").iterdir()] == ["figure-yours.csv"]
+    assert prune_figures(tmp_path / "no book here") == []

@@ -718,6 +718,22 @@ def serve_data(root: Path) -> Path:
     return dest
 
 
+def prune_figures(root: Path) -> list[Path]:
+    """Remove the figures' CSVs in ``root``'s ``book/_extra/figures`` that no executed chapter in
+    ``book/generated`` links to (a campaign shown by an earlier build, a figure since renamed),
+    so that the book serves only the points its pages plot; returns what it removed."""
+    figures = root / BOOK_FIGURES
+    if not figures.is_dir():
+        return []
+    linked = "\n".join(p.read_text(errors="replace") for p in (root / "book" / "generated").glob("*.ipynb"))
+    gone = []
+    for csv in sorted(figures.rglob("*.csv")):
+        if f"{BOOK_FIGURES.name}/{csv.relative_to(figures).as_posix()}" not in linked:
+            csv.unlink()
+            gone.append(csv)
+    return gone
+
+
 def build_book(root: Path | None = None, builder: str = "html", campaign: str | None = None) -> Path:
     """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout);
     ``campaign``: the reader's campaign the landing page shows beside the reference."""
@@ -728,6 +744,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "conditions_table.md").write_text(conditions_table())
     serve_data(root)
+    prune_figures(root)
     from . import report
 
     yours, ref = report.campaign_verdicts(campaign=campaign)
