@@ -12,12 +12,12 @@ explorers all measure through :func:`measure`.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import os
 import statistics
 import subprocess
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -431,7 +431,9 @@ class _Run:
         self.prep, self.exp, self.p, self.profile = prep, prep.exp, prep.p, profile
         self.store = prep.camp.store(prep.exp.name)
         self.cfg = prep.config_id
-        self.run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+        # to the microsecond: a store lists its runs by name, so two runs begun in one second
+        # (a resumed sweep with nothing left) still list in the order they ran
+        self.run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ") + "-" + uuid.uuid4().hex[:6]
         self.result = RunResult(self.run_id, self.exp.name, prep.camp.id, self.p, self.cfg,
                                 missing_conditions=prep.missing)
         self.by_id = {c.id: c for c in prep.usable}
