@@ -74,3 +74,15 @@ def test_the_book_serves_only_the_csvs_its_pages_link_to(tmp_path):
     assert [p.name for p in gone] == ["figure-an-earlier-campaign.csv"]
     assert [p.name for p in (figures / "countdown").iterdir()] == ["figure-yours.csv"]
     assert prune_figures(tmp_path / "no book here") == []
+
+
+def test_a_new_build_does_not_keep_what_an_earlier_one_served(tmp_path):
+    from gillab.book import clear_served
+
+    built = tmp_path / "_build" / "html"
+    for part in ("figures/countdown", "files/data", "book/generated"):
+        (built / part).mkdir(parents=True)
+        (built / part / "x").write_text("1")
+    assert sorted(p.name for p in clear_served(tmp_path)) == ["figures", "files"]
+    assert sorted(p.name for p in built.iterdir()) == ["book"]   # the pages themselves stay
+    assert clear_served(tmp_path) == []

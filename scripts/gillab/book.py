@@ -734,6 +734,19 @@ def prune_figures(root: Path) -> list[Path]:
     return gone
 
 
+def clear_served(root: Path) -> list[Path]:
+    """Remove the copies an earlier build made of what the book serves at its root
+    (``_build/html/figures``, ``_build/html/files``): Sphinx copies ``html_extra_path`` over the
+    output and never deletes, so without this a pruned CSV or a removed campaign stays served."""
+    gone = []
+    for part in (BOOK_FIGURES, BOOK_FILES):
+        built = root / "_build" / "html" / part.name
+        if built.is_dir():
+            shutil.rmtree(built)
+            gone.append(built)
+    return gone
+
+
 def build_book(root: Path | None = None, builder: str = "html", campaign: str | None = None) -> Path:
     """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout);
     ``campaign``: the reader's campaign the landing page shows beside the reference."""
@@ -745,6 +758,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "conditions_table.md").write_text(conditions_table())
     serve_data(root)
     prune_figures(root)
+    clear_served(root)
     from . import report
 
     yours, ref = report.campaign_verdicts(campaign=campaign)
