@@ -379,25 +379,26 @@ def profile_beside(other, default):
 
 def size_reason(row) -> str:
     """Why one claim x build has another outcome on ``seed`` than on ``default`` (a row of
-    :func:`profile_beside`), as far as the numbers say: one side has too few runs for an interval,
-    the two intervals do not overlap (the value itself differs at the document's size), or they
-    overlap and the outcomes sit on either side of the band's edge."""
+    :func:`profile_beside`), as far as the numbers say, in a few words (the verdicts page explains
+    them): one side has too few runs for an interval; the two intervals are apart (the value itself
+    differs at the document's size); or they overlap, and the outcomes sit on either side of the
+    band's edge."""
     import math
 
     def short(why) -> bool:
         return isinstance(why, str) and why.startswith("n too small")
 
     if short(row.get("why")):
-        return "seed: too few runs for an interval"
+        return "too few runs on seed"
     if short(row.get("default why")):
-        return "default: too few runs for an interval"
+        return "too few runs on default"
     vals = [row.get(k) for k in ("ci_low", "ci_high", "default ci_low", "default ci_high")]
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
-        return "one side has no interval"
+        return "no interval on one side"
     lo, hi, dlo, dhi = (float(v) for v in vals)
     if hi < dlo or dhi < lo:
-        return "the value differs at the document's size: the two intervals do not overlap"
-    return "the intervals overlap: the outcomes sit on either side of the band's edge"
+        return "intervals apart"
+    return "intervals overlap"
 
 
 def sizes_by_chapter(both, record: dict | None = None):
