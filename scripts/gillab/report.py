@@ -385,12 +385,9 @@ def size_reason(row) -> str:
     band's edge."""
     import math
 
-    def short(why) -> bool:
-        return isinstance(why, str) and why.startswith("n too small")
-
-    if short(row.get("why")):
+    if stats.too_few_runs(row.get("why")):
         return "too few runs on seed"
-    if short(row.get("default why")):
+    if stats.too_few_runs(row.get("default why")):
         return "too few runs on default"
     vals = [row.get(k) for k in ("ci_low", "ci_high", "default ci_low", "default ci_high")]
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
@@ -428,12 +425,12 @@ def sizes_by_chapter(both, record: dict | None = None):
         else:
             status = f"not complete: {e['stored']:,} of {e['planned']:,} samples, {e['seconds'] / 60:.0f} min so far"
         changed = g[g["changed"]] if len(g) else g
-        short = (g["why"].astype(str).str.startswith("n too small").sum() if len(g) and "why" in g else 0)
+        short = int(g["why"].map(stats.too_few_runs).sum()) if len(g) and "why" in g else 0
         rows.append({"chapter": name, "default -> seed": diff or "-", "seed in the reference": status,
                      "claims x builds": len(g), "changed": len(changed),
                      "claims changed": changed["claim_id"].nunique() if len(changed) else 0,
                      "only on seed": int(g["only on seed"].sum()) if len(g) else 0,
-                     "too few runs": int(short), "the chapter's reason": analysis(name).size_note if diff else ""})
+                     "too few runs": short, "the chapter's reason": analysis(name).size_note if diff else ""})
     return pd.DataFrame(rows)
 
 
@@ -567,7 +564,7 @@ def counts_markdown(df) -> str:
     lines = []
     for doc, g in head.groupby("document", sort=True):
         c = g["outcome"].value_counts()
-        small = int(g["why"].fillna("").str.startswith("n too small").sum()) if "why" in g.columns else 0
+        small = int(g["why"].map(stats.too_few_runs).sum()) if "why" in g.columns else 0
         parts = ", ".join(f"{int(c[o])} {o}" + (f" ({small} of them for too few runs)" if o == "inconclusive" and small
                                                  else "") for o in OUTCOMES if o in c.index)
         caption = DOCUMENTS.get(doc, f"Document {doc}")

@@ -365,6 +365,14 @@ def verdict(published: float, lo: float, hi: float, tolerance: float, method: st
     return "inconclusive"
 
 
+TOO_FEW = "n too small"   # how :func:`why_inconclusive` begins where more runs would give an interval
+
+
+def too_few_runs(why) -> bool:
+    """Whether ``why`` (a :func:`why_inconclusive` text, or empty) says too few runs were taken."""
+    return isinstance(why, str) and why.startswith(TOO_FEW)
+
+
 def why_inconclusive(method: str, n) -> str:
     """Why an interval cannot carry a definite outcome, in words ('' when it can)."""
     if conclusive(method, n):
@@ -374,7 +382,7 @@ def why_inconclusive(method: str, n) -> str:
     if n is None:
         return "n unknown"
     need = runs_needed(method)
-    return f"n too small: {_n_words(method, n)}; a 95% interval needs {need}{' in each' if method == RATIO else ''}"
+    return f"{TOO_FEW}: {_n_words(method, n)}; a 95% interval needs {need}{' in each' if method == RATIO else ''}"
 
 
 def _n_words(method: str, n) -> str:

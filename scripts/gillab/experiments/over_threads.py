@@ -160,7 +160,7 @@ def findings(df: pd.DataFrame, spec: Spec) -> str:
     ratio_rows = [v for v in claims(df, spec) if v["unit"] == "ratio"]
     conds = sorted(s["condition"].unique())
     agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows) for c in conds}
-    small = {c: sum(v["measured"].get(c, {}).get("why_inconclusive", "").startswith("n too small") for v in ratio_rows)
+    small = {c: sum(stats.too_few_runs(v["measured"].get(c, {}).get("why_inconclusive")) for v in ratio_rows)
              for c in conds}
     return (f"Measured on {campaigns.cores_of(df)} cores, speedups with their intervals (95% once there are runs "
             "enough):\n\n" + "\n".join(lines)
