@@ -341,7 +341,7 @@ CHANGES = {   # (file, edit, the experiments whose key must change)
                                       if echo.echo_sample in experiments.get(n).measuring_code}),
     "a statement of run_sample": ("experiments/convoy.py", _swap('client_affinity=p["affinity"])',
                                                                  "client_affinity=None)"), {"convoy"}),
-    "a parameter's parser": ("experiments/convoy.py", _swap('"cpu_threads", _counts,', '"cpu_threads", _intervals,'),
+    "a parameter's parser": ("experiments/convoy.py", _swap('"cpu_threads", counts,', '"cpu_threads", intervals,'),
                              {"convoy"}),
 }
 

@@ -13,7 +13,7 @@ from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from .convoy import Convoy
 from .echo import ECHO_PARAMS, echo_sample, per_run
-from .echo import counts as _counts   # the name the experiment's parameters (its code key) use
+from .echo import counts
 
 run_values = per_run      # what the documents' conclusions (claims.csv) take the ratio of
 
@@ -37,7 +37,7 @@ class Affinity(Experiment):
     title = "CPU affinity: every server thread on one core"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), CPU affinity table and update"
     params = {
-        "cpu_threads": Param("cpu_threads", _counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4, 8]"),
+        "cpu_threads": Param("cpu_threads", counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4, 8]"),
         "client": Param("client", _placements, "where the client runs: same (core as the server), other"),
         "server_cpu": Param("server_cpu", int, "the core every server thread is restricted to"),
         **ECHO_PARAMS,

@@ -23,9 +23,7 @@ import pandas as pd
 
 from .. import procs as guarded
 from .. import interpreters, results, runner, servers, stats, venvs
-from ..profiles import Param, ParameterError, positive_int, positive_ints
-from ..profiles import choices as _choices
-from ..profiles import one_of
+from ..profiles import Param, ParameterError, choices, one_of, positive_int, positive_ints
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 from ..metadata import filesystem_of
@@ -132,9 +130,9 @@ class B2Download(Experiment):
     title = "A B2-style parallel download"
     document = "004_22030fa0f093a28f.txt (Backblaze: Python GIL vs. nogil)"
     params = {
-        "scenarios": Param("scenarios", _choices(SCENARIOS), "single (one large file) and/or many (several at once)"),
+        "scenarios": Param("scenarios", choices(SCENARIOS), "single (one large file) and/or many (several at once)"),
         "threads": Param("threads", positive_ints, "pool sizes to sweep; the tool's default is 10"),
-        "writers": Param("writers", _choices(WRITERS), "thread (queue.Queue) and/or process (multiprocessing.Queue)"),
+        "writers": Param("writers", choices(WRITERS), "thread (queue.Queue) and/or process (multiprocessing.Queue)"),
         "process_writer_threads": Param("process_writer_threads", positive_ints,
                                         "thread counts at which the process writer is measured"),
         "min_part_size_mb": Param("min_part_size_mb", positive_int, "minimum part size in MiB; 100 in b2sdk"),

@@ -24,9 +24,7 @@ from .. import claims as published_claims
 from .. import interpreters, results, runner, stats
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from ..profiles import Param, ParameterError, as_list, positive_float, positive_ints
-from ..profiles import choices as _choices   # the names the experiment's parameters (its code key) use
-from ..profiles import one_of as _choice
+from ..profiles import Param, ParameterError, as_list, choices, one_of, positive_float, positive_ints
 from ..prose import ok_rows
 
 TASKS = ("pi", "regex", "bz2", "countdown")
@@ -71,11 +69,11 @@ class CCBench(Experiment):
     title = "ccbench: throughput and latency, old GIL against new"
     document = "001_7d111dc3ddcecd7e.txt (Reworking the GIL, python-dev 2009), ccbench"
     params = {
-        "tests": Param("tests", _choices(("throughput", "latency", "tool"), "tests"),
+        "tests": Param("tests", choices(("throughput", "latency", "tool"), "tests"),
                        "throughput, latency (our bounded echo) and tool (ccbench's own latency protocol)"),
-        "tasks": Param("tasks", _choices(TASKS, "tasks"), "tasks among pi, regex, bz2, countdown"),
+        "tasks": Param("tasks", choices(TASKS, "tasks"), "tasks among pi, regex, bz2, countdown"),
         "threads": Param("threads", positive_ints, "computing threads for throughput, e.g. [1, 2, 3, 4]"),
-        "workers": Param("workers", _choices(("threads", "processes"), "workers"),
+        "workers": Param("workers", choices(("threads", "processes"), "workers"),
                          "threads, and processes as the reference without a lock"),
         "bg_threads": Param("bg_threads", _counts, "background threads for latency, e.g. [0, 1, 2, 3]"),
         "duration": Param("duration", positive_float, "seconds of one throughput run (ccbench 2.0)"),
@@ -84,8 +82,8 @@ class CCBench(Experiment):
         "bound": Param("bound", positive_float, "seconds a ping may wait for its echo before it counts as starved"),
         "policies": Param("policies", _policies,
                           "GIL policies for the policy sweep, e.g. default, switch:0.001, check:1000"),
-        "policy_task": Param("policy_task", _choice(TASKS, "policy_task"), "the task of the policy sweep"),
-        "tool_tasks": Param("tool_tasks", _choices(TASKS, "tool_tasks"), "tasks of ccbench's own latency protocol"),
+        "policy_task": Param("policy_task", one_of(TASKS, "policy_task"), "the task of the policy sweep"),
+        "tool_tasks": Param("tool_tasks", choices(TASKS, "tool_tasks"), "tasks of ccbench's own latency protocol"),
         "tool_bg_threads": Param("tool_bg_threads", _counts,
                                  "background threads of ccbench's own latency protocol, e.g. [1]"),
     }

@@ -17,8 +17,7 @@ import pandas as pd
 from .. import servers, stats
 from ..profiles import Param, ParameterError
 from .echo import ECHO_PARAMS, client_condition, echo_sample, inline_row, per_run
-# the names the experiment's parameters use (and so its code key): the echo family's parsers
-from .echo import counts as _counts, intervals as _intervals
+from .echo import counts, intervals
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
 
@@ -29,9 +28,9 @@ class Convoy(Experiment):
     title = "The convoy effect: echo server requests/second"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), RPS vs switch interval table"
     params = {
-        "switch_intervals": Param("switch_intervals", _intervals, "switch intervals in seconds to sweep"),
-        "cpu_threads": Param("cpu_threads", _counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4]"),
-        "cpu_processes": Param("cpu_processes", _counts,
+        "switch_intervals": Param("switch_intervals", intervals, "switch intervals in seconds to sweep"),
+        "cpu_threads": Param("cpu_threads", counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4]"),
+        "cpu_processes": Param("cpu_processes", counts,
                                "CPU-bound processes instead (at the default 5 ms interval), e.g. [1, 2, 3, 4]"),
         **ECHO_PARAMS,
     }

@@ -17,8 +17,7 @@ import pandas as pd
 from .. import runner, servers
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from ..profiles import Param, ParameterError, positive_float, positive_int
-from ..profiles import choices as _choices
+from ..profiles import Param, ParameterError, choices, positive_float, positive_int
 from . import doc003
 from .echo import client_condition
 
@@ -69,8 +68,8 @@ class FibServer(Experiment):
     title = "Beazley's fib server: perf1, perf2 and the lock-out"
     document = "003_183ea1c9148374f9.txt (A Tale of Two Concurrencies, Part 1)"
     params = {
-        "kinds": Param("kinds", _choices(KINDS), "servers: thread, pool, threshold, prefork"),
-        "scenarios": Param("scenarios", _choices(SCENARIOS), "clients: perf1, perf2, lockout"),
+        "kinds": Param("kinds", choices(KINDS), "servers: thread, pool, threshold, prefork"),
+        "scenarios": Param("scenarios", choices(SCENARIOS), "clients: perf1, perf2, lockout"),
         "fib_n": Param("fib_n", _fib_n, "perf1 asks for fib(fib_n); 30 in the document"),
         "perf1_before": Param("perf1_before", positive_int, "perf1 answers to client A alone"),
         "perf1_after": Param("perf1_after", positive_int, "perf1 answers to A once client B runs beside it"),

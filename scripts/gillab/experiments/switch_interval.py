@@ -9,7 +9,7 @@ from .. import stats
 from ..profiles import Param, ParameterError, positive_int, positive_ints
 from ..analysis import ModuleAnalysis, frame_cached
 from ..experiment import Experiment
-from .echo import intervals as _intervals   # the name the experiment's parameters (its code key) use
+from .echo import intervals
 
 
 class SwitchInterval(Experiment):
@@ -20,7 +20,7 @@ class SwitchInterval(Experiment):
     title = "Countdown against the switch interval"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), countdown vs switch interval table"
     params = {
-        "switch_intervals": Param("switch_intervals", _intervals, "switch intervals in seconds to sweep"),
+        "switch_intervals": Param("switch_intervals", intervals, "switch intervals in seconds to sweep"),
         "threads": Param("threads", positive_ints, "thread counts, e.g. [1, 2, 4, 8]"),
         "total_decrements": Param("total_decrements", positive_int, "decrements in all, split over the threads"),
     }
