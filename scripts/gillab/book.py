@@ -756,6 +756,9 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "conditions_table.md").write_text(conditions_table())
+    from . import keyguard
+
+    (gen / "code_keys.md").write_text(keyguard.markdown())
     serve_data(root)
     prune_figures(root)
     clear_served(root)

@@ -247,6 +247,36 @@ def cmd_campaigns(args) -> int:
     return 0
 
 
+def cmd_codekeys(args) -> int:
+    from . import campaigns, experiments, keyguard, sweep
+
+    cs = campaigns.all_campaigns()
+    tab = keyguard.table(cs)
+    problems = keyguard.problems(tab)
+    if args.json:
+        print(json.dumps({"code_keys": {n: sweep.code_key(experiments.get(n)) for n in tab},
+                          "campaigns": {c.id: c.role for c in cs},
+                          "chapters": {n: {cid: s.word for cid, s in row.items()} for n, row in tab.items()},
+                          "measure_again": [d.__dict__ for d in keyguard.declared()], "problems": problems},
+                         indent=2))
+    else:
+        print("which code measured each campaign's chapters (this: this checkout's code key; other; "
+              "k/n: k of n configuration x build groups with this code; -: not measured)")
+        for i, c in enumerate(cs, 1):
+            print(f"  [{i}] {c.id} ({c.role})")
+        print(f"{'chapter':<16} {'this code':<17}" + "".join(f"{f'[{i}]':>7}" for i in range(1, len(cs) + 1)))
+        for name, row in tab.items():
+            print(f"{name:<16} {sweep.code_key(experiments.get(name)):<17}"
+                  + "".join(f"{row[c.id].short:>7}" for c in cs))
+        for d in keyguard.declared():
+            print(f"to be measured again: {d.chapter} (reference {d.reference}, key {d.code_key}): {d.reason}")
+        for p in problems:
+            print(f"[guard] {p}")
+        if args.check and not problems:
+            print("[guard] every chapter of the reference is measured with this code or declared to be measured again")
+    return 1 if args.check and problems else 0
+
+
 def cmd_book(args) -> int:
     require_notebook_stack("book")
     from . import book
@@ -406,6 +436,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("campaigns", help="the reference campaign and yours")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_campaigns)
+    s = sub.add_parser("codekeys", help="which measuring code each campaign's chapters were measured with")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--check", action="store_true", help="exit 1 where a chapter of the reference is not measured "
+                   "with this code and not declared in data/results/MEASURE_AGAIN.toml (make test runs it)")
+    s.set_defaults(fn=cmd_codekeys)
     s = sub.add_parser("book", help="render the book from data/ without measuring")
     s.add_argument("--no-execute", action="store_true", help="reuse the executed notebooks as they are")
     s.add_argument("--force", action="store_true", help="execute every notebook, even those whose inputs did not change")
