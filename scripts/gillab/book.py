@@ -505,6 +505,17 @@ def chapter_times_record(profile: str = "seed") -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def asks_as_recorded(entry: dict, profile: str) -> bool:
+    """Whether ``profile`` still asks for what the record's ``entry`` (one chapter of
+    :func:`chapter_times_record`) measured: the same configuration and the same runs, grids and
+    builds.  Where the profile now asks for more (a grid that a new claim reads), the chapter the
+    record calls complete is not complete any more."""
+    exp = experiments.get(entry["experiment"])
+    now = exp.resolve(profile)
+    asked = json.loads(json.dumps({k: now.get(k) for k in entry.get("params", {})}, default=str))
+    return exp.config_id(now) == entry.get("config_id") and asked == entry.get("params")
+
+
 def profile_minutes(profile: str = "seed") -> str:
     """Per chapter, the minutes ``default`` took (the newest whole run) beside those of
     ``profile``'s samples in the reference campaign (all its sittings), with how much of the
@@ -523,6 +534,8 @@ def profile_minutes(profile: str = "seed") -> str:
         whole += e["to_measure"] == 0
         profiles = sorted({r["profile"] for r in e["runs"]})
         held = f"{e['stored']:,} of {e['planned']:,}" + ("" if e["to_measure"] == 0 else " (**not complete**)")
+        if not asks_as_recorded(e, profile):
+            held += " (**the profile now asks for more**: measure it again with `-P " + profile + "`)"
         d = dmin.get(e["experiment"])
         rows.append(f"| `{e['experiment']}` | {'-' if d is None else f'{d:.1f}'} | {e['seconds'] / 60:.1f} "
                     f"| {len(e['runs'])} ({', '.join(profiles) or '-'}) | {held} |")

@@ -115,6 +115,71 @@ def model_rps(rps0: float, si: np.ndarray, cpu_threads: int = 1) -> np.ndarray:
     return 1.0 / (1.0 / rps0 + 2.0 * cpu_threads * np.asarray(si))
 
 
+# -- the document's mechanism: GIL waits per request -------------------------------------------------
+MECHANISM = "convoy/mechanism/"
+
+
+def _waits(rps_n: float, rps_0: float, si: float) -> float:
+    """The extra time a request costs next to CPU threads, in switch intervals."""
+    if not (rps_n > 0 and rps_0 > 0):
+        return math.nan
+    return (1.0 / rps_n - 1.0 / rps_0) / si
+
+
+def waits_by_round(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
+    """One build's GIL waits per request at ``si`` with ``n`` CPU threads, one value per
+    interleaved round: (1/RPS with n CPU threads - 1/RPS alone) / si, both rates of that round's
+    runs (each run's median window), so that the round's drift cancels."""
+    g = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["cpu_processes"] == 0)]
+    busy, alone = per_run(g[g["cpu_threads"] == n]), per_run(g[g["cpu_threads"] == 0])
+    return {k: _waits(float(busy[k]), float(alone[k]), si) for k in busy.index.intersection(alone.index)}
+
+
+def published_waits() -> pd.DataFrame:
+    """The document's table read the same way: its waits per request at each cell, beside the
+    model's 2n."""
+    pub = published()
+    alone = pub[pub["cpu_bound_threads"] == 0].set_index("switch_interval_s")["rps"]
+    rows = []
+    for _, r in pub[pub["cpu_bound_threads"] > 0].iterrows():
+        si, n = float(r["switch_interval_s"]), int(r["cpu_bound_threads"])
+        rows.append({"switch_interval": si, "cpu_threads": n, "model": 2.0 * n,
+                     "published": _waits(float(r["rps"]), float(alone[r["switch_interval_s"]]), si)})
+    return pd.DataFrame(rows)
+
+
+def mechanism_cells() -> dict[tuple[float, int], str]:
+    """(switch interval, CPU threads) -> the claim id of every cell where claims.csv judges the
+    model (the others are context, drawn beside it)."""
+    from .. import claims as published_claims
+
+    out = {}
+    for _, c in published_claims.of("convoy").iterrows():
+        if c["claim_id"].startswith(MECHANISM):
+            sel = dict(kv.split("=") for kv in c["point"].split(";"))
+            out[(float(sel["switch_interval"]), int(sel["cpu_threads"]))] = c["claim_id"]
+    return out
+
+
+@frame_cached
+def waits_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per build, switch interval and CPU threads (1 or more): the median over rounds of the GIL
+    waits per request with its interval, the model's 2n, the document's table read the same way,
+    and whether claims.csv judges that cell."""
+    judged = mechanism_cells()
+    pub = published_waits().set_index(["switch_interval", "cpu_threads"])["published"]
+    rows = []
+    ok = df[(df["cpu_processes"] == 0)]
+    for (cond, si, n), _ in ok[ok["cpu_threads"] > 0].groupby(["condition", "switch_interval", "cpu_threads"]):
+        r = stats.paired_median(waits_by_round(df, cond, float(si), int(n)).values())
+        key = (float(si), int(n))
+        rows.append({"condition": cond, "switch_interval": float(si), "cpu_threads": int(n), "waits": r["ratio"],
+                     "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "rounds": r["n"],
+                     "weak": not stats.conclusive(stats.PAIRED, r["n"]), "model": 2.0 * n,
+                     "published": float(pub.get(key, math.nan)), "judged": key in judged})
+    return pd.DataFrame(rows)
+
+
 def _rate_row(claim_id, claim, measured, table, published_as, note=""):
     from .. import claims as published_claims
 
@@ -183,6 +248,17 @@ def claims(df: pd.DataFrame) -> list[dict]:
     out.append(_rate_row("convoy/inline/more_cpu_processes", "RPS with k = 2-4 CPU processes / RPS with 1 (in text: "
                          "stays about the same)", measured, "pbts13_t6_echo_inline_numbers",
                          "\"the RPS stays about the same\""))
+    # the mechanism: each recv() and send() waits one switch interval per CPU thread ahead
+    for (si, n), cid in mechanism_cells().items():
+        measured = {}
+        for cond in conds:
+            r = stats.paired_median(waits_by_round(df, cond, si, n).values())
+            if r["n"]:
+                measured[cond] = published_claims.judged(cid, r["ratio"], r, note="")
+        out.append(_rate_row(cid, f"GIL waits per request in switch intervals, {si:g} s, {names.get(n, n)} CPU "
+                             f"thread{'s' if n != 1 else ''}: (1/RPS - 1/RPS alone) / interval, per round",
+                             measured, "claims",
+                             f"the model: {2 * n} (one interval for recv and one for send, per CPU thread)"))
     return out
 
 
@@ -270,6 +346,7 @@ def prose(df: pd.DataFrame) -> list:
                 "The handler often takes the GIL back right after a fast `send()` (which releases and re-takes it "
                 "in microseconds) before the waiting CPU thread has woken up, so only the wait after `recv()` "
                 "remains; the handler's context switches per request (figure above) tell the same story."))
+    out += _mechanism_checks(df, gil)
     if free:
         pairs = {c: (rate(c), rate(c, 1)) for c in free}
         out.append(Check(
@@ -317,6 +394,40 @@ def prose(df: pd.DataFrame) -> list:
     return out
 
 
+def _mechanism_checks(df: pd.DataFrame, gil: list[str]) -> list:
+    """What the judged mechanism cells show, for CPython's new GIL and, apart, the nogil fork's
+    GIL mode (another implementation)."""
+    from ..prose import Check
+
+    w = waits_summary(df)
+    w = w[w["judged"] & w["condition"].isin(gil)]
+    one = w[w["cpu_threads"] == 1]
+    cpython = one[~one["condition"].str.startswith("nogil")]
+    out = []
+    if len(cpython):
+        lo, hi = float(cpython["waits"].min()), float(cpython["waits"].max())
+        out.append(Check(
+            "**The mechanism, measured: next to one CPU thread a request waits about one switch interval, not "
+            "the document's two.** At every judged interval, every CPython build with the GIL waits between half "
+            "and one and a half intervals per request",
+            0.5 <= lo and hi <= 1.5,
+            "median waits per request, in intervals: " + "; ".join(
+                f"{r.condition} at {r.switch_interval:g} s {r.waits:.2f} [{r.ci_lo:.2f}, {r.ci_hi:.2f}]"
+                for r in cpython.itertuples()),
+            "The model counts one wait after `recv()` and one after `send()`; a `send()` that does not block "
+            "releases the GIL for microseconds, and the handler usually takes it back before the waiting CPU "
+            "thread has woken, so only the wait after `recv()` remains."))
+    fork = one[one["condition"].str.startswith("nogil")]
+    if len(fork):
+        out.append(Check(
+            "The nogil fork with its GIL turned on (`PYTHONGIL=1`, the fork's own GIL) waits more than the model's "
+            "two intervals per request next to one CPU thread",
+            bool((fork["waits"] > 2).all()),
+            "; ".join(f"{r.condition} at {r.switch_interval:g} s {r.waits:.2f} [{r.ci_lo:.2f}, {r.ci_hi:.2f}]"
+                      for r in fork.itertuples())))
+    return out
+
+
 # -- figures ------------------------------------------------------------------------------------
 def figure(df: pd.DataFrame):
     """RPS against switch interval, one panel per condition, one line per CPU-thread count,
@@ -349,6 +460,56 @@ def figure(df: pd.DataFrame):
     axes[-1, 0].set_xlabel("switch interval (s), sys.setswitchinterval")
     fig.tight_layout()
     return fig
+
+
+def mechanism_figure(df: pd.DataFrame):
+    """The document's mechanism: GIL waits per request in switch intervals against the interval,
+    one panel per number of CPU threads, one colour per GIL build (median over rounds with its
+    interval), the model's 2n as a line, the document's table read the same way as open
+    diamonds; the cells claims.csv judges are shaded, the others are context."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    w = waits_summary(df)
+    gil = w[w["condition"].isin([c for c, on in _gil_on(df).items() if on])]
+    pub = published_waits()
+    levels = sorted(gil["cpu_threads"].unique()) or [1]
+    pal = plots.palette(w["condition"].unique())
+    fig, axes = plt.subplots(1, len(levels), figsize=(4.2 * len(levels), 3.6), squeeze=False, sharey=True)
+    judged = mechanism_cells()
+    for ax, n in zip(axes[0], levels):
+        for (si, k) in judged:
+            if k == n:
+                ax.axvspan(si / 1.4, si * 1.4, color="0.92", zorder=0)
+        ax.axhline(2 * n, color="black", linestyle="--", linewidth=1, label=f"document's model: {2 * n}")
+        p = pub[(pub["cpu_threads"] == n) & (pub["published"] > 0)]
+        ax.plot(p["switch_interval"], p["published"], "D", mfc="none", color="0.3", label="document's table")
+        conds = sorted(gil["condition"].unique())
+        for i, cond in enumerate(conds):
+            g = gil[(gil["condition"] == cond) & (gil["cpu_threads"] == n)].sort_values("switch_interval")
+            g = g[g["waits"] > 0]
+            if not len(g):
+                continue
+            x = g["switch_interval"] * 1.08 ** (i - (len(conds) - 1) / 2)     # dodge on the log axis
+            _, _, bars = ax.errorbar(x, g["waits"], yerr=[g["waits"] - g["ci_lo"].clip(lower=1e-3),
+                                                          g["ci_hi"] - g["waits"]],
+                                     fmt="o", color=pal[cond], capsize=3, label=cond)
+            plots.mark_weak(ax, bars, list(g["weak"]))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("switch interval (s)")
+        ax.set_title(f"{n} CPU thread{'s' if n != 1 else ''}: shaded = judged", fontsize=10)
+        ax.legend(fontsize=7, loc="lower left")
+    axes[0, 0].set_ylabel("GIL waits per request (switch intervals)")
+    fig.tight_layout()
+    return fig
+
+
+def _gil_on(df: pd.DataFrame) -> dict:
+    from ..prose import gil_by_condition
+
+    return gil_by_condition(df)
 
 
 def explain_figure(df: pd.DataFrame):
@@ -454,4 +615,4 @@ SIZE_NOTE = (
     "3.13.5."
 )
 
-ANALYSIS = ModuleAnalysis(__name__, extras=('explain_figure', 'processes_figure'))
+ANALYSIS = ModuleAnalysis(__name__, extras=('explain_figure', 'processes_figure', 'mechanism_figure'))
