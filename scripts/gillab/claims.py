@@ -14,7 +14,9 @@ A claim's value is either typed in the ``value`` column (a number the document s
 ``table[selector].column``, optionally divided by a second such cell, where the selector is
 ``column=value`` (``;``-separated, matched on the cell as written) or ``#n`` (the table's n-th
 data row), or ``mean(table[selector].column)`` over the rows it selects; ``... ** p`` raises
-the result to a power.  ``rests_on`` names the
+the result to a power.  Where the value is typed from the document's words, ``own`` holds the
+document's own number for that cell (typed or derived the same way), which the claim must let
+through (``tests/test_own_numbers.py``).  ``rests_on`` names the
 other rows a claim rests on, so that every row of every table in ``data/reference`` is either
 part of a claim or listed in ``context.csv`` with the reason it is not one.  The verdict code
 reads the value, band and comparison from here: no published number is typed into Python.
@@ -55,7 +57,7 @@ DOC_STATISTICS = {"best of 3": 3, "tool's mean": 1, "count in a window": 1, "one
 COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "doc_statistic",
            "doc_statistic_words", "point", "comparison",
            "value", "unit", "derive", "value_source", "band", "band_reason", "interpreter", "machine", "rests_on",
-           "about", "about_reason", "builds", "builds_reason", "cpus")
+           "about", "about_reason", "builds", "builds_reason", "cpus", "own")
 _CELL = re.compile(r"^\s*(?P<table>[\w]+)\[(?P<sel>[^\]]*)\](?:\.(?P<col>[\w]+))?\s*$")
 _MEAN = re.compile(r"^\s*mean\((?P<ref>.*)\)\s*$")
 
@@ -143,7 +145,7 @@ def _table() -> pd.DataFrame:
     dup = t["claim_id"][t["claim_id"].duplicated()]
     if len(dup):
         raise ValueError(f"claims.csv: claim ids used twice: {sorted(set(dup))}")
-    published = []
+    published, own = [], []
     for _, c in t.iterrows():
         if c["comparison"] not in COMPARISONS:
             raise ValueError(f"claims.csv, {c['claim_id']}: comparison {c['comparison']!r} is not one of {COMPARISONS}")
@@ -167,10 +169,27 @@ def _table() -> pd.DataFrame:
         if (c["about"] == "not testable") != (c["comparison"] == "not testable"):
             raise ValueError(f"claims.csv, {c['claim_id']}: about and comparison disagree on 'not testable'")
         published.append(float(c["value"]) if c["value"] else derived(c["derive"]) if c["derive"] else math.nan)
+        own.append(_own(c))
     t["published"] = published
+    t["own_value"] = own
     t["band"] = pd.to_numeric(t["band"].replace("", math.nan))
     t["cpus"] = pd.to_numeric(t["cpus"].replace("", math.nan))
     return t.set_index("claim_id", drop=False)
+
+
+def _own(c) -> float:
+    """The document's own number for a row whose value is typed from its words (``own``: a number,
+    or a derivation from its tables like ``derive``), which the row must let through; NaN where
+    the value is itself the document's number, or where the document gives none."""
+    text = c["own"].strip()
+    if not text:
+        return math.nan
+    if c["comparison"] == "not testable":
+        raise ValueError(f"claims.csv, {c['claim_id']}: a row that is not testable has no own number to let through")
+    try:
+        return float(text)
+    except ValueError:
+        return derived(text)
 
 
 def table() -> pd.DataFrame:
