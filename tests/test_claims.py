@@ -70,6 +70,29 @@ def test_a_bad_reference_is_refused_with_the_reason(ref, words):
         claims.cell(ref)
 
 
+def test_every_judged_row_names_its_threads_and_how_more_than_two_are_read():
+    t = claims.table()
+    judged = t[t["about"].isin(["mechanism", "cores"]) & (t["comparison"] != "not testable")]
+    assert (judged["threads"].str.strip() != "").all()
+    many = judged[judged["threads"].str.contains("cpu_count") | judged["threads"].str.extract(r"^(\d+)")[0]
+                  .astype(float).gt(claims.FEWEST_CORES)]
+    assert len(many) and many["threads"].str.endswith((" pinned", " bound")).all(), many["threads"]
+
+
+@pytest.mark.parametrize("threads, about, words", [
+    ("", "mechanism", "names the threads"),
+    ("4", "mechanism", "pinned to the document's or read as a bound"),
+    ("cpu_count", "cores", "pinned to the document's or read as a bound"),
+    ("four", "mechanism", "not a count"),
+    ("2 maybe", "mechanism", "not a count"),
+])
+def test_a_row_whose_threads_are_unsaid_is_refused(threads, about, words):
+    row = {"threads": threads, "about": about, "comparison": "about"}
+    assert words in claims.threads_problem(row)
+    assert claims.threads_problem(row | {"threads": "4 pinned"}) == ""
+    assert claims.threads_problem(row | {"about": "machine", "threads": ""}) == ""
+
+
 def test_an_unknown_claim_is_a_clear_error():
     with pytest.raises(KeyError, match="no claim 'countdown/threads=3'"):
         claims.value("countdown/threads=3")

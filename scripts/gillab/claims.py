@@ -16,7 +16,10 @@ A claim's value is either typed in the ``value`` column (a number the document s
 data row), or ``mean(table[selector].column)`` over the rows it selects; ``... ** p`` raises
 the result to a power.  Where the value is typed from the document's words, ``own`` holds the
 document's own number for that cell (typed or derived the same way), which the claim must let
-through (``tests/test_own_numbers.py``).  ``rests_on`` names the
+through (``tests/test_own_numbers.py``).  ``threads`` is the threads (pool workers, processes) a
+row's reading runs: a count, or the machine's ``cpu_count``; where that may be more than the
+judging machine's cores, *pinned* to the document's count or read as a *bound* (``cpus`` is the
+logical CPUs a *cores* reading needs).  ``rests_on`` names the
 other rows a claim rests on, so that every row of every table in ``data/reference`` is either
 part of a claim or listed in ``context.csv`` with the reason it is not one.  The verdict code
 reads the value, band and comparison from here: no published number is typed into Python.
@@ -57,7 +60,12 @@ DOC_STATISTICS = {"best of 3": 3, "tool's mean": 1, "count in a window": 1, "one
 COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "doc_statistic",
            "doc_statistic_words", "point", "comparison",
            "value", "unit", "derive", "value_source", "band", "band_reason", "interpreter", "machine", "rests_on",
-           "about", "about_reason", "builds", "builds_reason", "cpus", "own")
+           "about", "about_reason", "builds", "builds_reason", "cpus", "threads", "own")
+# the threads (or pool workers, processes) a row's reading runs: a count or the machine's
+# cpu_count, "pinned" to the document's count or read as a "bound" where that is more than the
+# judging machine's cores may be (more than 2: every machine of this project has 2)
+_THREADS = re.compile(r"^(?P<n>\d+|cpu_count)(?: (?P<as>pinned|bound))?$")
+FEWEST_CORES = 2
 _CELL = re.compile(r"^\s*(?P<table>[\w]+)\[(?P<sel>[^\]]*)\](?:\.(?P<col>[\w]+))?\s*$")
 _MEAN = re.compile(r"^\s*mean\((?P<ref>.*)\)\s*$")
 
@@ -166,6 +174,9 @@ def _table() -> pd.DataFrame:
         if (c["about"] == "cores") != bool(c["cpus"].strip()):
             raise ValueError(f"claims.csv, {c['claim_id']}: a cores claim names the logical CPUs it needs (cpus), "
                              "no other claim does")
+        why = threads_problem(c)
+        if why:
+            raise ValueError(f"claims.csv, {c['claim_id']}: {why}")
         if (c["about"] == "not testable") != (c["comparison"] == "not testable"):
             raise ValueError(f"claims.csv, {c['claim_id']}: about and comparison disagree on 'not testable'")
         published.append(float(c["value"]) if c["value"] else derived(c["derive"]) if c["derive"] else math.nan)
@@ -175,6 +186,24 @@ def _table() -> pd.DataFrame:
     t["band"] = pd.to_numeric(t["band"].replace("", math.nan))
     t["cpus"] = pd.to_numeric(t["cpus"].replace("", math.nan))
     return t.set_index("claim_id", drop=False)
+
+
+def threads_problem(c) -> str:
+    """What is wrong with a row's ``threads`` ('' where nothing is): a judged row names the
+    threads its reading runs, and one that reads more than :data:`FEWEST_CORES` (or the machine's
+    cpu_count) says whether that count is pinned to the document's or read as a bound."""
+    text = c["threads"].strip()
+    judged = c["about"] in ("mechanism", "cores") and c["comparison"] != "not testable"
+    if not text:
+        return "a judged row names the threads its reading runs (threads)" if judged else ""
+    m = _THREADS.match(text)
+    if not m:
+        return f"threads {text!r} is not a count or cpu_count, optionally 'pinned' or 'bound'"
+    many = m["n"] == "cpu_count" or int(m["n"]) > FEWEST_CORES
+    if many and not m["as"]:
+        return (f"threads {text!r} is more than {FEWEST_CORES} cores may run at once: say whether the count is "
+                "pinned to the document's or read as a bound")
+    return ""
 
 
 def _own(c) -> float:
