@@ -85,8 +85,14 @@ def test_a_free_threaded_build_that_turned_its_gil_on_is_a_gil_build():
     assert claims.applies("countdown/threads=2", "3.13.5t-gil", fams)
     assert not claims.applies("countdown/threads=2", "3.13.5t", fams)
     assert not claims.applies("countdown/threads=2", "odd", fams)
-    assert claims.applies("primes/3_cpu_bound_single_thread", "3.13.5t-gil vs 3.13.5t", fams)
+    # the free-threaded build's cost is judged against a GIL build that does not carry it: the pair
+    # of builds.toml, never the free-threaded binary with its GIL on against itself
+    fams |= {"3.13.5": "new GIL"}
+    assert claims.applies("primes/3_cpu_bound_single_thread", "3.13.5 vs 3.13.5t", fams)
+    assert not claims.applies("primes/3_cpu_bound_single_thread", "3.13.5t-gil vs 3.13.5t", fams)
     assert not claims.applies("primes/3_cpu_bound_single_thread", "3.13.5t vs 3.13.5t-gil", fams)
+    # a 3.9 document's "times don't change" speaks of the new GIL, not 2.7's old one
+    assert not claims.applies("countdown/threads=2", "2.7.18", {"2.7.18": "old GIL"})
 
 
 def _countdown(times: dict) -> pd.DataFrame:

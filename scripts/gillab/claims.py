@@ -50,7 +50,11 @@ ABOUT = ("mechanism", "machine", "cores", "not testable")
 # a claim can speak of: one family, any GIL build, a pair (a GIL build against a build without it,
 # "A vs B" conditions), the document's own builds (builds.toml [sets] docNNN), or every build
 FAMILIES = ("old GIL", "new GIL", "no GIL")
-BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "new GIL vs old GIL", "own", "any")
+# "default vs free-threaded" is a pair of builds.toml [pairs]: a GIL build against the free-threaded
+# build of its source (3.13.5 vs 3.13.5t), never the free-threaded binary with its GIL turned on
+# against itself (3.13.5t-gil vs 3.13.5t), which carries the free-threaded build's costs on both sides
+BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "default vs free-threaded", "new GIL vs old GIL",
+          "own", "any")
 # the statistic a document computed its number with (claims.csv ``doc_statistic``), and how many of
 # our independent runs make one trial of it: a best of 3 is the smallest of three runs, so three
 # of our interleaved repeats (3j..3j+2) make one trial and the verdict's interval is over trials;
@@ -436,6 +440,11 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
         return all(b in sets().get(f"doc{c['document']}", []) for b in builds_in(condition))
     if want == "GIL vs no GIL":
         return len(fam) == 2 and fam[0] in ("old GIL", "new GIL") and fam[1] == "no GIL"
+    if want == "default vs free-threaded":
+        from .interpreters import pairs
+
+        return (len(fam) == 2 and fam[0] in ("old GIL", "new GIL") and fam[1] == "no GIL"
+                and tuple(builds_in(condition)) in set(pairs()))
     if want == "new GIL vs old GIL":
         return fam == ["new GIL", "old GIL"]
     if len(fam) != 1:
