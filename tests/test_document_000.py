@@ -109,16 +109,21 @@ def test_the_watchdog_ends_a_loop_that_never_blocks_without_escaping(builds):
     on 3.13.5 a tight loop inside try/except lets every such alarm escape).  The echo client's
     loop runs in a frame of its own; with a socket whose calls are builtins (no Python frame,
     so the alarm surfaces at the backward jump) every one of 100 watchdog stops is caught, and the
-    requests made before it are counted."""
+    requests made before them are counted.  A 2 ms window may pass with no request when the
+    machine is busy (the alarm is wall-clock time), so the count is checked over all 100 stops,
+    never one by one: that a stop is caught does not depend on the clock."""
     script = (
         "import sys\n"
         f"sys.path.insert(0, {str(REPO / 'scripts' / 'gillab' / 'workloads')!r})\n"
         "import echo_client as e\n"
         "class Sock: pass\n"
         "s = Sock(); s.sendall = len; s.recv = bytes\n"
+        "done_all = counted = 0\n"
         "for _ in range(100):\n"
         "    counts, done, wall = e.timed_loop(s, 0.0, 1, 0.002, 10 ** 12)\n"
-        "    assert done > 0 and counts[0] > 0, (counts, done)\n"
+        "    assert counts[0] <= done, (counts, done)\n"
+        "    done_all, counted = done_all + done, counted + counts[0]\n"
+        "assert done_all > 0 and counted > 0, (done_all, counted)\n"
         "print('caught every time')\n")
     out = subprocess.run([str(builds["3.13.5"].executable), "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "caught every time", out.stderr[-800:]
