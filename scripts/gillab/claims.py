@@ -519,10 +519,29 @@ def _pick(df: pd.DataFrame, sel: dict[str, str]) -> pd.DataFrame:
     return df[keep]
 
 
+ROUND = ("run_id", "repeat")     # one interleaved round of a sweep: every point measured back to back
+
+
+def round_ratio(num: pd.Series, den: pd.Series) -> dict:
+    """The ratio of two points' run values: where both are keyed by the round that measured them
+    (:data:`ROUND`, as ``per_run`` values are) and share the rounds a 95% interval needs, the
+    median of per-round ratios (:func:`stats.paired_ratio`: the round's drift cancels); else the
+    ratio of medians of the two groups (:func:`stats.ratio_of_medians`)."""
+    keyed = all(list(getattr(v.index, "names", [])) == list(ROUND) for v in (num, den))
+    if keyed:
+        common = num.index.intersection(den.index)
+        if len(common) >= (stats.runs_needed(stats.PAIRED) or 1):
+            r = stats.paired_ratio(num.loc[common], den.loc[common])
+            return r | {"note": f"{r['n']} rounds, each point's runs of one round paired"}
+    r = stats.ratio_of_medians(num, den)
+    return r | {"note": f"{r['n_num']} / {r['n_den']} runs"}
+
+
 def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
     """The verdict rows of ``experiment``'s conclusions: per condition (or for the pair of
-    conditions the selectors name), median(values(numerator samples)) / median(values(denominator
-    samples)) with its interval (:func:`stats.ratio_of_medians`), judged like any claim.  ``values`` maps a frame of
+    conditions the selectors name), the ratio of the numerator's run values to the
+    denominator's (:func:`round_ratio`: paired by round where the runs are keyed by it, else a
+    ratio of medians) with its interval, judged like any claim.  ``values`` maps a frame of
     samples to one value per independent run.  Numerator and denominator never share a sample:
     the selectors differ in a column both name."""
     out = []
@@ -539,8 +558,8 @@ def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
             num, den = values(_pick(g, num_sel)), values(_pick(g, den_sel))
             if not len(num) or not len(den):
                 continue
-            r = stats.ratio_of_medians(num, den)
-            measured[label] = judged(cid, r["ratio"], r, note=f"{r['n_num']} / {r['n_den']} runs")
+            r = round_ratio(num, den)
+            measured[label] = judged(cid, r["ratio"], r, note=r["note"])
         out.append({"experiment": experiment, "table": "claims", "claim_id": cid, "claim": c["statistic"],
                     "published": value(cid), "unit": c["unit"], "band": band(cid), "published_as": c["quote"],
                     "measured": measured, "note": c["band_reason"]})

@@ -242,9 +242,9 @@ def claims(df: pd.DataFrame) -> list[dict]:
         for k in sorted(x for x in g["cpu_processes"].unique() if x >= 2):
             more = per_run(g[g["cpu_processes"] == k])
             if len(one) and len(more):
-                r = stats.ratio_of_medians(more, one)
+                r = published_claims.round_ratio(more, one)      # paired by round where the runs allow
                 measured[f"{cond} ({k} processes)"] = published_claims.judged(
-                    "convoy/inline/more_cpu_processes", r["ratio"], r, note="")
+                    "convoy/inline/more_cpu_processes", r["ratio"], r, note=r["note"])
     out.append(_rate_row("convoy/inline/more_cpu_processes", "RPS with k = 2-4 CPU processes / RPS with 1 (in text: "
                          "stays about the same)", measured, "pbts13_t6_echo_inline_numbers",
                          "\"the RPS stays about the same\""))
