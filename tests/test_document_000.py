@@ -170,7 +170,8 @@ def test_every_published_cell_of_document_000_has_a_verdict():
     # two derived values, the smallest interval, the default interval (a setting read back, not a claim)
     assert sum(1 for who in cover.values() if any(w.startswith("context: ") for w in who)) == 4
     assert on_claims == {"convoy/inline/no_cpu_thread", "convoy/inline/one_cpu_thread", "convoy/inline/one_cpu_process",
-                         "convoy/inline/more_cpu_processes", "convoy/conclusion/collapse", "data_race/lost_updates"}
+                         "convoy/inline/more_cpu_processes", "convoy/conclusion/collapse",
+                         "convoy/conclusion/collapse_direction", "data_race/lost_updates"}
     assert on_claims <= {r["claim_id"] for r in rows if r["measured"]}
     from gillab import experiments
 

@@ -101,8 +101,8 @@ def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, 
     assert set(claims) == {"st_loop/1_single_threaded.py", "st_loop/pep779_penalty"}
     claim = claims["st_loop/1_single_threaded.py"]
     assert claim["published"] == pytest.approx(3.5 / 3.0)
-    # the same runs against PEP 779's "roughly 5-10%": a ratio of 1.17 is more than that
+    # PEP 779's "now roughly 5-10%" is 3.14's release figure, not this loop's: shown, never judged
     pep = claims["st_loop/pep779_penalty"]["measured"]["3.13.5 vs 3.13.5t"]["verdict"]
-    assert pep == {"agrees": "higher", "higher": "higher"}.get(expected, "inconclusive")
+    assert pep == "not testable here"
     got = claim["measured"]["3.13.5 vs 3.13.5t"]
     assert got["verdict"] == expected and got["n"] == 3 * len(ft_over_gil)

@@ -76,6 +76,9 @@ def _by_round(g: pd.DataFrame) -> pd.Series:
     return g.set_index(list(ROUND))["seconds"] if set(ROUND) <= set(g.columns) else g["seconds"]
 
 
+run_values = _by_round      # what the document's conclusions (claims.csv) take the ratio of: paired by round
+
+
 def claims(df: pd.DataFrame) -> list[dict]:
     """Every cell as a ratio: T(interval, k threads) / T(interval, 1 thread) for k > 1 (the
     document's value: its cell over the mean of its one-thread column), and T(interval, 1) /
