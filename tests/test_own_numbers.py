@@ -58,7 +58,6 @@ KNOWN = {
     "switch_interval/si=0.001/threads=1": ("own 1.075 near the band's edge: 8 paired rounds at this spread do not "
                                            "resolve it; the band, or the one-thread column's mean as the "
                                            "denominator (review 000), to be settled"),
-    "ccbench/throughput/new_vs_old": "no interval (a median over tasks with their range): no data can fail it",
 }
 
 
