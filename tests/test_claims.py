@@ -93,6 +93,19 @@ def test_a_row_whose_threads_are_unsaid_is_refused(threads, about, words):
     assert claims.threads_problem(row | {"about": "machine", "threads": ""}) == ""
 
 
+def test_every_claim_a_context_row_names_exists():
+    """A context row that points at the claim judging its number points at a row of claims.csv."""
+    import re
+
+    from gillab import experiments
+
+    ids = set(claims.table()["claim_id"])
+    named = re.compile(r"\b(?:" + "|".join(experiments.names()) + r")/[\w.=/-]*\w")
+    pointed = [(r["rows"], m) for _, r in claims.context().iterrows() for m in named.findall(r["reason"])]
+    assert pointed, "no context row names a claim: the pattern is wrong"
+    assert [p for p in pointed if p[1] not in ids] == []
+
+
 def test_an_unknown_claim_is_a_clear_error():
     with pytest.raises(KeyError, match="no claim 'countdown/threads=3'"):
         claims.value("countdown/threads=3")
