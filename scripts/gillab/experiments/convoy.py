@@ -476,7 +476,8 @@ def mechanism_figure(df: pd.DataFrame):
     pub = published_waits()
     levels = sorted(gil["cpu_threads"].unique()) or [1]
     pal = plots.palette(w["condition"].unique())
-    fig, axes = plt.subplots(1, len(levels), figsize=(4.2 * len(levels), 3.6), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(levels), figsize=(max(6.0, 4.2 * len(levels)), 3.8), squeeze=False,
+                             sharey=True)
     judged = mechanism_cells()
     for ax, n in zip(axes[0], levels):
         for (si, k) in judged:
@@ -500,8 +501,8 @@ def mechanism_figure(df: pd.DataFrame):
         ax.set_yscale("log")
         ax.set_xlabel("switch interval (s)")
         ax.set_title(f"{n} CPU thread{'s' if n != 1 else ''}: shaded = judged", fontsize=10)
-        ax.legend(fontsize=7, loc="lower left")
-    axes[0, 0].set_ylabel("GIL waits per request (switch intervals)")
+        ax.legend(fontsize=7, loc="upper right")
+    axes[0, 0].set_ylabel("GIL waits / request (intervals)")
     fig.tight_layout()
     return fig
 
