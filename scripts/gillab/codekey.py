@@ -275,18 +275,22 @@ class _Reader:
         self.words_done: set = set()
         for tok in self.tokens:
             if tok.type not in self.NOTHING:
-                out += self._left_out(tok) if self._is_left_out(tok) else self._kept(tok)
+                left = self._left_out(tok)
+                out += self._kept(tok) if left is None else left
         return out
 
-    def _is_left_out(self, tok) -> bool:
-        return bool(_inside(tok, self.dropped) or _inside(tok, self.skipped) or _inside(tok, self.words))
-
-    def _left_out(self, tok) -> list[str]:
+    def _left_out(self, tok) -> list[str] | None:
+        """What a token the key leaves out keys as (nothing, or one WORDS mark for a message's
+        first token); None for a token it keeps."""
         if _inside(tok, self.dropped):
             self.skipping_newline = True       # the statement's own NEWLINE goes with it
             return []
+        if _inside(tok, self.skipped):
+            return []
         w = _inside(tok, self.words)
-        if w is None or w in self.words_done:
+        if w is None:
+            return None
+        if w in self.words_done:
             return []
         self.words_done.add(w)
         return [WORDS]
