@@ -248,16 +248,16 @@ def cmd_campaigns(args) -> int:
 
 
 def cmd_codekeys(args) -> int:
-    from . import campaigns, experiments, keyguard, sweep
+    from . import across, campaigns, keyguard
 
-    cs = campaigns.all_campaigns()
-    tab = keyguard.table(cs)
-    problems = keyguard.problems(tab)
+    cs, now, decl = campaigns.all_campaigns(), across.code_keys_now(), keyguard.declared()
+    tab = keyguard.table(cs, now)
+    problems = keyguard.problems(tab, decl, now=now)
     if args.json:
-        print(json.dumps({"code_keys": {n: sweep.code_key(experiments.get(n)) for n in tab},
+        print(json.dumps({"code_keys": now,
                           "campaigns": {c.id: c.role for c in cs},
                           "chapters": {n: {cid: s.word for cid, s in row.items()} for n, row in tab.items()},
-                          "measure_again": [d.__dict__ for d in keyguard.declared()], "problems": problems},
+                          "measure_again": [d.__dict__ for d in decl], "problems": problems},
                          indent=2))
     else:
         print("which code measured each campaign's chapters (this: this checkout's code key; other; "
@@ -266,9 +266,9 @@ def cmd_codekeys(args) -> int:
             print(f"  [{i}] {c.id} ({c.role})")
         print(f"{'chapter':<16} {'this code':<17}" + "".join(f"{f'[{i}]':>7}" for i in range(1, len(cs) + 1)))
         for name, row in tab.items():
-            print(f"{name:<16} {sweep.code_key(experiments.get(name)):<17}"
+            print(f"{name:<16} {now[name]:<17}"
                   + "".join(f"{row[c.id].short:>7}" for c in cs))
-        for d in keyguard.declared():
+        for d in decl:
             print(f"to be measured again: {d.chapter} (reference {d.reference}, key {d.code_key}): {d.reason}")
         for p in problems:
             print(f"[guard] {p}")

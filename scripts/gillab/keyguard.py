@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import campaigns, codekey, experiments, sweep
+from . import across, campaigns, codekey
 from .paths import repo_root, results_dir
 from .profiles import ParameterError
 
@@ -100,14 +100,12 @@ def status(c: campaigns.Campaign, experiment: str, now: str) -> Status:
     return Status(int(per_group.sum()), len(per_group), tuple(sorted(set(keys))))
 
 
-def table(cs: list[campaigns.Campaign] | None = None) -> dict[str, dict[str, Status]]:
-    """Per chapter (the registry's order), per campaign id: its :class:`Status`."""
+def table(cs: list[campaigns.Campaign] | None = None, now: dict[str, str] | None = None) -> dict[str, dict[str, Status]]:
+    """Per chapter (the registry's order), per campaign id: its :class:`Status`; ``now``: this
+    checkout's code keys (:func:`gillab.across.code_keys_now`), where the caller has them."""
     cs = campaigns.all_campaigns() if cs is None else cs
-    out = {}
-    for name in experiments.names():
-        now = sweep.code_key(experiments.get(name))
-        out[name] = {c.id: status(c, name, now) for c in cs}
-    return out
+    now = across.code_keys_now() if now is None else now
+    return {name: {c.id: status(c, name, key) for c in cs} for name, key in now.items()}
 
 
 def declared_path():
@@ -133,13 +131,14 @@ def declared() -> list[Declared]:
 
 
 def problems(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declared] | None = None,
-             reference: str | None = None) -> list[str]:
+             reference: str | None = None, now: dict[str, str] | None = None) -> list[str]:
     """Why the guard fails, one line each (none: it passes): a chapter of the reference not
     measured with this code and not declared, and every declaration that no longer holds."""
     reference = campaigns.reference_id() if reference is None else reference
     if not reference:
         return []
-    tab = table([campaigns.load(reference)]) if tab is None else tab
+    now = across.code_keys_now() if now is None else now
+    tab = table([campaigns.load(reference)], now) if tab is None else tab
     decl = declared() if decl is None else decl
     by_name: dict[str, Declared] = {}
     out = []
@@ -151,7 +150,7 @@ def problems(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declare
             out.append(f"{d.chapter}: declared in {MEASURE_AGAIN_FILE}, but no chapter has that name")
     for name, per_campaign in tab.items():
         st = per_campaign.get(reference, Status(0, 0, ()))
-        now = sweep.code_key(experiments.get(name))
+        key = now[name]
         d = by_name.get(name)
         if st.word == THIS:
             if d is not None:
@@ -160,23 +159,25 @@ def problems(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declare
             continue
         what = (f"{name}: the reference {reference} holds it as {st.word}"
                 + (f" ({st.this} of {st.groups} configuration x build groups with this code)" if st.word == PARTLY else "")
-                + (f" (stored key {', '.join(st.keys)}; this code's key is {now})" if st.keys else ""))
+                + (f" (stored key {', '.join(st.keys)}; this code's key is {key})" if st.keys else ""))
         if d is None:
             out.append(f"{what}: a change of its measuring code orphaned it; undo the change, or declare the chapter "
-                       f"in data/results/{MEASURE_AGAIN_FILE} (name, reference, code_key = {now!r}, reason)")
+                       f"in data/results/{MEASURE_AGAIN_FILE} (name, reference, code_key = {key!r}, reason)")
         elif d.reference != reference:
             out.append(f"{name}: declared for the reference {d.reference}, but the reference is {reference}; a new "
                        f"reference starts with an empty {MEASURE_AGAIN_FILE}")
-        elif d.code_key != now:
-            out.append(f"{what}: declared for code key {d.code_key}, but the code changed again; declare {now!r}")
+        elif d.code_key != key:
+            out.append(f"{what}: declared for code key {d.code_key}, but the code changed again; declare {key!r}")
     return out
 
 
-def markdown(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declared] | None = None) -> str:
+def markdown(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declared] | None = None,
+             now: dict[str, str] | None = None) -> str:
     """For the method chapter: the chapters to be measured again (or that there are none), then
     which code measured every campaign's chapters."""
     cs = campaigns.all_campaigns()
-    tab = table(cs) if tab is None else tab
+    now = across.code_keys_now() if now is None else now
+    tab = table(cs, now) if tab is None else tab
     decl = declared() if decl is None else decl
     ref = campaigns.reference_id()
     lines = []
@@ -196,6 +197,5 @@ def markdown(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declare
               "| chapter | this code's key | " + " | ".join(f"`{c.id}` ({c.role})" for c in cs) + " |",
               "|---|---|" + "---|" * len(cs)]
     for name, per_campaign in tab.items():
-        now = sweep.code_key(experiments.get(name))
-        lines.append(f"| {name} | `{now}` | " + " | ".join(per_campaign[c.id].short for c in cs) + " |")
+        lines.append(f"| {name} | `{now[name]}` | " + " | ".join(per_campaign[c.id].short for c in cs) + " |")
     return "\n".join(lines) + "\n"
