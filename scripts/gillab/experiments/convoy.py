@@ -135,6 +135,12 @@ def waits_by_round(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
     return {k: _waits(float(busy[k]), float(alone[k]), si) for k in busy.index.intersection(alone.index)}
 
 
+def waits_interval(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
+    """The median over rounds of :func:`waits_by_round` with its interval (the verdict's and the
+    figure's)."""
+    return stats.paired_median(waits_by_round(df, cond, si, n).values())
+
+
 def published_waits() -> pd.DataFrame:
     """The document's table read the same way: its waits per request at each cell, beside the
     model's 2n."""
@@ -171,7 +177,7 @@ def waits_summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     ok = df[(df["cpu_processes"] == 0)]
     for (cond, si, n), _ in ok[ok["cpu_threads"] > 0].groupby(["condition", "switch_interval", "cpu_threads"]):
-        r = stats.paired_median(waits_by_round(df, cond, float(si), int(n)).values())
+        r = waits_interval(df, cond, float(si), int(n))
         key = (float(si), int(n))
         rows.append({"condition": cond, "switch_interval": float(si), "cpu_threads": int(n), "waits": r["ratio"],
                      "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "rounds": r["n"],
@@ -252,7 +258,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
     for (si, n), cid in mechanism_cells().items():
         measured = {}
         for cond in conds:
-            r = stats.paired_median(waits_by_round(df, cond, si, n).values())
+            r = waits_interval(df, cond, si, n)
             if r["n"]:
                 measured[cond] = published_claims.judged(cid, r["ratio"], r, note="")
         out.append(_rate_row(cid, f"GIL waits per request in switch intervals, {si:g} s, {names.get(n, n)} CPU "
@@ -402,7 +408,9 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str]) -> list:
     w = waits_summary(df)
     w = w[w["judged"] & w["condition"].isin(gil)]
     one = w[w["cpu_threads"] == 1]
-    cpython = one[~one["condition"].str.startswith("nogil")]
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    forks = set(ok.loc[ok["nogil_fork"].fillna(False).astype(bool), "condition"]) if "nogil_fork" in ok else set()
+    cpython = one[~one["condition"].isin(forks)]
     out = []
     if len(cpython):
         lo, hi = float(cpython["waits"].min()), float(cpython["waits"].max())
@@ -417,7 +425,7 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str]) -> list:
             "The model counts one wait after `recv()` and one after `send()`; a `send()` that does not block "
             "releases the GIL for microseconds, and the handler usually takes it back before the waiting CPU "
             "thread has woken, so only the wait after `recv()` remains."))
-    fork = one[one["condition"].str.startswith("nogil")]
+    fork = one[one["condition"].isin(forks)]
     if len(fork):
         out.append(Check(
             "The nogil fork with its GIL turned on (`PYTHONGIL=1`, the fork's own GIL) waits more than the model's "
@@ -470,9 +478,10 @@ def mechanism_figure(df: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     from .. import plots
+    from ..prose import gil_by_condition
 
     w = waits_summary(df)
-    gil = w[w["condition"].isin([c for c, on in _gil_on(df).items() if on])]
+    gil = w[w["condition"].isin([c for c, on in gil_by_condition(df).items() if on])]
     pub = published_waits()
     levels = sorted(gil["cpu_threads"].unique()) or [1]
     pal = plots.palette(w["condition"].unique())
@@ -505,12 +514,6 @@ def mechanism_figure(df: pd.DataFrame):
     axes[0, 0].set_ylabel("GIL waits / request (intervals)")
     fig.tight_layout()
     return fig
-
-
-def _gil_on(df: pd.DataFrame) -> dict:
-    from ..prose import gil_by_condition
-
-    return gil_by_condition(df)
 
 
 def explain_figure(df: pd.DataFrame):
