@@ -219,7 +219,7 @@ def _throughput_new_vs_old(tp: pd.DataFrame, pub: pd.DataFrame) -> dict:
     speed with 2 threads relative to 1 thread over the old GIL's, within each interleaved round
     (the builds of one round measured back to back), median over rounds with its interval."""
     old_gil = interpreters.role("old_gil")
-    key = ["run_id", "repeat"]
+    key = list(published_claims.ROUND)
     needed = {"speed", "task", "workers", "threads", *key}
     th = tp[tp["workers"] == "threads"] if needed <= set(tp.columns) else tp.iloc[0:0]
     measured = {}
@@ -232,11 +232,9 @@ def _throughput_new_vs_old(tp: pd.DataFrame, pub: pd.DataFrame) -> dict:
     for task in ("pi", "regex", "bz2") if len(th) else ():
         old = relative(old_gil, task)
         for cond in sorted(set(th["condition"]) - {old_gil}):
-            new = relative(cond, task)
-            common = new.index.intersection(old.index)
-            if not len(common):
+            r = stats.paired_ratio(relative(cond, task), old)      # the rounds both builds measured
+            if not r["n"]:
                 continue
-            r = stats.paired_median((new.loc[common] / old.loc[common]).values)
             measured[f"{cond} ({task})"] = published_claims.judged(
                 "ccbench/throughput/new_vs_old", r["ratio"], r, note=f"{r['n']} rounds, paired with {old_gil}")
     return _claim("throughput/new_vs_old", f"relative throughput with 2 threads, this build / {old_gil} (old GIL), "
