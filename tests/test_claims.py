@@ -93,6 +93,51 @@ def test_a_row_whose_threads_are_unsaid_is_refused(threads, about, words):
     assert claims.threads_problem(row | {"about": "machine", "threads": ""}) == ""
 
 
+def _row(**kw):
+    base = {"claim_id": "x", "comparison": "at least", "value": "1", "derive": "", "about": "mechanism",
+            "doc_statistic": "one run", "doc_statistic_words": "one run", "builds": "new GIL", "about_reason": "why",
+            "builds_reason": "why", "cpus": "", "threads": "1"}
+    return base | kw
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"builds": "ids:3.9.10 vs nogil-3.9.99"}, "ids builds.toml lacks: ['nogil-3.9.99']"),
+    ({"builds": "stock GIL"}, "is not one of"),
+    ({"about": "cores", "cpus": "two"}, "a count (at least), or =N (exactly)"),
+    ({"about": "cores", "cpus": ""}, "a cores claim names the logical CPUs"),
+    ({"cpus": "=2"}, "a cores claim names the logical CPUs"),
+])
+def test_a_row_with_builds_or_cpus_outside_the_vocabulary_is_refused(change, words):
+    assert claims.row_problem(_row()) == ""
+    assert claims.row_problem(_row(about="cores", cpus="=2")) == ""
+    assert claims.row_problem(_row(builds="ids:3.6.12,3.11.2")) == ""
+    assert words in claims.row_problem(_row(**change))
+
+
+def test_builds_named_by_id_are_those_builds_and_no_other(monkeypatch):
+    """``ids:A vs B``: that pair, in that order, and never the twin or today's pair; ``ids:a,b``:
+    one of those builds; ``stock new GIL vs old GIL``: a new-GIL build that is not a GIL-on twin
+    of a free-threaded build, against the old GIL."""
+    fams = {"3.9.10": "new GIL", "nogil-3.9.10": "no GIL", "nogil-3.9.10-gil": "new GIL", "3.13.5": "new GIL",
+            "3.13.5t": "no GIL", "3.13.5t-gil": "new GIL", "2.7.18": "old GIL", "3.6.12": "new GIL"}
+    pair = pd.Series({"builds": "ids:3.9.10 vs nogil-3.9.10", "claim_id": "p"})
+    some = pd.Series({"builds": "ids:3.6.12,3.9.10", "claim_id": "s"})
+    stock = pd.Series({"builds": "stock new GIL vs old GIL", "claim_id": "o"})
+    rows = {"p": pair, "s": some, "o": stock}
+    monkeypatch.setattr(claims, "get", lambda cid: rows[cid])
+    assert claims.applies("p", "3.9.10 vs nogil-3.9.10 (10 threads)", fams)
+    for other in ("nogil-3.9.10 vs 3.9.10", "nogil-3.9.10-gil vs nogil-3.9.10", "3.13.5 vs 3.13.5t", "3.9.10"):
+        assert not claims.applies("p", other, fams), other
+    assert claims.applies("s", "3.6.12", fams) and claims.applies("s", "3.9.10 (many)", fams)
+    assert not claims.applies("s", "3.13.5", fams) and not claims.applies("s", "3.6.12 vs 3.9.10", fams)
+    assert claims.applies("o", "3.9.10 vs 2.7.18 (pi)", fams) and claims.applies("o", "3.13.5 vs 2.7.18", fams)
+    assert not claims.applies("o", "3.13.5t-gil vs 2.7.18", fams)      # carries the free-threaded build's costs
+    assert not claims.applies("o", "nogil-3.9.10-gil vs 2.7.18", fams)
+    assert not claims.applies("o", "3.13.5t vs 2.7.18", fams)          # no GIL at all
+    # a build whose samples did not record one GIL state counts for no claim
+    assert not claims.applies("p", "3.9.10 vs nogil-3.9.10", fams | {"nogil-3.9.10": "mixed"})
+
+
 def test_every_claim_a_context_row_names_exists():
     """A context row that points at the claim judging its number points at a row of claims.csv."""
     import re

@@ -25,12 +25,15 @@ part of a claim or listed in ``context.csv`` with the reason it is not one.  The
 reads the value, band and comparison from here: no published number is typed into Python.
 
 What a claim is *about* decides whether it is judged here: a *mechanism* (a ratio, shape or
-ordering within one machine, expected on any machine) is; a *machine* number (an absolute of the
-author's machine, which would change with its CPU speed) is context, set beside ours and never
-counted; a *cores* claim needs ``cpus`` logical CPUs and is judged only on a machine that has
-them; *not testable* says why.  ``builds`` is the family of builds the claim speaks of, resolved
-per sample from the GIL state it recorded at run time (:func:`family`): a claim's verdict counts
-on those builds only, and the other builds' results are findings beside it.
+ordering within one machine, expected on any machine) is; a *machine* number (a number of the
+author's machine, OS, core count or release: an absolute that would change with its CPU speed, a
+ratio whose size is its core count, its disk or its OS's locks) is context, set beside ours and
+never counted, with a direction or ordering row for the sentence the document draws from it; a
+*cores* claim needs ``cpus`` logical CPUs (``=N``: exactly N, where the document's reading rests
+on having no more) and is judged only on a machine that has them; *not testable* says why.
+``builds`` is the family of builds the claim speaks of, resolved per sample from the GIL state it
+recorded at run time (:func:`family`), or the builds.toml ids it names (``ids:``): a claim's
+verdict counts on those builds only, and the other builds' results are findings beside it.
 """
 from __future__ import annotations
 
@@ -53,8 +56,13 @@ FAMILIES = ("old GIL", "new GIL", "no GIL")
 # "default vs free-threaded" is a pair of builds.toml [pairs]: a GIL build against the free-threaded
 # build of its source (3.13.5 vs 3.13.5t), never the free-threaded binary with its GIL turned on
 # against itself (3.13.5t-gil vs 3.13.5t), which carries the free-threaded build's costs on both sides
+# "stock new GIL vs old GIL" is a new-GIL build that is not the free-threaded binary with its GIL
+# turned on (builds.toml ``gil_twin``) against the old GIL.  ``ids:A vs B`` or ``ids:a,b,...``
+# names builds.toml ids exactly: a claim about one pair of builds ("nogil-3.9.10 against the
+# CPython 3.9 it was patched from") or about a set of releases, on those builds and no other
 BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "default vs free-threaded", "new GIL vs old GIL",
-          "own", "any")
+          "stock new GIL vs old GIL", "own", "any")
+IDS = "ids:"
 # the statistic a document computed its number with (claims.csv ``doc_statistic``), and how many of
 # our independent runs make one trial of it: a best of 3 is the smallest of three runs, so three
 # of our interleaved repeats (3j..3j+2) make one trial and the verdict's interval is over trials;
@@ -159,37 +167,71 @@ def _table() -> pd.DataFrame:
         raise ValueError(f"claims.csv: claim ids used twice: {sorted(set(dup))}")
     published, own = [], []
     for _, c in t.iterrows():
-        if c["comparison"] not in COMPARISONS:
-            raise ValueError(f"claims.csv, {c['claim_id']}: comparison {c['comparison']!r} is not one of {COMPARISONS}")
-        if c["value"] and c["derive"]:
-            raise ValueError(f"claims.csv, {c['claim_id']}: both a typed value and a derivation")
-        if c["about"] not in ABOUT:
-            raise ValueError(f"claims.csv, {c['claim_id']}: about {c['about']!r} is not one of {ABOUT}")
-        if c["doc_statistic"] not in DOC_STATISTICS:
-            raise ValueError(f"claims.csv, {c['claim_id']}: doc_statistic {c['doc_statistic']!r} is not one of "
-                             f"{tuple(DOC_STATISTICS)}")
-        if not c["doc_statistic_words"].strip():
-            raise ValueError(f"claims.csv, {c['claim_id']}: doc_statistic_words says where the document gives its "
-                             "statistic, or that it does not")
-        if c["builds"] not in BUILDS:
-            raise ValueError(f"claims.csv, {c['claim_id']}: builds {c['builds']!r} is not one of {BUILDS}")
-        if not c["about_reason"].strip() or not c["builds_reason"].strip():
-            raise ValueError(f"claims.csv, {c['claim_id']}: about and builds each need a reason")
-        if (c["about"] == "cores") != bool(c["cpus"].strip()):
-            raise ValueError(f"claims.csv, {c['claim_id']}: a cores claim names the logical CPUs it needs (cpus), "
-                             "no other claim does")
-        why = threads_problem(c)
+        why = row_problem(c)
         if why:
             raise ValueError(f"claims.csv, {c['claim_id']}: {why}")
-        if (c["about"] == "not testable") != (c["comparison"] == "not testable"):
-            raise ValueError(f"claims.csv, {c['claim_id']}: about and comparison disagree on 'not testable'")
         published.append(float(c["value"]) if c["value"] else derived(c["derive"]) if c["derive"] else math.nan)
         own.append(_own(c))
     t["published"] = published
     t["own_value"] = own
     t["band"] = pd.to_numeric(t["band"].replace("", math.nan))
-    t["cpus"] = pd.to_numeric(t["cpus"].replace("", math.nan))
+    t["cpus_exact"] = t["cpus"].str.startswith("=")
+    t["cpus"] = pd.to_numeric(t["cpus"].str.lstrip("=").replace("", math.nan))
     return t.set_index("claim_id", drop=False)
+
+
+def row_problem(c) -> str:
+    """What is wrong with one claims row ('' where nothing is): a vocabulary it does not use, a value
+    both typed and derived, a reason missing, CPUs or threads it does not state as it must."""
+    if c["comparison"] not in COMPARISONS:
+        return f"comparison {c['comparison']!r} is not one of {COMPARISONS}"
+    if c["value"] and c["derive"]:
+        return "both a typed value and a derivation"
+    if c["about"] not in ABOUT:
+        return f"about {c['about']!r} is not one of {ABOUT}"
+    if c["doc_statistic"] not in DOC_STATISTICS:
+        return f"doc_statistic {c['doc_statistic']!r} is not one of {tuple(DOC_STATISTICS)}"
+    if not c["doc_statistic_words"].strip():
+        return "doc_statistic_words says where the document gives its statistic, or that it does not"
+    if c["builds"] not in BUILDS and not c["builds"].startswith(IDS):
+        return f"builds {c['builds']!r} is not one of {BUILDS} nor {IDS}<build ids>"
+    if not c["about_reason"].strip() or not c["builds_reason"].strip():
+        return "about and builds each need a reason"
+    unknown = set(named_ids(c["builds"])) - _known_ids() if c["builds"].startswith(IDS) else set()
+    if unknown:
+        return f"builds names ids builds.toml lacks: {sorted(unknown)}"
+    if not re.fullmatch(r"(=?\d+)?", c["cpus"].strip()):
+        return f"cpus {c['cpus']!r} is a count (at least), or =N (exactly)"
+    if (c["about"] == "cores") != bool(c["cpus"].strip()):
+        return "a cores claim names the logical CPUs it needs (cpus), no other claim does"
+    if (c["about"] == "not testable") != (c["comparison"] == "not testable"):
+        return "about and comparison disagree on 'not testable'"
+    return threads_problem(c)
+
+
+def named_ids(builds: str) -> list[str]:
+    """The builds.toml ids an ``ids:`` value names, in its order (a pair: as its verdicts name it)."""
+    body = builds[len(IDS):]
+    return [b.strip() for b in (body.split(" vs ") if " vs " in body else body.split(","))]
+
+
+@functools.lru_cache(maxsize=None)
+def _known_ids() -> frozenset[str]:
+    from . import provision
+
+    out = set()
+    for spec in provision.all_specs():
+        out.add(spec.build_id)
+        if spec.gil_twin:
+            out.add(spec.gil_twin[0])
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _twins() -> frozenset[str]:
+    from . import provision
+
+    return frozenset(spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin)
 
 
 def threads_problem(c) -> str:
@@ -432,6 +474,13 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
     """Whether a verdict on ``condition`` is a verdict on the builds the claim speaks of."""
     c = get(claim_id)
     want, fam = c["builds"], family_of(condition, fams).split(" vs ")
+    if "unknown" in fam or "mixed" in fam:
+        return False
+    if want.startswith(IDS):
+        named, here = named_ids(want), builds_in(condition)
+        return here == named if " vs " in want else len(here) == 1 and here[0] in named
+    if want == "stock new GIL vs old GIL":
+        return fam == ["new GIL", "old GIL"] and builds_in(condition)[0] not in _twins()
     if want == "any":
         return "unknown" not in fam and "mixed" not in fam
     if want == "own":
@@ -465,7 +514,8 @@ def role(claim_id: str, condition: str, fams: dict[str, str], cpus_here: int | N
         return "not testable"
     if c["about"] == "machine":
         return "machine"
-    if c["about"] == "cores" and (cpus_here is None or cpus_here < int(c["cpus"])):
+    if c["about"] == "cores" and (cpus_here is None or cpus_here < int(c["cpus"])
+                                  or (c["cpus_exact"] and cpus_here != int(c["cpus"]))):
         return "needs cores"
     if condition != "-" and not applies(claim_id, condition, fams):
         return "other builds"

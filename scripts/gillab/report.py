@@ -575,7 +575,8 @@ def counts_markdown(df) -> str:
     words = {"machine": "absolute numbers of the authors' machines, set beside ours as context and never counted",
              "other builds": "results on builds a claim does not speak of (findings beside the claim, not the claim "
                              "failing)",
-             "needs cores": "claims that need more logical CPUs than the machine that measured them has",
+             "needs cores": "claims that need more logical CPUs than the machine that measured them has (or "
+                            "exactly as many as the document's machine had)",
              "not testable": "claims that cannot be tested here (each with its reason)"}
     extra = []
     for role in ROLES[1:]:

@@ -133,7 +133,8 @@ def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None 
         for cond, m in r["measured"].items():   # columns are put in display order below
             note = f" ({m['note']})" if m.get("note") else ""
             role = claims.role(r["claim_id"], cond, fams, cpus) if fams is not None and c is not None else "judged"
-            why = (f" [needs {int(c['cpus'])} CPUs: not judged]" if role == "needs cores"
+            why = (f" [needs {'exactly ' if c['cpus_exact'] else ''}{int(c['cpus'])} CPUs: not judged]"
+                   if role == "needs cores"
                    else f" [{_ROLE_NOTE[role]}]" if role in _ROLE_NOTE else "")
             line[cond] = f"{value_cell(m)}: {outcome_words(m)}{why}{note}"
         out.append(line)
