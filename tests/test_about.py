@@ -121,16 +121,26 @@ def test_a_claim_about_gil_builds_is_not_counted_against_a_build_without_one():
     assert set(zip(head["claim_id"], head["condition"])) >= {("countdown/threads=2", "gil")}
     assert not ((head["condition"] == "ft") | (head["claim_id"] == "countdown/threads=1")).any()
     text = report.counts_markdown(flat.assign(campaign="c"))
-    # 4 and 8 threads, and the October 16 conclusion (nogil-3.9.10 against 3.9.10): not measured
-    assert "4 claims on their own builds, 4 claim x build pairs: 1 agrees, 3 not measured" in text
+    # 2 threads read twice ("the times don't change", "not faster"); 4 and 8 threads, each read twice,
+    # and the October 16 conclusion (nogil-3.9.10 against 3.9.10): not measured
+    assert "7 claims on their own builds, 7 claim x build pairs: 2 agrees, 5 not measured" in text
 
 
 def test_a_cores_claim_is_judged_only_on_a_machine_with_the_cpus():
-    assert claims.get("sha256/threads=4")["cpus"] == 4
     fams = {"3.9.10": "new GIL"}
-    assert claims.role("sha256/threads=4", "3.9.10", fams, 2) == "needs cores"
-    assert claims.role("sha256/threads=4", "3.9.10", fams, 16) == "judged"
-    assert claims.role("sha256/threads=4", "3.9.10", fams, None) == "needs cores"
+    c = claims.get("convoy/conclusion/halving")          # at least two CPUs
+    assert c["cpus"] == 2 and not c["cpus_exact"]
+    assert claims.role("convoy/conclusion/halving", "3.9.10", fams, 1) == "needs cores"
+    assert claims.role("convoy/conclusion/halving", "3.9.10", fams, 16) == "judged"
+    assert claims.role("convoy/conclusion/halving", "3.9.10", fams, None) == "needs cores"
+    # exactly two: "my machine has only two physical cores" is the premise of the sentence
+    c = claims.get("sha256/beyond_cores/threads=4")
+    assert c["cpus"] == 2 and c["cpus_exact"]
+    assert claims.role("sha256/beyond_cores/threads=4", "3.9.10", fams, 2) == "judged"
+    for cpus in (1, 4, None):
+        assert claims.role("sha256/beyond_cores/threads=4", "3.9.10", fams, cpus) == "needs cores"
+    # the author's hyper-threaded gain past two threads is context, on any machine
+    assert claims.role("sha256/threads=4", "3.9.10", fams, 16) == "machine"
 
 
 def test_the_headline_holds_no_machine_number_and_no_build_outside_a_claims_family():
@@ -181,25 +191,32 @@ def test_no_ratio_claim_on_the_reference_divides_a_sample_set_by_itself():
     assert same.empty, same[["claim_id", "condition"]].to_string()
 
 
-def test_the_one_thread_switch_interval_rows_divide_by_another_interval():
-    """One thread at each interval / one thread at 5 ms: the 5 ms cell is the denominator, never a
-    claim of its own; a slower interval reads as its factor, not as 1."""
+def test_the_one_thread_switch_interval_rows_divide_by_the_rounds_mean():
+    """One thread at each interval / the mean one-thread time over the intervals its round
+    measured (the document's own denominator is the mean of its one-thread column): the 5 ms cell
+    is part of the mean, never a claim of its own; a slower interval reads as its factor over the
+    mean, not as 1."""
     from gillab.experiments import switch_interval as si
 
-    factor = {0.1: 1.0, 0.005: 1.0, 0.0001: 1.25}
+    factor = {0.1: 1.0, 0.005: 1.0, 0.0001: 1.3}
     rows = [{"condition": "b", "switch_interval": x, "threads": 1, "seconds": 2.0 * f * (1 + 0.001 * i),
-             "repeat": i, "python": "3.9.10", "gil_enabled": True, "status": "ok"}
-            for x, f in factor.items() for i in range(8)]     # 8 runs a side: a ratio's 95% interval
+             "run_id": "r", "repeat": i, "python": "3.9.10", "gil_enabled": True, "status": "ok"}
+            for x, f in factor.items() for i in range(8)]     # 8 rounds: a paired 95% interval
     out = {r["claim_id"]: r for r in si.ANALYSIS.claims(pd.DataFrame(rows))}
     assert "switch_interval/si=0.005/threads=1" not in out
-    assert out["switch_interval/si=0.1/threads=1"]["measured"]["b"]["median"] == pytest.approx(1.0)
-    assert out["switch_interval/si=0.0001/threads=1"]["measured"]["b"]["median"] == pytest.approx(1.25)
+    mean = sum(factor.values()) / len(factor)
+    assert out["switch_interval/si=0.1/threads=1"]["measured"]["b"]["median"] == pytest.approx(1.0 / mean, rel=1e-3)
+    assert out["switch_interval/si=0.0001/threads=1"]["measured"]["b"]["median"] == pytest.approx(1.3 / mean, rel=1e-3)
     assert out["switch_interval/si=0.0001/threads=1"]["measured"]["b"]["verdict"] == "higher"
-    # the document's several-thread cells are read against the mean of its one-thread column
+    # the document's own number: its cell over the mean of its one-thread column, and for several
+    # threads its cell over the same interval's one-thread cell, as the statistic divides
     t4 = claims._raw("pbts13_t4_countdown_vs_switch_interval")
-    mean1 = pd.to_numeric(t4[t4["threads"] == "1"]["time_s"]).mean()
-    cell = float(t4[(t4["switch_interval_s"] == "0.001") & (t4["threads"] == "4")]["time_s"].iloc[0])
-    assert claims.value("switch_interval/si=0.001/threads=4") == pytest.approx(cell / mean1)
+    time = {(r["switch_interval_s"], r["threads"]): float(r["time_s"]) for _, r in t4.iterrows()}
+    mean1 = sum(v for (s, k), v in time.items() if k == "1") / 7
+    assert claims.get("switch_interval/si=0.1/threads=1")["own_value"] == pytest.approx(time["0.1", "1"] / mean1)
+    assert claims.get("switch_interval/si=0.001/threads=4")["own_value"] == pytest.approx(
+        time["0.001", "4"] / time["0.001", "1"])
+    assert claims.value("switch_interval/si=0.001/threads=4") == 1.0
 
 
 def test_no_ratio_in_any_verdict_takes_a_sample_on_both_sides(monkeypatch):

@@ -53,12 +53,7 @@ def _plan() -> dict[str, tuple[str, int, float]]:
 # The rows that fail today, each with why: a strict register (a row that starts passing fails
 # here too, so that its entry is removed), emptied by the second reading of the claims (issue
 # "The documents' mechanisms, judged") and by paired rounds (issue "Your run can say yes or no").
-KNOWN = {
-    "switch_interval/si=0.1/threads=1": "rejects its own document: 7.29 / 6.53 = 1.116, outside 1.0 +- 10%",
-    "switch_interval/si=0.001/threads=1": ("own 1.075 near the band's edge: 8 paired rounds at this spread do not "
-                                           "resolve it; the band, or the one-thread column's mean as the "
-                                           "denominator (review 000), to be settled"),
-}
+KNOWN: dict[str, str] = {}
 
 
 def _rows():

@@ -26,12 +26,16 @@ def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
         "ft": {1: [8.0, 8.1, 8.05], 2: [4.0, 4.1, 4.05], 4: [4.1, 4.0, 4.05], 8: [4.2, 4.1, 4.15]},
     }.items()})
     rows = {r["claim_id"]: r for r in cd.ANALYSIS.claims(df)}
-    assert set(rows) == {f"countdown/threads={k}" for k in (1, 2, 4, 8)} | {"countdown/conclusion/nogil_single_thread"}
+    assert set(rows) == ({f"countdown/threads={k}" for k in (1, 2, 4, 8)} | {"countdown/conclusion/nogil_single_thread"}
+                         | {f"countdown/not_faster/threads={k}" for k in (2, 4, 8)})
     assert rows["countdown/conclusion/nogil_single_thread"]["measured"] == {}   # names builds this frame lacks
     assert rows["countdown/threads=2"]["published"] == pytest.approx(6.57 / 6.52)
     for k in (2, 4, 8):
         assert rows[f"countdown/threads={k}"]["measured"]["gil"]["verdict"] == "agrees"
         assert rows[f"countdown/threads={k}"]["measured"]["ft"]["verdict"] == "lower"
+        # "not faster", at least 0.9 of the one-thread time: the GIL's flat times hold it, parallel ones do not
+        assert rows[f"countdown/not_faster/threads={k}"]["measured"]["gil"]["verdict"] == "agrees"
+        assert rows[f"countdown/not_faster/threads={k}"]["measured"]["ft"]["verdict"] == "lower"
     one = rows["countdown/threads=1"]["measured"]
     assert one["gil"]["verdict"] == "agrees" and one["ft"]["verdict"] == "higher"
     s = cd.ANALYSIS.summary(df).set_index(["condition", "threads"])
@@ -63,7 +67,7 @@ def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
     assert [r["claim_id"] for r in unmeasured] == ["countdown/conclusion/nogil_single_thread"]
     assert unmeasured[0]["outcome"] == "not measured"
     rows = [r for r in rows if r["condition"] != "-"]
-    assert len(rows) == 4 * 2 and len({r["campaign"] for r in rows}) == 1
+    assert len(rows) == 7 * 2 and len({r["campaign"] for r in rows}) == 1     # 4 cells, "not faster" at 3
     assert rows[0]["campaign"].startswith("test-machine-")
     keys = {"claim_id", "document", "experiment", "condition", "published", "unit", "band", "measured", "ci_low",
             "ci_high", "n", "outcome", "profile", "campaign"}
@@ -73,11 +77,11 @@ def test_cli_verdicts_json_from_stored_samples(builds, data_dir):
         assert r["outcome"] == "inconclusive" and r["n"] == 0 and r["why"].startswith("n too small: 0 ")
         assert "trials; a 95% interval needs 7" in r["why"]
         assert r["ci_low"] is None and r["measured"] > 0
-    assert {r["condition"] for r in rows} == {"3.13.5", "3.13.5t"} and len({r["claim_id"] for r in rows}) == 4
+    assert {r["condition"] for r in rows} == {"3.13.5", "3.13.5t"} and len({r["claim_id"] for r in rows}) == 7
     nested = json.loads(subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--nested", "-P", "any"],
                                        capture_output=True, text=True).stdout)
     nested = [r for r in nested if r["measured"]]
-    assert len(nested) == 4 and all(set(r["measured"]) == {"3.13.5", "3.13.5t"} for r in nested)
+    assert len(nested) == 7 and all(set(r["measured"]) == {"3.13.5", "3.13.5t"} for r in nested)
     res = subprocess.run([sys.executable, "-m", "gillab", "results", "countdown", "--json", "-P", "any"],
                          capture_output=True, text=True)
     summary = json.loads(res.stdout)["summary"]

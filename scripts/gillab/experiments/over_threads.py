@@ -5,6 +5,7 @@ Every function takes the experiment's :class:`Spec` as ``spec`` (bound by
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -65,66 +66,87 @@ def _by_repeat(g: pd.DataFrame) -> pd.Series:
     return g.drop_duplicates("repeat", keep="last").set_index("repeat")["seconds"]
 
 
+_POINT = re.compile(r"^threads=(?P<k>\d+)(?: / threads=(?P<d>\d+))?$")
+
+
+def readings(spec: Spec) -> list[tuple[str, int, int | None]]:
+    """The claims rows this experiment judges on its own, as (claim id, threads, the denominator's
+    threads): a row's point ``threads=k`` reads T(k) (an absolute) or T(k)/T(1) (a ratio), and
+    ``threads=k / threads=d`` reads T(k)/T(d); the conclusions (``.../conclusion/...``) are read
+    by :func:`gillab.claims.conclusions`."""
+    out = []
+    skip = set(published_claims.conclusion_ids(spec.experiment))
+    for _, c in published_claims.of(spec.experiment).iterrows():
+        m = _POINT.match(str(c["point"]).strip())
+        if c["claim_id"] in skip or not m or c["comparison"] == "not testable":
+            continue
+        k = int(m["k"])
+        d = int(m["d"]) if m["d"] else (None if c["kind"] == "absolute" else 1)
+        out.append((c["claim_id"], k, d))
+    return out
+
+
 def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
-    """One row per published cell: the time ratio T(k)/T(1) (scale-free), and T(1) itself, each
-    with the document's own statistic (claims.csv ``doc_statistic``: a best of 3).
+    """One row per claims row that reads this experiment's thread counts (:func:`readings`): the
+    time ratio T(k)/T(d) (scale-free), or T(k) itself, each with the document's own statistic
+    (claims.csv ``doc_statistic``: a best of 3).
 
     Three interleaved repeats (3j..3j+2) make one trial; a trial's value is its best run, and
-    the interval is over trials: for T(1) the median of trials' bests, for T(k)/T(1) the median
+    the interval is over trials: for T(k) the median of trials' bests, for T(k)/T(d) the median
     of the per-trial ratios of bests (both points ran in the same repeats).  Our medians of runs
     stay in the figures and in the row's note.  The ratio is what the document's argument rests
     on; the absolute 1-thread time depends on the machine, and is compared scaled to the
     document's size when a smaller profile ran (the scaling is said in the row's note).
     """
-    pub = published(spec)
+    pub = published(spec).set_index("threads")
     out = []
     conds = sorted(df["condition"].unique())
-    for _, row in pub.iterrows():
-        k = int(row["threads"])
-        p_time = float(row[spec.published_col])
-        cid = f"{spec.experiment}/threads={k}"
+    for cid, k, d in readings(spec):
         c = published_claims.get(cid)
         published_value, unit = published_claims.value(cid), c["unit"]
         size = published_claims.trial_size(cid)
         stat = c["doc_statistic"]
-        if k == 1:
-            claim = f"time for {spec.size_words(spec.seed_size)} in 1 thread ({stat})"
+        if d is None:
+            claim = f"time for {spec.size_words(spec.seed_size)} in {k} thread{'s' if k != 1 else ''} ({stat})"
         else:
-            claim = f"time with {k} threads / time with 1 thread (same total work; {stat} each)"
+            claim = (f"time with {k} threads / time with {d} thread{'s' if d != 1 else ''} (same total work; "
+                     f"{stat} each)")
         measured = {}
         for cond in conds:
             g = df[df["condition"] == cond]
-            tk, t1 = g[g["threads"] == k], g[g["threads"] == 1]
-            if not (len(tk) and len(t1)):
+            tk, td = g[g["threads"] == k], g[g["threads"] == (d or k)]
+            if not (len(tk) and len(td)):
                 continue
-            if k == 1:
-                scale = spec.seed_size / spec.size(t1)
-                by_trial = stats.trials(_by_repeat(t1) * scale, size)
-                r = stats.trial_median(by_trial) if size > 1 else stats.summarize(_by_repeat(t1) * scale)
-                value, best = r["median"], float(t1["seconds"].min() * scale)
-                median_of_runs = float(t1["seconds"].median() * scale)
+            if d is None:
+                scale = spec.seed_size / spec.size(tk)
+                by_trial = stats.trials(_by_repeat(tk) * scale, size)
+                r = stats.trial_median(by_trial) if size > 1 else stats.summarize(_by_repeat(tk) * scale)
+                value, best = r["median"], float(tk["seconds"].min() * scale)
+                median_of_runs = float(tk["seconds"].median() * scale)
                 note = "" if scale == 1 else f"scaled x{scale:g} from {spec.size_words(spec.seed_size / scale)}; "
             else:
-                num, den = _by_repeat(tk), _by_repeat(t1)
+                num, den = _by_repeat(tk), _by_repeat(td)
                 r = (stats.paired_ratio(stats.trials(num, size), stats.trials(den, size), stats.PAIRED_TRIALS)
                      if size > 1 else stats.ratio_of_medians(num, den))
-                value, best = r["ratio"], float(tk["seconds"].min() / t1["seconds"].min())
-                median_of_runs = float(tk["seconds"].median() / t1["seconds"].median())
+                value, best = r["ratio"], float(tk["seconds"].min() / td["seconds"].min())
+                median_of_runs = float(tk["seconds"].median() / td["seconds"].median())
                 note = ""
             if size > 1 and not r["n"]:      # not one complete trial: the runs' median, shown and not judged
-                note += (f"{stat}: no complete trial of {size} runs ({min(len(tk), len(t1))} runs): "
+                note += (f"{stat}: no complete trial of {size} runs ({min(len(tk), len(td))} runs): "
                          "the median of runs is shown")
                 measured[cond] = published_claims.entry(median_of_runs, r, verdict="inconclusive", best=best,
                                                         note=note, statistic=stat)
                 continue
             if size > 1:
                 note += (f"{stat}: {r['n']} trial{'s' if r['n'] != 1 else ''} of {size} runs "
-                         f"({min(len(tk), len(t1))} runs); median of runs {median_of_runs:.3g}")
+                         f"({min(len(tk), len(td))} runs); median of runs {median_of_runs:.3g}")
             measured[cond] = published_claims.judged(cid, value, r, best=best, note=note, statistic=stat)
+        row = pub.loc[k] if k in pub.index and cid == f"{spec.experiment}/threads={k}" else None
         out.append({
-            "experiment": spec.experiment, "table": spec.table, "claim_id": cid,
+            "experiment": spec.experiment, "table": spec.table if row is not None else "claims", "claim_id": cid,
             "claim": claim, "published": published_value, "unit": unit, "band": published_claims.band(cid),
-            "published_as": f"{p_time} s ({row['python']}, {row['machine']})",
+            "published_as": (f"{float(row[spec.published_col])} s ({row['python']}, {row['machine']})"
+                             if row is not None else c["quote"]),
             "measured": measured,
         })
     return out
@@ -157,7 +179,8 @@ def findings(df: pd.DataFrame, spec: Spec) -> str:
                  f"{g.at[k, 'speedup_ci_hi']:.2f}]" for k in g.index if k != 1]
         one = spec.per_unit(g.loc[1]) if 1 in g.index else "no 1-thread run"
         lines.append(f"- **{cond}** ({gil} at run time): {one}; speedup over 1 thread: " + "; ".join(parts) + ".")
-    ratio_rows = [v for v in claims(df, spec) if v["unit"] == "ratio"]
+    ratio_rows = [v for v in claims(df, spec)       # the published table's T(k)/T(1)
+                  if v["unit"] == "ratio" and re.fullmatch(rf"{spec.experiment}/threads=\d+", v["claim_id"])]
     conds = sorted(s["condition"].unique())
     agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows) for c in conds}
     small = {c: sum(stats.too_few_runs(v["measured"].get(c, {}).get("why_inconclusive")) for v in ratio_rows)
