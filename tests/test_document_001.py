@@ -168,3 +168,33 @@ def test_what_the_design_claims_say_of_the_builds_is_in_their_sources():
     for text in found.values():
         assert "#ifdef FORCE_SWITCHING" in text and "switch_cond" in text
         assert "priority" not in text.lower()
+
+
+def _rounds(rows):
+    return pd.DataFrame([{"run_id": "r", "status": "ok", "policy": "default", "workers": "threads"} | r for r in rows])
+
+
+def test_contended_vs_idle_counts_a_ping_never_read_at_the_bound_and_pairs_by_round():
+    """A ping the echo thread never read waited at least the bound, so it counts as the bound (a
+    lower bound of the mean); each round's contended mean is divided by the same round's idle one."""
+    rows = []
+    for rep, idle in enumerate([0.1, 0.2] * 5):
+        rows += [{"condition": "old", "test": "latency", "task": "regex", "threads": 0, "repeat": rep, "bound": 2.0,
+                  "oneway_ms": idle} for _ in range(2)]
+        rows += [{"condition": "old", "test": "latency", "task": "regex", "threads": 1, "repeat": rep, "bound": 2.0,
+                  "oneway_ms": v} for v in (1000.0, None)]
+    m = ccbench._contended_vs_idle(_rounds(rows))["measured"]["old"]
+    assert m["estimand"] == "median of paired ratios" and m["n"] == 10
+    # the rounds' ratios are 15000 and 7500, five each: their median, not the medians' ratio (10000)
+    assert m["median"] == pytest.approx((15000.0 + 7500.0) / 2)
+    assert "2 pings never read" not in m["note"] and "10 pings never read" in m["note"]
+
+
+def test_throughput_ratios_pair_two_points_of_one_build_by_round():
+    rows = [{"condition": "b", "test": "throughput", "task": "pi", "threads": n, "repeat": rep, "point": str(n),
+             "speed": speed} for rep in range(10) for n, speed in ((1, 100.0 + rep), (2, 50.0 + rep / 2))]
+    df = _rounds(rows)
+    par = {r["claim_id"]: r for r in ccbench._no_parallelism(df)}
+    assert par["ccbench/throughput/no_parallelism/pi"]["measured"]["b"]["median"] == pytest.approx(0.5)
+    assert par["ccbench/throughput/no_parallelism/pi"]["measured"]["b"]["verdict"] == "agrees"
+    assert par["ccbench/throughput/no_parallelism/regex"]["measured"] == {}

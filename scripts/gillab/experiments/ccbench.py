@@ -205,13 +205,71 @@ def run_means(g: pd.DataFrame) -> pd.Series:
 
 
 def _claim(claim_id, claim, published_as, measured, note=""):
-    """A verdict row: value, unit and band from claims.csv (``{band}`` in the note: the band)."""
+    """A verdict row: value, unit and band from claims.csv (``{band}`` in the note: the band;
+    ``{bound}``: the comparison and its value, e.g. *at least 1.1*)."""
     c = published_claims.get(f"ccbench/{claim_id}")
     band = published_claims.band(c["claim_id"])
     note = note.replace("{band}", f"+-{band:.0%}" if band is not None else "")   # noqa: RUF027 (a template)
+    note = note.replace("{bound}", f"{c['comparison']} {c['published']:g}")
     return {"experiment": "ccbench", "table": "pitrou_2009_claims", "claim_id": c["claim_id"],
             "claim": claim, "published": c["published"], "unit": c["unit"], "published_as": published_as,
             "measured": measured, "note": note, "band": band}
+
+
+def _speeds(g: pd.DataFrame, threads: int) -> pd.Series:
+    """The throughput runs of ``g`` (one condition and task) with ``threads`` threads: their speed
+    keyed by the interleaved round that measured them (:data:`claims.ROUND`), so that two points'
+    runs pair by round."""
+    key = list(published_claims.ROUND)
+    h = g[g["threads"] == threads]
+    return h.set_index(key)["speed"] if set(key) <= set(h.columns) else h["speed"]
+
+
+def _no_parallelism(tp: pd.DataFrame) -> list[dict]:
+    """"There still is a Global Interpreter Lock which serializes access ... Python doesn't become
+    really better at extracting computational parallelism out of several cores": per build, the
+    speed with 2 threads over 1 (what ccbench prints as a share of one thread's), paired by round,
+    for task A (pure Python) and task B (C that holds the GIL); C releases it and is not claimed."""
+    out = []
+    th = tp[tp["workers"] == "threads"] if "workers" in tp.columns else tp.iloc[0:0]
+    for task in ("pi", "regex"):
+        cid = f"throughput/no_parallelism/{task}"
+        measured = {}
+        for cond, g in th[th["task"] == task].groupby("condition"):
+            one, two = _speeds(g, 1), _speeds(g, 2)
+            if len(one) and len(two):
+                r = published_claims.round_ratio(two, one)
+                measured[cond] = published_claims.judged(f"ccbench/{cid}", r["ratio"], r, note=r["note"])
+        out.append(_claim(cid, f"speed with 2 threads / 1 thread, {TASK_WORDS[task]}",
+                          "\"doesn't become really better at extracting computational parallelism\"", measured,
+                          "{bound} on a build with a GIL (two CPUs); the builds without one are findings"))
+    return out
+
+
+def _contended_vs_idle(df: pd.DataFrame) -> dict:
+    """"It would be scheduled again only much later": per build and interleaved round, our bounded
+    echo's mean one-way time next to one regex thread over its mean with none.  A ping the echo
+    thread never read waited at least the bound (the client sends its end only a bound after its
+    last ping), so it counts as the bound: the numerator, and the ratio, are lower bounds where
+    pings starved."""
+    lat = _latency(df)
+    lat = lat[(lat["task"] == "regex") & (lat["policy"] == "default") & lat["threads"].isin([0, 1])]
+    key = list(published_claims.ROUND)
+    measured = {}
+    for cond, g in lat.groupby("condition"):
+        ow = g["oneway_ms"].fillna(g["bound"].astype(float) * 1000.0)
+        means = ow.groupby([g["threads"], *(g[k] for k in key)]).mean()
+        if not {0, 1} <= set(means.index.get_level_values(0)):
+            continue
+        unread = int(g.loc[g["threads"] == 1, "oneway_ms"].isna().sum())
+        r = published_claims.round_ratio(means.loc[1], means.loc[0])
+        measured[cond] = published_claims.judged(
+            "ccbench/latency/old_GIL/contended_vs_idle", r["ratio"], r,
+            note=r["note"] + (f"; {unread} pings never read, each counted at the bound (a lower bound)"
+                              if unread else ""))
+    return _claim("latency/old_GIL/contended_vs_idle", "mean one-way time of our bounded echo: with one regex "
+                  "thread / with none", "\"it would be scheduled again only much later\"", measured,
+                  "{bound} under the old GIL; the other builds are findings")
 
 
 def _throughput_new_vs_old(tp: pd.DataFrame, pub: pd.DataFrame) -> dict:
@@ -235,7 +293,7 @@ def _throughput_new_vs_old(tp: pd.DataFrame, pub: pd.DataFrame) -> dict:
             r = stats.paired_ratio(relative(cond, task), old)      # the rounds both builds measured
             if not r["n"]:
                 continue
-            measured[f"{cond} ({task})"] = published_claims.judged(
+            measured[f"{cond} vs {old_gil} ({task})"] = published_claims.judged(
                 "ccbench/throughput/new_vs_old", r["ratio"], r, note=f"{r['n']} rounds, paired with {old_gil}")
     return _claim("throughput/new_vs_old", f"relative throughput with 2 threads, this build / {old_gil} (old GIL), "
                   "per task, paired by round", pub.loc["ccbench throughput (Linux, two systems)", "new_gil"], measured,
@@ -247,9 +305,11 @@ def claims(df: pd.DataFrame) -> list[dict]:
     """The document's measurable claims, every condition measured (n: ccbench runs, never pings):
     the latency with regex in the background (old GIL: almost a second; new: a couple of ms) and
     the new GIL's latency against the old, each the tool's own number (its mean one-way time with
-    one background thread, measured with its protocol: ``test=tool``), the Beazley effect (the
-    trivial loop: time with two threads over one, +50% on OS X), and the new GIL's throughput
-    (roughly similar to the old)."""
+    one background thread, measured with its protocol: ``test=tool``), the old GIL's wait next to
+    a regex thread over its wait with none (our bounded echo: "only much later"), the Beazley
+    effect (the trivial loop: time with two threads over one, +50% on OS X, context) and its
+    direction on two CPUs (still a degradation), no gain from a second thread with a GIL, and the
+    new GIL's throughput (roughly similar to the old).  Two points of one build pair by round."""
     pub = published().set_index("item")
     out = []
     tool = _tool(df)
@@ -272,16 +332,21 @@ def claims(df: pd.DataFrame) -> list[dict]:
     out += _latency_new_vs_old(tool)
     tp = _throughput(df)
     beazley = pub.loc[pub.index.str.contains("Dave Beazley effect")].iloc[0]
-    measured = {}
-    for cond, g in tp[(tp["task"] == "countdown") & (tp["workers"] == "threads")].groupby("condition"):
-        one, two = g[g["threads"] == 1]["speed"], g[g["threads"] == 2]["speed"]
-        if len(one) and len(two):
-            r = stats.ratio_of_medians(one, two)   # time for the same work: 2 threads / 1 thread
-            measured[cond] = published_claims.judged("ccbench/beazley/countdown/2threads", r["ratio"], r,
-                                                     best=float(one.max() / two.max()), note="")
-    out.append(_claim("beazley/countdown/2threads", "the trivial loop: time with 2 threads / 1 thread (same work)",
-                      f"{beazley['old_gil']} (old GIL, OS X)", measured,
-                      "the document's case is OS X's slow locks; on Linux it expected less"))
+    for cid, what in (("beazley/countdown/2threads", "the document's case is OS X's slow locks; on Linux it expected "
+                       "less: context, beside the direction row old_GIL/degradation"),
+                      ("throughput/old_GIL/degradation", "'a smaller performance degradation' on Linux: time with 2 "
+                       "threads / 1 {bound}, under the old GIL (a cores row: two CPUs)")):
+        measured = {}
+        for cond, g in tp[(tp["task"] == "countdown") & (tp["workers"] == "threads")].groupby("condition"):
+            one, two = _speeds(g, 1), _speeds(g, 2)
+            if len(one) and len(two):
+                r = published_claims.round_ratio(one, two)   # time for the same work: 2 threads / 1 thread
+                measured[cond] = published_claims.judged(f"ccbench/{cid}", r["ratio"], r,
+                                                         best=float(one.max() / two.max()), note=r["note"])
+        out.append(_claim(cid, "the trivial loop: time with 2 threads / 1 thread (same work)",
+                          f"{beazley['old_gil']} (old GIL, OS X)", measured, what))
+    out += _no_parallelism(tp)
+    out.append(_contended_vs_idle(df))
     out.append(_throughput_new_vs_old(tp, pub))
     out += _design_claims(df, pub)
     return out
