@@ -4,7 +4,7 @@ import urllib.request
 
 import pytest
 
-from gillab import campaigns, report, results, runner, servers, sweep, venvs
+from gillab import campaigns, claims, report, results, runner, servers, sweep, venvs
 from gillab.experiments import doc002, flask_k6
 from gillab.metadata import filesystem_of
 from gillab.profiles import ParameterError
@@ -79,6 +79,21 @@ def test_every_observation_of_document_002_has_a_verdict_per_pair():
     assert any("3.13.5t-gil vs 3.13.5t" in r["measured"] for r in rows)
 
 
+def test_the_direction_rows_read_the_same_runs_as_the_table_rows_they_stand_beside():
+    """The sizes the document ties to its machine or its release are context; the direction drawn
+    from each is judged on the same paired runs, so the two rows can differ only in how they read."""
+    rows = {r["claim_id"]: r for r in report.verdicts(campaigns.reference_id())}
+    for table_row, direction in (("flask_k6/flask_app_cpu_bound", "flask_k6/ft_more_cpu_requests"),
+                                 ("primes/3_cpu_bound_multithread", "primes/ft_pool_faster"),
+                                 ("primes/3_cpu_bound_single_thread", "primes/ft_single_slower"),
+                                 ("st_loop/1_single_threaded.py", "st_loop/ft_slower")):
+        a, b = rows[table_row]["measured"], rows[direction]["measured"]
+        assert a and set(a) == set(b), direction
+        for pair in a:
+            assert a[pair]["median"] == b[pair]["median"] and a[pair]["n"] == b[pair]["n"], (direction, pair)
+        assert claims.get(table_row)["about"] == "machine" and claims.get(direction)["about"] != "machine"
+
+
 @pytest.mark.parametrize("ft_over_gil, expected", [
     ((1.17, 1.16, 1.18, 1.17, 1.16), "agrees"),        # the document's 3.5 / 3.0 = 1.167, every repeat
     ((1.60, 1.62, 1.58, 1.61, 1.60), "higher"),        # a build that pays far more than the document saw
@@ -98,7 +113,7 @@ def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, 
         rows += [{"condition": "3.13.5", "repeat": rep, "seconds": base, "status": "ok", "gil_enabled": True},
                  {"condition": "3.13.5t", "repeat": rep, "seconds": base * r, "status": "ok", "gil_enabled": False}]
     claims = {c["claim_id"]: c for c in st_loop.ANALYSIS.claims(pd.DataFrame(rows))}
-    assert set(claims) == {"st_loop/1_single_threaded.py", "st_loop/pep779_penalty"}
+    assert set(claims) == {"st_loop/1_single_threaded.py", "st_loop/pep779_penalty", "st_loop/ft_slower"}
     claim = claims["st_loop/1_single_threaded.py"]
     assert claim["published"] == pytest.approx(3.5 / 3.0)
     # PEP 779's "now roughly 5-10%" is 3.14's release figure, not this loop's: shown, never judged
