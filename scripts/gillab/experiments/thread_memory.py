@@ -64,6 +64,17 @@ def point_name(mode: str, stack_kb) -> str:
     return "default stack" if not stack_kb else "small stack"
 
 
+def _vm_over_rlimit(r, stack_kb) -> float:
+    """The virtual size a thread with the default stack adds, over the stack limit its run recorded
+    (RLIMIT_STACK, the default stack of a new thread): 1 when each thread reserves its whole stack.
+    NaN with a stack set by threading.stack_size(), or with no limit (unlimited: glibc's own
+    default stack, not recorded)."""
+    limit = pd.to_numeric(r.get("rlimit_stack_kib", np.nan), errors="coerce")
+    if stack_kb or pd.isna(limit) or limit <= 0:
+        return np.nan
+    return float(r["vm_per_thread_kib"]) / float(limit)
+
+
 def per_run(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (cond, mode, kb, rep), g in df.groupby(["condition", "mode", "stack_kb", "repeat"], sort=True):
@@ -75,7 +86,9 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
                        stack_kib=(r.get("stack_size_set_kib") if pd.notna(r.get("stack_size_set_kib", np.nan))
                                   else r.get("rlimit_stack_kib", np.nan)),
                        py_bytes_per_thread=r["py_bytes_per_thread"],
-                       rss_over_vm=r["rss_per_thread_kib"] / r["vm_per_thread_kib"] if r["vm_per_thread_kib"] else np.nan)
+                       rss_over_vm=(r["rss_per_thread_kib"] / r["vm_per_thread_kib"] if r["vm_per_thread_kib"]
+                                    else np.nan),
+                       vm_over_rlimit=_vm_over_rlimit(r, kb))
         else:
             row.update(depth=r["depth"], crashed=bool(r["crashed"]), ended=r["ended"])
         rows.append(row)
@@ -98,8 +111,10 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-STATISTICS = ("vm_per_thread_mib", "small_over_default", "stack_saving", "rss_per_thread_kib", "rss_over_vm",
-              "py_bytes_per_thread", "depth")
+STATISTICS = ("vm_per_thread_mib", "vm_over_rlimit", "small_over_default", "stack_saving", "rss_per_thread_kib",
+              "rss_over_vm", "py_bytes_per_thread", "depth")
+# why a run gives a statistic no value, in the claim's note
+NO_VALUE_WHY = {"vm_over_rlimit": "the run's stack limit was unlimited: its threads' default stack is not recorded"}
 
 
 @frame_cached
@@ -108,7 +123,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
-    return doc003.claims(summary(df), "thread_memory")
+    return doc003.claims(summary(df), "thread_memory", no_value_why=NO_VALUE_WHY)
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
