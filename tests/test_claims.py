@@ -134,8 +134,11 @@ def test_builds_named_by_id_are_those_builds_and_no_other(monkeypatch):
     assert not claims.applies("o", "3.13.5t-gil vs 2.7.18", fams)      # carries the free-threaded build's costs
     assert not claims.applies("o", "nogil-3.9.10-gil vs 2.7.18", fams)
     assert not claims.applies("o", "3.13.5t vs 2.7.18", fams)          # no GIL at all
-    # a build whose samples did not record one GIL state counts for no claim
+    # a build whose samples did not record one GIL state counts for no claim, nor one whose GIL was
+    # turned on where its build has none (PYTHONGIL=1)
     assert not claims.applies("p", "3.9.10 vs nogil-3.9.10", fams | {"nogil-3.9.10": "mixed"})
+    assert not claims.applies("p", "3.9.10 vs nogil-3.9.10", fams | {"nogil-3.9.10": "new GIL"})
+    assert not claims.applies("s", "3.6.12", fams | {"3.6.12": "no GIL"})
 
 
 def test_every_claim_a_context_row_names_exists():

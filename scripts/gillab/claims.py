@@ -228,6 +228,22 @@ def _known_ids() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=None)
+def _expected_family() -> dict[str, str]:
+    """The family each builds.toml id runs as when nothing turns its GIL on or off: a build
+    configured without the GIL (or the nogil fork) has none, its GIL-on twin the new GIL, and the
+    others the GIL of their version (:func:`family`)."""
+    from . import provision
+
+    out = {}
+    for spec in provision.all_specs():
+        free = spec.disable_gil or spec.nogil_fork
+        out[spec.build_id] = "no GIL" if free else family(spec.version, True)
+        if spec.gil_twin:
+            out[spec.gil_twin[0]] = family(spec.version, True)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
 def _twins() -> frozenset[str]:
     from . import provision
 
@@ -477,7 +493,11 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
     if "unknown" in fam or "mixed" in fam:
         return False
     if want.startswith(IDS):
+        # the builds named, each as it runs when nothing turns its GIL on or off (a PYTHONGIL=1 run
+        # of nogil-3.9.10 is not the build the claim speaks of)
         named, here = named_ids(want), builds_in(condition)
+        if any(_expected_family().get(b) != f for b, f in zip(here, fam)):
+            return False
         return here == named if " vs " in want else len(here) == 1 and here[0] in named
     if want == "stock new GIL vs old GIL":
         return fam == ["new GIL", "old GIL"] and builds_in(condition)[0] not in _twins()
