@@ -90,7 +90,7 @@ def synthetic(rate_before, rate_during, runs=3, cond="x", kind="thread"):
             phase = "before" if k < 4 else "during" if k < 8 else "after"
             rate = rate_during[rep] if phase == "during" else rate_before[rep]
             rows.append({"condition": cond, "kind": kind, "scenario": "perf2", "repeat": rep, "bin": k,
-                         "bin_start_s": k * 0.1, "rate": rate, "requests": rate * 0.1, "phase": phase,
+                         "bin_start_s": k * 0.1, "bin_s": 0.1, "rate": rate, "requests": rate * 0.1, "phase": phase,
                          "long_s": 0.4, "long_start_s": 0.4})
     return pd.DataFrame(rows)
 
@@ -109,6 +109,24 @@ def test_perf2_rate_during_verdicts_on_synthetic_runs(during, verdict):
     assert cl["fib_server/perf2-rate-during"]["measured"]["x"]["verdict"] == verdict
     assert claims.get("fib_server/perf2-drop")["about"] == "machine"
     assert claims.get("fib_server/perf2-rate-during")["about"] == "mechanism"
+
+
+def test_the_rate_during_the_long_request_is_its_requests_over_its_time():
+    """A 20 ms bin counts in steps of 50 requests/s: runs that answer 4 requests in five bins and 3
+    in three have a median bin of 200/s, at the bound, but answer 181/s, under it."""
+    rows = []
+    for rep in range(9):
+        for k in range(14):
+            phase = "before" if k < 4 else "during" if k < 12 else "after"
+            n = (3 if k in (5, 7, 9) else 4) if phase == "during" else 200
+            rows.append({"condition": "x", "kind": "thread", "scenario": "perf2", "repeat": rep, "bin": k,
+                         "bin_start_s": k * 0.02, "bin_s": 0.02, "rate": n / 0.02, "requests": n, "phase": phase,
+                         "long_s": 0.16, "long_start_s": 0.08})
+    runs = fs.per_run(pd.DataFrame(rows))
+    assert (runs["rate_during"] == 200.0).all()
+    assert runs["rate_during_mean"].to_numpy() == pytest.approx([29 / 0.16] * 9)
+    (c,) = [c for c in fs.claims(pd.DataFrame(rows)) if c["claim_id"] == "fib_server/perf2-rate-during"]
+    assert c["measured"]["x"]["median"] == pytest.approx(29 / 0.16) and c["measured"]["x"]["verdict"] == "agrees"
 
 
 @pytest.mark.parametrize("pool_over_thread,verdict", [

@@ -27,7 +27,7 @@ SCENARIOS = ("perf1", "perf2", "lockout")
 # fewer has no such rate (its long request was too short for its bins), and says so
 MIN_DURING_BINS = 3
 NO_VALUE_WHY = {st: f"the long request ended before {MIN_DURING_BINS} whole bins of bin_s fell inside it"
-                for st in ("rate_during", "perf2_steady", "perf2_drop")}
+                for st in ("rate_during", "rate_during_mean", "perf2_steady", "perf2_drop")}
 
 
 def _fib_n(value) -> int:
@@ -167,8 +167,14 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
         elif scen == "perf2":
             before = g[g["phase"] == "before"]["rate"]
             during = g[g["phase"] == "during"]["rate"]
+            enough = len(during) >= MIN_DURING_BINS
+            span = len(during) * float(g["bin_s"].iloc[0]) if "bin_s" in g else np.nan
             r.update(rate_before=before.median(),
-                     rate_during=during.median() if len(during) >= MIN_DURING_BINS else np.nan,
+                     rate_during=during.median() if enough else np.nan,
+                     # the requests answered while the long request ran over that time: a rate not
+                     # rounded to one bin's count (a 20 ms bin counts in steps of 50 requests/s)
+                     rate_during_mean=(g.loc[g["phase"] == "during", "requests"].sum() / span
+                                       if enough and "requests" in g and span > 0 else np.nan),
                      long_s=g["long_s"].iloc[0], during_bins=len(during))
             r["perf2_steady"] = r["rate_during"] / r["rate_before"]
             r["perf2_drop"] = 1 - r["perf2_steady"]
@@ -191,7 +197,7 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
 
 
 STATISTICS = ("perf1_ratio", "perf2_drop", "perf2_steady", "pool_reduction", "lockout_ratio", "alone_s", "both_s",
-              "rate_before", "rate_during", "short_wait_s", "long_min_s")
+              "rate_before", "rate_during", "rate_during_mean", "short_wait_s", "long_min_s")
 
 
 @frame_cached
