@@ -43,3 +43,23 @@ def test_the_findings_are_the_chapters_checks_on_the_reference_and_all_hold():
     name, check = found[0]
     df = results.samples_as_chapter(name, campaigns.reference_id(), report.profile_config(name))
     assert check in analysis(name).prose(df)
+
+
+def test_the_first_screen_says_how_much_of_the_readers_run_agrees_with_the_reference():
+    def flat(outcomes, role="judged"):
+        return pd.DataFrame([{"claim_id": c, "condition": b, "role": role, "outcome": o}
+                             for (c, b), o in outcomes.items()])
+    ref = flat({("a", "3.9.10"): "agrees", ("b", "3.9.10"): "higher", ("c", "3.9.10"): "inconclusive",
+                ("d", "3.9.10"): "lower", ("e", "3.13.5"): "agrees"})
+    yours = pd.concat([flat({("a", "3.9.10"): "agrees", ("b", "3.9.10"): "lower", ("c", "3.9.10"): "agrees",
+                             ("d", "3.9.10"): "lower"}),
+                       flat({("e", "3.13.5"): "higher"}, role="other builds")])    # not a headline row of yours
+    r = landing.beside_reference(yours, ref)
+    assert (r["both"], r["definite"], r["same"]) == (4, 3, 2)
+    assert r["contradict"] == [{"claim_id": "b", "condition": "3.9.10", "yours": "lower", "reference": "higher"}]
+    text = landing.beside_reference_sentence(yours, ref)
+    assert "of the 4 claims x builds both judge, 3 have a definite outcome in both; 2 of those are the same" in text
+    assert "1 contradict (`b` on 3.9.10: yours lower, the reference higher)" in text
+    assert "none contradicts" in landing.beside_reference_sentence(ref, ref)
+    assert "no claim x build in common" in landing.beside_reference_sentence(flat({("z", "x"): "agrees"}), ref)
+

@@ -418,6 +418,7 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
         + (" Left: your campaign; right: the reference campaign." if len(panels) == 2 else ""),
         "```",
         "",
+        *([land.beside_reference_sentence(panels["yours"], panels["reference"]), ""] if len(panels) == 2 else []),
         f"**What we found** (computed from {'your campaign' if 'yours' in panels else 'the reference campaign'} "
         f"`{shown['campaign'].iloc[0]}` when this book was built; each "
         "sentence is checked against its chapter's samples, with the numbers that bear it out):",

@@ -140,3 +140,40 @@ def share(flat: pd.DataFrame) -> dict[str, float]:
     held, failed = int(t["holds"].sum()), int(t["does not hold"].sum())
     return {"held": held, "failed": failed, "open": int(t["cannot be judged here"].sum()),
             "share": held / (held + failed) if held + failed else math.nan}
+
+
+DEFINITE = ("agrees", "higher", "lower")
+
+
+def beside_reference(yours: pd.DataFrame, ref: pd.DataFrame) -> dict:
+    """The reader's headline rows (claims judged on the builds they speak of) set beside the
+    reference's, claim x build by claim x build: how many are judged in both, how many have a
+    definite outcome in both, how many of those give the same outcome, and which contradict (a
+    definite outcome on each side, not the same)."""
+    def headline(flat: pd.DataFrame) -> pd.Series:
+        j = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+        return j.drop_duplicates(["claim_id", "condition"]).set_index(["claim_id", "condition"])["outcome"]
+
+    a, b = headline(yours), headline(ref)
+    both = a.index.intersection(b.index)
+    definite = [k for k in both if a[k] in DEFINITE and b[k] in DEFINITE]
+    contradict = [{"claim_id": k[0], "condition": k[1], "yours": a[k], "reference": b[k]}
+                  for k in definite if a[k] != b[k]]
+    return {"both": len(both), "definite": len(definite), "same": len(definite) - len(contradict),
+            "contradict": contradict}
+
+
+def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
+    """One sentence for the first screen: how much of the reader's run agrees with the reference."""
+    r = beside_reference(yours, ref)
+    if not r["both"]:
+        return "Your campaign and the reference judge no claim x build in common yet."
+    n = len(r["contradict"])
+    which = "; ".join(f"`{c['claim_id']}` on {c['condition']}: yours {c['yours']}, the reference {c['reference']}"
+                      for c in r["contradict"][:3])
+    more = f" and {n - 3} more" if n > 3 else ""
+    return (f"**Your run beside the reference:** of the {r['both']} claims x builds both judge, {r['definite']} "
+            f"have a definite outcome in both; {r['same']} of those are the same"
+            + (f", and {n} contradict ({which}{more})." if n else ", and none contradicts.")
+            + (" The others are inconclusive in one run or both." if r["definite"] < r["both"] else ""))
+
