@@ -136,3 +136,17 @@ def test_a_profile_measured_in_sittings_is_timed_chapter_by_chapter(builds, data
     assert e["seconds"] == pytest.approx(sum(r["seconds"] for r in e["runs"]), abs=0.2)
     text = book.profile_minutes("smoke")
     assert "| `countdown` | - |" in text and "2 (smoke) | 8 of 8 |" in text and "1 of 1 chapters" in text
+
+
+def test_one_budget_wherever_the_report_states_it():
+    """`default`'s budget is one constant (profiles.BUDGET_MINUTES), and every prose that states
+    it says the same number."""
+    import re
+
+    from gillab import paths
+    from gillab.profiles import BUDGET_MINUTES
+
+    said = re.compile(r"(?:at most|fit(?: the)?|fit the report's)\s+(\d+)\s+minutes")
+    for name in ("README.md", "book/method.md", "notebooks/99_verdicts.md"):
+        found = said.findall((paths.repo_root() / name).read_text())
+        assert found and set(found) == {str(BUDGET_MINUTES)}, (name, found)
