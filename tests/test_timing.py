@@ -150,3 +150,21 @@ def test_one_budget_wherever_the_report_states_it():
     for name in ("README.md", "book/method.md", "notebooks/99_verdicts.md"):
         found = said.findall((paths.repo_root() / name).read_text())
         assert found and set(found) == {str(BUDGET_MINUTES)}, (name, found)
+
+
+def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
+    """The method chapter's baseline for a plan of runs: per chapter the judged claims x builds, how
+    many are decided, and the minutes the committed whole runs spent, summed as the records say."""
+    from gillab import report
+
+    text = book.efficiency()
+    flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    decided = int(judged["outcome"].isin(("agrees", "higher", "lower")).sum())
+    minutes = sum(e["seconds"] for p in ("default", "verdicts") for e in book.timing_records(p)[-1]["experiments"]) / 60
+    total = next(line for line in text.splitlines() if line.startswith("| all |")).split("|")
+    assert [c.strip() for c in total[2:4]] == [str(len(judged)), str(decided)]
+    assert float(total[6]) == pytest.approx(minutes, abs=0.05)
+    for name in judged["experiment"].unique():
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |")).split("|")
+        assert int(row[2]) == int((judged["experiment"] == name).sum()), name

@@ -595,6 +595,61 @@ def runs_by_design() -> str:
             + "\n".join(rows) + "\n")
 
 
+def efficiency() -> str:
+    """Per chapter, on the reference campaign's `default` configuration (its `verdicts` runs
+    included): the judged claims x builds, how many a definite outcome decides, the runs they rest
+    on, how wide their intervals are against the band (the *about* rows: an interval can lie inside
+    its band only under 1), the minutes the newest whole `default` and `verdicts` runs spent on the
+    chapter, and the rows decided per measuring minute: what a plan of runs is measured against
+    (for the method chapter; computed when the book builds)."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from . import campaigns, report
+
+    ref = campaigns.reference_id()
+    if ref is None:
+        return ""
+    flat = report.flat(report.verdicts(ref, profile="default"))
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    recs = [(timing_records(p) or [None])[-1] for p in ("default", "verdicts")]
+    minutes: dict[str, float] = {}
+    for r in recs:
+        for e in (r or {}).get("experiments", []):
+            minutes[e["experiment"]] = minutes.get(e["experiment"], 0.0) + e["seconds"] / 60
+
+    def width(g):
+        about = g[g["band"].notna() & (g["band"] > 0) & g["ci_low"].notna() & g["published"].notna()]
+        w = (about["ci_high"] - about["ci_low"]) / (2 * about["band"] * about["published"].abs())
+        w = w[np.isfinite(w)]
+        return f"{w.median():.2f} ({len(w)})" if len(w) else "-"
+
+    rows = ["| chapter | judged claims x builds | decided | runs (median) | interval / band, *about* rows (median, rows) "
+            "| minutes | decided per minute |", "|---|---|---|---|---|---|---|"]
+    tot_j = tot_d = 0
+    tot_m = 0.0
+    for name in experiments.names():
+        g = judged[judged["experiment"] == name]
+        if g.empty:
+            continue
+        decided = int(g["outcome"].isin(("agrees", "higher", "lower")).sum())
+        m = minutes.get(name, math.nan)
+        n = pd.to_numeric(g["n"], errors="coerce").median()
+        rows.append(f"| `{name}` | {len(g)} | {decided} | {'-' if math.isnan(n) else f'{n:.0f}'} | {width(g)} "
+                    f"| {'-' if math.isnan(m) else f'{m:.1f}'} | {'-' if not m or math.isnan(m) else f'{decided / m:.2f}'} |")
+        tot_j, tot_d = tot_j + len(g), tot_d + decided
+        tot_m += 0.0 if math.isnan(m) else m
+    rows.append(f"| all | {tot_j} | {tot_d} | | {width(judged)} | {tot_m:.1f} | "
+                f"{tot_d / tot_m if tot_m else math.nan:.2f} |")
+    return ("How much each measuring minute decides, on the reference campaign: per chapter, the claims x builds "
+            "judged on the builds they speak of, how many have a definite outcome (agrees, higher or lower), the runs "
+            "their intervals rest on, their intervals' width over the band's (*about* rows), and the minutes the "
+            "newest whole `default` and `verdicts` runs spent on the chapter (`data/timing/`).\n\n"
+            + "\n".join(rows) + "\n")
+
+
 def _per_document(seconds: dict) -> str:
     """'document 000: 11.1, document 001: 2.1 minutes' from document -> seconds."""
     return ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(seconds.items())) + " minutes"
@@ -783,7 +838,8 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
-                                            + "\n" + runs_by_design() + "\n" + profile_minutes("seed"))
+                                            + "\n" + runs_by_design() + "\n" + efficiency()
+                                            + "\n" + profile_minutes("seed"))
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())
     jb = Path(sys.executable).with_name("jupyter-book")
