@@ -548,23 +548,39 @@ def profile_minutes(profile: str = "seed") -> str:
             "and `verdicts`'s.\n\n" + "\n".join(rows) + "\n")
 
 
-def runs_by_design() -> str:
+def _reference_flat(flat=None):
+    """The reference campaign's verdict rows on `default`'s configuration, flat (``flat`` where the
+    caller has them already), or None without a reference campaign."""
+    from . import campaigns, report
+
+    if flat is not None:
+        return flat
+    ref = campaigns.reference_id()
+    return None if ref is None else report.flat(report.verdicts(ref, profile="default"))
+
+
+def _chapter_minutes(profile: str) -> dict[str, float]:
+    """Per chapter, the minutes the newest whole ``profile`` run (``data/timing/``) spent on it."""
+    rec = (timing_records(profile) or [None])[-1]
+    return {e["experiment"]: e["seconds"] / 60 for e in rec["experiments"]} if rec else {}
+
+
+def runs_by_design(flat=None) -> str:
     """Per chapter: the estimands of its judged claims (from the reference campaign's verdict
     rows) and the runs a 95% interval of each needs (a best of 3: trials of 3 runs), the repeats
     `default` and `verdicts` give, and the minutes each profile's newest whole run spent on it:
     which claims `default` leaves inconclusive by design, and what judging them costs (for the
-    method chapter; computed when the book builds)."""
+    method chapter; computed when the book builds; ``flat``: the reference's verdict rows, where the
+    caller has them)."""
     import math
 
-    from . import campaigns, claims, report, stats
+    from . import claims, stats
 
-    ref = campaigns.reference_id()
-    if ref is None:
+    flat = _reference_flat(flat)
+    if flat is None:
         return ""
-    flat = report.flat(report.verdicts(ref, profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-") & (flat["estimand"] != "")]
-    recs = {p: (timing_records(p) or [None])[-1] for p in ("default", "verdicts")}
-    minutes = {p: {e["experiment"]: e["seconds"] / 60 for e in r["experiments"]} if r else {} for p, r in recs.items()}
+    minutes = {p: _chapter_minutes(p) for p in ("default", "verdicts")}
     rows = ["| chapter | judged claims x builds | what their intervals need | `default` gives | `verdicts` gives "
             "| minutes in `default` | minutes `verdicts` added |", "|---|---|---|---|---|---|---|"]
     for name in experiments.names():
@@ -595,30 +611,29 @@ def runs_by_design() -> str:
             + "\n".join(rows) + "\n")
 
 
-def efficiency() -> str:
+def efficiency(flat=None) -> str:
     """Per chapter, on the reference campaign's `default` configuration (its `verdicts` runs
     included): the judged claims x builds, how many a definite outcome decides, the runs they rest
     on, how wide their intervals are against the band (the *about* rows: an interval can lie inside
     its band only under 1), the minutes the newest whole `default` and `verdicts` runs spent on the
     chapter, and the rows decided per measuring minute: what a plan of runs is measured against
-    (for the method chapter; computed when the book builds)."""
+    (for the method chapter; computed when the book builds; ``flat``: the reference's verdict rows,
+    where the caller has them)."""
     import math
 
     import numpy as np
     import pandas as pd
 
-    from . import campaigns, report
+    from .across import DEFINITE
 
-    ref = campaigns.reference_id()
-    if ref is None:
+    flat = _reference_flat(flat)
+    if flat is None:
         return ""
-    flat = report.flat(report.verdicts(ref, profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
-    recs = [(timing_records(p) or [None])[-1] for p in ("default", "verdicts")]
     minutes: dict[str, float] = {}
-    for r in recs:
-        for e in (r or {}).get("experiments", []):
-            minutes[e["experiment"]] = minutes.get(e["experiment"], 0.0) + e["seconds"] / 60
+    for p in ("default", "verdicts"):
+        for name, m in _chapter_minutes(p).items():
+            minutes[name] = minutes.get(name, 0.0) + m
 
     def width(g):
         about = g[g["band"].notna() & (g["band"] > 0) & g["ci_low"].notna() & g["published"].notna()]
@@ -634,7 +649,7 @@ def efficiency() -> str:
         g = judged[judged["experiment"] == name]
         if g.empty:
             continue
-        decided = int(g["outcome"].isin(("agrees", "higher", "lower")).sum())
+        decided = int(g["outcome"].isin(DEFINITE).sum())
         m = minutes.get(name, math.nan)
         n = pd.to_numeric(g["n"], errors="coerce").median()
         rows.append(f"| `{name}` | {len(g)} | {decided} | {'-' if math.isnan(n) else f'{n:.0f}'} | {width(g)} "
@@ -835,10 +850,11 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
 
     yours, ref = report.campaign_verdicts(campaign=campaign)
     (gen / "landing.md").write_text(landing(gen, yours, ref))
+    ref_flat = report.flat(ref) if ref else None          # read once, by the method chapter's tables
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
-                                            + "\n" + runs_by_design() + "\n" + efficiency()
+                                            + "\n" + runs_by_design(ref_flat) + "\n" + efficiency(ref_flat)
                                             + "\n" + profile_minutes("seed"))
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())

@@ -197,7 +197,7 @@ def row_problem(c) -> str:
         return f"builds {c['builds']!r} is not one of {BUILDS} nor {IDS}<build ids>"
     if not c["about_reason"].strip() or not c["builds_reason"].strip():
         return "about and builds each need a reason"
-    unknown = set(named_ids(c["builds"])) - _known_ids() if c["builds"].startswith(IDS) else set()
+    unknown = set(named_ids(c["builds"])) - set(_expected_family()) if c["builds"].startswith(IDS) else set()
     if unknown:
         return f"builds names ids builds.toml lacks: {sorted(unknown)}"
     if not re.fullmatch(r"(=?\d+)?", c["cpus"].strip()):
@@ -216,22 +216,10 @@ def named_ids(builds: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _known_ids() -> frozenset[str]:
-    from . import provision
-
-    out = set()
-    for spec in provision.all_specs():
-        out.add(spec.build_id)
-        if spec.gil_twin:
-            out.add(spec.gil_twin[0])
-    return frozenset(out)
-
-
-@functools.lru_cache(maxsize=None)
 def _expected_family() -> dict[str, str]:
-    """The family each builds.toml id runs as when nothing turns its GIL on or off: a build
-    configured without the GIL (or the nogil fork) has none, its GIL-on twin the new GIL, and the
-    others the GIL of their version (:func:`family`)."""
+    """The family each builds.toml id (its GIL-on twins too: every id a claim may name) runs as
+    when nothing turns its GIL on or off: a build configured without the GIL (or the nogil fork)
+    has none, its GIL-on twin the new GIL, and the others the GIL of their version (:func:`family`)."""
     from . import provision
 
     out = {}
@@ -502,7 +490,7 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
     if want == "stock new GIL vs old GIL":
         return fam == ["new GIL", "old GIL"] and builds_in(condition)[0] not in _twins()
     if want == "any":
-        return "unknown" not in fam and "mixed" not in fam
+        return True
     if want == "own":
         from .interpreters import sets
 
@@ -590,6 +578,12 @@ def _pick(df: pd.DataFrame, sel: dict[str, str]) -> pd.DataFrame:
 
 
 ROUND = ("run_id", "repeat")     # one interleaved round of a sweep: every point measured back to back
+
+
+def by_round(g: pd.DataFrame, column: str) -> pd.Series:
+    """One point's ``column`` keyed by the round that measured each run (:data:`ROUND`), so that two
+    points' runs pair by round in :func:`round_ratio`; unkeyed where the frame does not say."""
+    return g.set_index(list(ROUND))[column] if set(ROUND) <= set(g.columns) else g[column]
 
 
 def round_ratio(num: pd.Series, den: pd.Series) -> dict:

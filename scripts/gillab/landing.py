@@ -12,6 +12,8 @@ import math
 
 import pandas as pd
 
+from . import report
+from .across import DEFINITE
 from .report import family_group, profile_config
 
 # the findings of the first screen: (chapter, the words its sentence starts with), in the order
@@ -142,16 +144,14 @@ def share(flat: pd.DataFrame) -> dict[str, float]:
             "share": held / (held + failed) if held + failed else math.nan}
 
 
-DEFINITE = ("agrees", "higher", "lower")
-
-
 def beside_reference(yours: pd.DataFrame, ref: pd.DataFrame) -> dict:
     """The reader's headline rows (claims judged on the builds they speak of) set beside the
     reference's, claim x build by claim x build: how many are judged in both, how many have a
     definite outcome in both, how many of those give the same outcome, and which contradict (a
     definite outcome on each side, not the same)."""
     def headline(flat: pd.DataFrame) -> pd.Series:
-        j = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+        j = report.headline(flat)
+        j = j[j["condition"] != "-"]
         return j.drop_duplicates(["claim_id", "condition"]).set_index(["claim_id", "condition"])["outcome"]
 
     a, b = headline(yours), headline(ref)

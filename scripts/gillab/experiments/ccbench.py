@@ -220,9 +220,23 @@ def _speeds(g: pd.DataFrame, threads: int) -> pd.Series:
     """The throughput runs of ``g`` (one condition and task) with ``threads`` threads: their speed
     keyed by the interleaved round that measured them (:data:`claims.ROUND`), so that two points'
     runs pair by round."""
-    key = list(published_claims.ROUND)
-    h = g[g["threads"] == threads]
-    return h.set_index(key)["speed"] if set(key) <= set(h.columns) else h["speed"]
+    return published_claims.by_round(g[g["threads"] == threads], "speed")
+
+
+def _thread_ratios(tp: pd.DataFrame, task: str, *, time: bool = False) -> dict[str, tuple[dict, float]]:
+    """Per build, its throughput runs of ``task`` with 2 threads against those with 1, paired by
+    round (:func:`claims.round_ratio`): the speed with 2 over the speed with 1, or with ``time`` the
+    time for the same work with 2 over 1 (the speed with 1 over with 2); each with the ratio of
+    the best runs."""
+    th = (tp[(tp["task"] == task) & (tp["workers"] == "threads")] if {"task", "workers"} <= set(tp.columns)
+          else tp.iloc[0:0])
+    out = {}
+    for cond, g in th.groupby("condition"):
+        one, two = _speeds(g, 1), _speeds(g, 2)
+        if len(one) and len(two):
+            num, den = (one, two) if time else (two, one)
+            out[cond] = (published_claims.round_ratio(num, den), float(num.max() / den.max()))
+    return out
 
 
 def _no_parallelism(tp: pd.DataFrame) -> list[dict]:
@@ -231,15 +245,10 @@ def _no_parallelism(tp: pd.DataFrame) -> list[dict]:
     speed with 2 threads over 1 (what ccbench prints as a share of one thread's), paired by round,
     for task A (pure Python) and task B (C that holds the GIL); C releases it and is not claimed."""
     out = []
-    th = tp[tp["workers"] == "threads"] if "workers" in tp.columns else tp.iloc[0:0]
     for task in ("pi", "regex"):
         cid = f"throughput/no_parallelism/{task}"
-        measured = {}
-        for cond, g in th[th["task"] == task].groupby("condition"):
-            one, two = _speeds(g, 1), _speeds(g, 2)
-            if len(one) and len(two):
-                r = published_claims.round_ratio(two, one)
-                measured[cond] = published_claims.judged(f"ccbench/{cid}", r["ratio"], r, note=r["note"])
+        measured = {cond: published_claims.judged(f"ccbench/{cid}", r["ratio"], r, note=r["note"])
+                    for cond, (r, _) in _thread_ratios(tp, task).items()}
         out.append(_claim(cid, f"speed with 2 threads / 1 thread, {TASK_WORDS[task]}",
                           "\"doesn't become really better at extracting computational parallelism\"", measured,
                           "{bound} on a build with a GIL (two CPUs); the builds without one are findings"))
@@ -284,8 +293,7 @@ def _throughput_new_vs_old(tp: pd.DataFrame, pub: pd.DataFrame) -> dict:
 
     def relative(cond, task):
         g = th[(th["condition"] == cond) & (th["task"] == task)]
-        one, two = (g[g["threads"] == k].set_index(key)["speed"] for k in (1, 2))
-        return (two / one).dropna()
+        return (_speeds(g, 2) / _speeds(g, 1)).dropna()
 
     for task in ("pi", "regex", "bz2") if len(th) else ():
         old = relative(old_gil, task)
@@ -332,17 +340,13 @@ def claims(df: pd.DataFrame) -> list[dict]:
     out += _latency_new_vs_old(tool)
     tp = _throughput(df)
     beazley = pub.loc[pub.index.str.contains("Dave Beazley effect")].iloc[0]
+    loop = _thread_ratios(tp, "countdown", time=True)      # the trivial loop, read by both rows below
     for cid, what in (("beazley/countdown/2threads", "the document's case is OS X's slow locks; on Linux it expected "
                        "less: context, beside the direction row old_GIL/degradation"),
                       ("throughput/old_GIL/degradation", "'a smaller performance degradation' on Linux: time with 2 "
                        "threads / 1 {bound}, under the old GIL (a cores row: two CPUs)")):
-        measured = {}
-        for cond, g in tp[(tp["task"] == "countdown") & (tp["workers"] == "threads")].groupby("condition"):
-            one, two = _speeds(g, 1), _speeds(g, 2)
-            if len(one) and len(two):
-                r = published_claims.round_ratio(one, two)   # time for the same work: 2 threads / 1 thread
-                measured[cond] = published_claims.judged(f"ccbench/{cid}", r["ratio"], r,
-                                                         best=float(one.max() / two.max()), note=r["note"])
+        measured = {cond: published_claims.judged(f"ccbench/{cid}", r["ratio"], r, best=best, note=r["note"])
+                    for cond, (r, best) in loop.items()}
         out.append(_claim(cid, "the trivial loop: time with 2 threads / 1 thread (same work)",
                           f"{beazley['old_gil']} (old GIL, OS X)", measured, what))
     out += _no_parallelism(tp)
