@@ -123,6 +123,29 @@ def test_the_claim_tier_composes_with_the_small_grid():
     assert [runs_at(g, c, {"threads": n}, 4) for c in ("3.13.5", "3.13.5t") for n in (1, 2)] == [1, 4, 1, 0]
 
 
+def test_the_claims_points_may_be_a_union_of_tiers():
+    """Where the claims read two corners of a grid (convoy: every interval with 0-2 CPU threads,
+    and 4 CPU threads at 5 ms only), the claim grid is the union of narrower grids, written as a
+    list (profiles.toml) or tiers joined by | (the command line), with the same result."""
+    exp = experiments.get("switch_interval")
+    base = {"conditions": "3.13.5", "switch_intervals": [0.005, 0.001, 0.0001], "threads": [1, 2, 4],
+            "total_decrements": 20_000, "repeats": 4, "rest_repeats": 1}
+    written = ([{"switch_intervals": [0.005, 0.001], "threads": [1, 2]}, {"switch_intervals": [0.005], "threads": [4]}],
+               "switch_intervals=0.005,0.001; threads=1,2 | switch_intervals=0.005; threads=4")
+    got = []
+    for claim in written:
+        g = grid.of(exp, exp.resolve("smoke", dict(base, claim_grid=claim)))
+        got.append({(si, n): runs_at(g, "3.13.5", {"switch_interval": si, "threads": n}, 4)
+                    for si in base["switch_intervals"] for n in base["threads"]})
+        assert g.describe_claim() == "switch_intervals=[0.005, 0.001]; threads=[1, 2] or switch_intervals=[0.005]; threads=[4]"
+    assert got[0] == got[1] == {(0.005, 1): 4, (0.005, 2): 4, (0.005, 4): 4, (0.001, 1): 4, (0.001, 2): 4,
+                                (0.001, 4): 1, (0.0001, 1): 1, (0.0001, 2): 1, (0.0001, 4): 1}
+    with pytest.raises(ParameterError, match="claim_grid must narrow the grid"):
+        grid.of(exp, exp.resolve("smoke", dict(base, claim_grid="threads=1 | threads=8")))
+    with pytest.raises(ParameterError, match="empty tier"):
+        exp.resolve("smoke", dict(base, claim_grid="threads=1 | "))
+
+
 @pytest.mark.parametrize("extra, message", [
     ({"claim_grid": "threads=2"}, "without rest_repeats every point gets every repeat"),
     ({"claim_builds": "3.13.5"}, "without rest_repeats every point gets every repeat"),

@@ -205,7 +205,7 @@ class Chapter:
                       + (", as the committed reference campaign did." if report.reference_grids() == "all" else ".")]
         if self.params.get("rest_repeats") is not None:
             g = grid.of(self.exp, self.params)
-            where = grid.Grid.describe(g.claim_values) or "every point"
+            where = g.describe_claim()
             lines += ["", f"The claims' points ({where}) get all {self.params['repeats']} repeats for the builds "
                       f"`{self.params['claim_builds']}`, the runs their verdicts need; every other point "
                       f"{self.params['rest_repeats']} (`rest_repeats`, `claim_grid`, `claim_builds`)."]

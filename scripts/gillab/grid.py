@@ -56,7 +56,11 @@ class Grid:
         if (self.claim is None or point_key(point) in self.claim) and (self.claim_builds is None or cid in self.claim_builds):
             return None
         return (f"beyond the {self.rest_repeats} run{'s' if self.rest_repeats != 1 else ''} of a point no claim reads "
-                f"(claim grid: {self.describe(self.claim_values) or 'every point'}; builds: {self.claim_builds_text})")
+                f"(claim grid: {self.describe_claim()}; builds: {self.claim_builds_text})")
+
+    def describe_claim(self) -> str:
+        """The claims' points in words: each tier's values, tiers joined by 'or'."""
+        return " or ".join(self.describe(t) for t in self.claim_values) or "every point"
 
     def describe_small(self) -> str:
         return self.describe(self.small_values)
@@ -67,12 +71,18 @@ class Grid:
 
 
 def small_values(exp: Experiment, p: dict, which: str = "small_grid") -> dict:
-    """``small_grid`` (or ``claim_grid``) parsed with the experiment's own parameter checks, and
-    checked to narrow the grid (a ParameterError otherwise, before anything is measured)."""
+    """``small_grid`` parsed with the experiment's own parameter checks, and checked to narrow the
+    grid (a ParameterError otherwise, before anything is measured)."""
     try:
         raw = parse_small_grid(p.get(which))
     except ValueError as exc:
         raise ParameterError(f"{exp.name}: parameter {which}={p.get(which)!r} is not valid: {exc}") from None
+    return narrow(exp, p, raw, which)
+
+
+def narrow(exp: Experiment, p: dict, raw: dict, which: str) -> dict:
+    """One mapping of grid parameter to narrower values (``raw``, as written), each parsed with
+    the experiment's own checks, and checked to choose points of the full grid."""
     values = {}
     full = [point_key(x) for x in exp.points(p)]
     for name, v in raw.items():
@@ -98,6 +108,19 @@ def small_values(exp: Experiment, p: dict, which: str = "small_grid") -> dict:
     return values
 
 
+def claim_tiers(exp: Experiment, p: dict) -> list[dict]:
+    """``claim_grid``'s tiers (:func:`gillab.profiles.parse_claim_grid`), each checked as
+    ``small_grid`` is; the claims' points are their union."""
+    from .profiles import parse_claim_grid
+
+    raw = p.get("claim_grid")
+    try:
+        tiers = raw if isinstance(raw, list) and all(isinstance(t, dict) for t in raw) else parse_claim_grid(raw)
+    except ValueError as exc:
+        raise ParameterError(f"{exp.name}: parameter claim_grid={raw!r} is not valid: {exc}") from None
+    return [narrow(exp, p, t, "claim_grid") for t in tiers]
+
+
 def of(exp: Experiment, p: dict) -> Grid:
     """The grid of a resolved parameter set (``full_grid`` names builds through
     :func:`gillab.interpreters.select`, so an unknown id is an error here)."""
@@ -121,10 +144,10 @@ def of(exp: Experiment, p: dict) -> Grid:
 def claim_tier(exp: Experiment, p: dict, builds) -> dict:
     """``rest_repeats``, ``claim_grid`` and ``claim_builds`` checked (before anything is measured)
     and as the :class:`Grid` fields they set."""
-    rest, values = p.get("rest_repeats"), small_values(exp, p, "claim_grid")
+    rest, tiers = p.get("rest_repeats"), [t for t in claim_tiers(exp, p) if t]
     text = str(p.get("claim_builds") or "all")
     if rest is None:
-        if values or text.strip() != "all":
+        if tiers or text.strip() != "all":
             raise ParameterError(f"{exp.name}: claim_grid and claim_builds choose where runs beyond rest_repeats go; "
                                  "without rest_repeats every point gets every repeat: set rest_repeats too")
         return {}
@@ -134,11 +157,11 @@ def claim_tier(exp: Experiment, p: dict, builds) -> dict:
     if p.get("max_repeats") is not None:
         raise ParameterError(f"{exp.name}: rest_repeats and max_repeats cannot be combined: give the claims' points "
                              "a fixed number of runs (repeats)")
-    if not values and text.strip() == "all":
+    if not tiers and text.strip() == "all":
         raise ParameterError(f"{exp.name}: rest_repeats={rest} needs claim_grid or claim_builds: the points or "
                              "builds that get all repeats")
     return {"rest_repeats": rest,
-            "claim": frozenset(point_key(x) for x in exp.points({**p, **values})) if values else None,
-            "claim_values": tuple(values.items()),
+            "claim": frozenset(point_key(x) for t in tiers for x in exp.points({**p, **t})) if tiers else None,
+            "claim_values": tuple(tuple(t.items()) for t in tiers),
             "claim_builds": None if text.strip() == "all" else builds("claim_builds"),
             "claim_builds_text": text}

@@ -213,6 +213,24 @@ def condition_ids(value) -> str:
     return value if isinstance(value, str) else ",".join(as_list(value))
 
 
+def parse_claim_grid(value) -> list[dict]:
+    """The claims' points as a list of tiers, each written as ``small_grid`` is; the points are
+    their union (a list of mappings in profiles.toml, tiers joined by ``|`` on the command line:
+    ``"switch_intervals=0.005; cpu_threads=0,1,2,4 | cpu_threads=1"``).  One tier alone may be
+    given as a mapping."""
+    if value is None or value == "" or value == {} or value == []:
+        return []
+    if isinstance(value, (list, tuple)):
+        tiers = [parse_small_grid(v) for v in value]
+    elif isinstance(value, str) and not value.strip().startswith("{") and "|" in value:
+        tiers = [parse_small_grid(v) for v in value.split("|")]
+    else:
+        tiers = [parse_small_grid(value)]
+    if any(not t for t in tiers):
+        raise ValueError("has an empty tier; each tier names the grid values of the points the claims read")
+    return tiers
+
+
 def parse_small_grid(value) -> dict:
     """A mapping of parameter name to raw value, from a mapping, a JSON object, or
     ``"name=value; name=value"`` (values as on the command line: ``cpu_threads=0,1``)."""
@@ -265,9 +283,10 @@ COMMON = {
     "rest_repeats": Param("rest_repeats", positive_int,
                           "runs of a point no claim reads (with claim_grid / claim_builds); None: repeats everywhere",
                           optional=True),
-    "claim_grid": Param("claim_grid", parse_small_grid,
-                        "the points the claims read, as narrower grid values (like small_grid): they get every repeat, "
-                        "the others rest_repeats", optional=True),
+    "claim_grid": Param("claim_grid", parse_claim_grid,
+                        "the points the claims read, as narrower grid values (like small_grid), or the union of "
+                        "several such tiers (a list in profiles.toml, tiers joined by | on the command line): they "
+                        "get every repeat, the others rest_repeats", optional=True),
     "claim_builds": Param("claim_builds", condition_ids,
                           "the builds that get every repeat at claim_grid (all, or ids and sets)"),
 }
