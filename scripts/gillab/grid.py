@@ -46,6 +46,16 @@ class Grid:
     claim_builds: frozenset | None = None   # builds that get every repeat there (None: all)
     claim_values: tuple = ()
     claim_builds_text: str = "all"
+    claim_tiers: tuple = ()           # per tier: (its point keys, its own builds or None)
+
+    def claimed(self, cid: str, pk: str) -> bool:
+        """Whether ``cid`` gets every repeat at the point ``pk``: a claim tier holds the point, for
+        this build (the tier's own builds, if it names them), and ``claim_builds`` holds the build."""
+        if self.claim_builds is not None and cid not in self.claim_builds:
+            return False
+        if self.claim is None:
+            return True
+        return any(pk in pts and (b is None or cid in b) for pts, b in self.claim_tiers)
 
     def reason(self, cid: str, point: dict, rep: int | None = None) -> str | None:
         """None where ``cid`` is measured at ``point`` (in repeat ``rep``, if given); else why not."""
@@ -53,7 +63,7 @@ class Grid:
             return f"outside the small grid ({self.describe_small()}; full grid: {self.full_text})"
         if rep is None or self.rest_repeats is None or rep < self.rest_repeats:
             return None
-        if (self.claim is None or point_key(point) in self.claim) and (self.claim_builds is None or cid in self.claim_builds):
+        if self.claimed(cid, point_key(point)):
             return None
         return (f"beyond the {self.rest_repeats} run{'s' if self.rest_repeats != 1 else ''} of a point no claim reads "
                 f"(claim grid: {self.describe_claim()}; builds: {self.claim_builds_text})")
@@ -97,6 +107,12 @@ def narrow(exp: Experiment, p: dict, raw: dict, which: str) -> dict:
         if values[name] != p[name] and [point_key(x) for x in exp.points({**p, name: values[name]})] == full:
             raise ParameterError(f"{exp.name}: {which} names {name!r}, which does not choose the points of the "
                                  f"grid (it sets what a sample is); {which} may only narrow the grid")
+        if which == "claim_grid" and isinstance(values[name], list) and isinstance(p[name], list):
+            # the profile's claims' points, on a grid the reader narrowed (-p threads=1,2): those of it
+            kept = [v for v in values[name] if v in p[name]]
+            if not kept:
+                raise EmptyTier(f"{exp.name}: claim_grid's tier {raw} holds no point of the grid ({name}={p[name]})")
+            values[name] = kept
     if values:
         small = [point_key(x) for x in exp.points({**p, **values})]
         outside = [k for k in small if k not in full]
@@ -108,9 +124,13 @@ def narrow(exp: Experiment, p: dict, raw: dict, which: str) -> dict:
     return values
 
 
-def claim_tiers(exp: Experiment, p: dict) -> list[dict]:
+TIER_BUILDS = "builds"   # a claim tier's own builds (ids and sets), beside its grid values
+
+
+def claim_tiers(exp: Experiment, p: dict) -> list[tuple[dict, str | None]]:
     """``claim_grid``'s tiers (:func:`gillab.profiles.parse_claim_grid`), each checked as
-    ``small_grid`` is; the claims' points are their union."""
+    ``small_grid`` is, with the builds the tier alone is for (its ``builds`` key, None: those of
+    ``claim_builds``); the claims' points are their union."""
     from .profiles import parse_claim_grid
 
     raw = p.get("claim_grid")
@@ -118,7 +138,23 @@ def claim_tiers(exp: Experiment, p: dict) -> list[dict]:
         tiers = raw if isinstance(raw, list) and all(isinstance(t, dict) for t in raw) else parse_claim_grid(raw)
     except ValueError as exc:
         raise ParameterError(f"{exp.name}: parameter claim_grid={raw!r} is not valid: {exc}") from None
-    return [narrow(exp, p, t, "claim_grid") for t in tiers]
+    out, empty = [], []
+    for t in tiers:
+        t = dict(t)
+        b = t.pop(TIER_BUILDS, None)
+        if isinstance(b, (list, tuple)):
+            b = ",".join(map(str, b))
+        try:
+            out.append((narrow(exp, p, t, "claim_grid"), None if b is None else str(b)))
+        except EmptyTier as exc:
+            empty.append(exc)
+    if empty and not out:      # no tier holds a point: a claim grid of nothing is a mistake, not a plan
+        raise ParameterError(str(empty[0]))
+    return out
+
+
+class EmptyTier(ParameterError):
+    """A claim tier none of whose points is on the grid (the other tiers may still hold some)."""
 
 
 def of(exp: Experiment, p: dict) -> Grid:
@@ -144,8 +180,16 @@ def of(exp: Experiment, p: dict) -> Grid:
 def claim_tier(exp: Experiment, p: dict, builds) -> dict:
     """``rest_repeats``, ``claim_grid`` and ``claim_builds`` checked (before anything is measured)
     and as the :class:`Grid` fields they set."""
-    rest, tiers = p.get("rest_repeats"), [t for t in claim_tiers(exp, p) if t]
+    rest, tiers = p.get("rest_repeats"), [t for t in claim_tiers(exp, p) if t[0] or t[1]]
     text = str(p.get("claim_builds") or "all")
+
+    def builds_of(ids: str) -> frozenset:
+        from . import interpreters
+
+        try:
+            return frozenset(c.id for c in interpreters.select(ids))
+        except interpreters.ConditionError as exc:
+            raise ParameterError(f"{exp.name}: claim_grid's builds: {exc}") from None
     if rest is None:
         if tiers or text.strip() != "all":
             raise ParameterError(f"{exp.name}: claim_grid and claim_builds choose where runs beyond rest_repeats go; "
@@ -160,8 +204,11 @@ def claim_tier(exp: Experiment, p: dict, builds) -> dict:
     if not tiers and text.strip() == "all":
         raise ParameterError(f"{exp.name}: rest_repeats={rest} needs claim_grid or claim_builds: the points or "
                              "builds that get all repeats")
+    per_tier = tuple((frozenset(point_key(x) for x in exp.points({**p, **t})), None if b is None else builds_of(b))
+                     for t, b in tiers)
     return {"rest_repeats": rest,
-            "claim": frozenset(point_key(x) for t in tiers for x in exp.points({**p, **t})) if tiers else None,
-            "claim_values": tuple(tuple(t.items()) for t in tiers),
+            "claim": frozenset().union(*(pts for pts, _ in per_tier)) if tiers else None,
+            "claim_tiers": per_tier,
+            "claim_values": tuple(tuple(t.items()) + ((("builds", b),) if b is not None else ()) for t, b in tiers),
             "claim_builds": None if text.strip() == "all" else builds("claim_builds"),
             "claim_builds_text": text}
