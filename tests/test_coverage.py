@@ -211,6 +211,41 @@ def test_a_claim_on_the_band_edge_is_called_outside_it_at_most_2_5_percent_a_sid
     assert counts["at least"]["lower"] / DRAWS <= worst and counts["at most"]["higher"] / DRAWS <= worst, counts
 
 
+def _until_decided(draw_one, published: float, band: float, start: int = 7, most: int = stats.ADAPTIVE_MAX):
+    """One judged row under the rounds a whole run adds after its plan (:func:`gillab.book.more_rounds`):
+    ``start`` runs, then one more while the row is inconclusive (its interval straddles an edge of
+    the band), up to ``most``: the stopping rule that looks at the verdict itself."""
+    vals = list(draw_one(start))
+    while True:
+        lo, hi = stats.median_interval(vals)
+        out = claims.compare("about", published, band, lo, hi, len(vals), method=stats.MEDIAN)
+        if out != "inconclusive" or len(vals) >= most:
+            return np.asarray(vals), out
+        vals.extend(draw_one(1))
+
+
+@pytest.mark.parametrize("dist", ADAPTIVE_CASES)
+def test_rounds_until_a_row_is_decided_keep_its_coverage_and_its_error_rate(dist):
+    """Spending the time left where a row straddles its band stops the moment it is decided, the
+    most favourable moment for a wrong call: the truth on an edge of the band is still called
+    outside it at most 2.5% of the time, and the interval still covers it 95% of the time."""
+    draw, truth = DISTRIBUTIONS[dist]
+    band = 0.10
+    rng = np.random.default_rng(777)
+    wrong = {"upper edge": 0, "lower edge": 0}
+    hits = 0
+    for _ in range(DRAWS):
+        for key, published, bad in (("upper edge", truth / (1 + band), "higher"),
+                                    ("lower edge", truth / (1 - band), "lower")):
+            vals, out = _until_decided(lambda k: draw(rng, k), published, band)
+            wrong[key] += out == bad
+            if key == "upper edge":
+                hits += _covered(*stats.median_interval(vals), truth)
+    worst = stats.SIDE + 3 * MC_SE
+    assert wrong["upper edge"] / DRAWS <= worst and wrong["lower edge"] / DRAWS <= worst, wrong
+    assert hits / DRAWS >= stats.LEVEL - 3 * MC_SE, f"{dist}: {hits / DRAWS:.4f}"
+
+
 def test_clopper_pearson_covers_at_every_n():
     rng = np.random.default_rng(5)
     for n, p in ((1, 0.5), (6, 0.1), (20, 0.5), (30, 0.02)):

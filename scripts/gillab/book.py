@@ -899,28 +899,55 @@ def precheck(profile: str = "default", campaign: str | None = None, new_campaign
     return cannot
 
 
+def budget_minutes(profile: str) -> float | None:
+    """The minutes a whole run of ``profile`` may measure: `default` the report's budget,
+    `verdicts` its own; the others (smoke, seed, history) are not timed."""
+    from .profiles import VERDICTS_MINUTES
+
+    return {"default": float(BUDGET_MINUTES), "verdicts": float(VERDICTS_MINUTES)}.get(profile)
+
+
 def reproduce(profile: str = "default", campaign: str | None = None, render: bool = True,
-              new_campaign: bool = False) -> tuple[Path, list[dict]]:
+              new_campaign: bool = False, minutes: float | None = None) -> tuple[Path, list[dict]]:
     """Measure every experiment into the reader's campaign (resuming what it holds), through
     the command line's code, then render the book, which shows that campaign beside the reference.
 
-    Every check comes first (:func:`precheck`); the campaign is made only once they pass.  A
-    chapter that fails (it cannot start, a build's environment cannot be made, its store cannot be
-    written) is recorded with why, and the others are measured all the same; Ctrl-C stops the whole
-    run.  The whole measurement is recorded in the campaign as ``reproduce-<started>.json``, saved
-    after each chapter (what :func:`reproduce_times` reports once committed to ``data/timing/``):
-    how long the report took to measure, chapter by chapter, and how quiet the machine was.
+    Every check comes first (:func:`precheck`); the campaign is made only once they pass.  Then,
+    for `default` and `verdicts` (or with ``minutes``), the forecast (:mod:`gillab.budget`): what
+    each chapter's planned runs take on this machine and which judged rows they decide, printed
+    before anything is measured; the chapters that do not fit the minutes are left out, the fewest
+    rows per minute first, and named.  The chosen chapters' planned runs come first, then, while
+    time is left, one more round at a time where judged rows still
+    straddle an edge of their band; no sample starts after the deadline.  A chapter that fails
+    (it cannot start, a build's environment cannot be made, its store cannot be written) is
+    recorded with why, and the others are measured all the same; Ctrl-C stops the whole run.  The
+    whole measurement is recorded in the campaign as ``reproduce-<started>.json``, saved after each
+    chapter (what :func:`reproduce_times` reports once committed to ``data/timing/``): how long the
+    report took to measure, chapter by chapter, the forecast, and how quiet the machine was.
     Returns the book's folder (or the record's path with ``render=False``) and the chapters that
     failed, each with its reason."""
-    from . import campaigns, metadata, sweep
+    from . import budget, campaigns, metadata, sweep
 
     cannot = precheck(profile, campaign, new_campaign)
+    minutes = budget_minutes(profile) if minutes is None else minutes
+    timed = minutes is not None
+    forecast = (budget.forecast(profile, campaign, new_campaign=new_campaign) if timed else [])
+    chosen, left_out = budget.choose(forecast, minutes) if timed else (experiments.names(), [])
+    if timed:
+        print("[gillab] the plan, before anything is measured (on this machine's own times):\n"
+              + budget.describe(forecast, chosen, minutes), file=sys.stderr, flush=True)
     camp = campaigns.for_measuring(campaign, new=new_campaign)
     record = {"profile": profile, "campaign": camp.id, "started": metadata.now(), "git": metadata.git_commit(),
               "machine": metadata.machine(), "loadavg_start": metadata.loadavg(),
-              "cpu_times_start": metadata.cpu_times(), "status": "running", "experiments": []}
+              "cpu_times_start": metadata.cpu_times(), "status": "running", "experiments": [],
+              "budget_minutes": minutes,
+              "forecast": [{"experiment": c.experiment, "samples": c.samples, "seconds": round(c.seconds, 1),
+                            "judged": len(c.judged), "too_few": c.short, "basis": c.basis, "error": c.error}
+                           for c in forecast],
+              "left_out": {c.experiment: c.judged for c in left_out}}
     path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
     t0 = time.monotonic()
+    deadline = budget.Deadline.after(minutes)
     failures: list[dict] = []
 
     def save(status: str) -> None:
@@ -930,32 +957,88 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
                       cpu_steal_share=metadata.steal_share(record["cpu_times_start"], end))
         path.write_text(json.dumps(metadata.portable(record), indent=1, default=str) + "\n")
 
+    def run(name: str, overrides: dict | None, phase: str):
+        t1 = time.monotonic()
+        try:
+            res = sweep.measure(name, profile, overrides, campaign=camp.id, deadline=deadline)
+        except Exception as exc:   # noqa: BLE001 - this chapter fails; the others are measured
+            failures.append({"experiment": name, "error": f"{type(exc).__name__}: {exc}",
+                             "seconds": round(time.monotonic() - t1, 1)})
+            print(f"[gillab] {name} failed ({type(exc).__name__}: {exc}); going on with the other chapters",
+                  file=sys.stderr)
+            save("running")
+            return None
+        record["experiments"].append({
+            "experiment": name, "run_id": res.run_id, "status": res.status, "seconds": round(time.monotonic() - t1, 1),
+            "measured": res.measured, "resumed": res.skipped, "failed": res.failed,
+            "missing_conditions": res.missing_conditions, "config_id": res.config_id, "phase": phase,
+            "params": {k: res.params[k] for k in NOT_CONFIG if k in res.params}})
+        save("running")
+        return res
+
     try:
         for name in experiments.names():
-            t1 = time.monotonic()
             if name in cannot:
                 failures.append({"experiment": name, "error": cannot[name]})
                 print(f"[gillab] {name} cannot start ({cannot[name]}); going on with the other chapters",
                       file=sys.stderr)
                 continue
-            try:
-                res = sweep.measure(name, profile, campaign=camp.id)
-            except Exception as exc:   # noqa: BLE001 - this chapter fails; the others are measured
-                failures.append({"experiment": name, "error": f"{type(exc).__name__}: {exc}",
-                                 "seconds": round(time.monotonic() - t1, 1)})
-                print(f"[gillab] {name} failed ({type(exc).__name__}: {exc}); going on with the other chapters",
-                      file=sys.stderr)
-                save("running")
+            if name not in chosen:
+                print(f"[gillab] {name}: left out, its planned runs do not fit the {minutes:g} minutes", file=sys.stderr)
                 continue
-            record["experiments"].append({
-                "experiment": name, "run_id": res.run_id, "status": res.status, "seconds": round(time.monotonic() - t1, 1),
-                "measured": res.measured, "resumed": res.skipped, "failed": res.failed,
-                "missing_conditions": res.missing_conditions, "config_id": res.config_id,
-                "params": {k: res.params[k] for k in NOT_CONFIG if k in res.params}})
-            save("running")
+            if deadline.left() <= 0:
+                record.setdefault("not_reached", []).append(name)
+                continue
+            run(name, None, "plan")
+        if timed and profile in ("default", "verdicts") and deadline.left() > 0:
+            more_rounds(camp.id, profile, [n for n in chosen if n not in cannot], deadline, run, record)
     except BaseException as exc:
         save(f"interrupted ({type(exc).__name__})")
         raise
     failed_samples = sum(e["failed"] for e in record["experiments"])
-    save("complete" if not failures and not failed_samples else "complete with failures")
+    stopped = any(e["status"] == sweep.STOPPED_ON_TIME and e["phase"] == "plan" for e in record["experiments"])
+    save("stopped on time" if stopped or record.get("not_reached") else
+         "complete" if not failures and not failed_samples else "complete with failures")
     return (book(profile=profile) if render else path), failures
+
+
+def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: dict) -> None:
+    """While time is left: one more round of the chapter whose judged rows straddle an edge of
+    their band the most per second of a round (:mod:`gillab.budget`), its claims' points only,
+    up to the confidence sequence's runs; each round is recorded like a chapter's run."""
+    from . import budget
+
+    repeats = {n: experiments.get(n).resolve(profile)["repeats"] for n in names}
+    open_rows = {}
+    for n in names:
+        try:
+            open_rows[n] = budget.straddling(n, campaign)
+        except Exception as exc:   # noqa: BLE001 - a chapter that cannot be read gets no more rounds
+            print(f"[gillab] {n}: its verdicts cannot be read ({type(exc).__name__}: {exc}); no more rounds",
+                  file=sys.stderr)
+    rounds = record.setdefault("rounds", [])
+    while deadline.left() > 0:
+        best = None
+        for n, (straddle, sequential) in open_rows.items():
+            step = budget.round_size(n)
+            if not straddle or not sequential or repeats[n] + step > budget.most_repeats(n):
+                continue
+            more = {"repeats": repeats[n] + step}
+            fc = budget.forecast_chapter(n, profile, campaign, [], overrides=more)
+            if fc.error or not fc.samples or fc.seconds > deadline.left():
+                continue
+            score = straddle / fc.seconds
+            if best is None or score > best[0]:
+                best = (score, n, more, fc)
+        if best is None:
+            break
+        _, n, more, fc = best
+        print(f"[gillab] {n}: {open_rows[n][0]} judged row(s) straddle their band: one more round "
+              f"(repeats {more['repeats']}, {fc.samples} samples, about {fc.seconds:.0f} s)", file=sys.stderr)
+        res = run(n, more, "rounds")
+        repeats[n] = more["repeats"]
+        rounds.append({"experiment": n, "repeats": more["repeats"], "straddling_before": open_rows[n][0]})
+        if res is None:
+            open_rows.pop(n)
+            continue
+        open_rows[n] = budget.straddling(n, campaign)

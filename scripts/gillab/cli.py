@@ -198,13 +198,27 @@ def cmd_run(args) -> int:
     return 0 if not res.failed else 3
 
 
+def minutes_arg(text: str) -> float:
+    """--minutes: a positive number of minutes."""
+    import argparse
+    import math
+
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes") from None
+    if not math.isfinite(x) or x <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the minutes must be a number above 0")
+    return x
+
+
 def cmd_reproduce(args) -> int:
     from . import book
 
     if not args.no_book:
         require_notebook_stack("reproduce")
     out, failures = book.reproduce(args.profile, campaign=args.campaign, new_campaign=args.new_campaign,
-                                   render=not args.no_book)
+                                   render=not args.no_book, minutes=args.minutes)
     if args.no_book:
         print(f"[gillab] measured; the record of this run: {out}")
     for f in failures:
@@ -425,6 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("reproduce", help="measure every experiment, then build the book")
     s.add_argument("-P", "--profile", default="default", choices=PROFILES)
     s.add_argument("--no-book", action="store_true", help="measure only (the run's record is written either way)")
+    s.add_argument("--minutes", type=minutes_arg, default=None,
+                   help="the most minutes to measure (default: 30 for default, 60 for verdicts, none otherwise): "
+                   "the plan is forecast first, chapters that do not fit are left out and named, and no sample "
+                   "starts after that time")
     campaign_args(s)
     s.set_defaults(fn=cmd_reproduce)
     s = sub.add_parser("timing", help="per chapter, how long a profile's samples took in a campaign (its run files)")

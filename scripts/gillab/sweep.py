@@ -18,6 +18,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -387,9 +388,33 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
                 est[0] if est else None, est[1] if est else "no stored sample of this chapter to go by")
 
 
+STOPPED_ON_TIME = "stopped on time"   # a run's status where the reader's time was spent (every sample kept)
+
+
+class OutOfTime(Exception):
+    """The run's deadline passed: the sweep stopped between two samples, keeping every one."""
+
+
+@dataclass
+class Deadline:
+    """A monotonic deadline (None: no limit)."""
+    at: float | None = None
+
+    @classmethod
+    def after(cls, minutes: float | None) -> "Deadline":
+        return cls(None if minutes is None else time.monotonic() + minutes * 60)
+
+    def left(self) -> float:
+        return math.inf if self.at is None else self.at - time.monotonic()
+
+    def check(self) -> None:
+        if self.at is not None and time.monotonic() >= self.at:
+            raise OutOfTime("the run's time is spent")
+
+
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
             campaign: str | None = None, new_campaign: bool = False, progress=True,
-            allow_long: bool = False) -> RunResult:
+            allow_long: bool = False, deadline=None) -> RunResult:
     """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
     sample; the committed reference campaign is never written to nor resumed from.
 
@@ -399,12 +424,15 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
 
     The steps, each a method of :class:`_Run`: open the run (under the store's lock: mark killed
     runs, plan, write the run file), the measurements before the sweep, the planned samples, the
-    adaptive rounds, and closing the run file whatever happened."""
+    adaptive rounds, and closing the run file whatever happened.
+
+    ``deadline`` (a :class:`Deadline`): no sample starts once it has passed; the run ends with the
+    status :data:`STOPPED_ON_TIME`, every sample measured so far stored."""
     prep = _prepare(name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long)
     for cid in prep.missing:
         print(f"[gillab] {name}: {cid} is not available ({prep.idents[cid].error}); "
               "it is reported as not measured, not replaced.", file=sys.stderr)
-    run = _Run(prep, profile)
+    run = _Run(prep, profile, deadline)
     with run.store.lock():
         run.open(progress)
         try:
@@ -412,6 +440,8 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             run.take(run.todo)
             run.adaptive()
             run.result.status = "complete" if not run.result.failed else "complete with failures"
+        except OutOfTime:
+            run.result.status = STOPPED_ON_TIME
         except StoreWriteError as exc:
             run.result.status = "failed"
             run.meta["failure"] = str(exc)
@@ -427,8 +457,9 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
 class _Run:
     """One run of a sweep, step by step (see :func:`measure`, which holds the store's lock)."""
 
-    def __init__(self, prep: Prepared, profile: str):
+    def __init__(self, prep: Prepared, profile: str, deadline=None):
         self.prep, self.exp, self.p, self.profile = prep, prep.exp, prep.p, profile
+        self.deadline = deadline
         self.store = prep.camp.store(prep.exp.name)
         self.cfg = prep.config_id
         # to the microsecond: a store lists its runs by name, so two runs begun in one second
@@ -507,6 +538,8 @@ class _Run:
         measured; a sample that cannot be stored stops the run (:class:`StoreWriteError`)."""
         result, exp = self.result, self.exp
         for rep, point, cond in batch:
+            if self.deadline is not None:
+                self.deadline.check()     # OutOfTime: no sample starts after the reader's time
             out = _sample(exp, self.p, self.cfg, self.run_id, self.profile, rep, point, cond)
             for r in out:
                 r.update(identity_key=self.prep.keys[cond.id], code_key=self.prep.ckey)
