@@ -559,10 +559,76 @@ def _reference_flat(flat=None):
     return None if ref is None else report.flat(report.verdicts(ref, profile="default"))
 
 
-def _chapter_minutes(profile: str) -> dict[str, float]:
-    """Per chapter, the minutes the newest whole ``profile`` run (``data/timing/``) spent on it."""
-    rec = (timing_records(profile) or [None])[-1]
-    return {e["experiment"]: e["seconds"] / 60 for e in rec["experiments"]} if rec else {}
+def _chapter_minutes(profile: str, campaign: str | None = None) -> dict[str, float]:
+    """Per chapter, the minutes the newest whole ``profile`` run (``data/timing/``; into
+    ``campaign``, if given) spent on it."""
+    rec = ([r for r in timing_records(profile) if campaign is None or r.get("campaign") == campaign] or [None])[-1]
+    out: dict[str, float] = {}
+    for e in (rec or {}).get("experiments", []):     # a chapter's planned run and its later rounds
+        out[e["experiment"]] = out.get(e["experiment"], 0.0) + e["seconds"] / 60
+    return out
+
+
+def planned_run(flat=None) -> str:
+    """What the newest committed whole `default` run decided on its own samples (a record written by a
+    planned run: it holds its forecast), chapter by chapter: judged claims x builds, decided, and
+    inconclusive for too few runs, with the minutes it spent; and the rows it left to `verdicts`,
+    named, with the minutes `verdicts` adds for their chapters (forecast on the reference's
+    times).  ``flat``: that campaign's verdict rows, where the caller has them."""
+    import math
+
+    from . import budget, campaigns, report, stats
+    from .across import DEFINITE
+
+    recs = [r for r in timing_records("default") if "forecast" in r]
+    if not recs:
+        return ""
+    rec = recs[-1]
+    try:
+        campaigns.load(rec["campaign"])
+    except campaigns.NoCampaign:
+        return ""
+    if flat is None:
+        flat = report.flat(report.verdicts(rec["campaign"], profile="default"))
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    minutes: dict[str, float] = {}
+    for e in rec["experiments"]:
+        minutes[e["experiment"]] = minutes.get(e["experiment"], 0.0) + e["seconds"] / 60
+    few = judged["why"].map(stats.too_few_runs)
+    rows = ["| chapter | judged claims x builds | decided | inconclusive, too few runs | minutes |",
+            "|---|---|---|---|---|"]
+    for name in experiments.names():
+        g = judged[judged["experiment"] == name]
+        if g.empty:
+            continue
+        m = minutes.get(name, math.nan)
+        rows.append(f"| `{name}` | {len(g)} | {int(g['outcome'].isin(DEFINITE).sum())} | {int(few[g.index].sum())} "
+                    f"| {'-' if math.isnan(m) else f'{m:.1f}'} |")
+    decided = int(judged["outcome"].isin(DEFINITE).sum())
+    total = sum(minutes.values())
+    rows.append(f"| all | {len(judged)} | {decided} | {int(few.sum())} | {total:.1f} |")
+    left = judged[few | (judged["outcome"] == "not measured")]
+    lines = [f"The newest whole `default` run (`data/timing/{rec['file']}`, campaign `{rec['campaign']}`, "
+             f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
+             f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget and decided **{decided} of the "
+             f"{len(judged)}** judged claims x builds on its own samples ({decided / max(len(judged), 1):.0%}).", "",
+             *rows, ""]
+    if len(left):
+        extra = {}
+        for name in sorted(set(left["experiment"])):
+            try:
+                v = budget.forecast_chapter(name, "verdicts", None, [], new_campaign=True).seconds
+                d = budget.forecast_chapter(name, "default", None, [], new_campaign=True).seconds
+                extra[name] = max(0.0, v - d) / 60
+            except Exception:   # noqa: BLE001 - a forecast that cannot be made is shown as unknown
+                extra[name] = math.nan
+        named = "; ".join(
+            f"`{name}` ({'?' if math.isnan(extra[name]) else f'{extra[name]:.1f}'} more minutes in `verdicts`): "
+            + ", ".join(f"`{r.claim_id}` @ {r.condition}" for r in g.itertuples())
+            for name, g in left.groupby("experiment", sort=False))
+        lines += [f"Left to `verdicts` by the plan ({len(left)} rows, {len(left) / max(len(judged), 1):.0%} of the judged "
+                  f"ones; `b2_download/history/*` are the `history` profile's): {named}.", ""]
+    return "\n".join(lines)
 
 
 def runs_by_design(flat=None) -> str:
@@ -629,10 +695,12 @@ def efficiency(flat=None) -> str:
     flat = _reference_flat(flat)
     if flat is None:
         return ""
+    from . import campaigns
+
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
     minutes: dict[str, float] = {}
     for p in ("default", "verdicts"):
-        for name, m in _chapter_minutes(p).items():
+        for name, m in _chapter_minutes(p, campaigns.reference_id()).items():
             minutes[name] = minutes.get(name, 0.0) + m
 
     def width(g):
@@ -658,10 +726,11 @@ def efficiency(flat=None) -> str:
         tot_m += 0.0 if math.isnan(m) else m
     rows.append(f"| all | {tot_j} | {tot_d} | | {width(judged)} | {tot_m:.1f} | "
                 f"{tot_d / tot_m if tot_m else math.nan:.2f} |")
-    return ("How much each measuring minute decides, on the reference campaign: per chapter, the claims x builds "
-            "judged on the builds they speak of, how many have a definite outcome (agrees, higher or lower), the runs "
-            "their intervals rest on, their intervals' width over the band's (*about* rows), and the minutes the "
-            "newest whole `default` and `verdicts` runs spent on the chapter (`data/timing/`).\n\n"
+    return ("How much each measuring minute decides, on the reference campaign (measured before `default` was "
+            "planned around the judged rows: every point 3 runs, then `verdicts` 7 or 8): per chapter, the claims x "
+            "builds judged on the builds they speak of, how many have a definite outcome (agrees, higher or lower), "
+            "the runs their intervals rest on, their intervals' width over the band's (*about* rows), and the "
+            "minutes the reference's whole `default` and `verdicts` runs spent on the chapter (`data/timing/`).\n\n"
             + "\n".join(rows) + "\n")
 
 
@@ -692,10 +761,12 @@ def profile_drift(record: dict) -> list[str]:
     """What in today's profile differs from the one ``record`` measured: per experiment, its
     configuration or a parameter that says how much to measure (repeats, grids, builds)."""
     out = []
-    seen = {e["experiment"]: e for e in record["experiments"]}
+    # a chapter's planned run (its later rounds only add repeats where intervals straddled a band)
+    seen = {e["experiment"]: e for e in record["experiments"] if e.get("phase", "plan") == "plan"}
     for name in experiments.names():
         if name not in seen:
-            out.append(f"{name}: not in the record")
+            if name not in record.get("left_out", {}):    # left out by the budget is the plan, not drift
+                out.append(f"{name}: not in the record")
             continue
         exp, rec = experiments.get(name), seen[name]
         p = exp.resolve(record["profile"])
@@ -716,10 +787,18 @@ def reproduce_times(profile: str = "default") -> str:
         return f"*No record of a whole `{profile}` run in `data/timing/`.*\n"
     r = recs[-1]
     per_doc, rows = {}, []
+    per_chapter: dict[str, dict] = {}       # a chapter's planned run and its later rounds, summed
     for e in r["experiments"]:
-        doc = experiments.get(e["experiment"]).document[:3]
-        per_doc[doc] = per_doc.get(doc, 0.0) + e["seconds"]
-        rows.append(f"| `{e['experiment']}` | {doc} | {e['measured']} | {e['failed']} | {e['seconds'] / 60:.1f} |")
+        c = per_chapter.setdefault(e["experiment"], {"measured": 0, "failed": 0, "seconds": 0.0, "rounds": 0})
+        c["measured"] += e["measured"]
+        c["failed"] += e["failed"]
+        c["seconds"] += e["seconds"]
+        c["rounds"] += e.get("phase") == "rounds"
+    for name, c in per_chapter.items():
+        doc = experiments.get(name).document[:3]
+        per_doc[doc] = per_doc.get(doc, 0.0) + c["seconds"]
+        more = f" (+{c['rounds']} round{'s' if c['rounds'] != 1 else ''})" if c["rounds"] else ""
+        rows.append(f"| `{name}`{more} | {doc} | {c['measured']} | {c['failed']} | {c['seconds'] / 60:.1f} |")
     minutes = r["seconds"] / 60
     within = "within" if minutes <= BUDGET_MINUTES else "**over**"
     budget = (f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores" if profile == "default" else
@@ -855,6 +934,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
                                             + "\n" + runs_by_design(ref_flat) + "\n" + efficiency(ref_flat)
+                                            + "\n" + planned_run()
                                             + "\n" + profile_minutes("seed"))
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())
@@ -931,16 +1011,19 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     cannot = precheck(profile, campaign, new_campaign)
     minutes = budget_minutes(profile) if minutes is None else minutes
     timed = minutes is not None
-    forecast = (budget.forecast(profile, campaign, new_campaign=new_campaign) if timed else [])
+    factor, speed = budget.speed_factor() if timed else (1.0, "")
+    forecast = (budget.forecast(profile, campaign, new_campaign=new_campaign, factor=factor) if timed else [])
     chosen, left_out = budget.choose(forecast, minutes) if timed else (experiments.names(), [])
     if timed:
-        print("[gillab] the plan, before anything is measured (on this machine's own times):\n"
-              + budget.describe(forecast, chosen, minutes), file=sys.stderr, flush=True)
+        chosen = budget.by_yield(forecast, chosen)
+        print(f"[gillab] this machine now: {speed}\n[gillab] the plan, before anything is measured, at that "
+              "speed:\n" + budget.describe(forecast, chosen, minutes), file=sys.stderr, flush=True)
+    planned = {c.experiment: c for c in forecast}
     camp = campaigns.for_measuring(campaign, new=new_campaign)
     record = {"profile": profile, "campaign": camp.id, "started": metadata.now(), "git": metadata.git_commit(),
               "machine": metadata.machine(), "loadavg_start": metadata.loadavg(),
               "cpu_times_start": metadata.cpu_times(), "status": "running", "experiments": [],
-              "budget_minutes": minutes,
+              "budget_minutes": minutes, "speed_factor": round(factor, 3), "speed": speed,
               "forecast": [{"experiment": c.experiment, "samples": c.samples, "seconds": round(c.seconds, 1),
                             "judged": len(c.judged), "too_few": c.short, "basis": c.basis, "error": c.error}
                            for c in forecast],
@@ -976,20 +1059,26 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
         save("running")
         return res
 
+    spent = forecast_spent = 0.0      # the chosen chapters measured so far: their seconds, and forecast's
     try:
-        for name in experiments.names():
-            if name in cannot:
-                failures.append({"experiment": name, "error": cannot[name]})
-                print(f"[gillab] {name} cannot start ({cannot[name]}); going on with the other chapters",
-                      file=sys.stderr)
+        for name in [n for n in experiments.names() if n in cannot]:
+            failures.append({"experiment": name, "error": cannot[name]})
+            print(f"[gillab] {name} cannot start ({cannot[name]}); going on with the other chapters", file=sys.stderr)
+        for name in [n for n in experiments.names() if n not in cannot and n not in chosen]:
+            print(f"[gillab] {name}: left out, its planned runs do not fit the {minutes:g} minutes", file=sys.stderr)
+        for name in [n for n in chosen if n not in cannot]:
+            # the forecast, corrected by how the chapters so far ran against theirs
+            expect = planned[name].seconds * (spent / forecast_spent if forecast_spent > 0 else 1.0) if timed else 0
+            if timed and expect > deadline.left():
+                record.setdefault("not_reached", {})[name] = planned[name].judged
+                print(f"[gillab] {name}: left out, its planned runs (about {expect / 60:.1f} minutes at the pace so "
+                      f"far) no longer fit the {deadline.left() / 60:.1f} minutes left", file=sys.stderr)
                 continue
-            if name not in chosen:
-                print(f"[gillab] {name}: left out, its planned runs do not fit the {minutes:g} minutes", file=sys.stderr)
-                continue
-            if deadline.left() <= 0:
-                record.setdefault("not_reached", []).append(name)
-                continue
-            run(name, None, "plan")
+            t1 = time.monotonic()
+            res = run(name, None, "plan")
+            if timed and res is not None and res.status != sweep.STOPPED_ON_TIME:
+                spent += time.monotonic() - t1
+                forecast_spent += planned[name].seconds
         if timed and profile in ("default", "verdicts") and deadline.left() > 0:
             more_rounds(camp.id, profile, [n for n in chosen if n not in cannot], deadline, run, record)
     except BaseException as exc:

@@ -129,6 +129,33 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
     return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
 
 
+PROBE_RUNS = 3          # samples of the probe: their median against the same point's in the times' campaign
+
+
+def speed_factor(profile: str = "default") -> tuple[float, str]:
+    """How much slower (above 1) or faster this machine runs now than the campaign the forecast reads
+    its times from: three countdown samples of one thread at ``profile``'s size, on the first GIL
+    build of today's pair or the era built here, against that campaign's median at the same
+    point (a few seconds).  (1.0, why) where nothing can be compared."""
+    from . import interpreters
+
+    exp = experiments.get("countdown")
+    p = exp.resolve(profile)
+    point = {"threads": 1}
+    for cond in interpreters.select("3.13.5,3.9.10"):
+        if not interpreters.identify(cond).available:
+            continue
+        t = timing("countdown", exp.config_id(p), None, profile)
+        ref = t.per_point.get((cond.id, point_key(point)))
+        if not ref:
+            continue
+        runs = [exp.run_sample(p, point, cond).wall_s for _ in range(PROBE_RUNS)]
+        factor = statistics.median(runs) / ref
+        return factor, (f"{cond.id}'s one-thread countdown ran {factor:.2f} x the time it took in {t.basis} "
+                        f"(median of {PROBE_RUNS})")
+    return 1.0, "no build and point to compare with: the times are read as they are"
+
+
 def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
     """Per chapter, its judged claims x builds on the reference ("claim_id @ build"), each with the
     runs its interval needs at the points it reads (a best of 3: 3 per trial)."""
@@ -187,11 +214,23 @@ def _claims_build(g, cid: str) -> bool:
     return g.claim is None or any(b is None or cid in b for _, b in g.claim_tiers)
 
 
-def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False) -> list[ChapterForecast]:
-    """Every chapter's forecast, in the report's order."""
+def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False,
+             factor: float = 1.0) -> list[ChapterForecast]:
+    """Every chapter's forecast, in the report's order, its seconds times ``factor`` (this machine's
+    speed against the times read: :func:`speed_factor`)."""
     rows = judged_rows(flat)
-    return [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign)
-            for n in experiments.names()]
+    out = [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign)
+           for n in experiments.names()]
+    for c in out:
+        c.seconds *= factor
+    return out
+
+
+def by_yield(chapters: list[ChapterForecast], names: list[str]) -> list[str]:
+    """``names`` in the order a timed run measures them: the most judged rows per minute first, so
+    that a run the clock stops early has decided the most it could."""
+    rank = {c.experiment: (-c.rows_per_minute, c.seconds) for c in chapters}
+    return sorted(names, key=lambda n: rank.get(n, (0.0, 0.0)))
 
 
 def choose(chapters: list[ChapterForecast], minutes: float | None) -> tuple[list[str], list[ChapterForecast]]:
