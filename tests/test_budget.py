@@ -48,7 +48,7 @@ class StopAfter(budget.Deadline):
         self.calls = 0
         self.k = k
 
-    def check(self) -> None:
+    def check(self, need: float = 0.0) -> None:
         self.calls += 1
         if self.calls > self.k:
             raise budget.OutOfTime("spent")

@@ -569,7 +569,7 @@ def _chapter_minutes(profile: str, campaign: str | None = None) -> dict[str, flo
     return out
 
 
-def planned_run(flat=None) -> str:
+def planned_run(flat=None, ref_flat=None) -> str:
     """What the newest committed whole `default` run decided on its own samples (a record written by a
     planned run: it holds its forecast), chapter by chapter: judged claims x builds, decided, and
     inconclusive for too few runs, with the minutes it spent; and the rows it left to `verdicts`,
@@ -608,11 +608,24 @@ def planned_run(flat=None) -> str:
     total = sum(minutes.values())
     rows.append(f"| all | {len(judged)} | {decided} | {int(few.sum())} | {total:.1f} |")
     left = judged[few | (judged["outcome"] == "not measured")]
+    ref_flat = _reference_flat(ref_flat)
+    every = (int(((ref_flat["role"] == "judged") & (ref_flat["condition"] != "-")).sum()) if ref_flat is not None
+             else len(judged))
+    skipped = {**rec.get("left_out", {}), **rec.get("not_reached", {})}
     lines = [f"The newest whole `default` run (`data/timing/{rec['file']}`, campaign `{rec['campaign']}`, "
              f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
              f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget and decided **{decided} of the "
-             f"{len(judged)}** judged claims x builds on its own samples ({decided / max(len(judged), 1):.0%}).", "",
-             *rows, ""]
+             f"{len(judged)}** judged claims x builds of the chapters it measured on its own samples "
+             f"({decided / max(len(judged), 1):.0%}); the report judges {every} on the reference "
+             f"({decided / max(every, 1):.0%} of them decided by this run).", "", *rows, ""]
+    if skipped:
+        ref_j = (ref_flat[(ref_flat["role"] == "judged") & (ref_flat["condition"] != "-")] if ref_flat is not None
+                 else None)
+        count = {n: (int((ref_j["experiment"] == n).sum()) if ref_j is not None else len(v)) for n, v in skipped.items()}
+        lines += [f"Not measured in this run's budget ({sum(count.values())} judged rows on the reference; their "
+                  "chapters did not fit at the machine's pace, the fewest judged rows per minute first): "
+                  + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
+                  + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
     if len(left):
         extra = {}
         for name in sorted(set(left["experiment"])):
@@ -765,7 +778,8 @@ def profile_drift(record: dict) -> list[str]:
     seen = {e["experiment"]: e for e in record["experiments"] if e.get("phase", "plan") == "plan"}
     for name in experiments.names():
         if name not in seen:
-            if name not in record.get("left_out", {}):    # left out by the budget is the plan, not drift
+            # left out by the budget, or no longer in time at the run's pace: the plan, not drift
+            if name not in record.get("left_out", {}) and name not in record.get("not_reached", {}):
                 out.append(f"{name}: not in the record")
             continue
         exp, rec = experiments.get(name), seen[name]
@@ -800,7 +814,7 @@ def reproduce_times(profile: str = "default") -> str:
         more = f" (+{c['rounds']} round{'s' if c['rounds'] != 1 else ''})" if c["rounds"] else ""
         rows.append(f"| `{name}`{more} | {doc} | {c['measured']} | {c['failed']} | {c['seconds'] / 60:.1f} |")
     minutes = r["seconds"] / 60
-    within = "within" if minutes <= BUDGET_MINUTES else "**over**"
+    within = "within" if round(minutes, 1) <= BUDGET_MINUTES else "**over**"   # as printed, to 0.1 minute
     budget = (f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores" if profile == "default" else
               "the long profile, which has no budget")
     resumed = sum(int(e.get("resumed") or 0) for e in r["experiments"])
@@ -833,11 +847,32 @@ def reproduce_times(profile: str = "default") -> str:
         "",
         *([f"{failed} sample{'s' if failed != 1 else ''} failed (recorded with why, in the chapter's store).", ""]
           if failed else []),
+        *([_plan_words(r), ""] if "forecast" in r else []),
         "| chapter | document | samples | failed | minutes |", "|---|---|---|---|---|", *rows, "",
         (f"The profile has changed since this record: {'; '.join(drift)}." if drift else
          f"Today's `{profile}` profile is the one this run measured (`data/timing/{r['file']}`)."),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _plan_words(r: dict) -> str:
+    """What a planned run's record says of its plan: the machine's pace against the times it
+    forecast from, the forecast, the chapters left out, and the rounds after the plan."""
+    fc = sum(c["seconds"] for c in r["forecast"] if c["experiment"] not in r.get("left_out", {})) / 60
+    out = [f"It planned its runs before measuring: {r.get('speed') or 'at the times read'}; forecast "
+           f"{fc:.1f} minutes for the chapters it chose"]
+    if r.get("left_out"):
+        out.append(f"left out {', '.join(f'`{n}`' for n in r['left_out'])} (the fewest judged rows per minute: "
+                   "they did not fit the budget at that pace)")
+    if r.get("not_reached"):
+        out.append(f"and did not reach {', '.join(f'`{n}`' for n in r['not_reached'])} in time")
+    if r.get("rounds"):
+        per = {}
+        for x in r["rounds"]:
+            per[x["experiment"]] = per.get(x["experiment"], 0) + 1
+        out.append("then spent what was left on more rounds where judged rows straddled their band ("
+                   + ", ".join(f"`{n}` {k}" for n, k in per.items()) + ")")
+    return "; ".join(out) + "."
 
 
 def builds_table() -> str:
@@ -934,7 +969,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
                                             + "\n" + runs_by_design(ref_flat) + "\n" + efficiency(ref_flat)
-                                            + "\n" + planned_run()
+                                            + "\n" + planned_run(ref_flat=ref_flat)
                                             + "\n" + profile_minutes("seed"))
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())
@@ -1027,7 +1062,7 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
               "forecast": [{"experiment": c.experiment, "samples": c.samples, "seconds": round(c.seconds, 1),
                             "judged": len(c.judged), "too_few": c.short, "basis": c.basis, "error": c.error}
                            for c in forecast],
-              "left_out": {c.experiment: c.judged for c in left_out}}
+              "left_out": {c.experiment: c.judged + c.short for c in left_out}}
     path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
     t0 = time.monotonic()
     deadline = budget.Deadline.after(minutes)
@@ -1070,7 +1105,7 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
             # the forecast, corrected by how the chapters so far ran against theirs
             expect = planned[name].seconds * (spent / forecast_spent if forecast_spent > 0 else 1.0) if timed else 0
             if timed and expect > deadline.left():
-                record.setdefault("not_reached", {})[name] = planned[name].judged
+                record.setdefault("not_reached", {})[name] = planned[name].judged + planned[name].short
                 print(f"[gillab] {name}: left out, its planned runs (about {expect / 60:.1f} minutes at the pace so "
                       f"far) no longer fit the {deadline.left() / 60:.1f} minutes left", file=sys.stderr)
                 continue

@@ -407,8 +407,9 @@ class Deadline:
     def left(self) -> float:
         return math.inf if self.at is None else self.at - time.monotonic()
 
-    def check(self) -> None:
-        if self.at is not None and time.monotonic() >= self.at:
+    def check(self, need: float = 0.0) -> None:
+        """Raise :class:`OutOfTime` when a sample of ``need`` seconds would end after the deadline."""
+        if self.at is not None and time.monotonic() + need >= self.at:
             raise OutOfTime("the run's time is spent")
 
 
@@ -537,9 +538,11 @@ class _Run:
         """Measure each (repeat, point, condition) of ``batch`` and store it the moment it is
         measured; a sample that cannot be stored stops the run (:class:`StoreWriteError`)."""
         result, exp = self.result, self.exp
+        last = 0.0
         for rep, point, cond in batch:
             if self.deadline is not None:
-                self.deadline.check()     # OutOfTime: no sample starts after the reader's time
+                self.deadline.check(last)   # OutOfTime: no sample that would end after the reader's time
+            t0 = time.monotonic()
             out = _sample(exp, self.p, self.cfg, self.run_id, self.profile, rep, point, cond)
             for r in out:
                 r.update(identity_key=self.prep.keys[cond.id], code_key=self.prep.ckey)
@@ -559,6 +562,7 @@ class _Run:
                       file=sys.stderr)
             self.bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
             self.bar.update(1)
+            last = time.monotonic() - t0
 
     def adaptive(self) -> None:
         """Another repeat of every point whose interval is still wide, each round decided on
