@@ -97,7 +97,11 @@ def test_the_method_chapter_reports_the_record_it_reads():
     rec = book.timing_records("default")[-1]
     text = book.reproduce_times("default")
     assert f"**{rec['seconds'] / 60:.1f} minutes**" in text
-    assert text.count("\n| `") == len(rec["experiments"])
+    # one row a chapter: its planned run and the rounds after it, summed
+    assert text.count("\n| `") == len({e["experiment"] for e in rec["experiments"]})
+    for name in {e["experiment"] for e in rec["experiments"] if e.get("phase") == "rounds"}:
+        rounds = sum(e.get("phase") == "rounds" for e in rec["experiments"] if e["experiment"] == name)
+        assert f"| `{name}` (+{rounds} round" in text
     assert "is the one this run measured" in text
 
 
@@ -105,9 +109,17 @@ def test_a_changed_profile_is_reported_as_drift(monkeypatch):
     rec = json.loads(json.dumps(book.timing_records("default")[-1]))
     convoy = next(e for e in rec["experiments"] if e["experiment"] == "convoy")
     convoy["params"]["full_grid"] = "all"
-    rec["experiments"] = [e for e in rec["experiments"] if e["experiment"] != "stall"]
+    gone = next(e["experiment"] for e in rec["experiments"] if e["experiment"] != "convoy")
+    rec["experiments"] = [e for e in rec["experiments"] if e["experiment"] != gone]
     drift = book.profile_drift(rec)
-    assert drift == ["convoy: full_grid 'all' then, '3.9.10' now", "stall: not in the record"]
+    assert sorted(drift) == sorted(["convoy: full_grid 'all' then, '3.9.10' now", f"{gone}: not in the record"])
+    # a chapter the run's budget left out, or that the clock did not reach, is its plan, not drift
+    for key in ("left_out", "not_reached"):
+        assert book.profile_drift(rec | {key: {**rec.get(key, {}), gone: []}}) == ["convoy: full_grid 'all' then, '3.9.10' now"]
+    # a later round of a chapter adds repeats: the planned run is what is compared
+    rounds = json.loads(json.dumps(convoy)) | {"phase": "rounds"}
+    rounds["params"]["repeats"] = 99
+    assert book.profile_drift(rec | {"experiments": rec["experiments"] + [rounds]}) == drift
 
 
 def test_a_profile_measured_in_sittings_is_timed_chapter_by_chapter(builds, data_dir, monkeypatch):
@@ -150,6 +162,24 @@ def test_one_budget_wherever_the_report_states_it():
     for name in ("README.md", "book/method.md", "notebooks/99_verdicts.md"):
         found = said.findall((paths.repo_root() / name).read_text())
         assert found and set(found) == {str(BUDGET_MINUTES)}, (name, found)
+
+
+def test_the_planned_run_is_reported_with_what_it_decided_and_what_it_left():
+    """The method chapter says what the newest planned `default` run decided on its own samples,
+    counted as its campaign's verdicts count them, and names every row it left too few runs."""
+    from gillab import report, stats
+
+    rec = [r for r in book.timing_records("default") if "forecast" in r][-1]
+    flat = report.flat(report.verdicts(rec["campaign"], profile="default"))
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    text = book.planned_run(flat)
+    decided = int(judged["outcome"].isin(("agrees", "higher", "lower")).sum())
+    assert f"decided **{decided} of the {len(judged)}**" in text
+    total = next(line for line in text.splitlines() if line.startswith("| all |")).split("|")
+    assert [c.strip() for c in total[2:5]] == [str(len(judged)), str(decided),
+                                               str(int(judged["why"].map(stats.too_few_runs).sum()))]
+    for r in judged[judged["why"].map(stats.too_few_runs)].itertuples():
+        assert f"`{r.claim_id}` @ {r.condition}" in text
 
 
 def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
