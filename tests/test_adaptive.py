@@ -33,8 +33,15 @@ def test_bad_adaptive_parameters_are_refused_before_measuring(bad, message):
         experiments.get("countdown").resolve("smoke", bad)
 
 
-def test_repeats_given_alone_mean_exactly_that_many():
-    # countdown's default profile adapts from 3 to 4; a reader asking for 9 (or 2) gets 9 (or 2)
+def test_repeats_given_alone_mean_exactly_that_many(monkeypatch):
+    # a profile that adapts from 3 to 4 repeats; a reader asking for 9 (or 2) gets 9 (or 2)
+    from gillab import profiles
+
+    real = profiles.load_profiles()
+    adapting = {**real, "countdown": {**real["countdown"], "default": {
+        **{k: v for k, v in real["countdown"]["default"].items() if k not in ("rest_repeats", "claim_grid")},
+        "repeats": 3, "max_repeats": 4}}}
+    monkeypatch.setattr(profiles, "load_profiles", lambda: adapting)
     exp = experiments.get("countdown")
     assert exp.resolve("default")["max_repeats"] == 4
     assert exp.resolve("default", {"repeats": 9})["max_repeats"] is None

@@ -46,15 +46,22 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["campaign_is_new"] and plan["campaign"] == "(a new campaign)"
-    # 3 repeats of 1/2/4/8 threads for the builds of full_grid, of 1/2 threads (small_grid) for the others
+    # the plan around the judged rows: 21 runs (7 trials of a best of 3) of 1/2/4/8 threads for the builds
+    # of full_grid, of 1/2 threads (small_grid) for the -gil twins, of one thread for nogil-3.9.10 (its
+    # row's ratio of medians); one run of every other point a build measures
     full = {"2.7.18", "3.9.10", "3.13.5"}
-    per_round = sum(4 if c in full else 2 for c in plan["conditions"])
-    n = 3 * per_round
+    claimed = {c: (1, 2, 4, 8) if c in full else (1, 2) if c in ("nogil-3.9.10-gil", "3.13.5t-gil") else
+               (1,) if c == "nogil-3.9.10" else () for c in plan["conditions"]}
+    runs = {c: [21 if t in claimed[c] else 1 for t in ((1, 2, 4, 8) if c in full else (1, 2))]
+            for c in plan["conditions"]}
+    n = sum(sum(r) for r in runs.values())
     assert plan["samples_planned"] == plan["samples_total"] == n and plan["samples_resumable"] == 0
-    assert plan["samples_adaptive_max"] == per_round   # one more repeat (max_repeats = 4) where a CI is wide
-    small = 3 * sum(2 for c in plan["conditions"] if c not in full)
-    assert plan["reasons"] == {sweep.NOT_YET: n} | ({next(k for k in plan["reasons"] if "small grid" in k): small}
-                                                   if small else {})
+    assert plan["samples_adaptive_max"] == 0      # the rounds after the plan are the whole run's (gillab.budget)
+    small = 21 * sum(2 for c in plan["conditions"] if c not in full)
+    rest = 20 * sum(len(r) - len(claimed[c]) for c, r in runs.items())
+    assert plan["reasons"] == ({sweep.NOT_YET: n}
+                               | ({next(k for k in plan["reasons"] if "small grid" in k): small} if small else {})
+                               | ({next(k for k in plan["reasons"] if "no claim reads" in k): rest} if rest else {}))
     assert not [p for p in (data_dir / "results").iterdir() if p.name not in (ref, "REFERENCE")]  # wrote nothing
 
 

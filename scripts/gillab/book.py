@@ -559,6 +559,17 @@ def _reference_flat(flat=None):
     return None if ref is None else report.flat(report.verdicts(ref, profile="default"))
 
 
+def _width_over_band(g) -> str:
+    """The median width of the *about* rows' intervals over their band's (under 1: an interval can
+    lie inside the band), with how many rows, or '-'."""
+    import numpy as np
+
+    about = g[g["band"].notna() & (g["band"] > 0) & g["ci_low"].notna() & g["published"].notna()]
+    w = (about["ci_high"] - about["ci_low"]) / (2 * about["band"] * about["published"].abs())
+    w = w[np.isfinite(w)]
+    return f"{w.median():.2f} ({len(w)})" if len(w) else "-"
+
+
 def _chapter_minutes(profile: str, campaign: str | None = None) -> dict[str, float]:
     """Per chapter, the minutes the newest whole ``profile`` run (``data/timing/``; into
     ``campaign``, if given) spent on it."""
@@ -595,18 +606,24 @@ def planned_run(flat=None, ref_flat=None) -> str:
     for e in rec["experiments"]:
         minutes[e["experiment"]] = minutes.get(e["experiment"], 0.0) + e["seconds"] / 60
     few = judged["why"].map(stats.too_few_runs)
-    rows = ["| chapter | judged claims x builds | decided | inconclusive, too few runs | minutes |",
-            "|---|---|---|---|---|"]
+    import pandas as pd
+
+    rows = ["| chapter | judged claims x builds | decided | inconclusive, too few runs | runs (median) "
+            "| interval / band, *about* rows | minutes | decided per minute |", "|---|---|---|---|---|---|---|---|"]
     for name in experiments.names():
         g = judged[judged["experiment"] == name]
         if g.empty:
             continue
         m = minutes.get(name, math.nan)
-        rows.append(f"| `{name}` | {len(g)} | {int(g['outcome'].isin(DEFINITE).sum())} | {int(few[g.index].sum())} "
-                    f"| {'-' if math.isnan(m) else f'{m:.1f}'} |")
+        d = int(g["outcome"].isin(DEFINITE).sum())
+        n = pd.to_numeric(g["n"], errors="coerce").median()
+        rows.append(f"| `{name}` | {len(g)} | {d} | {int(few[g.index].sum())} | {'-' if math.isnan(n) else f'{n:.0f}'} "
+                    f"| {_width_over_band(g)} | {'-' if math.isnan(m) else f'{m:.1f}'} "
+                    f"| {'-' if not m or math.isnan(m) else f'{d / m:.2f}'} |")
     decided = int(judged["outcome"].isin(DEFINITE).sum())
     total = sum(minutes.values())
-    rows.append(f"| all | {len(judged)} | {decided} | {int(few.sum())} | {total:.1f} |")
+    rows.append(f"| all | {len(judged)} | {decided} | {int(few.sum())} | | {_width_over_band(judged)} | {total:.1f} "
+                f"| {decided / total if total else math.nan:.2f} |")
     left = judged[few | (judged["outcome"] == "not measured")]
     ref_flat = _reference_flat(ref_flat)
     every = (int(((ref_flat["role"] == "judged") & (ref_flat["condition"] != "-")).sum()) if ref_flat is not None
@@ -700,7 +717,6 @@ def efficiency(flat=None) -> str:
     where the caller has them)."""
     import math
 
-    import numpy as np
     import pandas as pd
 
     from .across import DEFINITE
@@ -716,11 +732,7 @@ def efficiency(flat=None) -> str:
         for name, m in _chapter_minutes(p, campaigns.reference_id()).items():
             minutes[name] = minutes.get(name, 0.0) + m
 
-    def width(g):
-        about = g[g["band"].notna() & (g["band"] > 0) & g["ci_low"].notna() & g["published"].notna()]
-        w = (about["ci_high"] - about["ci_low"]) / (2 * about["band"] * about["published"].abs())
-        w = w[np.isfinite(w)]
-        return f"{w.median():.2f} ({len(w)})" if len(w) else "-"
+    width = _width_over_band
 
     rows = ["| chapter | judged claims x builds | decided | runs (median) | interval / band, *about* rows (median, rows) "
             "| minutes | decided per minute |", "|---|---|---|---|---|---|---|"]
