@@ -559,6 +559,14 @@ def _reference_flat(flat=None):
     return None if ref is None else report.flat(report.verdicts(ref, profile="default"))
 
 
+def _by_chapter(judged):
+    """(chapter, its judged rows) in the report's order, for the chapters that have any."""
+    for name in experiments.names():
+        g = judged[judged["experiment"] == name]
+        if not g.empty:
+            yield name, g
+
+
 def _width_over_band(g) -> str:
     """The median width of the *about* rows' intervals over their band's (under 1: an interval can
     lie inside the band), with how many rows, or '-'."""
@@ -588,6 +596,8 @@ def planned_run(flat=None, ref_flat=None) -> str:
     times).  ``flat``: that campaign's verdict rows, where the caller has them."""
     import math
 
+    import pandas as pd
+
     from . import budget, campaigns, report, stats
     from .across import DEFINITE
 
@@ -606,14 +616,9 @@ def planned_run(flat=None, ref_flat=None) -> str:
     for e in rec["experiments"]:
         minutes[e["experiment"]] = minutes.get(e["experiment"], 0.0) + e["seconds"] / 60
     few = judged["why"].map(stats.too_few_runs)
-    import pandas as pd
-
     rows = ["| chapter | judged claims x builds | decided | inconclusive, too few runs | runs (median) "
             "| interval / band, *about* rows | minutes | decided per minute |", "|---|---|---|---|---|---|---|---|"]
-    for name in experiments.names():
-        g = judged[judged["experiment"] == name]
-        if g.empty:
-            continue
+    for name, g in _by_chapter(judged):
         m = minutes.get(name, math.nan)
         d = int(g["outcome"].isin(DEFINITE).sum())
         n = pd.to_numeric(g["n"], errors="coerce").median()
@@ -679,10 +684,7 @@ def runs_by_design(flat=None) -> str:
     minutes = {p: _chapter_minutes(p) for p in ("default", "verdicts")}
     rows = ["| chapter | judged claims x builds | what their intervals need | `default` gives | `verdicts` gives "
             "| minutes in `default` | minutes `verdicts` added |", "|---|---|---|---|---|---|---|"]
-    for name in experiments.names():
-        g = judged[judged["experiment"] == name]
-        if g.empty:
-            continue
+    for name, g in _by_chapter(judged):
         needs = []
         for (estimand, cid), _ in g.groupby(["estimand", "claim_id"]):
             need = stats.runs_needed(estimand)
@@ -738,10 +740,7 @@ def efficiency(flat=None) -> str:
             "| minutes | decided per minute |", "|---|---|---|---|---|---|---|"]
     tot_j = tot_d = 0
     tot_m = 0.0
-    for name in experiments.names():
-        g = judged[judged["experiment"] == name]
-        if g.empty:
-            continue
+    for name, g in _by_chapter(judged):
         decided = int(g["outcome"].isin(DEFINITE).sum())
         m = minutes.get(name, math.nan)
         n = pd.to_numeric(g["n"], errors="coerce").median()
