@@ -164,3 +164,16 @@ def test_the_method_chapter_states_the_numbers_this_module_computes():
     assert f"holds the median {stats.coverage(stats.MEDIAN, 3):.0%} of the time" in text
     assert f"each at {stats.SIDE / 2:.2%} a side" in text and f"at most {stats.SIDE:.1%}" in text
     assert f"fewer than {stats.runs_needed(stats.MEDIAN)} runs" in text
+
+
+def test_a_projection_of_the_runs_a_row_needs_narrows_with_runs_and_never_passes_for_an_interval():
+    """stats.spread_factor plans runs (how much narrower an interval gets at the same spread): 1 at
+    the same n, wider while more runs keep the same rank (the range of 8 runs is wider than of 7),
+    narrower once the rank moves in, and well below 1 at the 20 runs a point may get."""
+    for method in (*stats.ORDER, stats.RATIO):
+        start = stats.runs_needed(method)
+        assert stats.spread_factor(method, start, start) == 1.0
+        assert stats.spread_factor(method, start, start + 1) > 1.0, method
+        assert stats.spread_factor(method, start, stats.ADAPTIVE_MAX) < 0.8, method
+    moved = next(n for n in range(8, 21) if stats.rank(n) > stats.rank(7))
+    assert stats.spread_factor(stats.MEDIAN, 7, moved) < 1.0

@@ -182,6 +182,30 @@ def test_the_planned_run_is_reported_with_what_it_decided_and_what_it_left():
         assert f"`{r.claim_id}` @ {r.condition}" in text
 
 
+def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_need():
+    """Every judged row left inconclusive with enough runs is counted once, as decided within the
+    20 runs a point may get at its current spread or not; a row whose interval sits exactly on
+    both sides of an edge is never projected to decide, one just short of it is."""
+    import pandas as pd
+
+    from gillab import report, stats
+
+    flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    open_ = judged[(judged["outcome"] == "inconclusive") & ~judged["why"].map(stats.too_few_runs)
+                   & judged["estimand"].isin([*stats.ORDER, stats.RATIO])]
+    text = book.straddling(flat)
+    counted = [line.split("|") for line in text.splitlines() if line.startswith("| `")]
+    assert sum(int(c[2]) for c in counted) == len(open_)
+    assert sum(int(c[3].split("(")[0]) + int(c[4]) for c in counted) == len(open_)
+    row = pd.Series({"claim_id": "countdown/threads=2", "estimand": stats.PAIRED_TRIALS, "n": 7, "published": 2.0,
+                     "band": 0.1, "measured": 2.2, "ci_low": 1.9, "ci_high": 2.5})
+    assert book.runs_to_decide(row) is None                       # centred on the band's edge: never
+    near = row.copy()
+    near[["measured", "ci_low", "ci_high"]] = [2.0, 1.85, 2.21]   # just over the edge at 7 trials
+    assert book.runs_to_decide(near) is not None and book.runs_to_decide(near) >= 1
+
+
 def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
     """The method chapter's baseline for a plan of runs: per chapter the judged claims x builds, how
     many are decided, and the minutes the committed whole runs spent, summed as the records say."""

@@ -567,6 +567,60 @@ def _by_chapter(judged):
             yield name, g
 
 
+def runs_to_decide(row, most: int | None = None) -> int | None:
+    """How many more runs (pairs, trials) an inconclusive row's interval would need, at its current
+    spread (:func:`gillab.stats.spread_factor`), to lie wholly inside or outside its band; None
+    where even ``most`` (the confidence sequence's 20) would not, or the row has no such interval."""
+    import math
+
+    from . import claims, stats
+    from .across import DEFINITE
+
+    most = stats.ADAPTIVE_MAX if most is None else most
+    method, m, lo, hi = row["estimand"], row["measured"], row["ci_low"], row["ci_high"]
+    try:
+        n = int(row["n"])
+        comparison = claims.get(row["claim_id"])["comparison"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if method not in (*stats.ORDER, stats.RATIO) or any(math.isnan(float(x)) for x in (m, lo, hi)) or n < 1:
+        return None
+    for later in range(max(n + 1, stats.runs_needed(method) or 1), most + 1):
+        f = stats.spread_factor(method, max(n, stats.runs_needed(method) or 1), later)
+        out = claims.compare(comparison, float(row["published"]), row["band"], m - (m - lo) * f, m + (hi - m) * f,
+                             (later, later) if method == stats.RATIO else later, method=method)
+        if out in DEFINITE:
+            return later - n
+    return None
+
+
+def straddling(flat, where: str = "") -> str:
+    """Per chapter, the judged rows inconclusive with enough runs (their interval straddles an edge
+    of the band), and how many more runs each would need at its current spread (:func:`runs_to_decide`):
+    within the 20 a point may get, and the median of those, or not within them."""
+    import statistics as st
+
+    from . import stats
+
+    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    open_ = judged[(judged["outcome"] == "inconclusive") & ~judged["why"].map(stats.too_few_runs)
+                   & judged["estimand"].isin([*stats.ORDER, stats.RATIO])]
+    if open_.empty:
+        return ""
+    rows = ["| chapter | straddling their band | decided within 20 at their spread (median more runs, pairs or "
+            "trials) | not within 20 |", "|---|---|---|---|"]
+    for name, g in _by_chapter(open_):
+        more = [runs_to_decide(r) for _, r in g.iterrows()]
+        within = [k for k in more if k is not None]
+        rows.append(f"| `{name}` | {len(g)} | {len(within)}" + (f" ({st.median(within):g})" if within else "")
+                    + f" | {len(more) - len(within)} |")
+    return (f"Rows left inconclusive{where} with enough runs (their interval straddles an edge of the band), and how "
+            "many more runs each would need at its current spread to lie wholly inside or outside the band (the "
+            "interval's ranks read as a normal distribution's quantiles: a projection to plan runs with, not an "
+            "interval; beyond 20 runs a point gets no more rounds, and a row is decided only by a narrower "
+            "spread):\n\n" + "\n".join(rows) + "\n")
+
+
 def _width_over_band(g) -> str:
     """The median width of the *about* rows' intervals over their band's (under 1: an interval can
     lie inside the band), with how many rows, or '-'."""
@@ -648,6 +702,8 @@ def planned_run(flat=None, ref_flat=None) -> str:
                   "chapters did not fit at the machine's pace, the fewest judged rows per minute first): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
+    if straddling(flat):
+        lines += [straddling(flat, " by this run"), ""]
     if len(left):
         extra = {}
         for name in sorted(set(left["experiment"])):
@@ -980,6 +1036,8 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "measuring_times.md").write_text(measuring_times()
                                             + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
                                             + "\n" + runs_by_design(ref_flat) + "\n" + efficiency(ref_flat)
+                                            + ("\n" + straddling(ref_flat, " on the reference campaign")
+                                               if ref_flat is not None else "")
                                             + "\n" + planned_run(ref_flat=ref_flat)
                                             + "\n" + profile_minutes("seed"))
     if (root / "_toc.yml").read_text() != toc_text():

@@ -365,6 +365,21 @@ def verdict(published: float, lo: float, hi: float, tolerance: float, method: st
     return "inconclusive"
 
 
+def spread_factor(method: str, n: int, later: int) -> float:
+    """How much narrower (below 1) ``method``'s interval is expected to be at ``later`` runs than at
+    ``n``, at the same spread: its ranks k of n runs stand near the quantiles k / (n + 1) and
+    1 - k / (n + 1), read here as a normal distribution's (a projection to plan runs with, never an
+    interval)."""
+    from statistics import NormalDist
+
+    side = SIDE / 2 if method == RATIO else SIDE
+
+    def reach(m: int) -> float:
+        k = rank(m, side) or 1
+        return NormalDist().inv_cdf(1 - k / (m + 1))
+    return reach(later) / reach(n)
+
+
 TOO_FEW = "n too small"   # how :func:`why_inconclusive` begins where more runs would give an interval
 
 
