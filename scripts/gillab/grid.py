@@ -135,7 +135,7 @@ def claim_tiers(exp: Experiment, p: dict) -> list[tuple[dict, str | None]]:
 
     raw = p.get("claim_grid")
     try:
-        tiers = raw if isinstance(raw, list) and all(isinstance(t, dict) for t in raw) else parse_claim_grid(raw)
+        tiers = parse_claim_grid(raw)          # written, or already parsed (a list of mappings)
     except ValueError as exc:
         raise ParameterError(f"{exp.name}: parameter claim_grid={raw!r} is not valid: {exc}") from None
     out, empty = [], []
@@ -160,13 +160,8 @@ class EmptyTier(ParameterError):
 def of(exp: Experiment, p: dict) -> Grid:
     """The grid of a resolved parameter set (``full_grid`` names builds through
     :func:`gillab.interpreters.select`, so an unknown id is an error here)."""
-    from . import interpreters
-
     def builds(which: str) -> frozenset:
-        try:
-            return frozenset(c.id for c in interpreters.select(str(p.get(which))))
-        except interpreters.ConditionError as exc:
-            raise ParameterError(f"{exp.name}: {which}: {exc}") from None
+        return select_builds(exp, str(p.get(which)), which)
 
     tier = claim_tier(exp, p, builds)
     values = small_values(exp, p)
@@ -177,19 +172,22 @@ def of(exp: Experiment, p: dict) -> Grid:
     return Grid(full=builds("full_grid"), small=small, full_text=text, small_values=tuple(values.items()), **tier)
 
 
+def select_builds(exp: Experiment, ids: str, what: str) -> frozenset:
+    """The build ids ``ids`` names (ids and sets, :func:`gillab.interpreters.select`); an unknown one
+    is a ParameterError naming ``what`` named it."""
+    from . import interpreters
+
+    try:
+        return frozenset(c.id for c in interpreters.select(ids))
+    except interpreters.ConditionError as exc:
+        raise ParameterError(f"{exp.name}: {what}: {exc}") from None
+
+
 def claim_tier(exp: Experiment, p: dict, builds) -> dict:
     """``rest_repeats``, ``claim_grid`` and ``claim_builds`` checked (before anything is measured)
     and as the :class:`Grid` fields they set."""
-    rest, tiers = p.get("rest_repeats"), [t for t in claim_tiers(exp, p) if t[0] or t[1]]
+    rest, tiers = p.get("rest_repeats"), claim_tiers(exp, p)
     text = str(p.get("claim_builds") or "all")
-
-    def builds_of(ids: str) -> frozenset:
-        from . import interpreters
-
-        try:
-            return frozenset(c.id for c in interpreters.select(ids))
-        except interpreters.ConditionError as exc:
-            raise ParameterError(f"{exp.name}: claim_grid's builds: {exc}") from None
     if rest is None:
         if tiers or text.strip() != "all":
             raise ParameterError(f"{exp.name}: claim_grid and claim_builds choose where runs beyond rest_repeats go; "
@@ -204,8 +202,8 @@ def claim_tier(exp: Experiment, p: dict, builds) -> dict:
     if not tiers and text.strip() == "all":
         raise ParameterError(f"{exp.name}: rest_repeats={rest} needs claim_grid or claim_builds: the points or "
                              "builds that get all repeats")
-    per_tier = tuple((frozenset(point_key(x) for x in exp.points({**p, **t})), None if b is None else builds_of(b))
-                     for t, b in tiers)
+    per_tier = tuple((frozenset(point_key(x) for x in exp.points({**p, **t})),
+                      None if b is None else select_builds(exp, b, "claim_grid's builds")) for t, b in tiers)
     return {"rest_repeats": rest,
             "claim": frozenset().union(*(pts for pts, _ in per_tier)) if tiers else None,
             "claim_tiers": per_tier,
