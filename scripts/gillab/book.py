@@ -548,17 +548,6 @@ def profile_minutes(profile: str = "seed") -> str:
             "and `verdicts`'s.\n\n" + "\n".join(rows) + "\n")
 
 
-def _reference_flat(flat=None):
-    """The reference campaign's verdict rows on `default`'s configuration, flat (``flat`` where the
-    caller has them already), or None without a reference campaign."""
-    from . import campaigns, report
-
-    if flat is not None:
-        return flat
-    ref = campaigns.reference_id()
-    return None if ref is None else report.flat(report.verdicts(ref, profile="default"))
-
-
 def _by_chapter(judged):
     """(chapter, its judged rows) in the report's order, for the chapters that have any."""
     for name in experiments.names():
@@ -600,11 +589,10 @@ def straddling(flat, where: str = "") -> str:
     within the 20 a point may get, and the median of those, or not within them."""
     import statistics as st
 
-    from . import stats
+    from . import report, stats
 
-    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
-    open_ = judged[(judged["outcome"] == "inconclusive") & ~judged["why"].map(stats.too_few_runs)
-                   & judged["estimand"].isin([*stats.ORDER, stats.RATIO])]
+    open_ = report.straddling(report.judged(flat))
+    open_ = open_[open_["estimand"].isin([*stats.ORDER, stats.RATIO])]
     if open_.empty:
         return ""
     rows = ["| chapter | straddling their band | decided within 20 at their spread (median more runs, pairs or "
@@ -632,14 +620,50 @@ def _width_over_band(g) -> str:
     return f"{w.median():.2f} ({len(w)})" if len(w) else "-"
 
 
+def _minutes_of(rec: dict | None) -> dict[str, float]:
+    """Per chapter, the minutes a whole run's record says it spent: its planned run and its later
+    rounds, summed."""
+    out: dict[str, float] = {}
+    for e in (rec or {}).get("experiments", []):
+        out[e["experiment"]] = out.get(e["experiment"], 0.0) + e["seconds"] / 60
+    return out
+
+
 def _chapter_minutes(profile: str, campaign: str | None = None) -> dict[str, float]:
     """Per chapter, the minutes the newest whole ``profile`` run (``data/timing/``; into
     ``campaign``, if given) spent on it."""
-    rec = ([r for r in timing_records(profile) if campaign is None or r.get("campaign") == campaign] or [None])[-1]
-    out: dict[str, float] = {}
-    for e in (rec or {}).get("experiments", []):     # a chapter's planned run and its later rounds
-        out[e["experiment"]] = out.get(e["experiment"], 0.0) + e["seconds"] / 60
-    return out
+    return _minutes_of(([r for r in timing_records(profile) if campaign is None or r.get("campaign") == campaign]
+                        or [None])[-1])
+
+
+def _decided_table(judged, minutes: dict[str, float], few=None, total: float | None = None) -> list[str]:
+    """Per chapter: judged claims x builds, decided, (with ``few``, a mask of the rows, those
+    inconclusive for too few runs), the runs they rest on, their intervals' width over the band's,
+    the minutes spent and the rows decided per minute; the last line sums them (``total``: the
+    minutes to divide by, else those of the chapters in the table)."""
+    import math
+
+    import pandas as pd
+
+    from .across import DEFINITE
+
+    head = ["chapter", "judged claims x builds", "decided", *(["inconclusive, too few runs"] if few is not None else []),
+            "runs (median)", "interval / band, *about* rows (median, rows)", "minutes", "decided per minute"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    spent = 0.0
+    for name, g in _by_chapter(judged):
+        m = minutes.get(name, math.nan)
+        d = int(g["outcome"].isin(DEFINITE).sum())
+        n = pd.to_numeric(g["n"], errors="coerce").median()
+        rows.append(f"| `{name}` | {len(g)} | {d} |" + (f" {int(few[g.index].sum())} |" if few is not None else "")
+                    + f" {'-' if math.isnan(n) else f'{n:.0f}'} | {_width_over_band(g)} "
+                    f"| {'-' if math.isnan(m) else f'{m:.1f}'} | {'-' if not m or math.isnan(m) else f'{d / m:.2f}'} |")
+        spent += 0.0 if math.isnan(m) else m
+    total = spent if total is None else total
+    decided = int(judged["outcome"].isin(DEFINITE).sum())
+    rows.append(f"| all | {len(judged)} | {decided} |" + (f" {int(few.sum())} |" if few is not None else "")
+                + f" | {_width_over_band(judged)} | {total:.1f} | {decided / total if total else math.nan:.2f} |")
+    return rows
 
 
 def planned_run(flat=None, ref_flat=None) -> str:
@@ -649,8 +673,6 @@ def planned_run(flat=None, ref_flat=None) -> str:
     named, with the minutes `verdicts` adds for their chapters (forecast on the reference's
     times).  ``flat``: that campaign's verdict rows, where the caller has them."""
     import math
-
-    import pandas as pd
 
     from . import budget, campaigns, report, stats
     from .across import DEFINITE
@@ -665,28 +687,15 @@ def planned_run(flat=None, ref_flat=None) -> str:
         return ""
     if flat is None:
         flat = report.flat(report.verdicts(rec["campaign"], profile="default"))
-    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
-    minutes: dict[str, float] = {}
-    for e in rec["experiments"]:
-        minutes[e["experiment"]] = minutes.get(e["experiment"], 0.0) + e["seconds"] / 60
+    judged = report.judged(flat)
+    minutes = _minutes_of(rec)
     few = judged["why"].map(stats.too_few_runs)
-    rows = ["| chapter | judged claims x builds | decided | inconclusive, too few runs | runs (median) "
-            "| interval / band, *about* rows | minutes | decided per minute |", "|---|---|---|---|---|---|---|---|"]
-    for name, g in _by_chapter(judged):
-        m = minutes.get(name, math.nan)
-        d = int(g["outcome"].isin(DEFINITE).sum())
-        n = pd.to_numeric(g["n"], errors="coerce").median()
-        rows.append(f"| `{name}` | {len(g)} | {d} | {int(few[g.index].sum())} | {'-' if math.isnan(n) else f'{n:.0f}'} "
-                    f"| {_width_over_band(g)} | {'-' if math.isnan(m) else f'{m:.1f}'} "
-                    f"| {'-' if not m or math.isnan(m) else f'{d / m:.2f}'} |")
+    rows = _decided_table(judged, minutes, few, total=sum(minutes.values()))
     decided = int(judged["outcome"].isin(DEFINITE).sum())
-    total = sum(minutes.values())
-    rows.append(f"| all | {len(judged)} | {decided} | {int(few.sum())} | | {_width_over_band(judged)} | {total:.1f} "
-                f"| {decided / total if total else math.nan:.2f} |")
     left = judged[few | (judged["outcome"] == "not measured")]
-    ref_flat = _reference_flat(ref_flat)
-    every = (int(((ref_flat["role"] == "judged") & (ref_flat["condition"] != "-")).sum()) if ref_flat is not None
-             else len(judged))
+    ref_flat = report.reference_flat(ref_flat)
+    ref_j = report.judged(ref_flat) if ref_flat is not None else None
+    every = len(ref_j) if ref_j is not None else len(judged)
     skipped = {**rec.get("left_out", {}), **rec.get("not_reached", {})}
     lines = [f"The newest whole `default` run (`data/timing/{rec['file']}`, campaign `{rec['campaign']}`, "
              f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
@@ -695,15 +704,14 @@ def planned_run(flat=None, ref_flat=None) -> str:
              f"({decided / max(len(judged), 1):.0%}); the report judges {every} on the reference "
              f"({decided / max(every, 1):.0%} of them decided by this run).", "", *rows, ""]
     if skipped:
-        ref_j = (ref_flat[(ref_flat["role"] == "judged") & (ref_flat["condition"] != "-")] if ref_flat is not None
-                 else None)
         count = {n: (int((ref_j["experiment"] == n).sum()) if ref_j is not None else len(v)) for n, v in skipped.items()}
         lines += [f"Not measured in this run's budget ({sum(count.values())} judged rows on the reference; their "
                   "chapters did not fit at the machine's pace, the fewest judged rows per minute first): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
-    if straddling(flat):
-        lines += [straddling(flat, " by this run"), ""]
+    open_ = straddling(flat, " by this run")
+    if open_:
+        lines += [open_, ""]
     if len(left):
         extra = {}
         for name in sorted(set(left["experiment"])):
@@ -731,12 +739,13 @@ def runs_by_design(flat=None) -> str:
     caller has them)."""
     import math
 
-    from . import claims, stats
+    from . import claims, report, stats
 
-    flat = _reference_flat(flat)
+    flat = report.reference_flat(flat)
     if flat is None:
         return ""
-    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-") & (flat["estimand"] != "")]
+    judged = report.judged(flat)
+    judged = judged[judged["estimand"] != ""]
     minutes = {p: _chapter_minutes(p) for p in ("default", "verdicts")}
     rows = ["| chapter | judged claims x builds | what their intervals need | `default` gives | `verdicts` gives "
             "| minutes in `default` | minutes `verdicts` added |", "|---|---|---|---|---|---|---|"]
@@ -773,39 +782,16 @@ def efficiency(flat=None) -> str:
     chapter, and the rows decided per measuring minute: what a plan of runs is measured against
     (for the method chapter; computed when the book builds; ``flat``: the reference's verdict rows,
     where the caller has them)."""
-    import math
+    from . import campaigns, report
 
-    import pandas as pd
-
-    from .across import DEFINITE
-
-    flat = _reference_flat(flat)
+    flat = report.reference_flat(flat)
     if flat is None:
         return ""
-    from . import campaigns
-
-    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
     minutes: dict[str, float] = {}
     for p in ("default", "verdicts"):
         for name, m in _chapter_minutes(p, campaigns.reference_id()).items():
             minutes[name] = minutes.get(name, 0.0) + m
-
-    width = _width_over_band
-
-    rows = ["| chapter | judged claims x builds | decided | runs (median) | interval / band, *about* rows (median, rows) "
-            "| minutes | decided per minute |", "|---|---|---|---|---|---|---|"]
-    tot_j = tot_d = 0
-    tot_m = 0.0
-    for name, g in _by_chapter(judged):
-        decided = int(g["outcome"].isin(DEFINITE).sum())
-        m = minutes.get(name, math.nan)
-        n = pd.to_numeric(g["n"], errors="coerce").median()
-        rows.append(f"| `{name}` | {len(g)} | {decided} | {'-' if math.isnan(n) else f'{n:.0f}'} | {width(g)} "
-                    f"| {'-' if math.isnan(m) else f'{m:.1f}'} | {'-' if not m or math.isnan(m) else f'{decided / m:.2f}'} |")
-        tot_j, tot_d = tot_j + len(g), tot_d + decided
-        tot_m += 0.0 if math.isnan(m) else m
-    rows.append(f"| all | {tot_j} | {tot_d} | | {width(judged)} | {tot_m:.1f} | "
-                f"{tot_d / tot_m if tot_m else math.nan:.2f} |")
+    rows = _decided_table(report.judged(flat), minutes)
     return ("How much each measuring minute decides, on the reference campaign (measured before `default` was "
             "planned around the judged rows: every point 3 runs, then `verdicts` 7 or 8): per chapter, the claims x "
             "builds judged on the builds they speak of, how many have a definite outcome (agrees, higher or lower), "

@@ -109,8 +109,7 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
     """The seconds per sample of chapter ``name`` at ``config`` (see the module's words)."""
     from . import campaigns
 
-    yours, ref = campaigns.for_reading(name, campaign)
-    here = campaigns.for_reading(name)[0] if campaign is None else yours
+    here, ref = campaigns.for_reading(name, campaign)     # without a campaign: yours, the newest here
     kind = (ref or here).fingerprint if (ref or here) is not None else None
     contributed = [c for c in campaigns.all_campaigns() if c.is_contributed and c.has(name)
                    and (kind is None or c.fingerprint == kind)]
@@ -159,14 +158,12 @@ def speed_factor(profile: str = "default") -> tuple[float, str]:
 def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
     """Per chapter, its judged claims x builds on the reference ("claim_id @ build"), each with the
     runs its interval needs at the points it reads (a best of 3: 3 per trial)."""
-    from . import campaigns, claims, report
+    from . import claims, report
 
+    flat = report.reference_flat(flat)
     if flat is None:
-        rid = campaigns.reference_id()
-        if not rid:
-            return {}
-        flat = report.flat(report.verdicts(rid))
-    j = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+        return {}
+    j = report.judged(flat)
     known = claims.table().index
     out: dict[str, list[tuple[str, int]]] = {}
     for _, r in j.iterrows():
@@ -292,9 +289,9 @@ def straddling(name: str, campaign: str) -> tuple[int, bool]:
     flat = report.flat(report.verdicts(campaign, experiments=[name]))
     if flat.empty:
         return 0, True
-    j = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
-    open_ = j[(j["outcome"] == "inconclusive") & ~j["why"].map(stats.too_few_runs) & (j["estimand"] != "")]
-    return len(open_), bool(j["estimand"].isin([*SEQUENTIAL, ""]).all())
+    j = report.judged(flat)
+    open_ = report.straddling(j)
+    return int((open_["estimand"] != "").sum()), bool(j["estimand"].isin([*SEQUENTIAL, ""]).all())
 
 
 def most_repeats(name: str) -> int:

@@ -43,7 +43,7 @@ def counts(flat: pd.DataFrame) -> pd.DataFrame:
     cols = ["document", "family", *COLOURS]
     if flat.empty:
         return pd.DataFrame(columns=cols)
-    judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    judged = report.judged(flat)
     rows = []
     for (doc, fam), g in judged.groupby(["document", judged["family"].map(family_group)], sort=True):
         c = g["outcome"].map(CLASSES).value_counts()

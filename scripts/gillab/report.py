@@ -343,6 +343,33 @@ def headline(df):
     return df[df["role"] == "judged"]
 
 
+def judged(flat):
+    """The claims x builds a verdict counts: :func:`headline`'s rows that a build answered (not the
+    claims no build measured, whose condition is '-')."""
+    if flat.empty:
+        return flat
+    return flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+
+
+def straddling(rows):
+    """Of verdict rows, those inconclusive with the runs an interval needs: their interval straddles
+    an edge of the band (not those left inconclusive for too few runs)."""
+    from . import stats
+
+    return rows[(rows["outcome"] == "inconclusive") & ~rows["why"].map(stats.too_few_runs)]
+
+
+def reference_flat(given=None):
+    """The reference campaign's verdict rows on `default`'s configuration, flat (``given`` where the
+    caller has them already), or None without a reference campaign."""
+    from . import campaigns
+
+    if given is not None:
+        return given
+    ref = campaigns.reference_id()
+    return None if ref is None else flat(verdicts(ref, profile="default"))
+
+
 def _comparison(claim_id: str) -> str | None:
     from . import claims
 
