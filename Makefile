@@ -45,9 +45,10 @@ venv: $(BIN)/gillab
 	$(GILLAB) notebooks >/dev/null
 
 # the 3.13.5 pair and the documents' own era (2.7.18, 3.9.10, nogil-3.9.10); HISTORY=1 adds
-# document 004's version sweep (3.6.12 ... 3.11.2)
+# document 004's version sweep (3.6.12 ... 3.11.2); TRACE=1 their traced twins (`<id>+trace`, five
+# more builds, about 20 minutes on 2 cores), which `gillab trace record` runs: never measured
 interpreters: venv
-	$(GILLAB) provision --set core --set era $(if $(HISTORY),--set history)
+	$(GILLAB) provision --set core --set era $(if $(HISTORY),--set history) $(if $(TRACE),--set trace)
 
 widgets-js: venv
 	$(BIN)/python -c "from gillab.book import install_widgets_js as f; print('[widgets] ', f())"
@@ -63,7 +64,9 @@ run: venv interpreters
 
 # the guard first: a change of measuring code that orphans a chapter of the reference fails here,
 # naming the chapter, until data/results/MEASURE_AGAIN.toml declares it (gillab.keyguard)
+# the traced builds (`--set trace`) are what tests/test_traces.py runs
 test: system-deps venv interpreters widgets-js lint
+	$(GILLAB) provision --set trace
 	$(GILLAB) codekeys --check
 	$(BIN)/python -m pytest -v
 

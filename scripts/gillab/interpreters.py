@@ -202,9 +202,13 @@ identify.cache_clear = _identify.cache_clear   # tests and long-lived kernels st
 
 
 def _provisioned() -> list[Condition]:
-    """Every build of builds.toml (present or not), with the GIL-on twin of each that has one."""
+    """Every build of builds.toml (present or not), with the GIL-on twin of each that has one;
+    not the traced builds (``+trace``): they explain a measurement and are never measured
+    (:func:`gillab.traces.traced_condition`)."""
     out = []
     for spec in provision.all_specs():
+        if spec.trace_of:
+            continue
         exe = str(spec.executable())
         out.append(Condition(spec.build_id, exe, "provisioned", note=spec.doc))
         if spec.gil_twin:

@@ -36,7 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 MIRROR = "http://deb.debian.org/debian"
@@ -90,6 +90,7 @@ class BuildSpec:
     doc: str = ""
     pgo: bool = False
     patches: tuple = ()         # (file under patches/, sha256) applied to the source before configure
+    trace_of: str = ""          # a traced build (``<id>+trace``): the measured build it is a twin of
 
     @property
     def src(self) -> dict:
@@ -181,6 +182,7 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
         specs.append(BuildSpec(b["id"], b["version"], b["binary"], tuple(b.get("configure", ())),
                                tuple(sorted(src.items())), tuple(b.get("gil_twin", ())), b.get("doc", ""), pgo,
                                tuple(patches)))
+    specs += _traced(data.get("trace", []), specs, path)
     ids = [s.build_id for s in specs]
     if len(set(ids)) != len(ids):
         raise ProvisionError(f"{path}: repeated build ids")
@@ -202,6 +204,26 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
         if bad:
             raise ProvisionError(f"{path}: [{table}] names unknown builds {bad}")
     return tuple(specs), sets, today, extra
+
+
+TRACE_SUFFIX = "+trace"
+
+
+def _traced(tables: list, specs: list[BuildSpec], path: Path) -> list[BuildSpec]:
+    """builds.toml ``[[trace]]``: for each, ``<of>+trace``, the build ``of`` names with one more
+    patch (the GIL trace of ``patches/gil-trace/``) and nothing else changed."""
+    by_id = {s.build_id: s for s in specs}
+    out = []
+    for t in tables:
+        base, patch = by_id.get(t.get("of", "")), t.get("patch", {})
+        if base is None:
+            raise ProvisionError(f"{path}: [[trace]] of {t.get('of')!r} names no build")
+        if not (isinstance(patch, dict) and patch.get("file") and re.fullmatch(r"[0-9a-f]{64}", patch.get("sha256", ""))):
+            raise ProvisionError(f"{path}: [[trace]] of {base.build_id}: patch is {{file = ..., sha256 = <64 hex>}}")
+        out.append(replace(base, build_id=base.build_id + TRACE_SUFFIX, gil_twin=(), trace_of=base.build_id,
+                           patches=(*base.patches, (patch["file"], patch["sha256"])),
+                           doc=f"{base.build_id} with the GIL trace (patches/{patch['file']}): explains, never measures"))
+    return out
 
 
 def all_specs(pgo: bool = False) -> list[BuildSpec]:
