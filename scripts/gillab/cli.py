@@ -15,6 +15,7 @@
     gillab verdicts --machines --json       every claim on every machine's campaign, k of n agree
     gillab export [CAMPAIGN] -o FILE        one campaign as one checked archive
     gillab import FILE|FOLDER               a campaign from another machine, checked whole first
+    gillab trace record|list|export         GIL traces of the chapters' chosen points (traced builds)
     gillab wheelhouse DIR                   the wheels that measuring needs, for a machine with
                                             no package registry
 
@@ -239,6 +240,58 @@ def cmd_timing(args) -> int:
         print(f"{e['experiment']:<16} {e['seconds'] / 60:7.1f} min  {len(e['runs'])} run(s)  "
               f"{e['stored']:>6,} of {e['planned']:,} samples stored" + ("" if not e["to_measure"] else
                                                                        f"  ({e['to_measure']:,} to measure)"))
+    return 0
+
+
+def cmd_trace_record(args) -> int:
+    from . import tracing
+
+    return tracing.main_record(args)
+
+
+def cmd_trace_overhead(args) -> int:
+    from . import tracing
+
+    return tracing.main_overhead(args)
+
+
+def _trace_campaign(name: str | None):
+    from . import campaigns
+
+    if name:
+        return campaigns.load(name)
+    held = [c for c in campaigns.all_campaigns() if (c.dir / "traces").is_dir()]
+    own = {c.id for c in campaigns.own()}
+    mine = [c for c in held if c.id in own]
+    if not (mine or held):
+        raise campaigns.NoCampaign("no campaign holds traces yet: `make interpreters TRACE=1`, then "
+                                   "`gillab trace record`")
+    return (mine or held)[-1]
+
+
+def cmd_trace_list(args) -> int:
+    from . import traces
+
+    camp = _trace_campaign(args.campaign)
+    print(f"traces of campaign {camp.id}")
+    for folder in sorted((camp.dir / "traces").iterdir()):
+        good, damaged = traces.stored(folder)
+        for tr in good:
+            s = traces.summary(tr)
+            print(f"  {folder.name:<11} {tr.meta.get('condition', '?'):<8} {tr.meta.get('point')}: "
+                  f"{s['events']} events over {s['seconds'] * 1e3:.0f} ms, {s['handoffs_per_s']:.0f} hand-offs/s, "
+                  f"{s['forced_drops_per_s']:.0f} forced drops/s" + (f", {tr.lost} lost" if tr.lost else ""))
+        for d in damaged:
+            print(f"  {folder.name:<11} damaged: {d}")
+    return 0
+
+
+def cmd_trace_export(args) -> int:
+    from . import traces
+
+    tr = traces.read(args.trace)
+    args.output.write_text(json.dumps(traces.chrome(tr)) + "\n")
+    print(f"{args.output}: {len(tr.events)} events of {tr.meta.get('condition', '?')} as Chrome trace-event JSON")
     return 0
 
 
@@ -499,6 +552,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the harness's wheels for this Python there (default: the one running this)")
     s.add_argument("--plan", action="store_true", help="say what would be downloaded, with which pip")
     s.set_defaults(fn=cmd_wheelhouse)
+    s = sub.add_parser("trace", help="GIL traces: record them with the traced builds, list them, export them")
+    tsub = s.add_subparsers(dest="trace_command", required=True)
+    t = tsub.add_parser("record", help="record the traces of the chapters' chosen points (traced builds needed)")
+    t.add_argument("experiment", nargs="?", help="one chapter's traces only (default: every chapter's)")
+    t.add_argument("--build", action="append", dest="builds", help="only on this build; repeatable")
+    t.add_argument("--campaign", help="record into this campaign (default: your newest on this machine)")
+    t.add_argument("--redo", action="store_true", help="record again a trace that is there already")
+    t.set_defaults(fn=cmd_trace_record)
+    t = tsub.add_parser("overhead", help="what the traced builds cost: interleaved rounds, tracing off and on")
+    t.add_argument("--rounds", type=int, default=8, help="rounds to add (default 8)")
+    t.add_argument("--build", action="append", dest="builds", help="only this build; repeatable")
+    t.add_argument("--campaign", help="default: your newest campaign on this machine")
+    t.set_defaults(fn=cmd_trace_overhead)
+    t = tsub.add_parser("list", help="the traces of a campaign, with what each says")
+    t.add_argument("--campaign", help="default: your newest campaign, else the reference")
+    t.set_defaults(fn=cmd_trace_list)
+    t = tsub.add_parser("export", help="a stored trace as Chrome trace-event JSON (chrome://tracing, Perfetto)")
+    t.add_argument("trace", type=Path, metavar="FILE.gtrace.xz")
+    t.add_argument("-o", "--output", required=True, type=Path, metavar="FILE.json")
+    t.set_defaults(fn=cmd_trace_export)
     s = sub.add_parser("notebooks", help="write each text notebook's .ipynb beside it (for papermill and JupyterLab)")
     s.set_defaults(fn=cmd_notebooks)
     s = sub.add_parser("live", help="JupyterLab on 127.0.0.1 at the live explorers (prints the address)")
@@ -540,8 +613,10 @@ def main(argv: list[str] | None = None) -> int:
         from .runner import WorkloadError
         from .store import StoreBusy, StoreWriteError
 
+        from .traces import TraceError
+
         if isinstance(exc, (NoData, NoCampaign, StoreBusy, StoreWriteError, WorkloadError, ProvisionError,
-                            FileNotFoundError)):
+                            FileNotFoundError, TraceError)):
             print(f"gillab: error: {exc}", file=sys.stderr)
             return 2
         if debug:

@@ -1,0 +1,324 @@
+"""GIL traces: the reader on files it must refuse, and the traced builds themselves.
+
+The traced builds' tests check structure, never the clock: who holds the GIL after whom, what
+follows a drop request, which of two intervals gives the shorter holds, what a build without a
+GIL records, and that a server stopped with SIGTERM leaves its trace."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import lzma
+import os
+import signal
+import subprocess
+
+import numpy as np
+import pytest
+
+from gillab import provision, traces, tracing
+
+TRACED = ("2.7.18+trace", "3.9.10+trace", "nogil-3.9.10+trace", "3.13.5+trace", "3.13.5t+trace")
+
+
+def raw(events, *, impl=2, pid=100, ppid=1, interval=5000, reason=1, lost=0, count=None) -> bytes:
+    """A trace file as a traced build writes it (``patches/gil-trace/gillab_gil_trace.h``)."""
+    arr = np.zeros(len(events), dtype=traces.EVENT)
+    for i, (t, tid, ev) in enumerate(events):
+        arr[i]["t_ns"], arr[i]["tid"], arr[i]["event"] = t, tid, ev
+    head = traces.HEADER.pack(traces.MAGIC, 1, impl, events[0][0] if events else 0,
+                              len(events) if count is None else count, lost, pid, interval, reason, ppid)
+    return head + arr.tobytes()
+
+
+W, T, D, R, F, K = traces.WANT, traces.TAKE, traces.DROP, traces.REQUEST, traces.DROP_FORCED, traces.DROP_TICKS
+MS = 1_000_000
+# main (100) holds; thread 7 waits, asks after one interval, main drops when asked, 7 takes
+TURN = [(0, 100, W), (1, 100, T), (2 * MS, 7, W), (7 * MS, 7, R), (7 * MS + 50, 100, F),
+        (7 * MS + 90, 7, T), (7 * MS + 95, 100, W), (9 * MS, 7, D), (9 * MS + 30, 100, T), (10 * MS, 100, D)]
+
+
+def test_a_trace_reads_back_with_its_holds_waits_and_handoffs():
+    assert traces.HEADER.size == 64 and traces.EVENT.itemsize == 16
+    tr = traces.parse(raw(TURN))
+    assert tr.threads == [100, 7] and tr.label(100) == "main" and tr.label(7) == "thread 1"
+    s = traces.spans(tr)
+    holds = s[s["kind"] == "hold"].set_index(["tid", "start_ns"])
+    assert holds.loc[(100, 1), "ended_by"] == "drops when asked"
+    assert holds.loc[(7, 7 * MS + 90), "dur_ns"] == 2 * MS - 90
+    waits = s[s["kind"] == "wait"]
+    assert sorted(waits["dur_ns"]) == [1, 2 * MS - 65, 5 * MS + 90]
+    assert traces.handoffs(tr) == 2
+    summ = traces.summary(tr)
+    assert summ["threads"]["thread 1"]["holds"] == 1 and summ["events"] == len(TURN)
+    assert traces.waits_in_intervals(tr, 7)[0] == pytest.approx((5 * MS + 90) / 5e6)
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda b: b[:40], "shorter than a trace's header"),
+    (lambda b: b"NOTTRACE" + b[8:], "not a GIL trace"),
+    (lambda b: b[:-5], "cut short"),
+    (lambda b: raw(TURN, count=len(TURN) + 1), "cut short"),
+    (lambda b: raw([(10 * MS, 1, W), (1, 1, T)]), "backwards"),
+    (lambda b: raw([(1, 1, 9)]), "unknown event codes"),
+])
+def test_a_damaged_trace_is_refused_saying_why(damage, says):
+    with pytest.raises(traces.TraceError, match=says):
+        traces.parse(damage(raw(TURN)))
+
+
+def test_a_stored_trace_round_trips_and_damage_is_reported_not_read(tmp_path):
+    src = tmp_path / "gil-1.trace"
+    src.write_bytes(raw(TURN))
+    path = traces.store(src, tmp_path / "t", "threads=2__3.9.10", {"experiment": "countdown", "condition": "3.9.10"})
+    back = traces.read(path)
+    assert np.array_equal(back.events, traces.parse(raw(TURN)).events)
+    assert back.meta["condition"] == "3.9.10" and back.meta["events"] == len(TURN)
+    (tmp_path / "t" / "x.gtrace.xz").write_bytes(lzma.compress(raw(TURN)[:-3]))
+    (tmp_path / "t" / "x.json").write_text("{}")
+    (tmp_path / "t" / "y.json").write_text("{}")
+    good, damaged = traces.stored(tmp_path / "t")
+    assert len(good) == 1
+    assert any("x.gtrace.xz" in d and "cut short" in d for d in damaged)
+    assert any("y.json" in d and "missing" in d for d in damaged)
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(b"GILTRACE")
+    with pytest.raises(traces.TraceError):
+        traces.store(bad, tmp_path / "t", "bad", {})
+    assert not (tmp_path / "t" / "bad.gtrace.xz").exists()
+
+
+def test_chrome_export_is_trace_event_json_with_a_row_per_thread():
+    doc = json.loads(json.dumps(traces.chrome(traces.parse(raw(TURN), {"condition": "3.9.10"}))))
+    ev = doc["traceEvents"]
+    names = {e["args"]["name"] for e in ev if e["name"] == "thread_name"}
+    assert names == {"main", "thread 1"}
+    complete = [e for e in ev if e["ph"] == "X"]
+    assert {e["name"] for e in complete} == {"holds the GIL", "waits for the GIL"}
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in complete)
+    assert sum(e["ph"] == "i" for e in ev) == 1
+
+
+def test_the_trace_plan_names_real_points_and_traced_builds():
+    from gillab import experiments
+
+    for shot in tracing.PLAN:
+        exp = experiments.get(shot.experiment)
+        assert shot.point in exp.points(exp.resolve("default")), shot
+        for b in shot.builds:
+            assert tracing.traced_build(b) in TRACED
+    assert tracing.traced_build("3.13.5t-gil") == "3.13.5t+trace"
+
+
+def test_traced_builds_are_declared_beside_their_twins_and_never_measured():
+    from gillab import interpreters
+
+    specs = {s.build_id: s for s in provision.all_specs()}
+    for tid in TRACED:
+        base = specs[tid.removesuffix("+trace")]
+        spec = specs[tid]
+        assert spec.trace_of == base.build_id and spec.configure_flags == base.configure_flags
+        assert spec.src == base.src and spec.patches[:-1] == base.patches and spec.version == base.version
+        provision.check_patches(spec)
+    assert not any(c.id.endswith("+trace") for c in interpreters.discover())
+    assert provision.load_builds()[1]["trace"] == list(TRACED)
+
+
+def test_committed_traces_read_whole_and_keep_to_the_budget():
+    from gillab.paths import repo_root
+
+    for camp in sorted((repo_root() / "data" / "results").iterdir()):
+        if not (camp / "traces").is_dir():
+            continue
+        assert tracing.campaign_bytes(camp) <= tracing.BUDGET_BYTES, camp.name
+        for folder in (camp / "traces").iterdir():
+            good, damaged = traces.stored(folder)
+            assert good and not damaged, (camp.name, folder.name, damaged)
+
+
+# -- the traced builds ----------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def traced():
+    """The traced builds. Missing ones fail the test on CI (`make test` provisions them) and skip
+    it elsewhere, saying how to get them."""
+    specs = {s.build_id: s for s in provision.all_specs() if s.build_id in TRACED}
+    missing = [b for b, s in specs.items() if not s.executable().exists()]
+    if missing:
+        msg = f"traced builds missing: {missing}; run `make interpreters TRACE=1`"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return {b: str(s.executable()) for b, s in specs.items()}
+
+
+def spin(n: int, interval: float | None = None, threads: int = 2) -> str:
+    """A program: ``threads`` CPU-bound threads of ``n`` decrements each (2.7 and 3.x alike)."""
+    set_interval = f"sys.setswitchinterval({interval})\n" if interval else ""
+    return ("import sys, threading\n" + set_interval
+            + "def f(n):\n    while n > 0:\n        n -= 1\n"
+            + f"ts = [threading.Thread(target=f, args=({n},)) for _ in range({threads})]\n"
+            + "[t.start() for t in ts]\n[t.join() for t in ts]\n")
+
+
+def run_traced(exe: str, program: str, tmp_path, env: dict | None = None, name="gil.trace"):
+    path = tmp_path / name
+    full = {"PATH": os.environ["PATH"], traces.TRACE_ENV: str(path), **(env or {})}
+    subprocess.run([exe, "-c", program], env=full, check=True, timeout=120, cwd=tmp_path)
+    return traces.parse(path.read_bytes()) if path.exists() else None
+
+
+def holds_never_overlap(tr) -> bool:
+    holder = None
+    for tid, ev in zip(tr.events["tid"].tolist(), tr.events["event"].tolist()):
+        if ev == traces.TAKE:
+            if holder is not None:
+                return False
+            holder = tid
+        elif ev in traces.DROPS:
+            if holder not in (tid, None):
+                return False
+            holder = None
+    return True
+
+
+@pytest.mark.parametrize("build", ["2.7.18+trace", "3.9.10+trace", "nogil-3.9.10+trace", "3.13.5+trace",
+                                   "3.13.5t+trace"])
+def test_two_cpu_bound_threads_take_the_gil_in_turns(traced, build, tmp_path):
+    env = {"PYTHONGIL": "1"} if build.startswith("nogil") else {"PYTHON_GIL": "1"} if "t+" in build else {}
+    tr = run_traced(traced[build], spin(3_000_000), tmp_path, env)
+    workers = [t for t in tr.threads if t != tr.pid]
+    assert len(workers) == 2 and tr.lost == 0 and tr.reason == 1
+    s = traces.spans(tr)
+    for w in workers:
+        assert (s[(s["tid"] == w)]["kind"] == "hold").sum() >= 3
+    assert traces.handoffs(tr) >= 4
+    assert holds_never_overlap(tr)
+    drops = set(tr.events["event"].tolist()) & set(traces.DROPS)
+    assert (traces.DROP_TICKS in drops) == (build == "2.7.18+trace")
+    assert (traces.DROP_FORCED in drops) == (build != "2.7.18+trace")
+
+
+@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+def test_a_forced_drop_follows_a_drop_request(traced, build, tmp_path):
+    tr = run_traced(traced[build], spin(3_000_000), tmp_path)
+    requested, forced = False, 0       # since the holder took the GIL
+    for ev in tr.events["event"].tolist():
+        if ev == traces.TAKE:
+            requested = False
+        elif ev == traces.REQUEST:
+            requested = True
+        elif ev == traces.DROP_FORCED:
+            assert requested, "a forced drop with no drop request since the holder took the GIL"
+            forced += 1
+    assert forced >= 3
+
+
+@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+def test_holds_are_shorter_at_1_ms_than_at_5_ms(traced, build, tmp_path):
+    med = {}
+    for interval in (0.001, 0.005):
+        tr = run_traced(traced[build], spin(4_000_000, interval), tmp_path, name=f"{interval}.trace")
+        assert tr.interval == round(interval * 1e6)
+        s = traces.spans(tr)
+        forced = s[(s["kind"] == "hold") & (s["ended_by"] == traces.EVENT_NAMES[traces.DROP_FORCED])]
+        assert len(forced) >= 5
+        med[interval] = forced["dur_ns"].median()
+    assert med[0.001] < med[0.005]
+
+
+def test_a_build_without_its_gil_records_nothing_and_with_it_records(traced, tmp_path):
+    assert run_traced(traced["3.13.5t+trace"], spin(200_000), tmp_path, name="off.trace") is None
+    on = run_traced(traced["3.13.5t+trace"], spin(200_000), tmp_path, {"PYTHON_GIL": "1"}, name="on.trace")
+    assert on is not None and len(on.events) > 0
+
+
+def test_unset_no_file_is_written(traced, tmp_path):
+    for build, exe in traced.items():
+        out = subprocess.run([exe, "-c", spin(100_000) + "import os; print(sorted(os.listdir('.')))"],
+                             env={"PATH": os.environ["PATH"]}, cwd=tmp_path, capture_output=True, text=True,
+                             check=True, timeout=60)
+        assert out.stdout.strip() == "[]" and list(tmp_path.iterdir()) == [], build
+
+
+def test_a_window_records_only_its_span_then_writes(traced, tmp_path):
+    program = spin(20_000_000, 0.001) + "import time\ntime.sleep(0.2)\n"
+    tr = run_traced(traced["3.13.5+trace"], program, tmp_path, {traces.WINDOW_ENV: "50,100"})
+    assert tr.reason == 3
+    span_ms = tr.span_ns / 1e6
+    assert 0 < span_ms <= 100 and (tr.events["t_ns"][0] - tr.t0_ns) / 1e6 >= 50
+
+
+def test_a_child_started_with_exec_writes_its_own_file(traced, tmp_path):
+    program = ("import subprocess, sys\n" + spin(100_000)
+               + f"subprocess.check_call([sys.executable, '-c', {spin(100_000)!r}])\n")
+    exe = traced["3.13.5+trace"]
+    subprocess.run([exe, "-c", program], env={"PATH": os.environ["PATH"], traces.TRACE_ENV: str(tmp_path / "g-%p")},
+                   check=True, timeout=60)
+    written = [traces.parse(p.read_bytes()) for p in tmp_path.glob("g-*")]
+    assert len(written) == 2
+    parent, child = sorted(written, key=lambda t: t.t0_ns)
+    assert child.ppid == parent.pid
+    assert {p.name for p in tmp_path.glob("g-*")} == {f"g-{t.pid}" for t in written}
+
+
+@pytest.mark.parametrize("build", ["2.7.18+trace", "3.13.5+trace"])
+def test_a_sigtermed_server_leaves_its_trace(traced, build, tmp_path):
+    program = spin(10**12).replace("[t.join() for t in ts]\n", "") + (
+        "import sys\nsys.stdout.write('ready\\n')\nsys.stdout.flush()\n[t.join() for t in ts]\n")
+    path = tmp_path / "server.trace"
+    proc = subprocess.Popen([traced[build], "-c", program], stdout=subprocess.PIPE, text=True,
+                            env={"PATH": os.environ["PATH"], traces.TRACE_ENV: str(path)})
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        proc.kill()
+    tr = traces.parse(path.read_bytes())
+    assert tr.reason == 2 and len(tr.events) > 0 and tr.pid == proc.pid
+
+
+def test_record_keeps_the_workload_process_trace_in_the_campaign(traced, data_dir):
+    out = tracing.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+    assert out["failed"] == [] and len(out["recorded"]) == 1
+    good, damaged = traces.stored(data_dir / "results" / "trace-test" / "traces" / "countdown")
+    (tr,) = good
+    assert not damaged and tr.meta["condition"] == "3.9.10" and tr.meta["point"] == {"threads": 2}
+    assert len([t for t in tr.threads if t != tr.pid]) == 2 and tr.reason in (1, 3)
+    again = tracing.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+    assert again["kept"] == [tracing.name_of(tracing.shots("countdown")[0], "3.9.10")]
+
+
+def test_record_refuses_before_measuring_when_a_traced_build_is_missing(data_dir, monkeypatch):
+    from gillab import interpreters
+
+    real = tracing.traced_condition
+    monkeypatch.setattr(tracing, "traced_condition", lambda c: dataclasses.replace(real(c), executable="/nonexistent"))
+    with pytest.raises(interpreters.ConditionError, match="make interpreters TRACE=1"):
+        tracing.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+    assert not (data_dir / "results" / "trace-test").exists()
+
+
+def test_io_calls_tell_a_lost_gil_from_one_taken_straight_back():
+    from gillab import trace_view
+
+    h, c = 5, 6     # the handler blocks on I/O twice: once a CPU thread takes the GIL meanwhile, once not
+    events = [(0, c, W), (10, h, T), (20, h, D), (30, c, T), (40, h, W), (5 * MS, h, R), (5 * MS + 10, c, F),
+              (5 * MS + 20, h, T), (5 * MS + 30, h, D), (5 * MS + 40, h, W), (5 * MS + 50, h, T),
+              (5 * MS + 60, c, W)]
+    tr = traces.parse(raw(events, pid=1))
+    calls = trace_view.io_calls(tr, h)
+    assert calls["lost"].tolist() == [True, False]
+    assert calls["wait_ms"].tolist() == pytest.approx([(5 * MS + 20 - 40) / 1e6, 10 / 1e6])
+    story = trace_view.io_story(tr)
+    assert story["io_calls"] == 2 and story["lost_share"] == 0.5
+    assert story["lost_wait_median_intervals"] == pytest.approx((5 * MS - 20) / 5e6)
+    passed = trace_view.tick_handoffs(tr)
+    assert passed["drops when asked"]["passed_share"] == 1.0 and passed["drops"]["n"] == 2
+
+
+def test_a_campaign_without_traces_says_how_to_record_them(data_dir):
+    from gillab import trace_view
+
+    assert trace_view.load("convoy") == (None, [], [])
+    text = trace_view.none_yet("convoy")
+    assert "make interpreters TRACE=1" in text and "gillab trace record convoy" in text
