@@ -91,15 +91,21 @@ def builds():
 ERA = ("2.7.18", "3.9.10", "nogil-3.9.10")
 
 
-@pytest.fixture(scope="session")
-def era():
-    """The era builds. Missing ones fail the test on CI (`make test` provisions them) and skip
-    it elsewhere, saying how to get them."""
-    specs = {s.build_id: s for s in provision.all_specs() if s.build_id in ERA}
+def need_builds(ids, what: str, how: str) -> dict:
+    """The builds ``ids`` (id -> spec). Missing ones fail the test on CI (`make test` provisions
+    them) and skip it elsewhere, saying how to get them (``how``)."""
+    specs = {s.build_id: s for s in provision.all_specs() if s.build_id in ids}
     missing = [b for b, s in specs.items() if not s.executable().exists()]
     if missing:
-        msg = f"era builds missing: {missing}; run `gillab provision --set era`"
+        msg = f"{what} missing: {missing}; run `{how}`"
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
+    return specs
+
+
+@pytest.fixture(scope="session")
+def era():
+    """The era builds (:func:`need_builds`), as conditions."""
+    need_builds(ERA, "era builds", "gillab provision --set era")
     return {c.id: c for c in interpreters.discover()}

@@ -15,6 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from conftest import need_builds
 from gillab import provision, traces, tracing
 
 TRACED = ("2.7.18+trace", "3.9.10+trace", "nogil-3.9.10+trace", "3.13.5+trace", "3.13.5t+trace")
@@ -51,6 +52,11 @@ def test_a_trace_reads_back_with_its_holds_waits_and_handoffs():
     summ = traces.summary(tr)
     assert summ["threads"]["thread 1"]["holds"] == 1 and summ["events"] == len(TURN)
     assert traces.waits_in_intervals(tr, 7)[0] == pytest.approx((5 * MS + 90) / 5e6)
+
+
+def test_a_slot_still_being_written_when_the_file_was_is_left_out_and_counted():
+    tr = traces.parse(raw([*TURN[:3], (0, 7, 0), *TURN[3:]]))
+    assert tr.unfinished == 1 and len(tr.events) == len(TURN)
 
 
 @pytest.mark.parametrize("damage, says", [
@@ -138,15 +144,8 @@ def test_committed_traces_read_whole_and_keep_to_the_budget():
 # -- the traced builds ----------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def traced():
-    """The traced builds. Missing ones fail the test on CI (`make test` provisions them) and skip
-    it elsewhere, saying how to get them."""
-    specs = {s.build_id: s for s in provision.all_specs() if s.build_id in TRACED}
-    missing = [b for b, s in specs.items() if not s.executable().exists()]
-    if missing:
-        msg = f"traced builds missing: {missing}; run `make interpreters TRACE=1`"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+    """The traced builds (:func:`conftest.need_builds`): id -> executable."""
+    specs = need_builds(TRACED, "traced builds", "make interpreters TRACE=1")
     return {b: str(s.executable()) for b, s in specs.items()}
 
 
@@ -184,13 +183,17 @@ def holds_never_overlap(tr) -> bool:
                                    "3.13.5t+trace"])
 def test_two_cpu_bound_threads_take_the_gil_in_turns(traced, build, tmp_path):
     env = {"PYTHONGIL": "1"} if build.startswith("nogil") else {"PYTHON_GIL": "1"} if "t+" in build else {}
-    tr = run_traced(traced[build], spin(3_000_000), tmp_path, env)
+    # enough work for several switch intervals; the old GIL's 100-tick drops fill the ring sooner
+    tr = run_traced(traced[build], spin(3_000_000 if build.startswith("2.7") else 10_000_000), tmp_path, env)
     workers = [t for t in tr.threads if t != tr.pid]
     assert len(workers) == 2 and tr.lost == 0 and tr.reason == 1
     s = traces.spans(tr)
+    # nogil's eval loop clears the drop request before it lets go, so its drop_gil skips the wait
+    # for another thread to take over: the same thread often takes the GIL straight back
+    turns = 1 if build.startswith("nogil") else 3
     for w in workers:
-        assert (s[(s["tid"] == w)]["kind"] == "hold").sum() >= 3
-    assert traces.handoffs(tr) >= 4
+        assert (s[(s["tid"] == w)]["kind"] == "hold").sum() >= turns
+    assert traces.handoffs(tr) >= 2 * turns
     assert holds_never_overlap(tr)
     drops = set(tr.events["event"].tolist()) & set(traces.DROPS)
     assert (traces.DROP_TICKS in drops) == (build == "2.7.18+trace")
@@ -225,10 +228,13 @@ def test_holds_are_shorter_at_1_ms_than_at_5_ms(traced, build, tmp_path):
     assert med[0.001] < med[0.005]
 
 
-def test_a_build_without_its_gil_records_nothing_and_with_it_records(traced, tmp_path):
-    assert run_traced(traced["3.13.5t+trace"], spin(200_000), tmp_path, name="off.trace") is None
-    on = run_traced(traced["3.13.5t+trace"], spin(200_000), tmp_path, {"PYTHON_GIL": "1"}, name="on.trace")
-    assert on is not None and len(on.events) > 0
+def test_a_build_without_its_gil_records_no_thread_but_its_start_up(traced, tmp_path):
+    # 3.13.5t takes its GIL while it starts, before its configuration switches it off: the main
+    # thread's few events then, and nothing of any thread after
+    off = run_traced(traced["3.13.5t+trace"], spin(1_000_000), tmp_path, name="off.trace")
+    assert off is None or (off.threads == [off.pid] and not (set(off.events["event"].tolist()) & set(traces.DROPS)))
+    on = run_traced(traced["3.13.5t+trace"], spin(1_000_000), tmp_path, {"PYTHON_GIL": "1"}, name="on.trace")
+    assert len([t for t in on.threads if t != on.pid]) == 2 and traces.handoffs(on) >= 2
 
 
 def test_unset_no_file_is_written(traced, tmp_path):
@@ -322,3 +328,26 @@ def test_a_campaign_without_traces_says_how_to_record_them(data_dir):
     assert trace_view.load("convoy") == (None, [], [])
     text = trace_view.none_yet("convoy")
     assert "make interpreters TRACE=1" in text and "gillab trace record convoy" in text
+
+
+def test_a_campaign_carries_its_traces_and_a_damaged_one_is_refused_on_import(data_dir, tmp_path):
+    from gillab import campaigns, exchange
+
+    camp = campaigns.create("with-traces")
+    src = tmp_path / "gil-1.trace"
+    src.write_bytes(raw(TURN))
+    traces.store(src, camp.dir / "traces" / "countdown", "threads=2__3.9.10", {"condition": "3.9.10"})
+    (camp.dir / "traces" / "overhead.csv").write_text("round,experiment\n1,countdown\n")
+    out = exchange.export("with-traces", tmp_path / "c.tar.gz")
+    members = exchange.read_archive(out)
+    assert exchange.check(members, reference=False).campaign == "with-traces"
+    name = "with-traces/traces/countdown/threads=2__3.9.10.gtrace.xz"
+    cut = [(n, lzma.compress(lzma.decompress(b)[:-4]) if n == name else b) for n, b in members]
+    manifest = json.loads(dict(cut)[exchange.MANIFEST])     # listed anew: only the parse can tell
+    data = dict(cut)[name]
+    for f in manifest["files"]:
+        if f["path"] == name.split("/", 1)[1]:
+            f.update(bytes=len(data), sha256=exchange._sha256(data))
+    cut = [(n, json.dumps(manifest).encode() if n == exchange.MANIFEST else b) for n, b in cut]
+    with pytest.raises(exchange.ArchiveError, match="not a whole GIL trace"):
+        exchange.check(cut, reference=False)

@@ -23,7 +23,8 @@
  *   uint32 reason (1 exit, 2 SIGTERM, 3 window closed); uint32 ppid (the parent's process id)
  * then the events, oldest first, 16 bytes each:
  *   uint64 t_ns (CLOCK_MONOTONIC, as time.monotonic_ns()); uint32 tid (the kernel's thread id,
- *   the process id for the main thread); uint8 event; uint8[3] reserved.
+ *   the process id for the main thread); uint8 event (0: a slot still being written when the
+ *   file was, left out by the reader); uint8[3] reserved.
  */
 #ifndef GILLAB_GIL_TRACE_H
 #define GILLAB_GIL_TRACE_H
@@ -63,6 +64,7 @@ static char gillab_path[4096];
 static gillab_event *gillab_ring = NULL;
 static uint64_t gillab_capacity = 0;
 static uint64_t gillab_next = 0;          /* events recorded so far (the ring's write index) */
+static uint64_t gillab_done = 0;          /* events whose slot is written whole */
 static uint64_t gillab_t0 = 0, gillab_from = 0, gillab_until = 0;
 static const unsigned long *gillab_interval_us = NULL;
 static const int *gillab_interval_ticks = NULL;
@@ -92,6 +94,11 @@ gillab_write(uint32_t reason)
     }
     __atomic_store_n(&gillab_on, 0, __ATOMIC_RELEASE);
     uint64_t n = __atomic_load_n(&gillab_next, __ATOMIC_ACQUIRE);
+    /* let the threads that took a slot before this finish writing it; bounded, for the one
+       this signal may have interrupted in the middle of its own (its slot stays unwritten: the
+       reader leaves out a slot whose event is 0) */
+    for (long spin = 0; spin < 50000000L && __atomic_load_n(&gillab_done, __ATOMIC_ACQUIRE) < n; spin++) {
+    }
     uint64_t kept = n < gillab_capacity ? n : gillab_capacity;
     uint64_t lost = n - kept, pid = (uint64_t)getpid(), interval = 0;
     uint32_t version = 1, ppid = (uint32_t)getppid();
@@ -218,9 +225,11 @@ gillab_trace(int event)
     }
     uint64_t i = __atomic_fetch_add(&gillab_next, 1, __ATOMIC_ACQ_REL);
     gillab_event *e = &gillab_ring[i % gillab_capacity];
+    e->event = 0;                         /* unfinished until the last store below */
     e->t_ns = now;
     e->tid = (uint32_t)syscall(SYS_gettid);
-    e->event = (uint8_t)event;
+    __atomic_store_n(&e->event, (uint8_t)event, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&gillab_done, 1, __ATOMIC_ACQ_REL);
 }
 
 #endif /* GILLAB_GIL_TRACE_H */

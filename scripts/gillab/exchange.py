@@ -55,6 +55,8 @@ SCHEMA_TYPES = {"int", "float", "bool", "str", "json", None}
 _TOP = re.compile(r"^(campaign\.json|reproduce-[A-Za-z0-9._-]+\.json)$")
 _EXP = re.compile(r"^(?P<exp>[a-z0-9_]+)/(samples\.csv|samples\.schema\.json|samples\.damaged\.csv"
                   r"|runs/[A-Za-z0-9._-]+\.json)$")
+# GIL traces (gillab.tracing): each chapter's in its folder, with its metadata; the overhead samples
+_TRACE = re.compile(r"^traces/(overhead\.csv|(?P<exp>[a-z0-9_]+)/[A-Za-z0-9.,=_+-]+\.(gtrace\.xz|json))$")
 
 
 class ArchiveError(ParameterError):
@@ -92,7 +94,7 @@ def campaign_files(folder: Path) -> dict[str, bytes]:
             continue
         elif not p.is_file():
             stray.append(f"{rel} (not a plain file)")
-        elif not (_TOP.match(rel) or _EXP.match(rel)):
+        elif not (_TOP.match(rel) or _EXP.match(rel) or _TRACE.match(rel)):
             stray.append(rel)
         else:
             out[rel] = p.read_bytes()
@@ -389,12 +391,28 @@ def _check_layout(cid: str, files: dict[str, bytes]) -> None:
 
     known = set(experiments.names())
     for rel in files:
-        m = _EXP.match(rel)
+        m = _EXP.match(rel) or _TRACE.match(rel)
         if not (m or _TOP.match(rel)):
             raise ArchiveError(f"{cid}/{rel} is no part of a campaign")
-        if m and m["exp"] not in known:
+        if rel.endswith(".gtrace.xz"):
+            _check_trace(cid, rel, files)
+        if m and m["exp"] is not None and m["exp"] not in known:
             raise ArchiveError(f"{cid}/{rel}: unknown experiment {m['exp']!r} (this harness knows "
                                f"{', '.join(sorted(known))})")
+
+
+def _check_trace(cid: str, rel: str, files: dict[str, bytes]) -> None:
+    """A GIL trace reads whole, beside its metadata (:func:`gillab.traces.parse`)."""
+    import lzma
+
+    from . import traces
+
+    if rel.removesuffix(traces.SUFFIX) + ".json" not in files:
+        raise ArchiveError(f"{cid}/{rel}: its metadata ({Path(rel).name.removesuffix(traces.SUFFIX)}.json) is missing")
+    try:
+        traces.parse(lzma.decompress(files[rel]), where=f"{cid}/{rel}")
+    except (lzma.LZMAError, EOFError, traces.TraceError) as exc:
+        raise ArchiveError(f"{cid}/{rel} is not a whole GIL trace: {exc}") from None
 
 
 def _check_json(cid: str, files: dict[str, bytes]) -> tuple[dict, list[dict]]:

@@ -66,6 +66,7 @@ class Trace:
     events: np.ndarray            # EVENT records
     meta: dict = field(default_factory=dict)
     ppid: int = 0
+    unfinished: int = 0           # slots another thread was still writing when the file was written
 
     @property
     def old_gil(self) -> bool:
@@ -104,13 +105,15 @@ def parse(data: bytes, meta: dict | None = None, where: str = "trace") -> Trace:
     if body != n * EVENT.itemsize:
         raise TraceError(f"{where}: the header says {n} events, the file holds {body / EVENT.itemsize:g}: cut short")
     events = np.frombuffer(data, dtype=EVENT, offset=HEADER.size, count=n)
-    if n and (np.diff(events["t_ns"].astype(np.int64)) < -1_000_000).any():
+    unfinished = int((events["event"] == 0).sum())     # a slot still being written when the file was
+    events = events[events["event"] != 0]
+    if len(events) and (np.diff(events["t_ns"].astype(np.int64)) < -1_000_000).any():
         raise TraceError(f"{where}: its times run backwards by more than a millisecond: damaged")
     bad = sorted(set(np.unique(events["event"]).tolist()) - set(EVENT_NAMES))
     if bad:
         raise TraceError(f"{where}: unknown event codes {bad}: damaged")
     order = np.argsort(events["t_ns"], kind="stable")   # threads write their slots a few ns apart
-    return Trace(impl, t0, lost, pid, interval, reason, events[order], dict(meta or {}), ppid)
+    return Trace(impl, t0, lost, pid, interval, reason, events[order], dict(meta or {}), ppid, unfinished)
 
 
 def read(path: Path) -> Trace:
@@ -133,7 +136,8 @@ def store(raw: Path, folder: Path, name: str, meta: dict) -> Path:
     checked first and written atomically: a file that does not read is refused."""
     data = Path(raw).read_bytes()
     trace = parse(data, meta, name)
-    meta = {**meta, "events": int(len(trace.events)), "lost": trace.lost, "pid": trace.pid,
+    meta = {**meta, "events": int(len(trace.events)), "lost": trace.lost, "unfinished": trace.unfinished,
+            "pid": trace.pid,
             "implementation": IMPLEMENTATIONS.get(trace.implementation, "?"), "interval": trace.interval,
             "written": REASONS.get(trace.reason, "?"), "span_ms": round(trace.span_ns / 1e6, 3)}
     folder.mkdir(parents=True, exist_ok=True)

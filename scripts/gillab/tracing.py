@@ -59,7 +59,7 @@ def _plan() -> list[Shot]:
     out.append(Shot("fib_server", {"kind": "thread", "scenario": "perf2"}, ("3.9.10",), (700, 600),
                     "Beazley's fib server as the long request arrives"))
     out.append(Shot("data_race", {"threads": 2, "iterations": 100000, "switch_interval": 1e-06},
-                    ("3.9.10", "3.13.5"), (100, 300), "two threads incrementing one counter at a 1 µs interval"))
+                    ("3.9.10", "3.13.5"), (0, 400), "two threads incrementing one counter at a 1 µs interval"))
     return out
 
 
@@ -155,6 +155,9 @@ def one(shot: Shot, traced: Condition, folder: Path, name: str) -> Path:
         root = [t for t in written if t.ppid not in pids]
         if len(root) != 1:
             raise traces.TraceError(f"{len(root)} processes wrote a trace with no traced parent; expected one")
+        if not len(root[0].events):
+            raise traces.TraceError(f"no GIL event in the window {shot.window[0]}+{shot.window[1]} ms: the sample "
+                                    "ended before it opened (a window for this point must start earlier)")
         raw = Path(tmp) / f"gil-{root[0].pid}.trace"
         meta = {"experiment": shot.experiment, "point": shot.point, "condition": traced.id.removesuffix(
                     provision.TRACE_SUFFIX), "traced_build": traced_build(traced.id.removesuffix(provision.TRACE_SUFFIX)),
@@ -187,8 +190,8 @@ def main_record(args) -> int:
 
 
 # -- what tracing costs ---------------------------------------------------------------------------
-OVERHEAD_POINTS = (("countdown", {"threads": 1}), ("countdown", {"threads": 2}),
-                   ("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0}))
+OVERHEAD_POINTS = (("countdown", {"threads": 1}, BOTH_GILS), ("countdown", {"threads": 2}, BOTH_GILS),
+                   ("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0}, NEW_GIL))
 OVERHEAD_BUILDS = ("2.7.18", "3.9.10", "3.13.5")
 VARIANTS = ("untraced", "traced, off", "traced, on")
 OVERHEAD_FILE = "overhead.csv"
@@ -219,8 +222,7 @@ def overhead(rounds: int = 8, builds: tuple = OVERHEAD_BUILDS, campaign: str | N
     rows = list(csv.DictReader(path.open())) if path.exists() else []
     first = 1 + max((int(r["round"]) for r in rows), default=0)
     fields = ["round", "experiment", "point", "build", "variant", "seconds", "loadavg_1m", "at", "boot_id", "commit"]
-    jobs = [(e, pt, b) for e, pt in OVERHEAD_POINTS for b in builds
-            if experiments.get(e).applies(pt, interpreters.identify(base[b])) is None]
+    jobs = [(e, pt, b) for e, pt, on in OVERHEAD_POINTS for b in builds if b in on]
     commit = metadata.git_commit().get("commit", "")
     for r in range(first, first + rounds):
         for k, (e, pt, b) in enumerate(jobs):
