@@ -371,7 +371,7 @@ def conditions_table() -> str:
     from . import provision
 
     lines = ["| id | what it is |", "|---|---|"]
-    for spec in provision.all_specs():
+    for spec in (s for s in provision.all_specs() if not s.trace_of):
         twin = (f"; `{spec.gil_twin[0]}`: the same binary with `{spec.gil_twin[1]}={spec.gil_twin[2]}`, its GIL back on"
                 if spec.gil_twin else "")
         lines.append(f"| `{spec.build_id}` | {spec.doc}{twin} |")
@@ -1007,6 +1007,9 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "conditions_table.md").write_text(conditions_table())
+    from . import trace_view
+
+    (gen / "trace_overhead.md").write_text(trace_view.overhead_markdown())
     from . import keyguard
 
     (gen / "code_keys.md").write_text(keyguard.markdown())

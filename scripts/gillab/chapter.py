@@ -392,6 +392,37 @@ class Chapter:
         display(source_line(self.analysis.claims, files + ["data/reference/claims.csv"], what="Judged", config=cfg))
         return shown
 
+    def gil_traces(self) -> None:
+        """The chapter's GIL traces (:mod:`gillab.trace_view`): whose they are, a timeline, the
+        table and sentences computed from them, and an explorer over them; or how to record them."""
+        from . import trace_view
+
+        camp, trs, damaged = trace_view.load(self.exp.name, self.campaign)
+        section = trace_view.CHAPTERS[self.exp.name](trs) if trs else None
+        if section is None:
+            display(Markdown(trace_view.none_yet(self.exp.name)))
+            return
+        files = [f"data/results/{camp.id}/traces/{self.exp.name}/"]
+        m = camp.machine
+        first = trs[0].meta
+        display(Markdown(
+            f"Traces of campaign `{camp.id}` ({m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores), recorded "
+            f"{first.get('recorded_at', '?')[:16]} with the traced builds (`<build>+trace`): one sample each, a window "
+            f"of {first.get('window_ms', ['?', '?'])[1]} ms. They explain the measurements above; the traced builds' "
+            "own numbers are never counted in a verdict (their hooks cost time: the method chapter measures how much)."
+            + (f" **{len(damaged)} trace(s) could not be read** and are left out: " + "; ".join(damaged) if damaged
+               else "")))
+        fig = section.figure
+        plotted = show_figure(fig, f"{self.exp.name}/gil_trace")
+        display(source_line(trace_view.CHAPTERS[self.exp.name], files, plotted=plotted))
+        for sentence in section.sentences:
+            display(Markdown(sentence))
+        display(tables.table(section.table, precision=3))
+        display(source_line(trace_view.CHAPTERS[self.exp.name], files, what="Computed"))
+        if self.live:
+            display(trace_view.explorer(section.explore, section.length_ms, io=section.io,
+                                        title="Move through the traces: pick one, then slide the window"))
+
     def prose_of(self, df: pd.DataFrame | None, which: str) -> None:
         """The analysis's sentences ``which`` checked against ``df`` (another profile's samples,
         from :meth:`profile_part`); nothing where that part is not measured."""
