@@ -351,3 +351,14 @@ def test_a_campaign_carries_its_traces_and_a_damaged_one_is_refused_on_import(da
     cut = [(n, json.dumps(manifest).encode() if n == exchange.MANIFEST else b) for n, b in cut]
     with pytest.raises(exchange.ArchiveError, match="not a whole GIL trace"):
         exchange.check(cut, reference=False)
+
+
+def test_a_trace_median_prints_no_95_percent_interval_on_too_few_values():
+    from gillab import stats, trace_view
+
+    few = trace_view.median_with_interval([1.0, 2.0])
+    assert few["median"] == 1.5 and few["lo"] != few["lo"]
+    assert "too few" in trace_view._interval_text(few["median"], few["lo"], few["hi"])
+    n = next(k for k in range(2, 40) if stats.conclusive(stats.MEDIAN, k))
+    enough = trace_view.median_with_interval(range(n))
+    assert enough["lo"] <= enough["median"] <= enough["hi"]

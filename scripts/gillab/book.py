@@ -1009,7 +1009,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "conditions_table.md").write_text(conditions_table())
     from . import trace_view
 
-    (gen / "trace_overhead.md").write_text(trace_view.overhead_markdown())
+    (gen / "trace_overhead.md").write_text(trace_view.overhead_markdown() + trace_view.holds_markdown())
     from . import keyguard
 
     (gen / "code_keys.md").write_text(keyguard.markdown())

@@ -149,7 +149,7 @@ def median_with_interval(x) -> dict:
     x = np.asarray(x, dtype=float)
     if len(x) == 0:
         return {"n": 0, "median": float("nan"), "lo": float("nan"), "hi": float("nan")}
-    lo, hi = stats.median_interval(x)
+    lo, hi = stats.median_interval(x) if stats.conclusive(stats.MEDIAN, len(x)) else (float("nan"), float("nan"))
     return {"n": int(len(x)), "median": float(np.median(x)), "lo": float(lo), "hi": float(hi)}
 
 
@@ -263,8 +263,13 @@ def _fmt(x: float, unit: str = "", digits: int = 2) -> str:
 
 def _with_interval(row, pattern: str) -> str:
     """``median (lo-hi)`` of a row's ``pattern.format('median'|'lo'|'hi')`` columns."""
-    m, lo, hi = (row[pattern.format(k)] for k in ("median", "lo", "hi"))
-    return "-" if m != m else f"{m:.3g} ({lo:.3g}-{hi:.3g})"
+    return _interval_text(*(row[pattern.format(k)] for k in ("median", "lo", "hi")))
+
+
+def _interval_text(m: float, lo: float, hi: float) -> str:
+    if m != m:
+        return "-"
+    return f"{m:.3g} (too few for a 95% interval)" if lo != lo else f"{m:.3g} ({lo:.3g}-{hi:.3g})"
 
 
 def convoy(trs: list[traces.Trace]) -> Section | None:
@@ -375,18 +380,20 @@ CHAPTERS = {"convoy": convoy, "ccbench": ccbench, "countdown": countdown, "data_
 
 
 # -- what tracing costs (the method chapter) ------------------------------------------------------
+WORKLOADS = {"countdown threads=1": "countdown, 1 thread", "countdown threads=2": "countdown, 2 threads",
+             "convoy cpu_processes=0,cpu_threads=1,switch_interval=0.005": "echo beside 1 CPU thread, 5 ms"}
 def overhead_ratios(df: pd.DataFrame) -> pd.DataFrame:
     """Per build and point: the traced twin's time over the untraced build's, tracing off and on,
     each the median of the per-round ratios with its 95% interval over the rounds."""
     rows = []
     for (e, point, build), g in df.groupby(["experiment", "point", "build"], sort=False):
         by = {v: dict(zip(gv["round"], gv["seconds"].astype(float))) for v, gv in g.groupby("variant")}
-        row = {"build": build, "workload": f"{e} {point}"}
+        row = {"build": build, "workload": WORKLOADS.get(f"{e} {point}", f"{e} {point}")}
         for v in ("traced, off", "traced, on"):
             r = stats.paired_ratio(by.get(v, {}), by.get("untraced", {}))
-            row[v] = (f"{r['ratio']:.3f} ({r['ci_lo']:.3f}-{r['ci_hi']:.3f}, {r['n']} rounds)"
+            row[v] = (f"{r['ratio']:.2f} [{r['ci_lo']:.2f}, {r['ci_hi']:.2f}] n={r['n']}"
                       if stats.conclusive(stats.PAIRED, r["n"]) else
-                      f"{r['ratio']:.3f} ({r['n']} rounds: too few for a 95% interval)")
+                      f"{r['ratio']:.2f} (n={r['n']}: too few rounds for a 95% interval)")
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -407,7 +414,43 @@ def overhead_markdown() -> str:
     lines += [f"| `{r['build']}` | {r['workload']} | {r['traced, off']} | {r['traced, on']} |" for _, r in table.iterrows()]
     load = df["loadavg_1m"].astype(float)
     return (f"Time of the traced twin over the untraced build (a ratio above 1: slower), the median over "
-            f"interleaved rounds with its 95% interval, campaign `{camp.id}` ({len(df)} samples, "
+            f"interleaved rounds with its 95% interval and the rounds it rests on, campaign `{camp.id}` ({len(df)} samples, "
             f"{df['at'].min()[:16]} to {df['at'].max()[:16]}, load average {load.min():.2f}-{load.max():.2f}; "
             f"`data/results/{camp.id}/traces/{OVERHEAD_FILE}`). The echo server's time is per request (the "
             "inverse of its median window's rate).\n\n" + "\n".join(lines) + "\n")
+
+
+def hold_lengths(trs: list[traces.Trace]) -> pd.DataFrame:
+    """For the convoy's traces next to one CPU thread: the CPU thread's holds that ended in a
+    forced drop, their median with its 95% interval over the holds of the window, in ms and in
+    switch intervals (the new GIL lets a holder run until a waiter has waited one interval)."""
+    rows = []
+    for tr in trs:
+        p = tr.meta.get("point", {})
+        if p.get("cpu_threads") != 1 or tr.old_gil:
+            continue
+        handler = tr.meta.get("sample_result", {}).get("handler_tid")
+        s = traces.spans(tr)
+        forced = s[(s["kind"] == "hold") & (s["tid"] != handler)
+                   & (s["ended_by"] == traces.EVENT_NAMES[traces.DROP_FORCED])]["dur_ns"] / 1e6
+        w = median_with_interval(forced)
+        per_ms = tr.interval / 1e3
+        rows.append({"build": tr.meta.get("condition"), "interval (ms)": per_ms, "holds": w["n"],
+                     "median hold, ms (95%)": _interval_text(w["median"], w["lo"], w["hi"]),
+                     "in intervals": round(w["median"] / per_ms, 2) if w["n"] else float("nan")})
+    return pd.DataFrame(rows).sort_values(["build", "interval (ms)"]) if rows else pd.DataFrame()
+
+
+def holds_markdown() -> str:
+    """The method chapter's table of hold lengths against the interval, from the newest campaign
+    holding convoy traces."""
+    camp, trs, _ = load("convoy")
+    table = hold_lengths(trs)
+    if table.empty:
+        return ""
+    lines = ["| build | interval (ms) | forced holds | median hold, ms (95%) | in intervals |", "|---|---|---|---|---|"]
+    lines += [f"| `{r['build']}` | {r['interval (ms)']:g} | {r['holds']} | {r['median hold, ms (95%)']} | "
+              f"{r['in intervals']} |" for _, r in table.iterrows()]
+    return ("\nHow long the CPU thread beside the echo server holds the GIL before a forced drop, against the "
+            f"switch interval (campaign `{camp.id}`, `traces/convoy/`; the interval is over the holds of one "
+            "window):\n\n" + "\n".join(lines) + "\n")
