@@ -419,9 +419,9 @@ class Chapter:
             display(Markdown(sentence))
         display(tables.table(section.table, precision=3))
         display(source_line(trace_view.CHAPTERS[self.exp.name], files, what="Computed"))
-        if self.live:
-            display(trace_view.explorer(section.explore, section.length_ms, io=section.io,
-                                        title="Move through the traces: pick one, then slide the window"))
+        # kernel-free (drawn now, switched in the browser), like the chapter's own explorer
+        display(trace_view.explorer(section.explore, section.length_ms, io=section.io,
+                                    title="Move through the traces: pick one, then slide the window"))
 
     def prose_of(self, df: pd.DataFrame | None, which: str) -> None:
         """The analysis's sentences ``which`` checked against ``df`` (another profile's samples,
