@@ -54,6 +54,12 @@ def test_a_trace_reads_back_with_its_holds_waits_and_handoffs():
     assert traces.waits_in_intervals(tr, 7)[0] == pytest.approx((5 * MS + 90) / 5e6)
 
 
+def test_slots_out_of_time_order_are_read_in_time_order():
+    # a thread preempted between reading the clock and taking its slot writes an older time later
+    late = [TURN[0], TURN[2], TURN[1], *TURN[3:]]
+    assert np.array_equal(traces.parse(raw(late)).events, traces.parse(raw(TURN)).events)
+
+
 def test_a_slot_still_being_written_when_the_file_was_is_left_out_and_counted():
     tr = traces.parse(raw([*TURN[:3], (0, 7, 0), *TURN[3:]]))
     assert tr.unfinished == 1 and len(tr.events) == len(TURN)
@@ -64,7 +70,8 @@ def test_a_slot_still_being_written_when_the_file_was_is_left_out_and_counted():
     (lambda b: b"NOTTRACE" + b[8:], "not a GIL trace"),
     (lambda b: b[:-5], "cut short"),
     (lambda b: raw(TURN, count=len(TURN) + 1), "cut short"),
-    (lambda b: raw([(10 * MS, 1, W), (1, 1, T)]), "backwards"),
+    (lambda b: raw([(10 * MS, 1, W), (1, 1, T)]), "outside the trace's run"),
+    (lambda b: raw([(1, 1, W), (2 * 86_400 * 10**9, 1, T)]), "outside the trace's run"),
     (lambda b: raw([(1, 1, 9)]), "unknown event codes"),
 ])
 def test_a_damaged_trace_is_refused_saying_why(damage, says):

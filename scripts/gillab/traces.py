@@ -107,8 +107,12 @@ def parse(data: bytes, meta: dict | None = None, where: str = "trace") -> Trace:
     events = np.frombuffer(data, dtype=EVENT, offset=HEADER.size, count=n)
     unfinished = int((events["event"] == 0).sum())     # a slot still being written when the file was
     events = events[events["event"] != 0]
-    if len(events) and (np.diff(events["t_ns"].astype(np.int64)) < -1_000_000).any():
-        raise TraceError(f"{where}: its times run backwards by more than a millisecond: damaged")
+    # a thread may be preempted between reading the clock and taking its slot, so slots are not in
+    # time order (they are sorted below); but no event can precede the recorder's start (t0, read
+    # before any event's clock) or come a day after it
+    t = events["t_ns"]
+    if len(events) and ((t < t0).any() or (t > t0 + 86_400 * 10**9).any()):
+        raise TraceError(f"{where}: an event's time lies outside the trace's run: damaged")
     bad = sorted(set(np.unique(events["event"]).tolist()) - set(EVENT_NAMES))
     if bad:
         raise TraceError(f"{where}: unknown event codes {bad}: damaged")
