@@ -348,7 +348,8 @@ def judged(flat):
     claims no build measured, whose condition is '-')."""
     if flat.empty:
         return flat
-    return flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
+    rows = headline(flat)
+    return rows[rows["condition"] != "-"]
 
 
 def straddling(rows):

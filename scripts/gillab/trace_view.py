@@ -137,12 +137,6 @@ def blocking_thread(tr: traces.Trace) -> int | None:
     return int(tids[np.argmax(counts)])
 
 
-def waits(tr: traces.Trace, tid: int) -> np.ndarray:
-    """Each wait of ``tid`` for the GIL, in ms."""
-    s = traces.spans(tr)
-    return s[(s["tid"] == tid) & (s["kind"] == "wait")]["dur_ns"].to_numpy() / 1e6
-
-
 def median_with_interval(x) -> dict:
     """Median of the waits in one window with the distribution-free 95% interval over them
     (:func:`gillab.stats.median_interval`)."""
@@ -151,32 +145,6 @@ def median_with_interval(x) -> dict:
         return {"n": 0, "median": float("nan"), "lo": float("nan"), "hi": float("nan")}
     lo, hi = stats.median_interval(x) if stats.conclusive(stats.MEDIAN, len(x)) else (float("nan"), float("nan"))
     return {"n": int(len(x)), "median": float(np.median(x)), "lo": float(lo), "hi": float(hi)}
-
-
-def handler_waits(trs: list[traces.Trace]) -> pd.DataFrame:
-    """Per trace: the blocking thread's GIL wait after each I/O call (median and its interval,
-    in ms and in switch intervals), waits per request (two I/O calls: ``recv`` and ``send``)
-    and hand-offs per second."""
-    rows = []
-    for tr in trs:
-        tid = blocking_thread(tr)
-        if tid is None:
-            continue
-        w = median_with_interval(waits(tr, tid))
-        ms = traces.spans(tr)
-        waited = ms[(ms["tid"] == tid) & (ms["kind"] == "wait")]["dur_ns"].sum() / 1e6
-        io_calls = int(((tr.events["tid"] == tid) & (tr.events["event"] == traces.DROP)).sum())
-        per_ms = tr.interval / 1e3 if (tr.interval and not tr.old_gil) else float("nan")   # µs -> ms
-        per_io = waited / io_calls if io_calls else float("nan")
-        rows.append({"condition": tr.meta.get("condition"), "point": point_key(tr.meta.get("point", {})),
-                     **tr.meta.get("point", {}), "waits": w["n"], "wait_median_ms": w["median"],
-                     "wait_lo_ms": w["lo"], "wait_hi_ms": w["hi"], "interval_ms": per_ms,
-                     "wait_median_intervals": w["median"] / per_ms, "wait_lo_intervals": w["lo"] / per_ms,
-                     "wait_hi_intervals": w["hi"] / per_ms, "wait_per_io_ms": per_io,
-                     "wait_per_request_intervals": 2 * per_io / per_ms,
-                     "handoffs_per_s": traces.summary(tr)["handoffs_per_s"], "events": int(len(tr.events)),
-                     "lost": tr.lost})
-    return pd.DataFrame(rows)
 
 
 def none_yet(experiment: str) -> str:
@@ -190,21 +158,20 @@ def io_calls(tr: traces.Trace, tid: int) -> pd.DataFrame:
     thread took the GIL before ``tid`` had it back (``lost``), and ``tid``'s wait for it from
     the moment it wanted it again (``wait_ms``)."""
     ev = tr.events
-    t, who, what = ev["t_ns"].astype(np.int64), ev["tid"], ev["event"]
     rows, open_at, lost, wanted = [], None, False, None
-    for i in range(len(ev)):
-        if who[i] == tid:
-            if what[i] == traces.DROP:
-                open_at, lost, wanted = t[i], False, None
-            elif what[i] == traces.WANT and open_at is not None:
-                wanted = t[i]
-            elif what[i] == traces.TAKE and open_at is not None:
+    for t, who, what in zip(ev["t_ns"].tolist(), ev["tid"].tolist(), ev["event"].tolist()):
+        if who == tid:
+            if what == traces.DROP:
+                open_at, lost, wanted = t, False, None
+            elif what == traces.WANT and open_at is not None:
+                wanted = t
+            elif what == traces.TAKE and open_at is not None:
                 if wanted is not None:
-                    rows.append((open_at, lost, (t[i] - wanted) / 1e6))
+                    rows.append((open_at, lost, (t - wanted) / 1e6))
                 open_at = None
-        elif what[i] == traces.TAKE and open_at is not None:
+        elif what == traces.TAKE and open_at is not None:
             lost = True
-    return pd.DataFrame(rows, columns=["t_ns", "lost", "wait_ms"])
+    return pd.DataFrame(rows, columns=["t_ns", "lost", "wait_ms"]).astype({"lost": bool, "wait_ms": float})
 
 
 def io_story(tr: traces.Trace) -> dict:
@@ -212,20 +179,19 @@ def io_story(tr: traces.Trace) -> dict:
     to another thread, their median wait (with its interval) in ms and in switch intervals, and
     the wait per I/O call over all of them."""
     tid = tr.meta.get("sample_result", {}).get("handler_tid") or blocking_thread(tr)   # the server says which
-    calls = io_calls(tr, tid) if tid is not None else pd.DataFrame(columns=["t_ns", "lost", "wait_ms"])
-    lost = calls[calls["lost"].astype(bool)]
-    w = median_with_interval(lost["wait_ms"])
+    calls = io_calls(tr, tid)                   # none where no thread blocks (tid None)
+    w = median_with_interval(calls[calls["lost"]]["wait_ms"])
     per_ms = tr.interval / 1e3 if (tr.interval and not tr.old_gil) else float("nan")
+    s = traces.summary(tr)
     return {"condition": tr.meta.get("condition"), **tr.meta.get("point", {}), "io_calls": int(len(calls)),
-            "lost_share": float(calls["lost"].astype(bool).mean()) if len(calls) else float("nan"),
+            "lost_share": float(calls["lost"].mean()) if len(calls) else float("nan"),
             "lost_wait_median_ms": w["median"], "lost_wait_lo_ms": w["lo"], "lost_wait_hi_ms": w["hi"],
             "lost_wait_n": w["n"], "interval_ms": per_ms,
             "lost_wait_median_intervals": w["median"] / per_ms, "lost_wait_lo_intervals": w["lo"] / per_ms,
             "lost_wait_hi_intervals": w["hi"] / per_ms,
             "wait_per_call_ms": float(calls["wait_ms"].mean()) if len(calls) else float("nan"),
             "wait_per_call_intervals": float(calls["wait_ms"].mean()) / per_ms if len(calls) else float("nan"),
-            "tick_drops_per_s": traces.summary(tr)["tick_drops_per_s"],
-            "forced_drops_per_s": traces.summary(tr)["forced_drops_per_s"]}
+            "tick_drops_per_s": s["tick_drops_per_s"], "forced_drops_per_s": s["forced_drops_per_s"]}
 
 
 def tick_handoffs(tr: traces.Trace) -> dict:

@@ -21,6 +21,7 @@ intervals.  :func:`chrome` writes the Chrome trace-event JSON a standard trace v
 """
 from __future__ import annotations
 
+import functools
 import json
 import lzma
 import os
@@ -72,11 +73,21 @@ class Trace:
     def old_gil(self) -> bool:
         return self.implementation == 1
 
-    @property
+    @functools.cached_property
     def threads(self) -> list[int]:
         """Thread ids, the main thread (its id is the process id) first, then by first event."""
-        tids = list(dict.fromkeys(int(t) for t in self.events["tid"]))
-        return sorted(tids, key=lambda t: (t != self.pid, tids.index(t)))
+        tids, first = np.unique(self.events["tid"], return_index=True)
+        by_first = [int(t) for t in tids[np.argsort(first)]]
+        return sorted(by_first, key=lambda t: t != self.pid)       # stable: the rest keep their order
+
+    @functools.cached_property
+    def _labels(self) -> dict[int, str]:
+        others = [t for t in self.threads if t != self.pid]
+        return {self.pid: "main", **{t: f"thread {k}" for k, t in enumerate(others, 1)}}
+
+    @functools.cached_property
+    def _spans(self) -> pd.DataFrame:
+        return _spans_of(self)
 
     @property
     def span_ns(self) -> int:
@@ -84,14 +95,7 @@ class Trace:
 
     def label(self, tid: int) -> str:
         """``main`` for the main thread, else ``thread k`` by first event (k from 1)."""
-        return "main" if tid == self.pid else f"thread {[t for t in self.threads if t != self.pid].index(tid) + 1}"
-
-    def frame(self) -> pd.DataFrame:
-        """The events as a table: ``t_ms`` from the first event, thread label, event name."""
-        ev = self.events
-        t = (ev["t_ns"] - (ev["t_ns"][0] if len(ev) else 0)) / 1e6
-        return pd.DataFrame({"t_ms": t, "thread": [self.label(int(x)) for x in ev["tid"]],
-                             "event": [EVENT_NAMES.get(int(e), str(e)) for e in ev["event"]]})
+        return self._labels[tid]
 
 
 def parse(data: bytes, meta: dict | None = None, where: str = "trace") -> Trace:
@@ -174,7 +178,12 @@ def stored(folder: Path) -> tuple[list[Trace], list[str]]:
 def spans(trace: Trace) -> pd.DataFrame:
     """Each thread's holds (from taking the GIL to dropping it) and waits (from wanting it to
     taking it): columns thread (tid), kind, start_ns, end_ns, dur_ns, and for a hold how it
-    ended (``drops``, ``drops when asked``, ``drops at its check interval``)."""
+    ended (``drops``, ``drops when asked``, ``drops at its check interval``).  Computed once per
+    trace (every table and figure of a chapter reads them); callers select, never change them."""
+    return trace._spans
+
+
+def _spans_of(trace: Trace) -> pd.DataFrame:
     rows = []
     for tid in trace.threads:
         ev = trace.events[trace.events["tid"] == tid]
