@@ -149,8 +149,8 @@ def median_with_interval(x) -> dict:
 
 def none_yet(experiment: str) -> str:
     return (f"No campaign here holds GIL traces of `{experiment}`. To record them: build the traced "
-            "interpreters (`make interpreters TRACE=1`, five more builds, about 20 minutes on 2 cores), then "
-            f"`gillab trace record {experiment}` (a few seconds a trace); this chapter then shows them.")
+            "interpreters (`make interpreters TRACE=1`: five more builds, each about as long as its twin), then "
+            f"`gillab trace record {experiment}` (one sample a trace); this chapter then shows them.")
 
 
 def io_calls(tr: traces.Trace, tid: int) -> pd.DataFrame:
@@ -372,7 +372,7 @@ def overhead_markdown() -> str:
     held = [c for c in campaigns.all_campaigns() if (c.dir / "traces" / OVERHEAD_FILE).is_file()]
     if not held:
         return ("No campaign here holds the traced builds' overhead yet: `make interpreters TRACE=1`, then "
-                "`gillab trace overhead` (8 interleaved rounds, about 10 minutes).\n")
+                "`gillab trace overhead` (8 interleaved rounds of 24 samples).\n")
     camp = held[-1]
     df = pd.read_csv(camp.dir / "traces" / OVERHEAD_FILE)
     table = overhead_ratios(df)
