@@ -70,6 +70,8 @@ def test_book_pages_exist(built_book):
     html = built_book["index"].parent
     page = html / "book" / "generated" / "01_countdown.html"
     assert page.exists() and (html / "book" / "method.html").exists()
+    changes = (html / "book" / "changes.html").read_text()     # the history of references, computed
+    assert "flipped" in changes and "reference from" in changes
     text = page.read_text()
     assert "application/vnd.jupyter.widget-state+json" in text
     assert "_static/widgets/embed.js" in text

@@ -323,7 +323,8 @@ class NotebookFailed(RuntimeError):
 
 def toc_text() -> str:
     """``_toc.yml``, from the registry: the method chapter, one part per document with its
-    chapters in order, the verdicts appendix (the tests check the committed file is this)."""
+    chapters in order, the appendix: verdicts, machines, what changed between references (the
+    tests check the committed file is this)."""
     lines = ["# Table of contents, generated from gillab.experiments.NAMES by `gillab book` (do not edit).",
              "# Experiment chapters are the papermill outputs in book/generated/.",
              "format: jb-book", "root: book/intro", "parts:",
@@ -338,6 +339,7 @@ def toc_text() -> str:
         lines.append(f"      - file: book/generated/{Path(exp.notebook).stem}")
     lines += ["  - caption: Appendix", "    chapters:"]
     lines += [f"      - file: book/generated/{Path(f).stem}" for f in APPENDIX.values()]
+    lines.append("      - file: book/changes")
     return "\n".join(lines) + "\n"
 
 
@@ -1013,6 +1015,9 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     from . import keyguard
 
     (gen / "code_keys.md").write_text(keyguard.markdown())
+    from . import changes
+
+    (gen / "reference_changes.md").write_text(changes.markdown())
     serve_data(root)
     prune_figures(root)
     clear_served(root)
