@@ -51,7 +51,7 @@ interpreters: venv
 	$(GILLAB) provision --set core --set era $(if $(HISTORY),--set history) $(if $(TRACE),--set trace)
 
 widgets-js: venv
-	$(BIN)/python -c "from gillab.book import install_widgets_js as f; print('[widgets] ', f())"
+	$(BIN)/python -c "from gillab.present.book import install_widgets_js as f; print('[widgets] ', f())"
 
 reproduce: system-deps venv interpreters widgets-js
 	$(GILLAB) reproduce --profile $(PROFILE) $(if $(NEW),--new-campaign)
@@ -63,7 +63,7 @@ run: venv interpreters
 	$(GILLAB) run $(NB) --profile $(PROFILE)
 
 # the guard first: a change of measuring code that orphans a chapter of the reference fails here,
-# naming the chapter, until data/results/MEASURE_AGAIN.toml declares it (gillab.keyguard)
+# naming the chapter, until data/results/MEASURE_AGAIN.toml declares it (gillab.judge.keyguard)
 # the traced builds (`--set trace`) are what tests/test_traces.py runs
 test: system-deps venv interpreters widgets-js lint
 	$(GILLAB) provision --set trace

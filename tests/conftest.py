@@ -6,7 +6,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gillab import interpreters, provision  # noqa: E402
+from gillab.measure import interpreters, provision  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gillab import campaigns, claims, report
-from gillab.experiments import countdown as cd
+from gillab.measure import campaigns
+from gillab.judge import claims, report
+from gillab.chapters import countdown as cd
 
 
 def test_every_claim_says_what_it_is_about_and_which_builds_with_reasons():
@@ -196,7 +197,7 @@ def test_the_one_thread_switch_interval_rows_divide_by_the_rounds_mean():
     measured (the document's own denominator is the mean of its one-thread column): the 5 ms cell
     is part of the mean, never a claim of its own; a slower interval reads as its factor over the
     mean, not as 1."""
-    from gillab.experiments import switch_interval as si
+    from gillab.chapters import switch_interval as si
 
     factor = {0.1: 1.0, 0.005: 1.0, 0.0001: 1.3}
     rows = [{"condition": "b", "switch_interval": x, "threads": 1, "seconds": 2.0 * f * (1 + 0.001 * i),

@@ -8,15 +8,16 @@ import json
 
 import pytest
 
-from gillab import experiments, sweep
-from gillab.experiment import point_key
-from gillab.profiles import ParameterError
+from gillab.measure import experiments
+from gillab.measure import sweep
+from gillab.measure.experiment import point_key
+from gillab.measure.profiles import ParameterError
 
 TINY = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
 
 
 def _counts(camp_id, data_dir):
-    from gillab import campaigns
+    from gillab.measure import campaigns
 
     store = campaigns.load(camp_id).store("countdown")
     return collections.Counter((r["condition"], r["point"]) for r in store.rows() if r["status"] == "ok")
@@ -35,7 +36,7 @@ def test_bad_adaptive_parameters_are_refused_before_measuring(bad, message):
 
 def test_repeats_given_alone_mean_exactly_that_many(monkeypatch):
     # a profile that adapts from 3 to 4 repeats; a reader asking for 9 (or 2) gets 9 (or 2)
-    from gillab import profiles
+    from gillab.measure import profiles
 
     real = profiles.load_profiles()
     adapting = {**real, "countdown": {**real["countdown"], "default": {
@@ -96,7 +97,7 @@ def test_adaptive_repeats_measure_up_to_the_cap_record_why_and_resume(builds, da
     res = sweep.measure("countdown", "smoke", wide, progress=False)
     assert res.status == "complete" and res.measured == 16
     assert set(_counts(res.campaign, data_dir).values()) == {4}
-    from gillab import campaigns
+    from gillab.measure import campaigns
 
     store = campaigns.load(res.campaign).store("countdown")
     (run,) = [json.loads(f.read_text()) for f in store.dir.joinpath("runs").glob("*.json")]

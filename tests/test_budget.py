@@ -1,4 +1,4 @@
-"""A whole run against the reader's time (:mod:`gillab.budget`): the forecast chooses what fits,
+"""A whole run against the reader's time (:mod:`gillab.judge.budget`): the forecast chooses what fits,
 names what it leaves, and the deadline stops a sweep between samples with nothing lost."""
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import collections
 
 import pytest
 
-from gillab import budget, campaigns, sweep
+from gillab.judge import budget
+from gillab.measure import campaigns, sweep
 
 TINY = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, interpreters, report, results, runner, sweep
-from gillab.profiles import ParameterError
+from gillab.measure import campaigns, interpreters, runner, sweep
+from gillab.judge import report, results
+from gillab.measure.profiles import ParameterError
 
 from conftest import copy_reference
 from proctools import alive, cmdline, descendants, wait_gone
@@ -56,7 +57,7 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
             for c in plan["conditions"]}
     n = sum(sum(r) for r in runs.values())
     assert plan["samples_planned"] == plan["samples_total"] == n and plan["samples_resumable"] == 0
-    assert plan["samples_adaptive_max"] == 0      # the rounds after the plan are the whole run's (gillab.budget)
+    assert plan["samples_adaptive_max"] == 0      # the rounds after the plan are the whole run's (gillab.judge.budget)
     small = 21 * sum(2 for c in plan["conditions"] if c not in full)
     rest = 20 * sum(len(r) - len(claimed[c]) for c, r in runs.items())
     assert plan["reasons"] == ({sweep.NOT_YET: n}
@@ -317,7 +318,7 @@ def group_members(pgid):
 def test_any_program_dies_with_the_harness_and_a_finished_one_leaves_no_watcher():
     """nginx, k6 and curl are guarded like the workloads: kill -9 of the harness ends them, and
     a command that ends normally leaves nothing once its group is cleared."""
-    code = ("import threading; from gillab import procs; "
+    code = ("import threading; from gillab.measure import procs; "
             "p = procs.popen(['sleep', '300']); print(p.pid, flush=True); threading.Event().wait()")
     harness = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     pid = int(harness.stdout.readline())
@@ -329,7 +330,7 @@ def test_any_program_dies_with_the_harness_and_a_finished_one_leaves_no_watcher(
     harness.kill()
     harness.wait(timeout=30)
     assert wait_gone(below) == [], "the guarded program outlived the harness"
-    from gillab import procs
+    from gillab.measure import procs
 
     proc = procs.popen(["true"])
     assert proc.wait(timeout=30) == 0
@@ -348,7 +349,7 @@ def test_the_cli_reads_what_the_chapter_reads_and_says_which(builds, data_dir):
 
     from conftest import copy_reference
 
-    from gillab import chapter
+    from gillab.present import chapter
 
     ref = copy_reference(data_dir)
     mine = sweep.measure("countdown", "smoke", {"conditions": "3.13.5", "threads": [1], "repeats": 1}, progress=False)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gillab import campaigns, changes
+from gillab.measure import campaigns
+from gillab.judge import changes
 from gillab.paths import results_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,3 +97,15 @@ def test_the_appendix_counts_the_rows_it_compares_on_the_committed_references():
     total = [line for line in text.splitlines() if line.startswith("| all |")][0]
     assert [int(x) for x in total.split("|")[2:2 + len(changes.KINDS)]] == [int(n.get(k, 0)) for k in changes.KINDS]
     assert refs[1].why in text
+
+
+def test_a_data_folder_without_the_history_or_its_campaigns_says_so(tmp_path, monkeypatch):
+    """A book built from another data folder (a test's, a reader's $GILLAB_DATA) that lacks the
+    history, or the campaigns it names, says so in the page instead of failing the build."""
+    monkeypatch.setenv("GILLAB_DATA", str(tmp_path))
+    (tmp_path / "results").mkdir()
+    text = changes.markdown()
+    assert text.startswith("The history of the reference campaigns cannot be read here") and str(tmp_path) not in text
+    refs = [changes.Reference("a", "2026-01-01", "First."), changes.Reference("b", "2026-01-02", "Second.")]
+    text = changes.markdown(refs)
+    assert "Nothing is compared here: this data folder does not hold `a` or `b`." in text and "Second." in text

@@ -7,7 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gillab import campaigns, claims, experiments, report, results
+from gillab.measure import campaigns
+from gillab.judge import claims, report, results
+from gillab.measure import experiments
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts" / "gillab"
 
@@ -145,7 +147,7 @@ def test_every_claim_a_context_row_names_exists():
     """A context row that points at the claim judging its number points at a row of claims.csv."""
     import re
 
-    from gillab import experiments
+    from gillab.measure import experiments
 
     ids = set(claims.table()["claim_id"])
     named = re.compile(r"\b(?:" + "|".join(experiments.names()) + r")/[\w.=/-]*\w")
@@ -239,7 +241,9 @@ VERDICT_CODE = ("claims", "_claim", "_judge", "_value", "_design_claims", "_rate
     ("affinity", {0.25, 24000}, VERDICT_CODE),
 ])
 def test_no_published_number_is_typed_into_the_verdict_code(module, published, only):
-    assert not _numbers(SCRIPTS / "experiments" / f"{module}.py", only) & published
+    files = [f for f in (SCRIPTS / "chapters" / f"{module}.py", SCRIPTS / "measure" / "experiments" / f"{module}.py")
+             if f.is_file()]
+    assert files and not set().union(*(_numbers(f, only) for f in files)) & published
 
 
 def test_the_published_values_in_the_verdicts_are_the_claims_tables():

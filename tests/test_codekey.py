@@ -1,4 +1,4 @@
-"""The code key (gillab.codekey): what changes it and what does not (words never, behaviour
+"""The code key (gillab.measure.codekey): what changes it and what does not (words never, behaviour
 always, shown on a copy of this package edited), and the maps from the keys of earlier
 definitions, recomputed from the commits they name."""
 import ast
@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, codekey, experiments, paths, sweep
-from gillab.experiments import echo
+from gillab.measure import campaigns, codekey, sweep
+from gillab import paths
+from gillab.measure import experiments
+from gillab.measure.experiments import echo
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -164,7 +166,8 @@ def test_a_message_with_other_characters_than_ascii_is_found_where_it_is():
 KEYS_OF_COPY = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from gillab import experiments, sweep
+from gillab.measure import experiments
+from gillab.measure import sweep
 print(json.dumps({n: sweep.code_key(experiments.get(n)) for n in experiments.names()}))
 """
 
@@ -297,7 +300,7 @@ def test_every_word_of_every_experiment_can_change_without_changing_its_key(tmp_
             ast.parse(new)
             f.write_text(new)
             edited.append(f.relative_to(scripts / "gillab").as_posix())
-    experiment_modules = {f"experiments/{n}.py" for n in experiments.names()}
+    experiment_modules = {f"measure/experiments/{n}.py" for n in experiments.names()}
     if kind in ("help texts", "document strings", "docstrings"):
         assert experiment_modules <= set(edited), sorted(experiment_modules - set(edited))
     assert edited, f"no {kind} found"
@@ -329,19 +332,19 @@ def _swap(old: str, new: str):
 
 
 CHANGES = {   # (file, edit, the experiments whose key must change)
-    "a literal that reaches a workload": ("experiments/convoy.py", _swap('[{"switch_interval": 0.005,',
+    "a literal that reaches a workload": ("measure/experiments/convoy.py", _swap('[{"switch_interval": 0.005,',
                                                                          '[{"switch_interval": 0.004,'), {"convoy"}),
-    "a literal in a workload": ("workloads/countdown.py", _first_number,
+    "a literal in a workload": ("measure/workloads/countdown.py", _first_number,
                                 {n for n in experiments.names()
                                  if "countdown" in (experiments.get(n).workloads or (experiments.get(n).workload,))}),
-    "a parameter's default": ("runner.py", _first_default, set(experiments.names())),
-    "a helper's parameter default": ("experiments/echo.py", _swap("server_affinity=None, client_affinity=None)",
+    "a parameter's default": ("measure/runner.py", _first_default, set(experiments.names())),
+    "a helper's parameter default": ("measure/experiments/echo.py", _swap("server_affinity=None, client_affinity=None)",
                                                                   "server_affinity=None, client_affinity=0)"),
                                      {n for n in experiments.names()
                                       if echo.echo_sample in experiments.get(n).measuring_code}),
-    "a statement of run_sample": ("experiments/convoy.py", _swap('client_affinity=p["affinity"])',
+    "a statement of run_sample": ("measure/experiments/convoy.py", _swap('client_affinity=p["affinity"])',
                                                                  "client_affinity=None)"), {"convoy"}),
-    "a parameter's parser": ("experiments/convoy.py", _swap('"cpu_threads", counts,', '"cpu_threads", intervals,'),
+    "a parameter's parser": ("measure/experiments/convoy.py", _swap('"cpu_threads", counts,', '"cpu_threads", intervals,'),
                              {"convoy"}),
 }
 
@@ -364,9 +367,10 @@ def test_a_stored_key_of_an_earlier_definition_stands_for_todays_key_of_the_same
     exp = "countdown"
     (text_key, token_key), = codekey.LEGACY[0]["keys"][exp].items()
     (v1, v2), = codekey.LEGACY[1]["keys"][exp].items()
-    assert token_key == v1          # countdown's code did not change between the two eras' commits
+    (w1, w2), = codekey.LEGACY[2]["keys"][exp].items()
+    assert token_key == v1 and v2 == w1     # countdown's code did not change between the eras' commits
     now = sweep.code_key(experiments.get(exp))
-    assert codekey.canonical(exp, text_key) == codekey.canonical(exp, v1) == v2 == now
+    assert codekey.canonical(exp, text_key) == codekey.canonical(exp, v1) == codekey.canonical(exp, w1) == w2 == now
     assert codekey.same_code(exp, text_key, now) and codekey.same_code(exp, now, now)
     assert not codekey.same_code(exp, text_key, "0" * 16)
     assert not codekey.same_code(exp, "", now)
@@ -401,7 +405,7 @@ import importlib.util, json, sys
 from pathlib import Path
 old, new = Path(sys.argv[1]), Path(sys.argv[2])
 sys.path.insert(0, str(old))
-from gillab import experiments, runner, sweep
+from gillab import experiments, runner, sweep            # the commit's own layout: one flat package
 from gillab.experiment import Experiment
 spec = importlib.util.spec_from_file_location("newcodekey", new)
 ck = importlib.util.module_from_spec(spec)

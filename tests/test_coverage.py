@@ -1,7 +1,7 @@
 """The intervals behind the verdicts cover what they claim to, shown by simulation.
 
 Each method is run exactly as the verdicts run it (the functions of :mod:`gillab.stats` and
-:func:`gillab.claims.compare`, the sweep's adaptive rule :func:`gillab.stats.wide`) on known
+:func:`gillab.judge.claims.compare`, the sweep's adaptive rule :func:`gillab.stats.wide`) on known
 distributions: normal, lognormal, heavy-tailed (Lomax, infinite variance) and two-mode (runs that
 land in one of two regimes, like the convoy's).  With 6,000 draws a case, the Monte-Carlo standard
 error of a coverage near 95% is under 0.3 points; a case passes when the coverage seen is at least
@@ -16,7 +16,8 @@ import math
 import numpy as np
 import pytest
 
-from gillab import claims, stats
+from gillab.judge import claims
+from gillab import stats
 
 DRAWS = 6000
 MC_SE = math.sqrt(0.95 * 0.05 / DRAWS)
@@ -212,7 +213,7 @@ def test_a_claim_on_the_band_edge_is_called_outside_it_at_most_2_5_percent_a_sid
 
 
 def _until_decided(draw_one, published: float, band: float, start: int = 7, most: int = stats.ADAPTIVE_MAX):
-    """One judged row under the rounds a whole run adds after its plan (:func:`gillab.book.more_rounds`):
+    """One judged row under the rounds a whole run adds after its plan (:func:`gillab.present.book.more_rounds`):
     ``start`` runs, then one more while the row is inconclusive (its interval straddles an edge of
     the band), up to ``most``: the stopping rule that looks at the verdict itself."""
     vals = list(draw_one(start))
@@ -261,7 +262,7 @@ def test_yours_over_the_reference_covers_at_least_what_it_says(dist, na, nb):
     """The chapters' *yours / reference*: two campaigns judged alone, each value with its 95%
     interval of the median; the ratio's interval follows from the two, and covers the true ratio
     at least ``RATIO_CI_LEVEL`` (90%) of the time, at most 5% a side."""
-    from gillab import report
+    from gillab.judge import report
 
     draw, truth = DISTRIBUTIONS[dist]
     rng = np.random.default_rng(31 * na + nb)
@@ -283,7 +284,7 @@ def test_yours_over_the_reference_covers_at_least_what_it_says(dist, na, nb):
 
 
 def test_yours_over_the_reference_has_no_interval_where_a_value_has_no_95_percent_one():
-    from gillab import report
+    from gillab.judge import report
 
     good = {"median": 2.0, "ci_lo": 1.8, "ci_hi": 2.2, "coverage": 0.96}
     weak = {"median": 1.0, "ci_lo": 0.9, "ci_hi": 1.1, "coverage": 0.75}      # three runs: [min, max]

@@ -7,9 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gillab import campaigns, report, results, runner, servers, sweep
-from gillab.experiments import convoy
-from gillab.profiles import ParameterError
+from gillab.measure import campaigns, runner, servers, sweep
+from gillab.judge import report, results
+from gillab.chapters import convoy
+from gillab.measure.experiments.echo import echo_sample
+from gillab.measure.profiles import ParameterError
 
 REPO = Path(__file__).resolve().parents[1]
 ECHO = {"warmup_s": 0.2, "windows": 2, "window_s": 0.5}
@@ -47,7 +49,7 @@ def test_server_listens_on_loopback_and_is_always_stopped(builds):
 
 
 def test_server_that_cannot_start_is_a_clear_error(builds):
-    from gillab.interpreters import Condition
+    from gillab.measure.interpreters import Condition
 
     with pytest.raises(runner.WorkloadError, match="not found"):
         with servers.workload_server(Condition("ghost", "/nonexistent/python", "test"), "echo_server", {}):
@@ -55,7 +57,7 @@ def test_server_that_cannot_start_is_a_clear_error(builds):
 
 
 def test_echo_sample_counts_windows_and_records_conditions(builds):
-    s = convoy.echo_sample(ECHO, builds["3.13.5t-gil"], cpu_threads=1, cpu_processes=0, switch=0.001)
+    s = echo_sample(ECHO, builds["3.13.5t-gil"], cpu_threads=1, cpu_processes=0, switch=0.001)
     rows = s.result["rows"]
     assert [r["window"] for r in rows] == [0, 1]
     assert all(r["rps"] == r["requests"] / 0.5 for r in rows)
@@ -71,7 +73,7 @@ def test_client_is_bounded_in_time_even_when_the_server_stalls(builds):
     its watchdog ends the loop, so the sample returns (the test's own timeout is the bound), having
     run its whole span and counted exactly its windows.  No wall-clock slack is asserted: on a busy
     machine the watchdog's signal is delivered late, and that is not this test's subject."""
-    s = convoy.echo_sample(ECHO, builds["3.13.5"], cpu_threads=4, cpu_processes=0, switch=0.1)
+    s = echo_sample(ECHO, builds["3.13.5"], cpu_threads=4, cpu_processes=0, switch=0.1)
     assert s.result["client_wall_s"] >= 0.2 + 2 * 0.5           # ended by the watchdog, not by an error
     assert [r["window"] for r in s.result["rows"]] == [0, 1]
 
@@ -84,7 +86,7 @@ def test_an_alarm_left_pending_when_the_windows_end_never_escapes_the_echo_clien
     the loop.  The pending signal is made deterministic by blocking it while it is sent."""
     script = (
         "import os, signal, sys\n"
-        f"sys.path.insert(0, {str(REPO / 'scripts' / 'gillab' / 'workloads')!r})\n"
+        f"sys.path.insert(0, {str(REPO / 'scripts' / 'gillab' / 'measure' / 'workloads')!r})\n"
         "import echo_client as e\n"
         "signal.signal(signal.SIGALRM, e._time_up)\n"
         "e._armed[0] = True\n"
@@ -114,7 +116,7 @@ def test_the_watchdog_ends_a_loop_that_never_blocks_without_escaping(builds):
     never one by one: that a stop is caught does not depend on the clock."""
     script = (
         "import sys\n"
-        f"sys.path.insert(0, {str(REPO / 'scripts' / 'gillab' / 'workloads')!r})\n"
+        f"sys.path.insert(0, {str(REPO / 'scripts' / 'gillab' / 'measure' / 'workloads')!r})\n"
         "import echo_client as e\n"
         "class Sock: pass\n"
         "s = Sock(); s.sendall = len; s.recv = bytes\n"
@@ -163,7 +165,7 @@ def test_every_published_cell_of_document_000_has_a_verdict():
         assert by_table.get(table) == n, table
         assert len(results.reference(table)) - ("t4" in table) == n
     # the in-text numbers: every row is part of a claim with a verdict, or context with its reason
-    from gillab import claims
+    from gillab.judge import claims
 
     cover = claims.coverage()["pbts13_t6_echo_inline_numbers"]
     on_claims = {c for who in cover.values() for c in who if not c.startswith("context: ")}
@@ -173,7 +175,7 @@ def test_every_published_cell_of_document_000_has_a_verdict():
                          "convoy/inline/more_cpu_processes", "convoy/conclusion/collapse",
                          "convoy/conclusion/collapse_direction", "data_race/lost_updates"}
     assert on_claims <= {r["claim_id"] for r in rows if r["measured"]}
-    from gillab import experiments
+    from gillab.measure import experiments
 
     seen: dict[str, set] = {}
     for r in [r for r in rows if r["table"].startswith("pbts13")]:
@@ -194,11 +196,10 @@ def test_every_published_cell_of_document_000_has_a_verdict():
     ([30_000, 30_100], "inconclusive"),                          # six runs support no verdict (needs 7)
 ])
 def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(runs, expected):
-    from gillab.experiments import convoy
 
     df = pd.DataFrame([{"condition": "3.13.5", "switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": 0,
                         "rps": v, "window": 0, "repeat": i, "run_id": "r"} for i, v in enumerate(runs * 3)])
-    from gillab import claims
+    from gillab.judge import claims
 
     rows = {r["claim_id"]: r for r in convoy.claims(df)}
     got = rows["convoy/inline/no_cpu_thread"]
@@ -209,7 +210,6 @@ def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(runs, expected):
 
 def test_the_windows_of_one_server_run_are_not_independent_samples():
     """Seven steady windows of one run are one sample: no verdict; seven runs are seven."""
-    from gillab.experiments import convoy
 
     def frame(runs, windows):
         return pd.DataFrame([{"condition": "3.13.5", "switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": 0,

@@ -9,9 +9,10 @@ import sys
 import pandas as pd
 import pytest
 
-from gillab import report, results, runner, sweep
-from gillab.experiments import ccbench
-from gillab.profiles import ParameterError
+from gillab.judge import report, results
+from gillab.measure import runner, sweep
+from gillab.chapters import ccbench
+from gillab.measure.profiles import ParameterError
 
 WORKLOAD = str(runner.workload_path("ccbench"))
 
@@ -154,7 +155,7 @@ def _gil_source(tarball) -> str:
 def test_what_the_design_claims_say_of_the_builds_is_in_their_sources():
     """pitrou_2009_claims.csv says forced switching shipped and priority requests did not: the
     3.9.10 source (and the 3.13.5 one, where the cache holds it) say so too."""
-    from gillab import provision
+    from gillab.measure import provision
 
     rows = results.reference("pitrou_2009_claims").set_index("item")["in_builds"]
     assert rows["forced switching"].startswith("shipped") and rows["priority requests"].startswith("did not ship")

@@ -4,10 +4,12 @@ import urllib.request
 
 import pytest
 
-from gillab import campaigns, claims, report, results, runner, servers, sweep, venvs
-from gillab.experiments import doc002, flask_k6
-from gillab.metadata import filesystem_of
-from gillab.profiles import ParameterError
+from gillab.measure import campaigns, runner, servers, sweep, venvs
+from gillab.judge import claims, report, results
+from gillab.chapters import doc002
+from gillab.measure.experiments import flask_k6
+from gillab.measure.metadata import filesystem_of
+from gillab.measure.profiles import ParameterError
 
 
 def test_pairs_are_like_for_like():
@@ -105,7 +107,7 @@ def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, 
     speed drifts from repeat to repeat (the pairing removes the drift)."""
     import pandas as pd
 
-    from gillab.experiments import st_loop
+    from gillab.chapters import st_loop
 
     rows = []
     for rep, r in enumerate(ft_over_gil * 3):          # each listed repeat three times: 15 pairs, or 6

@@ -16,12 +16,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gillab import campaigns, claims, experiments, results, sweep
-from gillab.interpreters import ConditionError
-from gillab.profiles import ParameterError
-from gillab.experiments import doc003
-from gillab.experiments import fib_server as fs
-from gillab.experiments import thread_memory as tm
+from gillab.measure import campaigns, sweep
+from gillab.judge import claims, results
+from gillab.measure import experiments
+from gillab.measure.interpreters import ConditionError
+from gillab.measure.profiles import ParameterError
+from gillab.chapters import doc003
+from gillab.chapters import fib_server as fs
+from gillab.chapters import thread_memory as tm
 
 from proctools import alive, cmdline, descendants, wait_gone
 

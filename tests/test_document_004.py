@@ -4,9 +4,11 @@ import urllib.request
 
 import pytest
 
-from gillab import campaigns, report, results, runner, servers, sweep, venvs
-from gillab.experiments import b2_download as b2
-from gillab.profiles import ParameterError
+from gillab.measure import campaigns, runner, servers, sweep, venvs
+from gillab.judge import report, results
+from gillab.measure.experiments import b2_download as b2
+from gillab.chapters import b2_download as b2_chapter
+from gillab.measure.profiles import ParameterError
 
 
 def test_test_files_are_deterministic_and_checked(tmp_path):
@@ -91,7 +93,6 @@ def test_the_speedups_pair_the_builds_repeat_by_repeat_at_the_tools_10_threads()
     1-thread samples are the figure's, never a claim's."""
     import pandas as pd
 
-    from gillab.experiments import b2_download as b2
 
     def frame(gain_at_10: float) -> pd.DataFrame:
         rows = []
@@ -102,7 +103,7 @@ def test_the_speedups_pair_the_builds_repeat_by_repeat_at_the_tools_10_threads()
                                  "repeat": rep, "MBps": speed * drift})
         return pd.DataFrame(rows)
 
-    claims = {r["claim_id"]: r for r in b2.claims(frame(2.5))}
+    claims = {r["claim_id"]: r for r in b2_chapter.claims(frame(2.5))}
     m = claims["b2_download/nogil_speedup/single"]["measured"]
     assert set(m) == {"3.9.10 vs nogil-3.9.10 (10 threads)"}
     ten = m["3.9.10 vs nogil-3.9.10 (10 threads)"]
@@ -110,13 +111,13 @@ def test_the_speedups_pair_the_builds_repeat_by_repeat_at_the_tools_10_threads()
     (faster,) = claims["b2_download/nogil_faster/single"]["measured"].values()
     assert faster["median"] == 2.5 and faster["verdict"] == "agrees"
     # slower without the GIL at 10 threads: the direction is not met
-    (slower,) = {r["claim_id"]: r for r in b2.claims(frame(0.9))}["b2_download/nogil_faster/single"]["measured"].values()
+    (slower,) = {r["claim_id"]: r for r in b2_chapter.claims(frame(0.9))}["b2_download/nogil_faster/single"]["measured"].values()
     assert slower["median"] == pytest.approx(0.9) and slower["verdict"] == "lower"
     # repeats of noise around 2.5x that reach past the +-10% band: inconclusive, not agrees
     noisy = pd.DataFrame([{"condition": c, "scenario": "single", "threads": 10, "writer": "thread", "repeat": rep,
                            "MBps": v} for rep, (a, b) in enumerate(((100, 200), (100, 300), (100, 250)) * 3)
                           for c, v in (("3.9.10", a), ("nogil-3.9.10", b))])
-    m = {r["claim_id"]: r for r in b2.claims(noisy)}["b2_download/nogil_speedup/single"]["measured"]
+    m = {r["claim_id"]: r for r in b2_chapter.claims(noisy)}["b2_download/nogil_speedup/single"]["measured"]
     assert m["3.9.10 vs nogil-3.9.10 (10 threads)"]["verdict"] == "inconclusive"
 
 
@@ -125,13 +126,12 @@ def test_the_writer_process_is_read_at_the_tools_10_threads_as_a_factor_and_a_di
     drifting between repeats; at 4 threads (no claim's point) the process is faster."""
     import pandas as pd
 
-    from gillab.experiments import b2_download as b2
 
     rows = [{"condition": "3.9.10", "scenario": "many", "threads": t, "writer": w, "repeat": rep,
              "MBps": 100.0 * d * (f if w == "process" else 1.0)}
             for rep, d in enumerate((1.0, 0.5, 2.0, 1.5, 0.8, 1.2, 3.0)) for t, f in ((4, 1.5), (10, 0.85))
             for w in ("thread", "process")]
-    got = {r["claim_id"]: r for r in b2.claims(pd.DataFrame(rows))}
+    got = {r["claim_id"]: r for r in b2_chapter.claims(pd.DataFrame(rows))}
     (factor,) = got["b2_download/mp_queue"]["measured"].items()
     (slower,) = got["b2_download/mp_queue/slower"]["measured"].items()
     assert factor[0] == slower[0] == "3.9.10 (many, 10 threads)"
@@ -157,11 +157,10 @@ def test_the_version_sweep_is_judged_within_each_round():
     three decimals) and 3.7's step, not 3.10's, is the largest: the three verdicts follow.  3.10's
     step is set against each other step with intervals that hold together (Bonferroni), which
     15 rounds allow and 8 do not."""
-    from gillab.experiments import b2_download as b2
 
     speeds = {"3.6.12": 300, "3.7.9": 360, "3.8.7": 420, "3.9.10": 480, "3.10.0": 540, "3.11.2": 600,
               "3.13.5": 700, "nogil-3.9.10": 900}
-    rows = {r["claim_id"]: r for r in b2.history_claims(_sweep_frame(speeds))}
+    rows = {r["claim_id"]: r for r in b2_chapter.history_claims(_sweep_frame(speeds))}
     assert set(rows) == HISTORY_CLAIMS
     (end,) = rows["b2_download/history/3.11_over_3.6"]["measured"].values()
     assert end["median"] == pytest.approx(2.0) and end["ci_lo"] == pytest.approx(2.0) and end["verdict"] == "agrees"
@@ -172,29 +171,28 @@ def test_the_version_sweep_is_judged_within_each_round():
     assert lead["median"] == pytest.approx((540 / 480) / (360 / 300)) and lead["verdict"] == "lower"
     # 3.10 gains most: the ordering agrees; 3.11 no faster than 3.6: "almost twice" is lower
     speeds |= {"3.10.0": 700, "3.11.2": 300}
-    rows = {r["claim_id"]: r for r in b2.history_claims(_sweep_frame(speeds))}
+    rows = {r["claim_id"]: r for r in b2_chapter.history_claims(_sweep_frame(speeds))}
     assert next(iter(rows["b2_download/history/largest_gain_3.10"]["measured"].values()))["verdict"] == "agrees"
     assert next(iter(rows["b2_download/history/3.11_over_3.6"]["measured"].values()))["verdict"] == "lower"
-    few = {r["claim_id"]: r for r in b2.history_claims(_sweep_frame(speeds, DRIFTS[:8]))}
+    few = {r["claim_id"]: r for r in b2_chapter.history_claims(_sweep_frame(speeds, DRIFTS[:8]))}
     assert next(iter(few["b2_download/history/largest_gain_3.10"]["measured"].values()))["verdict"] == "inconclusive"
     # nogil-3.9.10 and 3.13.5 are no releases of the chart: they change no step
-    assert b2.history_builds(speeds) == ["3.6.12", "3.7.9", "3.8.7", "3.9.10", "3.10.0", "3.11.2"]
+    assert b2_chapter.history_builds(speeds) == ["3.6.12", "3.7.9", "3.8.7", "3.9.10", "3.10.0", "3.11.2"]
 
 
 def test_too_few_rounds_give_no_verdict_on_the_sweep():
-    from gillab.experiments import b2_download as b2
 
     speeds = {"3.6.12": 300, "3.7.9": 360, "3.8.7": 420, "3.9.10": 480, "3.10.0": 540, "3.11.2": 600}
-    rows = b2.history_claims(_sweep_frame(speeds, drifts=(1.0, 1.1, 0.9)))
+    rows = b2_chapter.history_claims(_sweep_frame(speeds, drifts=(1.0, 1.1, 0.9)))
     assert all(m["verdict"] == "inconclusive" for r in rows for m in r["measured"].values())
-    assert b2.history_claims(_sweep_frame({"3.9.10": 480})) == []   # one release: nothing to compare
+    assert b2_chapter.history_claims(_sweep_frame({"3.9.10": 480})) == []   # one release: nothing to compare
 
 
 def test_the_history_profile_measures_every_release_on_the_tools_parallel_path():
     """The sweep's files put both cases on b2sdk's parallel path (a file of two parts or more,
     in as many streams as the pool and the parts allow), with one pinned client for 3.6 to 3.13."""
-    from gillab import interpreters
-    from gillab.experiments import get
+    from gillab.measure import interpreters
+    from gillab.measure.experiments import get
 
     exp = get("b2_download")
     p = exp.resolve("history")

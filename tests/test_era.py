@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from gillab import experiments, interpreters, provision, runner, sweep
+from gillab.measure import experiments
+from gillab.measure import interpreters, provision, runner, sweep
 
 from conftest import ERA  # noqa: E402
 

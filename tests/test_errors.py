@@ -8,8 +8,9 @@ import subprocess
 
 import pytest
 
-from gillab import cli, interpreters, profiles, provision, sweep
-from gillab.profiles import ParameterError
+from gillab import cli
+from gillab.measure import interpreters, profiles, provision, sweep
+from gillab.measure.profiles import ParameterError
 
 
 def one_line(capsys) -> str:

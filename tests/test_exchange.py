@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gillab import across, campaigns, exchange, report
+from gillab.judge import across, report
+from gillab.measure import campaigns, exchange
 
 REPO = Path(__file__).resolve().parents[1]
 REF = "amd-epyc-2c-20261125-sitting3"             # committed: the reference (default + verdicts + some seed)
@@ -230,7 +231,8 @@ def test_a_kinds_interval_is_the_hull_of_its_sittings_and_judged_so_gives_the_ki
     intervals, judged against the claim's band with the smallest n, gives the outcome
     :func:`across.kind_outcome` gives from the sittings' own outcomes (differs between sittings:
     not definite), over many random pairs of sittings."""
-    from gillab import claims, stats
+    from gillab.judge import claims
+    from gillab import stats
 
     rng = np.random.default_rng(7)
     band, n = 0.10, 9

@@ -9,8 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from gillab import plots  # noqa: E402
-from gillab.chapter import source_line  # noqa: E402
+from gillab.present import plots  # noqa: E402
+from gillab.present.chapter import source_line  # noqa: E402
 
 
 def test_the_csv_of_a_figure_is_what_it_draws():
@@ -59,7 +59,7 @@ def test_the_line_under_a_figure_links_to_the_served_files():
 
 
 def test_the_book_serves_only_the_csvs_its_pages_link_to(tmp_path):
-    from gillab.book import prune_figures
+    from gillab.present.book import prune_figures
     from gillab.paths import BOOK_FIGURES
 
     figures, gen = tmp_path / BOOK_FIGURES, tmp_path / "book" / "generated"
@@ -77,7 +77,7 @@ def test_the_book_serves_only_the_csvs_its_pages_link_to(tmp_path):
 
 
 def test_a_new_build_does_not_keep_what_an_earlier_one_served(tmp_path):
-    from gillab.book import clear_served
+    from gillab.present.book import clear_served
 
     built = tmp_path / "_build" / "html"
     for part in ("figures/countdown", "files/data", "book/generated"):

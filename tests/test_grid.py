@@ -7,9 +7,10 @@ import collections
 
 import pytest
 
-from gillab import experiments, grid, sweep
-from gillab.experiment import point_key
-from gillab.profiles import ParameterError
+from gillab.measure import experiments
+from gillab.measure import grid, sweep
+from gillab.measure.experiment import point_key
+from gillab.measure.profiles import ParameterError
 
 TINY = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
 
@@ -74,7 +75,7 @@ def test_a_point_outside_a_builds_small_grid_never_asks_for_adaptive_repeats():
 
 
 def test_a_small_grid_run_is_completed_by_a_full_grid_run_without_measuring_twice(builds, data_dir):
-    from gillab import campaigns
+    from gillab.measure import campaigns
 
     small = sweep.measure("countdown", "smoke", dict(TINY, full_grid="3.13.5", small_grid="threads=1"),
                           progress=False)
@@ -184,7 +185,7 @@ def test_a_claim_tier_that_cannot_work_is_refused_before_measuring(extra, messag
 
 
 def test_a_run_with_the_claim_tier_measures_and_resumes_as_planned(builds, data_dir):
-    from gillab import campaigns
+    from gillab.measure import campaigns
 
     tier = dict(TINY, repeats=3, rest_repeats=1, claim_grid="threads=1")
     first = sweep.measure("countdown", "smoke", tier, progress=False)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab import interpreters
+from gillab.measure import interpreters
 
 
 pytestmark = pytest.mark.usefixtures("fresh_identity_cache")
@@ -98,7 +98,7 @@ def test_the_documents_eras_are_listed_before_todays_builds():
 def test_the_builds_a_chapter_names_come_from_builds_toml():
     """Pairs, twins and roles are declared in builds.toml; the harness's own constants for the
     core builds agree with it (so no chapter needs a build id typed in)."""
-    from gillab import provision
+    from gillab.measure import provision
 
     assert interpreters.pairs() == [("3.9.10", "nogil-3.9.10"), ("3.13.5", "3.13.5t")]
     assert interpreters.today_pair() == ("3.13.5", "3.13.5t") == provision.CORE_PAIR
@@ -110,7 +110,7 @@ def test_the_builds_a_chapter_names_come_from_builds_toml():
 
 
 def test_a_pair_or_role_naming_an_unknown_build_is_refused(tmp_path, monkeypatch):
-    from gillab import provision
+    from gillab.measure import provision
 
     text = (Path(__file__).resolve().parents[1] / "builds.toml").read_text()
     bad = tmp_path / "builds.toml"

@@ -1,4 +1,4 @@
-"""The guard against orphaning the reference (gillab.keyguard): which code measured each
+"""The guard against orphaning the reference (gillab.judge.keyguard): which code measured each
 committed campaign's chapters, and `gillab codekeys --check` red on a change of measuring code
 until it is declared, green on a change of words."""
 import json
@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, codekey, experiments, keyguard, sweep
+from gillab.measure import campaigns, codekey, sweep
+from gillab.measure import experiments
+from gillab.judge import keyguard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +71,7 @@ def test_a_change_of_words_keeps_the_guard_green_and_a_change_of_code_turns_it_r
     scripts, results = _checkout(tmp_path)
     ref = (results / "REFERENCE").read_text().strip()
     # words: a help text and an error message of the countdown chapter
-    mod = scripts / "gillab" / "experiments" / "countdown.py"
+    mod = scripts / "gillab" / "measure" / "experiments" / "countdown.py"
     text = mod.read_text()
     words = (text.replace('"thread counts to sweep, e.g. [1, 2, 4, 8]"', '"how many threads, e.g. [1, 2, 4]"')
              .replace("some threads would have nothing to do", "a thread would count nothing"))
@@ -79,7 +81,7 @@ def test_a_change_of_words_keeps_the_guard_green_and_a_change_of_code_turns_it_r
     assert green.returncode == 0, green.stdout + green.stderr
 
     # code: a literal of the countdown workload, which the switch-interval chapter runs too
-    wl = scripts / "gillab" / "workloads" / "countdown.py"
+    wl = scripts / "gillab" / "measure" / "workloads" / "countdown.py"
     assert wl.read_text().count("while n > 0:") == 1
     wl.write_text(wl.read_text().replace("while n > 0:", "while n > 1:"))
     red = _codekeys(scripts, "--check")

@@ -2,7 +2,9 @@
 own checked sentences, each linking to its chapter."""
 import pandas as pd
 
-from gillab import campaigns, landing, report
+from gillab.measure import campaigns
+from gillab.present import landing
+from gillab.judge import report
 
 
 def _flat(rows):
@@ -37,8 +39,8 @@ def test_the_findings_are_the_chapters_checks_on_the_reference_and_all_hold():
     text = landing.findings_markdown(found, lambda n: f"generated/{n}")
     assert text.count("\n- ") == len(found) - 1 and "(generated/data_race)" in text
     # each is its chapter's own sentence, computed from that chapter's samples
-    from gillab import results
-    from gillab.experiments import analysis
+    from gillab.judge import results
+    from gillab.judge.analysis import of as analysis
 
     name, check = found[0]
     df = results.samples_as_chapter(name, campaigns.reference_id(), report.profile_config(name))

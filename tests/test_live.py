@@ -23,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from gillab import campaigns, experiments, live, notebooks
-from gillab.profiles import ParameterError
+from gillab.measure import campaigns
+from gillab.measure import experiments
+from gillab.present import live, notebooks
+from gillab.measure.profiles import ParameterError
 
 from conftest import copy_reference
 from proctools import alive, descendants, wait_gone, with_env

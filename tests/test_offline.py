@@ -13,7 +13,9 @@ import tarfile
 import tomllib
 from pathlib import Path
 
-from gillab import cli, experiments, offline
+from gillab import cli
+from gillab.measure import experiments
+from gillab.measure import offline
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,7 +42,7 @@ def without(blocked, *args, timeout=600):
 def test_every_experiment_loads_without_the_notebook_stack():
     names = ",".join(experiments.names())
     code = (BLOCKED_RUN.replace("from gillab.cli import main\nsys.exit(main(sys.argv[2:]))\n", "")
-            + "from gillab import experiments, sweep, exchange, provision, campaigns\n"
+            + "from gillab.measure import experiments, sweep, exchange, provision, campaigns\n"
             + "for n in sys.argv[2].split(','):\n    experiments.get(n); sweep.code_key(experiments.get(n))\n"
             + "print(sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED))\n")
     out = subprocess.run([sys.executable, "-c", code, ",".join(cli.NOTEBOOK_PACKAGES), names],

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gillab import experiments, results
+from gillab.judge import analysis, results
 
 # Each case lists distinct runs; ``more`` repeats the list three times, so that a case of five
 # runs is fifteen (a 95% interval needs 7 runs for a median, 8 a side for a ratio of medians),
@@ -33,7 +33,7 @@ CASES = [
 
 
 def _verdict(name, df, claim_id, cond):
-    rows = {r["claim_id"]: r for r in experiments.analysis(name).claims(df)}
+    rows = {r["claim_id"]: r for r in analysis.of(name).claims(df)}
     return rows[claim_id]["measured"][cond]["verdict"]
 
 
@@ -135,7 +135,7 @@ def test_ccbench_latency_next_to_a_regex_thread_under_the_new_gil(pings, expecte
 
 # -- the chapters judged on claims.csv's at-least / at-most / about rows ----------------------------
 def _claim(claim_id):
-    from gillab import claims
+    from gillab.judge import claims
 
     return claims.value(claim_id)
 
@@ -146,7 +146,7 @@ def _claim(claim_id):
     ((0,) * 30, "inconclusive"),            # none of 30 does not show the race cannot happen
 ])
 def test_data_race_lost_updates(lost, expected):
-    from gillab import claims
+    from gillab.judge import claims
 
     interval = claims.cell("pbts13_t6_echo_inline_numbers[#8].value")     # the race's interval, as published
     df = pd.DataFrame([{"condition": "b", "switch_interval": interval, "iterations": 1000, "threads": 2,

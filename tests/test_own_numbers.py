@@ -6,14 +6,17 @@ data could fail (a band around 0, a statistic without an interval), fails here w
 
 The runs are the typical sample of their distribution (normal quantiles at (i - 0.5) / n, no
 random draws): what any run of that spread looks like, the same on every machine.  The judging
-is the verdicts' own (:func:`gillab.claims.compare` on the interval each method computes)."""
+is the verdicts' own (:func:`gillab.judge.claims.compare` on the interval each method computes)."""
 import math
 from functools import lru_cache
 from statistics import NormalDist
 
 import pytest
 
-from gillab import campaigns, claims, experiments, report, stats
+from gillab.measure import campaigns
+from gillab.judge import claims, report
+from gillab import stats
+from gillab.measure import experiments
 
 JUDGED = ("mechanism", "cores")
 SIMULATED = (stats.MEDIAN, stats.PAIRED, stats.TRIALS, stats.PAIRED_TRIALS, stats.RATIO)

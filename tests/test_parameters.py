@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from gillab import experiments, sweep
-from gillab.profiles import OWN_THREAD_BOUND, ParameterError
+from gillab.measure import experiments
+from gillab.measure import sweep
+from gillab.measure.profiles import OWN_THREAD_BOUND, ParameterError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,7 +38,7 @@ def test_unknown_profile_and_experiment(data_dir):
 
 
 def test_unknown_condition_is_refused_before_measuring(data_dir):
-    from gillab.interpreters import ConditionError
+    from gillab.measure.interpreters import ConditionError
 
     with pytest.raises(ConditionError, match="unknown condition"):
         sweep.measure("countdown", "smoke", {"conditions": "3.13.5,python9"})
@@ -46,7 +47,7 @@ def test_unknown_condition_is_refused_before_measuring(data_dir):
 
 def test_no_available_condition_is_a_clear_error(data_dir, monkeypatch, tmp_path):
     monkeypatch.setenv("GILLAB_CACHE", str(tmp_path / "no-builds"))
-    from gillab import interpreters
+    from gillab.measure import interpreters
 
     interpreters.identify.cache_clear()
     try:
@@ -76,9 +77,9 @@ def test_cli_reports_bad_input_plainly(data_dir):
 @pytest.mark.parametrize("profile", ["smoke", "default", "verdicts", "seed"])
 def test_every_experiment_resolves_every_profile(profile):
     """profiles.toml holds a complete, valid table for every experiment and profile."""
-    from gillab.experiments import get, names
+    from gillab.measure.experiments import get, names
 
-    from gillab import grid
+    from gillab.measure import grid
 
     for name in names():
         exp = get(name)
@@ -91,7 +92,7 @@ def test_the_verdicts_profile_is_defaults_configuration_with_more_runs():
     """Every experiment's verdicts table changes only how much is measured: the same
     configuration id as default (so its samples add to default's in one campaign), at least
     default's repeats, and exactly that many (no adaptive rounds)."""
-    from gillab.experiments import get, names
+    from gillab.measure.experiments import get, names
 
     for name in names():
         exp = get(name)
@@ -101,8 +102,8 @@ def test_the_verdicts_profile_is_defaults_configuration_with_more_runs():
 
 
 def test_a_verdicts_table_that_changes_what_is_measured_is_refused(monkeypatch):
-    from gillab import profiles
-    from gillab.experiments import get
+    from gillab.measure import profiles
+    from gillab.measure.experiments import get
 
     real = profiles.load_profiles()
     bad = {**real, "countdown": {**real["countdown"], "verdicts": {"repeats": 21, "total_decrements": 10**6}}}
@@ -116,8 +117,10 @@ def test_the_verdicts_profile_gives_every_judged_claim_the_runs_its_interval_nee
     """On the reference campaign's verdict rows, each judged claim's estimand (and the
     document's statistic: a best of 3 is trials of 3 runs) needs some runs per point and build;
     the verdicts profile's repeats give them all (each repeat is one run of every point)."""
-    from gillab import campaigns, claims, report, stats
-    from gillab.experiments import get
+    from gillab.measure import campaigns
+    from gillab.judge import claims, report
+    from gillab import stats
+    from gillab.measure.experiments import get
 
     flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-") & (flat["estimand"] != "")]
@@ -131,7 +134,7 @@ def test_the_verdicts_profile_gives_every_judged_claim_the_runs_its_interval_nee
 
 
 def test_seed_profiles_follow_the_documents():
-    from gillab.experiments import get
+    from gillab.measure.experiments import get
 
     assert get("sha256").resolve("seed")["message_bytes"] == 134_217_728
     conv = get("convoy").resolve("seed")
@@ -153,8 +156,8 @@ def test_papermill_reads_every_notebook_parameter():
 
     from papermill.translators import PythonTranslator
 
-    from gillab import notebooks
-    from gillab.book import notebook_files
+    from gillab.present import notebooks
+    from gillab.present.book import notebook_files
     from gillab.paths import notebooks_dir
 
     for name in notebook_files().values():
@@ -189,7 +192,7 @@ def _thread_param(name):
 @pytest.mark.parametrize("name", [n for n in experiments.names() if _thread_param(n)
                                   and (n, _thread_param(n)) not in OWN_THREAD_BOUND])   # thread_memory: 20,000
 def test_every_thread_count_is_capped_by_the_machine(name, data_dir):
-    from gillab.profiles import max_threads
+    from gillab.measure.profiles import max_threads
 
     exp = experiments.get(name)
     param = _thread_param(name)

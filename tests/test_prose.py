@@ -4,7 +4,9 @@ import re
 
 import pytest
 
-from gillab import campaigns, experiments, prose, report, results
+from gillab.measure import campaigns
+from gillab.measure import experiments
+from gillab.judge import analysis, prose, report, results
 
 
 def _reference(name):
@@ -14,13 +16,13 @@ def _reference(name):
 
 def _with_prose():
     """The chapters whose analysis states its own sentences (an analysis module's ``prose``)."""
-    return [n for n in experiments.names() if "prose" in vars(experiments.analysis(n))]
+    return [n for n in experiments.names() if "prose" in vars(analysis.of(n))]
 
 
 @pytest.mark.parametrize("name", _with_prose())
 def test_every_sentence_holds_on_the_committed_reference_data(name):
     df = _reference(name)
-    checks = experiments.analysis(name).prose(df)
+    checks = analysis.of(name).prose(df)
     assert checks, name
     false = [c.text for c in checks if not c.holds]
     assert not false, f"{name}: the reference data no longer bear out: {false}"
@@ -37,7 +39,7 @@ def test_what_a_chapter_prints_about_its_data_holds_numbers_not_format_fields(na
     """The findings and the checked sentences, computed from the committed reference data, hold
     no replacement field that was never formatted."""
     df = _reference(name)
-    a = experiments.analysis(name)
+    a = analysis.of(name)
     texts = [a.findings(df)]
     if "prose" in vars(a):
         texts += [f"{c.text} {c.evidence} {c.why}" for c in a.prose(df)]
@@ -75,14 +77,14 @@ def test_the_convoy_sentences_follow_the_data():
     fake = df.copy()
     one = gil & at5 & (df["cpu_threads"] == 1) & (df["cpu_processes"] == 0)
     fake.loc[one, "rps"] = float(alone["rps"].median())
-    checks = {c.text.split(".")[0]: c for c in experiments.analysis("convoy").prose(fake)}
+    checks = {c.text.split(".")[0]: c for c in analysis.of("convoy").prose(fake)}
     convoy = checks["**The GIL builds show the convoy"]
     assert not convoy.holds and "→" in convoy.evidence
     assert prose.NOT_TRUE in prose.markdown([convoy])
 
 
 def _check(name, df, starts):
-    (c,) = [c for c in experiments.analysis(name).prose(df) if c.text.startswith(starts)]
+    (c,) = [c for c in analysis.of(name).prose(df) if c.text.startswith(starts)]
     return c
 
 

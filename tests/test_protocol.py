@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gillab import analysis, book, chapter, experiments, notebooks
+from gillab.judge import analysis
+from gillab.present import book, chapter, notebooks
+from gillab.measure import experiments
 from gillab.paths import notebooks_dir
-from gillab.store import ExperimentStore, infer_type
+from gillab.measure.store import ExperimentStore, infer_type
 
 REPO = Path(__file__).resolve().parents[1]
 PKG = REPO / "scripts" / "gillab"
@@ -39,13 +41,76 @@ def _imports(path: Path) -> set[str]:
     return out - {mod}
 
 
-def test_the_package_imports_have_no_circle():
+def _graph() -> dict[str, set[str]]:
     graph = {}
     for path in PKG.rglob("*.py"):
         if "workloads" in path.parts:
             continue
         mod = ".".join(path.relative_to(PKG.parent).with_suffix("").parts).removesuffix(".__init__")
         graph[mod] = _imports(path)
+    return graph
+
+
+# the harness in layers, each importing only those below it: the ground (where files are,
+# statistics), measuring, judging, presenting, then the command line over all of them.  A
+# chapter (how one experiment's samples are read) stands over judging and presenting: it imports
+# them, they reach it only by name (gillab.judge.analysis.of), never by an import.
+GROUND = ("gillab.paths", "gillab.stats")
+LAYERS = {"measure": 1, "judge": 2, "present": 3}
+FAMILIES = {"gillab.measure.experiments": ("echo",), "gillab.chapters": ("echo", "over_threads", "doc002", "doc003")}
+
+
+def _layer(mod: str) -> str:
+    if mod in GROUND or mod == "gillab":
+        return "ground"
+    return mod.split(".")[1]
+
+
+def allowed(a: str, b: str) -> bool:
+    """Whether module ``a`` may import module ``b``."""
+    la, lb = _layer(a), _layer(b)
+    if lb == "ground" or la in ("cli", "__main__"):
+        return True
+    if la == "chapters":
+        if lb == "chapters":                         # a family module, never another chapter
+            return b.rsplit(".", 1)[-1] in FAMILIES["gillab.chapters"]
+        return lb in LAYERS
+    if lb == "chapters" or la not in LAYERS or lb not in LAYERS:
+        return False
+    if LAYERS[lb] > LAYERS[la]:
+        return False
+    pkg = "gillab.measure.experiments"
+    if a.startswith(pkg + ".") and b.startswith(pkg + "."):
+        return b.rsplit(".", 1)[-1] in FAMILIES[pkg]   # no experiment imports another's module
+    return True
+
+
+def test_imports_run_only_down_the_layers_and_no_chapter_imports_another():
+    graph = _graph()
+    wrong = sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs if not allowed(a, b))
+    assert not wrong, "imports against the layers (tests/test_protocol.py: allowed):\n" + "\n".join(wrong)
+    layers = {_layer(m) for m in graph}
+    assert {"ground", "measure", "judge", "present", "chapters", "cli"} <= layers, layers
+    assert not {m for m in graph if _layer(m) not in (*LAYERS, "ground", "chapters", "cli", "__main__")}
+
+
+def test_the_layer_rule_can_fail_and_sees_the_edges_it_rules_on():
+    graph = _graph()
+    # edges that exist, each kind once: down a layer, a chapter's family, an experiment's family
+    assert "gillab.measure.sweep" in graph["gillab.judge.across"]
+    assert {"gillab.chapters.over_threads", "gillab.judge.analysis"} <= graph["gillab.chapters.countdown"]
+    assert "gillab.measure.experiments.echo" in graph["gillab.measure.experiments.convoy"]
+    assert not any(b.startswith("gillab.chapters") for a, bs in graph.items() if _layer(a) != "chapters" for b in bs)
+    # and what the rule refuses
+    for a, b in [("gillab.measure.sweep", "gillab.judge.report"), ("gillab.judge.report", "gillab.present.plots"),
+                 ("gillab.measure.experiments.affinity", "gillab.measure.experiments.convoy"),
+                 ("gillab.chapters.affinity", "gillab.chapters.convoy"), ("gillab.judge.report", "gillab.chapters.convoy"),
+                 ("gillab.present.book", "gillab.chapters"), ("gillab.paths", "gillab.measure.store")]:
+        assert not allowed(a, b), (a, b)
+
+
+def test_the_package_imports_have_no_circle():
+    graph = _graph()
     seen, stack, cycles = set(), [], []
 
     def visit(m):
@@ -63,24 +128,22 @@ def test_the_package_imports_have_no_circle():
     for m in sorted(graph):
         visit(m)
     assert not cycles, f"import circles: {cycles}"
-    # the detector sees what it should: the chapter helper reaches the sweep and the registry
-    assert {"gillab.sweep", "gillab.experiments"} <= graph["gillab.chapter"]
-    assert "gillab.experiments" in graph["gillab.sweep"] and "gillab.experiment" in graph["gillab.experiments.countdown"]
 
 
 def test_the_registry_imports_nothing_until_asked():
-    code = ("import sys, gillab.experiments as e; "
-            "print(sorted(m for m in sys.modules if m.startswith('gillab.experiments.')))")
+    code = ("import sys, gillab.measure.experiments as e; "
+            "import gillab.chapters; "
+            "print(sorted(m for m in sys.modules if m.startswith(('gillab.measure.experiments.', 'gillab.chapters.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_every_experiment_module_is_registered_and_complete():
-    modules = {p.stem for p in (PKG / "experiments").glob("*.py")
-               if "EXPERIMENT = " in p.read_text()}
-    assert modules == set(experiments.names())
+    modules = {p.stem for p in (PKG / "measure" / "experiments").glob("*.py") if "EXPERIMENT = " in p.read_text()}
+    readings = {p.stem for p in (PKG / "chapters").glob("*.py") if "ANALYSIS = " in p.read_text()}
+    assert modules == readings == set(experiments.names())
     for name in experiments.names():
-        exp, an = experiments.get(name), experiments.analysis(name)
+        exp, an = experiments.get(name), analysis.of(name)
         assert exp.name == name and (notebooks_dir() / exp.notebook).is_file(), name
         assert exp.document[:3] in experiments.DOCUMENTS, name
         for method in analysis.INTERFACE:
@@ -92,7 +155,7 @@ def test_every_experiment_module_is_registered_and_complete():
 
 def test_an_analysis_that_lacks_a_function_fails_when_imported(tmp_path, monkeypatch):
     (tmp_path / "half_done.py").write_text(
-        "from gillab.analysis import ModuleAnalysis\n"
+        "from gillab.judge.analysis import ModuleAnalysis\n"
         "def summary(df):\n    return df\n"
         "ANALYSIS = ModuleAnalysis(__name__)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -106,7 +169,7 @@ def _cells(name):
 
 def test_every_parameters_cell_is_the_declaration():
     """The parameters cell of each chapter is generated from the experiment's parameters and
-    their help (regenerate one with ``gillab.chapter.parameters_cell(name)``)."""
+    their help (regenerate one with ``gillab.present.chapter.parameters_cell(name)``)."""
     from papermill.translators import PythonTranslator
 
     for name in experiments.names():
@@ -185,7 +248,7 @@ def test_each_chapter_file_names_the_functions_that_hold_its_words_and_figures()
     import re
 
     for name in experiments.names():
-        an = experiments.analysis(name)
+        an = analysis.of(name)
         text = (notebooks_dir() / experiments.get(name).notebook).read_text()
         calls = re.findall(r'ch\.figure\((?:"(\w+)")?\)', text)
         wanted = [chapter.qualified_name(getattr(an, which or "figure")) for which in calls]

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from gillab import provision
+from gillab.measure import provision
 
 DSC = """Format: 3.0 (quilt)
 Source: python3.13

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from gillab import runner
+from gillab.measure import runner
 
 
 def test_countdown_runs_in_a_fresh_process_with_its_conditions(builds):
@@ -35,7 +35,7 @@ def test_workload_error_is_reported_with_its_reason(builds):
 
 
 def test_unknown_workload():
-    from gillab.interpreters import Condition
+    from gillab.measure.interpreters import Condition
 
     with pytest.raises(runner.WorkloadError, match="unknown workload 'nope'"):
         runner.run(Condition("x", "/bin/true", "test"), "nope", {})

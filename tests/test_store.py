@@ -5,9 +5,10 @@ import os
 
 import pytest
 
-from gillab import campaigns, results, sweep
-from gillab.profiles import ParameterError
-from gillab.store import ExperimentStore, StoreBusy, StoreWriteError
+from gillab.measure import campaigns, sweep
+from gillab.judge import results
+from gillab.measure.profiles import ParameterError
+from gillab.measure.store import ExperimentStore, StoreBusy, StoreWriteError
 
 SMALL = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
 
@@ -212,7 +213,8 @@ def test_a_full_disk_mid_run_fails_that_sample_cleanly_keeps_every_row_and_says_
 def test_the_cli_says_a_full_disk_in_one_line(builds, data_dir, monkeypatch, capsys):
     """The same stop through the command line: one line, exit 2, no traceback; the run file says
     failed (a disk that fills is simulated here: every rewrite of samples.csv after the second)."""
-    from gillab import cli, store as store_mod
+    from gillab import cli
+    from gillab.measure import store as store_mod
 
     real, calls = store_mod.atomic_write_text, []
 

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from gillab import book, campaigns
-from gillab.profiles import ParameterError
+from gillab.present import book
+from gillab.measure import campaigns
+from gillab.measure.profiles import ParameterError
 
 
 def _record(camp_id):
@@ -35,7 +36,7 @@ def test_a_failing_chapter_never_stops_the_others(builds, data_dir, monkeypatch)
     """One chapter cannot start (an unknown name, found by the checks before anything is made);
     another fails mid-run (its build's environment cannot be made); the third is measured, and the
     record lists both failures with their reasons."""
-    from gillab import sweep, venvs
+    from gillab.measure import sweep, venvs
 
     real = sweep.measure
 
@@ -66,7 +67,7 @@ def test_no_campaign_is_made_when_no_chapter_can_start(data_dir, monkeypatch):
 def test_an_interrupted_reproduce_keeps_its_record_and_what_it_measured(builds, data_dir, monkeypatch):
     # Ctrl-C during the second chapter stops the whole run: the first chapter's samples and the
     # record (saying where it stopped) stay
-    from gillab import sweep
+    from gillab.measure import sweep
 
     real = sweep.measure
 
@@ -125,7 +126,7 @@ def test_a_changed_profile_is_reported_as_drift(monkeypatch):
 def test_a_profile_measured_in_sittings_is_timed_chapter_by_chapter(builds, data_dir, monkeypatch):
     """`gillab timing` sums the runs that stored samples of the profile's configuration, sitting by
     sitting, says how much of the sweep the campaign holds, and the method chapter's table reads it."""
-    from gillab import sweep
+    from gillab.measure import sweep
 
     monkeypatch.setattr(book.experiments, "names", lambda: ["countdown"])
     monkeypatch.setattr(book, "timing_dir", lambda: data_dir / "timing")
@@ -156,7 +157,7 @@ def test_one_budget_wherever_the_report_states_it():
     import re
 
     from gillab import paths
-    from gillab.profiles import BUDGET_MINUTES
+    from gillab.measure.profiles import BUDGET_MINUTES
 
     said = re.compile(r"(?:at most|fit(?: the)?|fit the report's)\s+(\d+)\s+minutes")
     for name in ("README.md", "book/method.md", "notebooks/99_verdicts.md"):
@@ -167,7 +168,8 @@ def test_one_budget_wherever_the_report_states_it():
 def test_the_planned_run_is_reported_with_what_it_decided_and_what_it_left():
     """The method chapter says what the newest planned `default` run decided on its own samples,
     counted as its campaign's verdicts count them, and names every row it left too few runs."""
-    from gillab import report, stats
+    from gillab.judge import report
+    from gillab import stats
 
     rec = [r for r in book.timing_records("default") if "forecast" in r][-1]
     flat = report.flat(report.verdicts(rec["campaign"], profile="default"))
@@ -188,7 +190,8 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
     both sides of an edge is never projected to decide, one just short of it is."""
     import pandas as pd
 
-    from gillab import report, stats
+    from gillab.judge import report
+    from gillab import stats
 
     flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
@@ -209,7 +212,7 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
 def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
     """The method chapter's baseline for a plan of runs: per chapter the judged claims x builds, how
     many are decided, and the minutes the committed whole runs spent, summed as the records say."""
-    from gillab import report
+    from gillab.judge import report
 
     text = book.efficiency()
     flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))

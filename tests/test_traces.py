@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import need_builds
-from gillab import provision, traces, tracing
+from gillab.measure import provision, traces, tracing
 
 TRACED = ("2.7.18+trace", "3.9.10+trace", "nogil-3.9.10+trace", "3.13.5+trace", "3.13.5t+trace")
 
@@ -112,7 +112,7 @@ def test_chrome_export_is_trace_event_json_with_a_row_per_thread():
 
 
 def test_the_trace_plan_names_real_points_and_traced_builds():
-    from gillab import experiments
+    from gillab.measure import experiments
 
     for shot in tracing.PLAN:
         exp = experiments.get(shot.experiment)
@@ -123,7 +123,7 @@ def test_the_trace_plan_names_real_points_and_traced_builds():
 
 
 def test_traced_builds_are_declared_beside_their_twins_and_never_measured():
-    from gillab import interpreters
+    from gillab.measure import interpreters
 
     specs = {s.build_id: s for s in provision.all_specs()}
     for tid in TRACED:
@@ -302,7 +302,7 @@ def test_record_keeps_the_workload_process_trace_in_the_campaign(traced, data_di
 
 
 def test_record_refuses_before_measuring_when_a_traced_build_is_missing(data_dir, monkeypatch):
-    from gillab import interpreters
+    from gillab.measure import interpreters
 
     real = tracing.traced_condition
     monkeypatch.setattr(tracing, "traced_condition", lambda c: dataclasses.replace(real(c), executable="/nonexistent"))
@@ -312,7 +312,7 @@ def test_record_refuses_before_measuring_when_a_traced_build_is_missing(data_dir
 
 
 def test_io_calls_tell_a_lost_gil_from_one_taken_straight_back():
-    from gillab import trace_view
+    from gillab.present import trace_view
 
     h, c = 5, 6     # the handler blocks on I/O twice: once a CPU thread takes the GIL meanwhile, once not
     events = [(0, c, W), (10, h, T), (20, h, D), (30, c, T), (40, h, W), (5 * MS, h, R), (5 * MS + 10, c, F),
@@ -330,7 +330,7 @@ def test_io_calls_tell_a_lost_gil_from_one_taken_straight_back():
 
 
 def test_a_campaign_without_traces_says_how_to_record_them(data_dir):
-    from gillab import trace_view
+    from gillab.present import trace_view
 
     assert trace_view.load("convoy") == (None, [], [])
     text = trace_view.none_yet("convoy")
@@ -338,7 +338,7 @@ def test_a_campaign_without_traces_says_how_to_record_them(data_dir):
 
 
 def test_a_campaign_carries_its_traces_and_a_damaged_one_is_refused_on_import(data_dir, tmp_path):
-    from gillab import campaigns, exchange
+    from gillab.measure import campaigns, exchange
 
     camp = campaigns.create("with-traces")
     src = tmp_path / "gil-1.trace"
@@ -361,7 +361,8 @@ def test_a_campaign_carries_its_traces_and_a_damaged_one_is_refused_on_import(da
 
 
 def test_a_trace_median_prints_no_95_percent_interval_on_too_few_values():
-    from gillab import stats, trace_view
+    from gillab import stats
+    from gillab.present import trace_view
 
     few = trace_view.median_with_interval([1.0, 2.0])
     assert few["median"] == 1.5 and few["lo"] != few["lo"]

@@ -5,8 +5,8 @@ import sys
 import pandas as pd
 import pytest
 
-from gillab import sweep
-from gillab.experiments import countdown as cd
+from gillab.measure import sweep
+from gillab.chapters import countdown as cd
 
 
 def synthetic(times: dict[str, dict[int, list[float]]], total=100_000_000) -> pd.DataFrame:
@@ -92,7 +92,9 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
     """The verdicts page's figure and counts, and the landing page's lines, from the committed
     reference campaign: every claim x build is counted once, per document and per build, and
     every document with verdicts has its line."""
-    from gillab import campaigns, plots, report
+    from gillab.measure import campaigns
+    from gillab.present import plots
+    from gillab.judge import report
 
     ref = campaigns.reference_id()
     rows = report.verdicts(campaign=ref)
@@ -122,7 +124,7 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
 
 
 def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
-    from gillab import report
+    from gillab.judge import report
 
     def row(doc, claim, cond, outcome):
         return {"document": doc, "experiment": f"e{doc}", "claim_id": claim, "claim": claim,
@@ -156,7 +158,7 @@ def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
 def test_a_seed_verdict_is_set_beside_the_default_verdict_of_the_same_claim_and_build():
     import pandas as pd
 
-    from gillab import report
+    from gillab.judge import report
 
     def flat(rows):
         return pd.DataFrame([{"claim_id": c, "condition": k, "outcome": o, "experiment": "countdown"}
@@ -178,7 +180,7 @@ def test_a_bar_that_is_no_95_interval_is_dashed_and_the_figure_says_so():
     the same rule (a ratio of medians needs 8 runs a side)."""
     import matplotlib.pyplot as plt
 
-    from gillab import plots
+    from gillab.present import plots
 
     plots.setup()
     df = synthetic({"few": {1: [1.0, 1.1, 1.2]}, "enough": {1: [1.0, 1.1, 1.2, 1.05, 1.15, 1.1, 1.12]}})
@@ -199,7 +201,7 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
     one column per build family, a single claim x build with its interval, several counted."""
     import pandas as pd
 
-    from gillab import report
+    from gillab.judge import report
 
     rows = [("000", "countdown/threads=2", "new GIL", "3.9.10", "higher", 1.7, 1.6, 1.9),
             ("000", "countdown/threads=4", "new GIL", "3.9.10", "inconclusive", 2.0, 1.5, 2.5),
@@ -217,7 +219,7 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
 def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do():
     import pandas as pd
 
-    from gillab import report
+    from gillab.judge import report
 
     nan = float("nan")
     cols = ["claim_id", "condition", "outcome", "measured", "ci_low", "ci_high", "why", "experiment"]
@@ -247,7 +249,7 @@ def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do
 
 
 def test_the_size_differences_are_read_from_the_profiles():
-    from gillab import report
+    from gillab.judge import report
 
     assert "total_decrements 20,000,000 -> 100,000,000" in report.size_differences("countdown")
     assert report.size_differences("file_io") == ""        # seed measures default's sizes
@@ -256,7 +258,9 @@ def test_the_size_differences_are_read_from_the_profiles():
 def test_no_seed_verdict_of_a_chapter_measured_whole_is_inconclusive_for_want_of_runs():
     """The committed reference's `seed` chapters that hold every sample the profile asks for give
     each judged claim x build the runs its interval needs (the claim tier of profiles.toml)."""
-    from gillab import book, campaigns, report
+    from gillab.present import book
+    from gillab.measure import campaigns
+    from gillab.judge import report
 
     rec = book.chapter_times_record("seed")
     assert rec is not None and rec["campaign"] == campaigns.reference_id()

@@ -36,8 +36,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import interpreters
-from .profiles import PROFILES, ParameterError
+from .measure import interpreters
+from .measure.profiles import PROFILES, ParameterError
 
 
 # What measuring needs (requirements/measure.txt) and what only the notebooks and the book need:
@@ -149,7 +149,7 @@ def cmd_interpreters(args) -> int:
 
 
 def cmd_provision(args) -> int:
-    from . import provision
+    from .measure import provision
 
     argv = (["--pgo"] if args.pgo else []) + (["--jobs", str(args.jobs)] if args.jobs else [])
     argv += [a for s in args.sets or [] for a in ("--set", s)] + [a for o in args.only or [] for a in ("--only", o)]
@@ -158,7 +158,7 @@ def cmd_provision(args) -> int:
 
 
 def cmd_measure(args) -> int:
-    from . import sweep
+    from .measure import sweep
 
     if args.plan:
         plan = sweep.plan(args.experiment, args.profile, _parse_kv(args.param),
@@ -189,7 +189,8 @@ def cmd_measure(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from . import book, sweep
+    from .present import book
+    from .measure import sweep
 
     require_notebook_stack("run")
     overrides = _parse_kv(args.param)
@@ -214,7 +215,7 @@ def minutes_arg(text: str) -> float:
 
 
 def cmd_reproduce(args) -> int:
-    from . import book
+    from .present import book
 
     if not args.no_book:
         require_notebook_stack("reproduce")
@@ -228,7 +229,7 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_timing(args) -> int:
-    from . import book
+    from .present import book
 
     if args.write:
         path = book.write_chapter_times(args.profile, args.campaign)
@@ -244,19 +245,19 @@ def cmd_timing(args) -> int:
 
 
 def cmd_trace_record(args) -> int:
-    from . import tracing
+    from .measure import tracing
 
     return tracing.main_record(args)
 
 
 def cmd_trace_overhead(args) -> int:
-    from . import tracing
+    from .measure import tracing
 
     return tracing.main_overhead(args)
 
 
 def _trace_campaign(name: str | None):
-    from . import campaigns
+    from .measure import campaigns
 
     if name:
         return campaigns.load(name)
@@ -270,7 +271,7 @@ def _trace_campaign(name: str | None):
 
 
 def cmd_trace_list(args) -> int:
-    from . import traces
+    from .measure import traces
 
     camp = _trace_campaign(args.campaign)
     print(f"traces of campaign {camp.id}")
@@ -287,7 +288,7 @@ def cmd_trace_list(args) -> int:
 
 
 def cmd_trace_export(args) -> int:
-    from . import traces
+    from .measure import traces
 
     tr = traces.read(args.trace)
     args.output.write_text(json.dumps(traces.chrome(tr)) + "\n")
@@ -296,7 +297,7 @@ def cmd_trace_export(args) -> int:
 
 
 def cmd_campaigns(args) -> int:
-    from . import campaigns
+    from .measure import campaigns
 
     rows = [campaigns.describe(c) for c in campaigns.all_campaigns()]
     if args.json:
@@ -315,7 +316,8 @@ def cmd_campaigns(args) -> int:
 
 
 def cmd_codekeys(args) -> int:
-    from . import across, campaigns, keyguard
+    from .judge import across, keyguard
+    from .measure import campaigns
 
     cs, now, decl = campaigns.all_campaigns(), across.code_keys_now(), keyguard.declared()
     tab = keyguard.table(cs, now)
@@ -346,7 +348,7 @@ def cmd_codekeys(args) -> int:
 
 def cmd_book(args) -> int:
     require_notebook_stack("book")
-    from . import book
+    from .present import book
 
     book.book(execute_notebooks=not args.no_execute, profile=args.profile, force=args.force,
               campaign=args.campaign)
@@ -354,7 +356,7 @@ def cmd_book(args) -> int:
 
 
 def cmd_results(args) -> int:
-    from . import report
+    from .judge import report
 
     data = report.results(args.experiment, campaign=args.campaign, profile=None if args.profile == "any" else args.profile)
     print(f"[gillab] {args.experiment}: campaign {data['campaign']}, profile {args.profile}"
@@ -369,11 +371,11 @@ def cmd_results(args) -> int:
 
 
 def cmd_verdicts(args) -> int:
-    from . import report
+    from .judge import report
 
     profile = None if args.profile == "any" else args.profile
     if args.machines:
-        from . import across
+        from .judge import across
 
         print(json.dumps(_clean(across.rows(profile=profile)), indent=2))
         return 0
@@ -397,7 +399,7 @@ def cmd_verdicts(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from . import exchange
+    from .measure import exchange
 
     out = exchange.export(args.campaign, args.output)
     print(f"[gillab] campaign written to {out} ({out.stat().st_size:,} bytes); "
@@ -406,7 +408,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from . import exchange
+    from .measure import exchange
 
     cid, what = exchange.import_(args.source)
     print(f"[gillab] campaign {cid}: {what} (contributed, read-only); `gillab book` shows it on the "
@@ -415,7 +417,7 @@ def cmd_import(args) -> int:
 
 
 def cmd_wheelhouse(args) -> int:
-    from . import offline
+    from .measure import offline
 
     if args.plan:
         for who, exe, reqs in offline.plan(args.profile, args.python_version):
@@ -432,7 +434,7 @@ def cmd_wheelhouse(args) -> int:
 
 
 def cmd_notebooks(args) -> int:
-    from . import notebooks
+    from .present import notebooks
 
     for path in notebooks.write_all():
         print(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
@@ -443,7 +445,8 @@ def cmd_live(args) -> int:
     import secrets
 
     require_notebook_stack("live", ("jupyterlab",))
-    from . import experiments, live, notebooks
+    from .measure import experiments
+    from .present import live, notebooks
     from .paths import repo_root
 
     live.check_port(args.port)
@@ -607,13 +610,13 @@ def main(argv: list[str] | None = None) -> int:
         if line:
             print(f"gillab: error: {line}", file=sys.stderr)
             return 2
-        from .campaigns import NoCampaign
-        from .provision import ProvisionError
-        from .results import NoData
-        from .runner import WorkloadError
-        from .store import StoreBusy, StoreWriteError
+        from .measure.campaigns import NoCampaign
+        from .measure.provision import ProvisionError
+        from .judge.results import NoData
+        from .measure.runner import WorkloadError
+        from .measure.store import StoreBusy, StoreWriteError
 
-        from .traces import TraceError
+        from .measure.traces import TraceError
 
         if isinstance(exc, (NoData, NoCampaign, StoreBusy, StoreWriteError, WorkloadError, ProvisionError,
                             FileNotFoundError, TraceError)):

@@ -1,0 +1,211 @@
+"""How the affinity chapter reads its samples: its summary, claims, figures, explorer
+and checked sentences (what it measures: :mod:`gillab.measure.experiments.affinity`)."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .. import stats
+from ..judge.analysis import ModuleAnalysis, frame_cached
+from .echo import per_run
+from ..measure.experiments.affinity import PLACEMENTS
+
+
+run_values = per_run      # what the documents' conclusions (claims.csv) take the ratio of
+
+
+def published() -> pd.DataFrame:
+    from ..judge import results
+
+    return results.reference("pbts13_t5_echo_rps_cpu_affinity")
+
+
+def published_table() -> pd.DataFrame:
+    p = published()
+    return pd.DataFrame({"CPU-bound threads": p["cpu_bound_threads"], "RPS (as printed)": p["rps_as_published"],
+                         "setup": p["affinity_setup"]})
+
+
+@frame_cached
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, client, n), g in df.groupby(["condition", "client", "cpu_threads"], sort=True):
+        s = stats.summarize(per_run(g), lower_is_better=False)     # over runs, each run's median window
+        per = g.drop_duplicates(["run_id", "repeat"])
+        rows.append({"condition": cond, "client": client, "cpu_threads": int(n), "runs": s["n"], "windows": len(g),
+                     "rps_median": s["median"], "rps_ci_lo": s["ci_lo"], "rps_ci_hi": s["ci_hi"],
+                     "server_affinity": ";".join(sorted(set(per["server_affinity"].astype(str)))),
+                     "handler_last_cpu": ";".join(sorted(set(per["handler_last_cpu"].astype(int).astype(str)))),
+                     "client_affinity": ";".join(sorted(set(per["client_affinity"].astype(str)))),
+                     "client_cpu_share": float(per["client_cpu_share"].median())})
+    return pd.DataFrame(rows)
+
+
+def claims(df: pd.DataFrame) -> list[dict]:
+    from ..judge import claims as published_claims
+
+    out = []
+    conds = sorted(df["condition"].unique())
+    for _, row in published().iterrows():
+        n = int(row["cpu_bound_threads"])
+        # the author's client shared the server's core: only that placement answers his table (the
+        # other core is a finding of the chapter, and the October 7 update's conclusion)
+        for client in [c for c in df["client"].unique() if c == "same"]:
+            cid = f"affinity/cpu_threads={n}/client={client}"
+            pub = published_claims.value(cid)
+            measured = {}
+            for cond in conds:
+                g = df[(df["condition"] == cond) & (df["cpu_threads"] == n) & (df["client"] == client)]
+                if len(g):
+                    s = stats.summarize(per_run(g), lower_is_better=False)     # n: runs
+                    measured[cond] = published_claims.judged(cid, s["median"], s, best=s["best"], note="")
+            out.append({
+                "experiment": "affinity", "table": "pbts13_t5_echo_rps_cpu_affinity",
+                "claim_id": cid,
+                "claim": f"echo RPS, server on one core, {n} CPU threads, client on the {client} core",
+                "published": pub, "unit": "rps", "measured": measured, "band": published_claims.band(cid),
+                "published_as": f"{row['rps_as_published']} (the author's client shared the server's core)",
+            })
+    return out
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    s = summary(df)
+    pub = published().set_index("cpu_bound_threads")["rps_numeric"]
+    rows = []
+    for n in sorted(set(s["cpu_threads"]) | set(pub.index)):
+        line = {"CPU threads": n, "document (client on the same core)": f"{pub[n]:,.0f}" if n in pub.index else "-"}
+        for (cond, client), g in s.groupby(["condition", "client"]):
+            m = g[g["cpu_threads"] == n]
+            line[f"{cond}, client {client}"] = (f"{m['rps_median'].iloc[0]:,.0f} [{m['rps_ci_lo'].iloc[0]:,.0f}, "
+                                               f"{m['rps_ci_hi'].iloc[0]:,.0f}]") if len(m) else "-"
+        rows.append(line)
+    return pd.DataFrame(rows)
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    for cond, g in s.groupby("condition"):
+        parts = []
+        for client, h in g.groupby("client"):
+            h = h.set_index("cpu_threads")
+            parts.append(f"client on the {client} core: " + ", ".join(
+                f"{n} threads {h.at[n, 'rps_median']:,.0f}" for n in h.index))
+        lines.append(f"- **{cond}**: " + "; ".join(parts) + " (RPS, medians).")
+    return "\n".join(lines)
+
+
+def figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from ..present import plots
+
+    s = summary(df)
+    conds = sorted(s["condition"].unique())
+    pal = plots.palette(conds)
+    fig, ax = plt.subplots(figsize=(9, 4.4))
+    pub = published()
+    for cond in conds:
+        for client, style in (("same", "-"), ("other", "--")):
+            h = s[(s["condition"] == cond) & (s["client"] == client)].sort_values("cpu_threads")
+            if not len(h):
+                continue
+            ax.errorbar(h["cpu_threads"], h["rps_median"], yerr=[h["rps_median"] - h["rps_ci_lo"],
+                        h["rps_ci_hi"] - h["rps_median"]], fmt="o" + style, color=pal[cond], capsize=3,
+                        label=f"{cond}, client on the {client} core")
+    ax.plot(pub["cpu_bound_threads"], pub["rps_numeric"], label="document (client on the same core)",
+            **plots.PUBLISHED_STYLE)
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xticks(sorted(s["cpu_threads"].unique()), [str(n) for n in sorted(s["cpu_threads"].unique())])
+    ax.set_xlabel("CPU-bound threads in the server")
+    ax.set_ylabel("requests / second (median, interval)")
+    ax.set_title("Every server thread on one core; the client on the same core or the other", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from ..present import plots, widgets
+
+    pal = plots.palette(df["condition"].unique())
+    ns = sorted(df["cpu_threads"].unique())
+    clients = [c for c in PLACEMENTS if c in set(df["client"])]
+    pub = published().set_index("cpu_bound_threads")["rps_numeric"]
+    ymax = float(df["rps"].max()) * 1.2
+
+    def draw(client, n):
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        g = df[(df["client"] == client) & (df["cpu_threads"] == n)]
+        plots.samples_by_condition(ax, g, "rps", pal)
+        if n in pub.index:
+            ax.axhline(pub[n], color="black", linestyle="--", label=f"document: {pub[n]:,.0f}")
+            ax.legend(fontsize=8, loc="lower left")
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(0, ymax)
+        ax.set_xlabel("")
+        ax.set_ylabel("requests in each window")
+        ax.set_title(f"client on the {client} core, {n} CPU threads: every window", fontsize=10)
+        return fig
+
+    return widgets.stack_explorer(draw, ("client", clients, [f"on the {c} core" for c in clients]),
+                                  ("CPU threads", ns, [str(n) for n in ns]), title="Explore every counted window")
+
+
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..judge.prose import Check, gil_by_condition, measured, ok_rows
+
+    ok = ok_rows(df)
+    # each run's median window, then the median over runs
+    med = ok.groupby(["condition", "client", "cpu_threads", "run_id", "repeat"])["rps"].median().groupby(
+        level=["condition", "client", "cpu_threads"]).median()
+    gil_on = gil_by_condition(df)
+    conds = sorted(ok["condition"].unique())
+
+    def m(c, client, n):
+        return float(med.get((c, client, n), math.nan))
+
+    out = []
+    gil = [c for c in conds if gil_on.get(c)]
+    r = measured({c: (m(c, "same", 1), m(c, "other", 1)) for c in gil})
+    if r:
+        out.append(Check(
+            "**The author's update holds**: with the GIL and one CPU thread, all on one core, the server answers "
+            "at least ten times as many requests when the client shares that core as when it runs on the other",
+            all(a >= 10 * b for a, b in r.values()),
+            "medians, client on the same core vs the other: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in r.items()),
+            "With the client on the other core, every `recv()` blocks, the handler sleeps, the OS runs the CPU "
+            "thread, and the convoy is as bad as without pinning."))
+    free = [c for c in conds if not gil_on.get(c, True)]
+    top = int(ok["cpu_threads"].max())
+    r = {c: measured({cl: (m(c, cl, 1), m(c, cl, top)) for cl in ("same", "other")}) for c in free}
+    r = {c: v for c, v in r.items() if v}
+    if r:
+        out.append(Check(
+            f"**The builds without a GIL** have no convoy; on one core their handler and CPU threads share the "
+            f"core's time, so {top} CPU threads leave fewer requests than one, whatever the placement",
+            all(b < a for v in r.values() for a, b in v.values()),
+            "; ".join(f"{c}: " + ", ".join(f"{cl} {a:,.0f} → {b:,.0f}" for cl, (a, b) in v.items()) for c, v in r.items())))
+    alone = measured({c: (m(c, "same", 0), m(c, "other", 0)) for c in conds})
+    out.append(Check(
+        "Alone, a client on the same core is faster than one on the other core on this machine",
+        bool(alone) and all(a > b for a, b in alone.values()),
+        "medians alone, same vs other core: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in alone.items()),
+        "A hand-over on one core is cheaper than waking a thread on another (see the convoy chapter)."))
+    return out
+
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's five windows after a longer warm-up make one server run's rate steadier than "
+    "default's single window."
+)
+
+
+ANALYSIS = ModuleAnalysis(__name__)

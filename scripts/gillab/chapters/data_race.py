@@ -1,0 +1,208 @@
+"""How the data_race chapter reads its samples: its summary, claims, figures, explorer
+and checked sentences (what it measures: :mod:`gillab.measure.experiments.data_race`)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..judge import results
+from .. import stats
+from ..judge.analysis import ModuleAnalysis, frame_cached
+from .echo import inline_row
+
+
+def _label(df: pd.DataFrame) -> pd.Series:
+    return df["switch_interval_runtime"].map(lambda x: f"{x:g} s")
+
+
+@frame_cached
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (cond, si, n, t), g in df.groupby(["condition", "switch_interval_runtime", "iterations", "threads"], sort=True):
+        s = stats.summarize(g["lost"])
+        rows.append({"condition": cond, "switch_interval": si, "iterations": int(n), "threads": int(t),
+                     "runs": s["n"], "runs_with_lost_updates": int((g["lost"] > 0).sum()),
+                     "lost_median": s["median"], "lost_ci_lo": s["ci_lo"], "lost_ci_hi": s["ci_hi"],
+                     "lost_max": float(g["lost"].max()), "expected": int(g["expected"].iloc[0]),
+                     "lost_fraction_median": float(g["lost_fraction"].median())})
+    return pd.DataFrame(rows)
+
+
+_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000}
+
+
+def _inline_value(inline: pd.DataFrame, scenario: str) -> float:
+    """A value of the document's in-text numbers, in seconds, by the start of its scenario."""
+    row = inline_row(inline, scenario)
+    return float(row["value"]) / _PER_SECOND[row["unit"]]
+
+
+def claims(df: pd.DataFrame) -> list[dict]:
+    """The claim of claims.csv: the race itself (at least one run, at the document's interval and
+    1000 increments per thread, loses updates).  The default switch interval is context (every
+    sample reads it back; judging it compared a setting with itself), as is the smallest."""
+    from ..judge import claims as published_claims
+    from ..judge import results
+
+    inline = results.reference("pbts13_t6_echo_inline_numbers")
+    conds = sorted(df["condition"].unique())
+    out = []
+
+    def row(claim_id, claim, measured, published_as):
+        c = published_claims.get(claim_id)
+        out.append({"experiment": "data_race", "table": "pbts13_t6_echo_inline_numbers", "claim_id": claim_id,
+                    "claim": claim, "published": c["published"], "unit": c["unit"], "measured": measured,
+                    "published_as": published_as, "band": published_claims.band(claim_id)})
+
+    cid = "data_race/lost_updates"
+    tiny = df[np.isclose(df["switch_interval"].fillna(-1.0), _inline_value(inline, "data-race demo"))]
+    measured = {}
+    for cond in conds:
+        g = tiny[(tiny["condition"] == cond) & (tiny["iterations"] == 1000)]
+        if len(g):
+            lost_runs = int((g["lost"] > 0).sum())
+            # a race seen is a race shown: the count is exact.  None seen shows no absence: the
+            # runs of n that would lose updates could still be n x the exact binomial bound
+            hi = float(lost_runs) if lost_runs else len(g) * stats.proportion_interval(0, len(g))[1]
+            r = {"ci_lo": float(lost_runs), "ci_hi": hi, "n": int(len(g)), "method": stats.COUNT}
+            measured[cond] = published_claims.judged(
+                cid, float(lost_runs), r, best=float(lost_runs),
+                note=f"lost updates in {lost_runs} of {len(g)} runs ({lost_runs / len(g):.0%}); "
+                     f"lost per run {g['lost'].min():,.0f} to {g['lost'].max():,.0f}")
+    row(cid, "f() (1000 x sum += 1) in several threads at the document's smallest interval: runs that lose updates",
+        measured, "a race is shown; no count published")
+    return out
+
+
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    from ..judge.prose import Check, gil_by_condition, ok_rows
+
+    ok = ok_rows(df)
+    gil_on = gil_by_condition(df)
+
+    def tally(conds):
+        parts, lost_any = [], {}
+        for c in conds:
+            g = ok[ok["condition"] == c]
+            lost_any[c] = int((g["lost"] > 0).sum())
+            parts.append(f"{c}: {lost_any[c]} of {len(g)} runs lost updates")
+        return lost_any, "; ".join(parts)
+
+    conds = sorted(ok["condition"].unique())
+    # (builds, sentence, whether every one of them loses updates (True) or none does (False), why)
+    sentences = (
+        ([c for c in conds if gil_on.get(c) and c.startswith("3.13")],
+         "**With the GIL, CPython 3.13 loses no update here**, even at the smallest switch interval", False,
+         "Since CPython 3.10 a thread only gives up the GIL at particular instructions (backward jumps of loops, "
+         "calls), never between the load and the store of `sum += 1`, so this loop cannot be interrupted "
+         "mid-update."),
+        ([c for c in conds if gil_on.get(c) and c.startswith("3.9")],
+         "**CPython 3.9, the document's interpreter, does lose updates** with the GIL: the document's claim is "
+         "true of 3.9 and no longer of 3.13", True,
+         "3.9's eval loop could drop the GIL between any two instructions, the load and the store of `sum += 1` "
+         "included."),
+        ([c for c in conds if not gil_on.get(c, True)],
+         "**Without the GIL the race is real**: every build without a GIL loses updates", True,
+         "The threads really run at once on 2 cores, whatever the switch interval (which a build without a GIL "
+         "ignores). This is what free-threaded code must protect with locks."),
+        ([c for c in conds if gil_on.get(c) and c.endswith("-gil")],
+         "Turning the GIL back on in a free-threaded binary (`PYTHON_GIL=1`, `PYTHONGIL=1` for the nogil fork) "
+         "brings back the 3.10+ behaviour: no lost updates", False, ""),
+    )
+    out = []
+    for builds, text, every, why in sentences:
+        if builds:
+            lost, evidence = tally(builds)
+            holds = all(lost.values()) if every else not any(lost.values())
+            out.append(Check(text, holds, evidence, why))
+    return out
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    s = summary(df)
+    out = s.assign(**{"switch interval": s["switch_interval"].map(lambda x: f"{x:g} s")})
+    out["lost updates: median [interval], max"] = out.apply(
+        lambda r: f"{r.lost_median:,.0f} [{r.lost_ci_lo:,.0f}, {r.lost_ci_hi:,.0f}], max {r.lost_max:,.0f}", axis=1)
+    out["runs with a lost update"] = out.apply(lambda r: f"{r.runs_with_lost_updates} of {r.runs}", axis=1)
+    return out[["condition", "switch interval", "iterations", "threads", "expected",
+                "lost updates: median [interval], max", "runs with a lost update"]]
+
+
+def findings(df: pd.DataFrame) -> str:
+    s = summary(df)
+    lines = []
+    for cond, g in s.groupby("condition"):
+        total = int(g["runs"].sum())
+        with_lost = int(g["runs_with_lost_updates"].sum())
+        worst = g.sort_values("lost_fraction_median").iloc[-1]
+        lines.append(f"- **{cond}**: lost updates in {with_lost} of {total} runs; the worst point "
+                     f"({int(worst.threads)} threads x {int(worst.iterations):,}, interval {worst.switch_interval:g} s) "
+                     f"lost a median of {worst.lost_fraction_median:.1%} of its increments.")
+    return "\n".join(lines)
+
+
+def figure(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..present import plots
+
+    d = df.assign(interval=_label(df), lost_pct=df["lost_fraction"] * 100)
+    its = sorted(d["iterations"].unique())
+    pal = plots.palette(d["condition"].unique())
+    fig, axes = plt.subplots(len(its), 1, figsize=(8, 3.6 * len(its)), squeeze=False)
+    for ax, n in zip(axes[:, 0], its):
+        g = d[d["iterations"] == n]
+        sns.stripplot(data=g, x="threads", y="lost_pct", hue="condition", hue_order=sorted(pal), palette=pal,
+                      dodge=True, ax=ax, size=4, jitter=0.2, alpha=0.7)
+        ax.set_ylabel("lost updates, % of increments")
+        ax.set_title(f"{n:,} increments per thread: every run (both intervals)", fontsize=10)
+        ax.legend(fontsize=7, title="condition", title_fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..present import plots, widgets
+
+    d = df.assign(interval=_label(df), lost_pct=df["lost_fraction"] * 100)
+    pal = plots.palette(d["condition"].unique())
+    conds = sorted(pal)
+    its = sorted(d["iterations"].unique())
+    intervals = sorted(d["interval"].unique())
+    ymax = max(float(d["lost_pct"].max()) * 1.1, 1.0)
+
+    def draw(interval, n):
+        fig, ax = plt.subplots(figsize=(7.5, 3.4))
+        g = d[(d["interval"] == interval) & (d["iterations"] == n)]
+        sns.stripplot(data=g, x="threads", y="lost_pct", hue="condition", hue_order=conds, palette=pal,
+                      dodge=True, ax=ax, size=5, jitter=0.2)
+        ax.set_ylim(-0.02 * ymax, ymax)
+        ax.set_ylabel("lost updates, %")
+        ax.set_title(f"interval {interval}, {n:,} increments per thread: every run", fontsize=10)
+        ax.legend(fontsize=7)
+        return fig
+
+    return widgets.stack_explorer(draw, ("switch interval", intervals, intervals),
+                                  ("increments per thread", its, [f"{n:,}" for n in its]),
+                                  title="Explore every run")
+
+
+def published_table() -> pd.DataFrame:
+    """The document's in-text numbers about the data race (three lines of pbts13_t6)."""
+    inline = results.reference("pbts13_t6_echo_inline_numbers")
+    return inline[inline["scenario"].str.contains("switch interval|data-race")].drop(columns=["source"])
+
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's short loop only (default adds a long one), with many runs a point: the claim "
+    "is a count of runs that lost updates, settled by what was seen."
+)
+
+
+ANALYSIS = ModuleAnalysis(__name__)

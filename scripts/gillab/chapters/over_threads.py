@@ -1,0 +1,287 @@
+"""The reading shared by the "same total work over 1/2/4/8 threads" experiments (countdown,
+SHA-256): summary, speedups, claims against a published best-of-3 table, figures, explorers.
+Every function takes the experiment's :class:`Spec` as ``spec`` (bound by
+:class:`~gillab.judge.analysis.ModuleAnalysis`)."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+
+from ..measure import campaigns
+from ..judge import results
+from .. import stats
+from ..judge import claims as published_claims
+from ..judge.analysis import frame_cached
+
+
+@dataclass(frozen=True)
+class Spec:
+    experiment: str
+    table: str                       # data/reference/<table>.csv
+    published_col: str               # its time column (best of 3)
+    size: Callable[[pd.DataFrame], float]   # total work of a group of samples
+    seed_size: float                 # the document's total work
+    size_words: Callable[[float], str]      # "100,000,000 decrements"
+    explorer_title: str
+    per_unit: Callable[[pd.Series], str]    # the 1-thread speed in words, from a summary row
+    printed: tuple = ()                      # (column of the table, its name as printed), in order
+    speed: tuple = ()                        # (summary column, its value from a summary frame)
+
+
+def published(spec: Spec) -> pd.DataFrame:
+    return results.reference(spec.table)
+
+
+def published_table(spec: Spec) -> pd.DataFrame:
+    """The document's table as it printed it."""
+    p = published(spec)
+    return pd.DataFrame({name: p[col] for col, name in spec.printed})
+
+
+@frame_cached
+def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
+    """Per condition and thread count: best of n, median with CI, speedup over 1 thread with CI."""
+    rows = []
+    for (cond, threads), g in df.groupby(["condition", "threads"], sort=True):
+        s = stats.summarize(g["seconds"])
+        one = df[(df["condition"] == cond) & (df["threads"] == 1)]["seconds"]
+        sp = stats.ratio_of_medians(one, g["seconds"]) if len(one) else \
+            {"ratio": math.nan, "ci_lo": math.nan, "ci_hi": math.nan}
+        rows.append({
+            "condition": cond, "threads": int(threads), "work": spec.size(g), **s,
+            "speedup": sp["ratio"], "speedup_ci_lo": sp["ci_lo"], "speedup_ci_hi": sp["ci_hi"],
+            "speedup_weak": not stats.conclusive(stats.RATIO, (sp.get("n_num", 0), sp.get("n_den", 0))),
+            "gil_enabled": bool(g["gil_enabled"].fillna(False).astype(bool).all()),
+        })
+    out = pd.DataFrame(rows)
+    if spec.speed:
+        out[spec.speed[0]] = spec.speed[1](out)
+    return out
+
+
+def _by_repeat(g: pd.DataFrame) -> pd.Series:
+    """One point's run times by repeat number (the newest where a repeat was stored twice)."""
+    return g.drop_duplicates("repeat", keep="last").set_index("repeat")["seconds"]
+
+
+_POINT = re.compile(r"^threads=(?P<k>\d+)(?: / threads=(?P<d>\d+))?$")
+
+
+def readings(spec: Spec) -> list[tuple[str, int, int | None]]:
+    """The claims rows this experiment judges on its own, as (claim id, threads, the denominator's
+    threads): a row's point ``threads=k`` reads T(k) (an absolute) or T(k)/T(1) (a ratio), and
+    ``threads=k / threads=d`` reads T(k)/T(d); the conclusions (``.../conclusion/...``) are read
+    by :func:`gillab.judge.claims.conclusions`."""
+    out = []
+    skip = set(published_claims.conclusion_ids(spec.experiment))
+    for _, c in published_claims.of(spec.experiment).iterrows():
+        m = _POINT.match(str(c["point"]).strip())
+        if c["claim_id"] in skip or not m or c["comparison"] == "not testable":
+            continue
+        k = int(m["k"])
+        d = int(m["d"]) if m["d"] else (None if c["kind"] == "absolute" else 1)
+        out.append((c["claim_id"], k, d))
+    return out
+
+
+def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
+    """One row per claims row that reads this experiment's thread counts (:func:`readings`): the
+    time ratio T(k)/T(d) (scale-free), or T(k) itself, each with the document's own statistic
+    (claims.csv ``doc_statistic``: a best of 3).
+
+    Three interleaved repeats (3j..3j+2) make one trial; a trial's value is its best run, and
+    the interval is over trials: for T(k) the median of trials' bests, for T(k)/T(d) the median
+    of the per-trial ratios of bests (both points ran in the same repeats).  Our medians of runs
+    stay in the figures and in the row's note.  The ratio is what the document's argument rests
+    on; the absolute 1-thread time depends on the machine, and is compared scaled to the
+    document's size when a smaller profile ran (the scaling is said in the row's note).
+    """
+    pub = published(spec).set_index("threads")
+    out = []
+    conds = sorted(df["condition"].unique())
+    for cid, k, d in readings(spec):
+        c = published_claims.get(cid)
+        published_value, unit = published_claims.value(cid), c["unit"]
+        size = published_claims.trial_size(cid)
+        stat = c["doc_statistic"]
+        if d is None:
+            claim = f"time for {spec.size_words(spec.seed_size)} in {k} thread{'s' if k != 1 else ''} ({stat})"
+        else:
+            claim = (f"time with {k} threads / time with {d} thread{'s' if d != 1 else ''} (same total work; "
+                     f"{stat} each)")
+        measured = {}
+        for cond in conds:
+            g = df[df["condition"] == cond]
+            tk, td = g[g["threads"] == k], g[g["threads"] == (d or k)]
+            if not (len(tk) and len(td)):
+                continue
+            if d is None:
+                scale = spec.seed_size / spec.size(tk)
+                by_trial = stats.trials(_by_repeat(tk) * scale, size)
+                r = stats.trial_median(by_trial) if size > 1 else stats.summarize(_by_repeat(tk) * scale)
+                value, best = r["median"], float(tk["seconds"].min() * scale)
+                median_of_runs = float(tk["seconds"].median() * scale)
+                note = "" if scale == 1 else f"scaled x{scale:g} from {spec.size_words(spec.seed_size / scale)}; "
+            else:
+                num, den = _by_repeat(tk), _by_repeat(td)
+                r = (stats.paired_ratio(stats.trials(num, size), stats.trials(den, size), stats.PAIRED_TRIALS)
+                     if size > 1 else stats.ratio_of_medians(num, den))
+                value, best = r["ratio"], float(tk["seconds"].min() / td["seconds"].min())
+                median_of_runs = float(tk["seconds"].median() / td["seconds"].median())
+                note = ""
+            if size > 1 and not r["n"]:      # not one complete trial: the runs' median, shown and not judged
+                note += (f"{stat}: no complete trial of {size} runs ({min(len(tk), len(td))} runs): "
+                         "the median of runs is shown")
+                measured[cond] = published_claims.entry(median_of_runs, r, verdict="inconclusive", best=best,
+                                                        note=note, statistic=stat)
+                continue
+            if size > 1:
+                note += (f"{stat}: {r['n']} trial{'s' if r['n'] != 1 else ''} of {size} runs "
+                         f"({min(len(tk), len(td))} runs); median of runs {median_of_runs:.3g}")
+            measured[cond] = published_claims.judged(cid, value, r, best=best, note=note, statistic=stat)
+        row = pub.loc[k] if k in pub.index and cid == f"{spec.experiment}/threads={k}" else None
+        out.append({
+            "experiment": spec.experiment, "table": spec.table if row is not None else "claims", "claim_id": cid,
+            "claim": claim, "published": published_value, "unit": unit, "band": published_claims.band(cid),
+            "published_as": (f"{float(row[spec.published_col])} s ({row['python']}, {row['machine']})"
+                             if row is not None else c["quote"]),
+            "measured": measured,
+        })
+    return out
+
+
+def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
+    """The published table with ours beside it: per condition, best of n / median [interval]."""
+    s = summary(df, spec)
+    pub = published(spec)
+    out = pd.DataFrame({"threads": pub["threads"],
+                        f"published: s for {spec.size_words(spec.seed_size)}, best of 3":
+                        pub[spec.published_col].map("{:.2f}".format)})
+    work = spec.size_words(s["work"].iloc[0])
+    for cond in sorted(s["condition"].unique()):
+        g = s[s["condition"] == cond].set_index("threads")
+        out[f"{cond}: best / median [interval], s for {work}"] = out["threads"].map(
+            lambda k, g=g: f"{g.at[k, 'best']:.3f} / {g.at[k, 'median']:.3f} "
+                           f"[{g.at[k, 'ci_lo']:.3f}, {g.at[k, 'ci_hi']:.3f}]" if k in g.index else "not measured")
+    return out
+
+
+def findings(df: pd.DataFrame, spec: Spec) -> str:
+    """The verdict in words, every number computed from the samples."""
+    s = summary(df, spec)
+    lines = []
+    for cond in sorted(s["condition"].unique()):
+        g = s[s["condition"] == cond].set_index("threads")
+        gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
+        parts = [f"{k} threads {g.at[k, 'speedup']:.2f}x [{g.at[k, 'speedup_ci_lo']:.2f}, "
+                 f"{g.at[k, 'speedup_ci_hi']:.2f}]" for k in g.index if k != 1]
+        one = spec.per_unit(g.loc[1]) if 1 in g.index else "no 1-thread run"
+        lines.append(f"- **{cond}** ({gil} at run time): {one}; speedup over 1 thread: " + "; ".join(parts) + ".")
+    ratio_rows = [v for v in claims(df, spec)       # the published table's T(k)/T(1)
+                  if v["unit"] == "ratio" and re.fullmatch(rf"{spec.experiment}/threads=\d+", v["claim_id"])]
+    conds = sorted(s["condition"].unique())
+    agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows) for c in conds}
+    small = {c: sum(stats.too_few_runs(v["measured"].get(c, {}).get("why_inconclusive")) for v in ratio_rows)
+             for c in conds}
+    return (f"Measured on {campaigns.cores_of(df)} cores, speedups with their intervals (95% once there are runs "
+            "enough):\n\n" + "\n".join(lines)
+            + "\n\nPublished ratios T(k)/T(1) our measurement agrees with (its whole 95% interval inside the "
+            "claim's band): "
+            + "; ".join(f"{c}: {n} of {len(ratio_rows)}" + (f" ({small[c]} with too few runs to say)" if small[c] else "")
+                        for c, n in agree.items()) + ".")
+
+
+# -- figures ----------------------------------------------------------------------------------
+def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
+    """Top: seconds per run (samples, median with interval) per thread count.  Bottom: speedup
+    over 1 thread with interval, the published speedups, and this machine's ceiling."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from ..present import plots
+
+    cores = cores or campaigns.cores_of(df)
+    pal = plots.palette(df["condition"].unique())
+    s = summary(df, spec)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 8.5))
+    plots.median_with_ci(ax1, df, "threads", "seconds", "condition", pal)
+    ax1.set_ylabel(f"seconds for {spec.size_words(s['work'].iloc[0])}")
+    ax1.set_xlabel("threads (same total work)")
+    ax1.set_ylim(bottom=0)
+    ax1.set_title("Time per run: dots = samples, bars = median and interval", fontsize=11)
+    ax1.legend(title="condition", fontsize=8, title_fontsize=9)
+    ks = sorted(s["threads"].unique())
+    xpos = {k: i for i, k in enumerate(ks)}
+    offsets = np.linspace(-0.2, 0.2, max(len(pal), 1))
+    for off, (cond, colour) in zip(offsets, pal.items()):
+        g = s[s["condition"] == cond].sort_values("threads")
+        _, _, bars = ax2.errorbar([xpos[k] + off for k in g["threads"]], g["speedup"],
+                                  yerr=[g["speedup"] - g["speedup_ci_lo"], g["speedup_ci_hi"] - g["speedup"]],
+                                  fmt="o-", color=colour, capsize=3, label=cond)
+        plots.mark_weak(ax2, bars, list(g["speedup_weak"]))
+    ax2.plot(range(len(ks)), [min(k, cores) for k in ks], color="0.5", linestyle=":",
+             label=f"ceiling: min(threads, {cores} cores)")
+    p = published(spec).set_index("threads")[spec.published_col]
+    pk = [k for k in ks if k in p.index]
+    ax2.plot([xpos[k] for k in pk], [p[1] / p[k] for k in pk], label="published (CPython 3.9, best of 3)",
+             **plots.PUBLISHED_STYLE)
+    ax2.set_xticks(range(len(ks)), [str(k) for k in ks])
+    ax2.set_xlabel("threads")
+    ax2.set_ylabel("speedup = median T(1) / median T(k)")
+    ax2.set_ylim(0, max(cores, float(np.nanmax(s["speedup_ci_hi"])), float(max(p[1] / p[k] for k in pk))) * 1.15)
+    ax2.set_title("Speedup over 1 thread, interval of the ratio of medians", fontsize=11)
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def explorer(df: pd.DataFrame, spec: Spec):
+    """Kernel-free explorer: pick a view and slide over the thread counts."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..present import plots, widgets
+
+    pal = plots.palette(df["condition"].unique())
+    s = summary(df, spec)
+    ks = sorted(s["threads"].unique())
+    pub = published(spec).set_index("threads")[spec.published_col]
+    cores = campaigns.cores_of(df)
+    ymax_t = float(df["seconds"].max()) * 1.1
+    ymax_s = max(cores, float(s["speedup_ci_hi"].max()), float((pub[1] / pub).max())) * 1.15
+    work = spec.size_words(s["work"].iloc[0])
+
+    def draw(view, k):
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        conds = sorted(pal)
+        plural = "s" if k > 1 else ""
+        if view == "samples":
+            g = df[df["threads"] == k]
+            sns.boxplot(data=g, x="condition", y="seconds", hue="condition", order=conds, hue_order=conds,
+                        palette=pal, ax=ax, fliersize=0, width=0.5, legend=False)
+            sns.stripplot(data=g, x="condition", y="seconds", order=conds, color="black", size=4, ax=ax,
+                          jitter=0.1, alpha=0.7)
+            ax.set_ylim(0, ymax_t)
+            ax.set_ylabel(f"seconds ({work})")
+            ax.set_title(f"{k} thread{plural}: every sample (box = quartiles)", fontsize=11)
+        else:
+            g = s[s["threads"] == k].set_index("condition").reindex(conds)
+            ax.bar(conds, g["speedup"], color=[pal[c] for c in conds],
+                   yerr=[g["speedup"] - g["speedup_ci_lo"], g["speedup_ci_hi"] - g["speedup"]], capsize=5)
+            ax.axhline(min(k, cores), color="0.5", linestyle=":", label=f"ceiling min({k}, {cores} cores)")
+            if k in pub.index:
+                ax.axhline(pub[1] / pub[k], color="black", linestyle="--", label=f"published: {pub[1] / pub[k]:.2f}")
+            ax.set_ylim(0, ymax_s)
+            ax.set_ylabel("speedup over 1 thread")
+            ax.set_title(f"{k} thread{plural}: speedup, median with interval", fontsize=11)
+            ax.legend(fontsize=8, loc="upper left")
+        ax.set_xlabel("")
+        return fig
+
+    return widgets.stack_explorer(
+        draw, ("view", ["samples", "speedup"], ["time of every sample", "speedup over 1 thread"]),
+        ("threads", ks, [str(k) for k in ks]), title=spec.explorer_title)

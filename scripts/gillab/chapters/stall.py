@@ -1,0 +1,173 @@
+"""How the stall chapter reads its samples: its summary, claims, figures, explorer
+and checked sentences (what it measures: :mod:`gillab.measure.experiments.stall`)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..judge.analysis import ModuleAnalysis, frame_cached
+from . import doc003
+
+
+def published() -> pd.DataFrame:
+    return doc003.published("stall")
+
+
+def published_table() -> pd.DataFrame:
+    return doc003.inline_table("stall")
+
+
+def per_run(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per run; the SIGINT runs get ``interrupt_wait``: (time from the signal to the
+    KeyboardInterrupt) / (time the 'in' still had to run), the latter from the same repeat's run
+    without a signal."""
+    d = df.copy()
+    d["signal"] = d["signal"].astype(str).str.lower().eq("true")
+    plain = d[~d["signal"]].set_index(["condition", "n", "repeat"])["in_s"]
+    rows = []
+    for _, r in d.iterrows():
+        row = {"condition": r["condition"], "n": int(r["n"]), "repeat": r["repeat"], "signal": bool(r["signal"]),
+               "in_s": r["in_s"], "longest_gap_s": r["longest_gap_s"], "beats_during": r["beats_during"],
+               "point": "sigint" if r["signal"] else "no signal"}
+        if r["signal"]:
+            full = plain.get((r["condition"], r["n"], r["repeat"]))
+            after = float(r["sigint_after_s"])
+            if pd.notna(r.get("interrupt_s")) and full is not None and full > after:
+                row["interrupt_wait"] = (float(r["interrupt_s"]) - after) / (full - after)
+            row["interrupt_s"] = r.get("interrupt_s")
+        else:
+            row["silent_fraction"] = r["silent_fraction"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@frame_cached
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    runs = per_run(df)
+    big = runs[runs["n"] == runs["n"].max()]
+    return doc003.summarize_runs(big, ["condition", "point"], ("silent_fraction", "interrupt_wait", "in_s",
+                                                               "longest_gap_s"))
+
+
+def claims(df: pd.DataFrame) -> list[dict]:
+    return doc003.claims(summary(df), "stall")
+
+
+def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    return doc003.side_by_side(summary(df), "stall")
+
+
+def figure(df: pd.DataFrame):
+    """Per size: how long the 'in' took and the longest heartbeat gap inside it (every run);
+    on the diagonal the heartbeat was silent for all of it."""
+    import matplotlib.pyplot as plt
+
+    from ..present import plots
+
+    runs = per_run(df)
+    plain = runs[~runs["signal"]]
+    pal = plots.palette(df["condition"].unique())
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for c, g in plain.groupby("condition"):
+        ax.scatter(g["in_s"], g["longest_gap_s"], color=pal[c], label=c, s=25, alpha=0.8)
+    top = float(plain["in_s"].max()) * 1.1 if len(plain) else 1
+    ax.plot([0, top], [0, top], color="0.5", linestyle="--", linewidth=1, label="silent throughout")
+    hb = float(df["heartbeat_s"].iloc[0]) if "heartbeat_s" in df else None
+    if hb:
+        ax.axhline(hb, color="0.7", linestyle=":", linewidth=1, label=f"heartbeat period {hb:g} s")
+    ax.set_xlabel("time of 'spam' in range(n), s")
+    ax.set_ylabel("longest heartbeat gap inside it, s")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.legend(fontsize=7)
+    ax.set_title("The 'in' against the longest heartbeat gap inside it (every run)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def findings(df: pd.DataFrame) -> str:
+    runs = per_run(df)
+    n = runs["n"].max()
+    lines = []
+    for cond, g in runs[runs["n"] == n].groupby("condition", sort=True):
+        p, s = g[~g["signal"]], g[g["signal"]]
+        parts = [f"`'spam' in range({n:,})` takes {p['in_s'].median():.2f} s and the heartbeat's longest gap is "
+                 f"{p['longest_gap_s'].median():.2f} s ({p['beats_during'].median():.0f} beats inside it)"]
+        if "interrupt_wait" in s and s["interrupt_wait"].notna().any():
+            parts.append(f"a SIGINT waits {s['interrupt_wait'].median():.0%} of the time the 'in' had left")
+        lines.append(f"- **{cond}**: " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def prose(df: pd.DataFrame) -> list:
+    """The chapter's sentences about what the free-threaded builds change, each checked against ``df``."""
+    from ..judge.prose import Check, gil_by_condition, ok_rows
+
+    runs = per_run(ok_rows(df))
+    if not len(runs):
+        return []
+    big = runs[runs["n"] == runs["n"].max()]
+    gil_on = gil_by_condition(df)
+    silent = big[~big["signal"]].groupby("condition")["silent_fraction"].median()
+    out = []
+    with_gil = {c: v for c, v in silent.items() if gil_on.get(c)}
+    without = {c: v for c, v in silent.items() if gil_on.get(c) is False}
+    if with_gil:
+        out.append(Check("With a GIL (the free-threaded binary with its GIL put back included) the heartbeat is silent "
+                         "for the whole scan",
+                         all(v >= 0.95 for v in with_gil.values()),
+                         "share of the scan without a heartbeat: " + "; ".join(f"{c} {v:.0%}" for c, v in with_gil.items())))
+    if without:
+        out.append(Check("Without a GIL the heartbeat thread is not silenced for the whole scan: it runs on the other "
+                         "core",
+                         all(v < 0.9 for v in without.values()),
+                         "share of the scan without a heartbeat: " + "; ".join(f"{c} {v:.0%}" for c, v in without.items())))
+    if "interrupt_wait" in big:
+        wait = big[big["signal"]].groupby("condition")["interrupt_wait"].median().dropna()
+        if len(wait):
+            out.append(Check("Ctrl-C waits for the scan in every build: the KeyboardInterrupt comes only when the `in` ends",
+                             bool((wait >= 0.9).all()),
+                             "share of the scan's remaining time a SIGINT waited: " + "; ".join(
+                                 f"{c} {v:.0%}" for c, v in wait.items()),
+                             "A signal's Python handler runs in the main thread between two instructions, and the scan "
+                             "is one instruction, with or without a GIL."))
+    return out
+
+
+def explorer(df: pd.DataFrame):
+    """Kernel-free: the heartbeat gap or the time of the 'in', slide over the sizes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..present import plots, widgets
+
+    runs = per_run(df)
+    plain = runs[~runs["signal"]]
+    pal = plots.palette(df["condition"].unique())
+    ns = sorted(plain["n"].unique()) or [0]
+    views = ["longest_gap_s", "in_s"]
+    labels = ["longest heartbeat gap (s)", "time of the 'in' (s)"]
+
+    def draw(view, n):
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        g = plain[plain["n"] == n]
+        if len(g):
+            sns.stripplot(data=g, x="condition", y=view, hue="condition", palette=pal, ax=ax, size=6, legend=False)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(labels[views.index(view)])
+        ax.set_xlabel("")
+        ax.set_title(f"'spam' in range({n:,}): every run", fontsize=10)
+        return fig
+
+    return widgets.stack_explorer(draw, ("view", views, labels), ("n", ns, [f"{n:,}" for n in ns]),
+                                  title="Explore the stall")
+
+
+# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
+SIZE_NOTE = (
+    "The document's far longer stall beside its 5-second heartbeat: the silent share and the wait "
+    "after Ctrl-C are read at the document's scale, where default's are read at a fortieth of it "
+    "in time."
+)
+
+
+ANALYSIS = ModuleAnalysis(__name__)

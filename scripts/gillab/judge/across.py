@@ -1,0 +1,212 @@
+"""Every claim on every machine: each campaign judged alone, then counted, never pooled.
+
+Which campaigns count:
+
+* the committed reference campaign, every contributed campaign (``gillab import``), and the
+  reader's newest campaign on this machine (an older one of theirs is superseded by it);
+* per experiment, only a campaign whose samples were measured with this harness's measuring
+  code (its code key, see :mod:`gillab.measure.codekey`): one measured with other code is shown
+  apart, marked, and left out of the counts.
+
+Each campaign's samples are judged on their own (:func:`gillab.judge.report.verdicts`), exactly as its
+chapter judges them; the outcomes are then counted.  Campaigns are grouped by machine kind (the
+fingerprint of CPU identity, cores, memory and hypervisor, :func:`gillab.measure.metadata.fingerprint`):
+"k of n machines" counts kinds, not campaigns.  Two campaigns of one kind are two sittings of the
+same kind of machine: where their outcomes are the same, that is the kind's outcome; where they
+differ, the kind's outcome is *differs between sittings*, and where one is definite and the other
+definite on another side (agrees / higher / lower) the row *flips*: not yet a result on that kind
+of machine, whatever either sitting says.
+
+Sittings are never pooled into one sample: runs of one sitting share its state (a VM's
+neighbours, its host), so a pooled interval would be narrower than the spread between sittings.
+Instead the kind's interval is the hull of its sittings' intervals (:func:`kind_interval`), judged
+against the same band: the spread between sittings widens the interval, never the band.  Judged
+so, the hull gives the kind's outcome above (``tests/test_exchange.py`` checks that the two agree).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..measure import campaigns, sweep
+from ..measure import experiments
+from . import report
+
+DEFINITE = ("agrees", "higher", "lower")
+DIFFERS = "differs between sittings"
+KIND_OUTCOMES = (*DEFINITE, "inconclusive", DIFFERS)
+
+
+def counted() -> list[campaigns.Campaign]:
+    """The campaigns the across-machines comparison reads: the reference, every contributed
+    campaign, the reader's newest campaign here (oldest first)."""
+    out = [c for c in campaigns.all_campaigns() if c.is_reference or c.is_contributed]
+    mine = [c for c in campaigns.own() if c.experiments()]
+    return out + mine[-1:]
+
+
+def shared_boots(cs: list[campaigns.Campaign]) -> list[tuple[str, str, list[str]]]:
+    """Pairs of campaigns of one machine kind with runs of one experiment measured in one boot of
+    one machine, and those experiments: two sittings that share a boot share more of its state
+    than two boots would, so their agreement there says less about the drift between boots (the
+    machines chapter says which, and for which chapters: a chapter measured again into a campaign
+    later, in another sitting's boot, shares that boot alone)."""
+    boots = {c.id: campaigns.boots_by_experiment(c) for c in cs}
+    out = []
+    for i, a in enumerate(cs):
+        for b in cs[i + 1:]:
+            if a.fingerprint and a.fingerprint == b.fingerprint:
+                shared = [e for e, bs in boots[a.id].items() if bs & boots[b.id].get(e, set())]
+                if shared:
+                    out.append((a.id, b.id, shared))
+    return out
+
+
+def code_keys_now() -> dict[str, str]:
+    return {name: sweep.code_key(experiments.get(name)) for name in experiments.names()}
+
+
+def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str | None = "default") -> pd.DataFrame:
+    """One flat verdict row per campaign, claim and condition (conditions actually measured),
+    each with its campaign's role and machine kind, and whether its samples were measured with
+    this harness's code."""
+    cs = counted() if cs is None else cs
+    now = code_keys_now()
+    frames = []
+    for c in cs:
+        flat = report.flat(report.verdicts(c.id, profile=profile))
+        if flat.empty:
+            continue
+        flat = flat[flat["condition"] != "-"].copy()
+        flat["claim_role"] = flat["role"]      # judged, machine, other builds ... (report.flat)
+        flat["role"] = c.role
+        flat["fingerprint"] = c.fingerprint or "not recorded"
+        flat["this_code"] = [list(k or []) == [now.get(e)] for k, e in zip(flat["code_keys"], flat["experiment"])]
+        frames.append(flat)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def kind_outcome(outcomes: list[str]) -> tuple[str, bool]:
+    """A machine kind's outcome from its sittings' outcomes, and whether they contradict (two
+    definite outcomes on different sides)."""
+    distinct = list(dict.fromkeys(outcomes))
+    if len(distinct) == 1:
+        return distinct[0], False
+    return DIFFERS, len(set(distinct) & set(DEFINITE)) > 1
+
+
+def kind_interval(lows, highs) -> tuple[float, float]:
+    """A machine kind's interval over its sittings: the hull [lowest low, highest high] of the
+    sittings' intervals.  It holds each sitting's own value whenever that sitting's interval does,
+    so its coverage of any one sitting is at least that sitting's; judged against the claim's band
+    it agrees (higher, lower) only where every sitting does."""
+    lows, highs = [float(x) for x in lows], [float(x) for x in highs]
+    if not lows or any(x != x for x in lows + highs):
+        return (float("nan"), float("nan"))
+    return (min(lows), max(highs))
+
+
+def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "default",
+         verdicts: pd.DataFrame | None = None) -> list[dict]:
+    """Per claim x condition: every campaign's outcome and ours / published with its interval;
+    every machine kind's outcome from its counted campaigns; and k of n machines per outcome
+    (what ``gillab verdicts --machines --json`` prints)."""
+    v = campaign_verdicts(cs, profile) if verdicts is None else verdicts
+    if v.empty:
+        return []
+    out = []
+    for (doc, exp, cid, cond), g in v.groupby(["document", "experiment", "claim_id", "condition"], sort=True):
+        first = g.iloc[0]
+        per_campaign = {}
+        for _, r in g.iterrows():
+            per_campaign[r["campaign"]] = {
+                "role": r["role"], "machine": r["fingerprint"], "outcome": r["outcome"], "measured": r["measured"],
+                "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["n"],
+                "ours_over_published": r["ours_over_published"], "ratio_low": r["ratio_low"],
+                "ratio_high": r["ratio_high"], "measured_with_this_code": bool(r["this_code"])}
+        kinds, hulls, flips = {}, {}, False
+        for fp, k in g[g["this_code"]].groupby("fingerprint", sort=True):
+            kinds[fp], flip = kind_outcome(list(k["outcome"]))
+            hulls[fp] = kind_interval(k["ci_low"], k["ci_high"])
+            flips |= flip
+        counts = {o: sum(1 for x in kinds.values() if x == o) for o in KIND_OUTCOMES}
+        same = len(set(g.loc[g["this_code"], "outcome"])) == 1 and int(g["this_code"].sum()) > 1
+        out.append({
+            "document": doc, "experiment": exp, "claim_id": cid, "claim": first["claim"], "condition": cond,
+            "build": first["build"], "published": first["published"], "unit": first["unit"],
+            "campaigns": per_campaign, "machines": kinds, "machine_intervals": hulls, "n_machines": len(kinds),
+            "n_campaigns": int(g["this_code"].sum()), "flips": flips,
+            "same_everywhere": same, "definite_everywhere": same and g.loc[g["this_code"], "outcome"].iloc[0] in DEFINITE,
+            **counts})
+    return out
+
+
+def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict | None:
+    """The headline rows of ``campaign_id`` (mechanism claims on their own builds) set beside
+    every other counted campaign of its machine kind (its other sittings): how many rows were
+    judged in all of them, how many have one definite outcome in all, how many differ (one
+    sitting inconclusive) and how many flip (definite on different sides: not yet a result on
+    this kind), with the rows that flip.  None where the campaign is the only sitting of its kind
+    here."""
+    cs = counted()
+    me = next((c for c in cs if c.id == campaign_id), None)
+    if me is None or not me.fingerprint:
+        return None
+    kind = [c for c in cs if c.fingerprint == me.fingerprint]
+    if len(kind) < 2:
+        return None
+    v = campaign_verdicts(kind, profile)
+    if v.empty:
+        return None
+    v = v[v["this_code"] & (v["claim_role"] == "judged")]      # the headline's rows (report.headline)
+    if v.empty:
+        return None
+    rows, same, differ, flips = 0, 0, 0, []
+    for (cid, cond), x in v.groupby(["claim_id", "condition"]):
+        if x["campaign"].nunique() < len(kind):                  # not judged in every sitting
+            continue
+        rows += 1
+        outcome, flip = kind_outcome(list(x["outcome"]))
+        if flip:
+            flips.append({"claim_id": cid, "condition": cond, **dict(zip(x["campaign"], x["outcome"]))})
+        elif outcome == DIFFERS:
+            differ += 1
+        elif outcome in DEFINITE:
+            same += 1
+    boots = set().union(*(campaigns.boots(c) for c in kind))
+    return {"fingerprint": me.fingerprint, "sittings": [c.id for c in kind], "boots": len(boots),
+            "rows": rows, "same_definite": same, "differ": differ, "flips": flips}
+
+
+def summary(table: list[dict]) -> pd.DataFrame:
+    """Per document: claim x condition rows judged on at least two counted campaigns, how many
+    have the same outcome on all of them (and how many of those a definite one: inconclusive
+    everywhere is the same outcome, but says nothing), how many differ, how many flip."""
+    df = pd.DataFrame(table)
+    if df.empty:
+        return df
+    both = df[df["n_campaigns"] >= 2]
+    if both.empty:
+        return pd.DataFrame()
+    g = both.groupby("document")
+    return pd.DataFrame({
+        "claims x builds on 2+ campaigns": g.size(),
+        "same outcome on all": g["same_everywhere"].sum().astype(int),
+        "of which definite": g["definite_everywhere"].sum().astype(int),
+        "outcome differs": (g.size() - g["same_everywhere"].sum()).astype(int),
+        "of which flip (definite both ways)": g["flips"].sum().astype(int),
+    }).reset_index()
+
+
+def apart(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The campaigns x experiments measured with other measuring code than this harness's: shown
+    apart, not counted."""
+    if verdicts.empty:
+        return pd.DataFrame()
+    other = verdicts[~verdicts["this_code"]]
+    if other.empty:
+        return pd.DataFrame()
+    now = code_keys_now()
+    return (other.groupby(["campaign", "experiment"])
+            .agg(rows=("claim_id", "size"), code_keys=("code_keys", lambda s: ", ".join(sorted({k for ks in s for k in ks}))))
+            .reset_index()
+            .assign(this_harness=lambda d: d["experiment"].map(now)))

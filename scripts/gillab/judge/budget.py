@@ -1,0 +1,301 @@
+"""A whole run against the reader's time: before measuring, what each chapter's sweep will take on
+this machine and which judged rows it can decide; while measuring, a deadline; after the planned
+runs, where the time left goes.
+
+The forecast of a chapter is its planned samples (:func:`gillab.measure.sweep.plan`), each at the time the
+same build took at the same point and configuration, plus the harness's time between samples, read
+from the newest campaign that holds them: the reader's on this machine, else the reference, else a
+contributed campaign of the same kind of machine; a chapter none of them measured at these sizes is
+forecast at its median sample of other sizes, and says so.
+
+The rows a chapter can decide are its *judged* claims x builds (the reference's verdict rows whose
+role is ``judged``); a chapter whose planned runs do not fit the budget is left out whole, the
+fewest rows per minute first, and the run names the rows it leaves.
+
+Where time is left once every chosen chapter has its planned runs, a chapter whose judged rows
+still straddle an edge of their band gets one more interleaved round (a trial of 3 where its rows
+are a best of 3) at its claims' points, the most straddling rows per second of a round first, until
+the time is spent or no round fits.  The stopping rule looks at the data, which the intervals allow:
+up to :data:`gillab.stats.ADAPTIVE_MAX` runs (trials) their ranks are a confidence sequence's, valid
+whenever the sweep stops (``tests/test_coverage.py`` simulates this rule); no chapter is given more.
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+
+from .. import stats
+from ..measure import experiments
+from ..measure import grid as grid_mod
+from ..measure.experiment import point_key
+from ..measure.sweep import Deadline, OutOfTime  # noqa: F401 - the run's clock, re-exported for the whole run
+
+# the time between two samples where no run file says (starting the process, storing the row)
+DEFAULT_OVERHEAD_S = 0.15
+# a build id in a verdict row's condition ("3.9.10 vs 2.7.18", "3.11.2 (single, over 3.6.12)")
+BUILD_ID = re.compile(r"^(nogil-)?\d+\.\d+\.\d+t?(-gil)?$")
+# the methods whose interval stays valid when the number of runs is chosen from the data
+SEQUENTIAL = (*stats.ORDER, stats.RATIO, stats.COUNT)
+
+
+@dataclass
+class Timing:
+    """Seconds per sample of one chapter at one configuration: per (build, point), the chapter's
+    median where a pair was not measured, the harness's time between samples, and where read."""
+    per_point: dict = field(default_factory=dict)
+    median: float = math.nan
+    overhead: float = DEFAULT_OVERHEAD_S
+    basis: str = ""
+
+    def seconds(self, cid: str, pk: str) -> float:
+        s = self.per_point.get((cid, pk), self.median)
+        return (s if math.isfinite(s) else 1.0) + self.overhead
+
+
+@dataclass
+class ChapterForecast:
+    experiment: str
+    samples: int
+    seconds: float
+    judged: list            # the judged claims x builds ("claim_id @ build") its runs can decide
+    basis: str
+    repeats: int
+    error: str = ""         # why it cannot start ('' when it can)
+    short: list = field(default_factory=list)   # judged rows its planned runs are too few for
+
+    @property
+    def rows_per_minute(self) -> float:
+        return len(self.judged) / (self.seconds / 60) if self.seconds > 0 else math.inf
+
+
+def _timing_from(store, config: str) -> Timing | None:
+    """Per (build, point) median wall time of ``config``'s samples in ``store`` and the time its
+    runs spent between samples; None where it holds no sample of ``config``."""
+    from ..measure.campaigns import run_seconds
+
+    per: dict = {}
+    wall_by_run: dict = {}
+    seen = set()
+    for r in store.rows():
+        if r.get("status") != "ok" or r.get("config") != config:
+            continue
+        key = (r.get("condition"), r.get("point"), r.get("repeat"))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            w = float(r.get("process_wall_s") or "nan")
+        except ValueError:
+            continue
+        if math.isfinite(w):
+            per.setdefault((r.get("condition"), r.get("point")), []).append(w)
+            run = wall_by_run.setdefault(r.get("run_id"), [0.0, 0])
+            run[0] += w
+            run[1] += 1
+    if not per:
+        return None
+    gaps = []
+    for run in store.runs():
+        took, (wall, n) = run_seconds(run), wall_by_run.get(run.get("run_id"), (0.0, 0))
+        if took and n and run.get("measured") == n:
+            gaps.append(max(0.0, took - wall) / n)
+    return Timing({k: statistics.median(v) for k, v in per.items()},
+                  statistics.median([statistics.median(v) for v in per.values()]),
+                  statistics.median(gaps) if gaps else DEFAULT_OVERHEAD_S)
+
+
+def timing(name: str, config: str, campaign: str | None = None, profile: str = "default") -> Timing:
+    """The seconds per sample of chapter ``name`` at ``config`` (see the module's words)."""
+    from ..measure import campaigns
+
+    here, ref = campaigns.for_reading(name, campaign)     # without a campaign: yours, the newest here
+    kind = (ref or here).fingerprint if (ref or here) is not None else None
+    contributed = [c for c in campaigns.all_campaigns() if c.is_contributed and c.has(name)
+                   and (kind is None or c.fingerprint == kind)]
+    for c in [x for x in (here, ref) if x is not None] + sorted(contributed, key=lambda c: c.created, reverse=True):
+        t = _timing_from(c.store(name), config)
+        if t is not None:
+            t.basis = f"campaign {c.id}"
+            return t
+    for c in [x for x in (here, ref) if x is not None]:
+        rows = [r for r in c.store(name).rows() if r.get("status") == "ok" and r.get("process_wall_s") not in (None, "")]
+        # the same profile's samples first: another profile's sizes (seed's) can be ten times longer
+        same = [r for r in rows if r.get("profile") == profile] or rows
+        if same:
+            return Timing({}, statistics.median(float(r["process_wall_s"]) for r in same), DEFAULT_OVERHEAD_S,
+                          f"campaign {c.id}, other sizes (no sample of this configuration yet)")
+    return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
+
+
+PROBE_RUNS = 3          # samples of the probe: their median against the same point's in the times' campaign
+
+
+def speed_factor(profile: str = "default") -> tuple[float, str]:
+    """How much slower (above 1) or faster this machine runs now than the campaign the forecast reads
+    its times from: three countdown samples of one thread at ``profile``'s size, on the first GIL
+    build of today's pair or the era built here, against that campaign's median at the same
+    point (a few seconds).  (1.0, why) where nothing can be compared."""
+    from ..measure import interpreters
+
+    exp = experiments.get("countdown")
+    p = exp.resolve(profile)
+    point = {"threads": 1}
+    for cond in interpreters.select("3.13.5,3.9.10"):
+        if not interpreters.identify(cond).available:
+            continue
+        t = timing("countdown", exp.config_id(p), None, profile)
+        ref = t.per_point.get((cond.id, point_key(point)))
+        if not ref:
+            continue
+        runs = [exp.run_sample(p, point, cond).wall_s for _ in range(PROBE_RUNS)]
+        factor = statistics.median(runs) / ref
+        return factor, (f"{cond.id}'s one-thread countdown ran {factor:.2f} x the time it took in {t.basis} "
+                        f"(median of {PROBE_RUNS})")
+    return 1.0, "no build and point to compare with: the times are read as they are"
+
+
+def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
+    """Per chapter, its judged claims x builds on the reference ("claim_id @ build"), each with the
+    runs its interval needs at the points it reads (a best of 3: 3 per trial)."""
+    from . import claims, report
+
+    flat = report.reference_flat(flat)
+    if flat is None:
+        return {}
+    j = report.judged(flat)
+    known = claims.table().index
+    out: dict[str, list[tuple[str, int]]] = {}
+    for _, r in j.iterrows():
+        need = stats.runs_needed(r["estimand"]) if r["estimand"] in stats.METHODS else None
+        size = claims.trial_size(r["claim_id"]) if r["claim_id"] in known else 1
+        out.setdefault(r["experiment"], []).append((f"{r['claim_id']} @ {r['condition']}",
+                                                    (need or 1) * size))
+    return out
+
+
+def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list[tuple[str, int]],
+                     overrides: dict | None = None, new_campaign: bool = False) -> ChapterForecast:
+    """What ``name``'s sweep of ``profile`` would measure in ``campaign`` and how long it takes;
+    its judged rows split into those its claims' points get the runs for and the rest."""
+    from ..measure import sweep
+    from ..measure.profiles import ParameterError
+
+    try:
+        pl = sweep.plan(name, profile, overrides, campaign=campaign, new_campaign=new_campaign)
+    except ParameterError as exc:
+        return ChapterForecast(name, 0, 0.0, [], "", 0, str(exc))
+    t = timing(name, pl.config_id, None if pl.campaign_is_new else pl.campaign,
+               "default" if profile == "verdicts" else profile)   # verdicts: default's sizes
+    seconds = sum(t.seconds(cid, point_key(pt)) for _, pt, cid in pl.todo)
+    exp = experiments.get(name)
+    p = exp.resolve(profile, overrides)
+    g = grid_mod.of(exp, p)
+
+    def enough(row: str, need: int) -> bool:
+        """The row's runs are planned: enough repeats, and every build it names is measured and
+        gets them somewhere (a claim tier or claim_builds holds it)."""
+        named = [w for w in row.split(" @ ", 1)[-1].replace("(", " ").replace(")", " ").replace(",", " ").split()
+                 if BUILD_ID.match(w)]
+        return need <= p["repeats"] and all(c in pl.conditions and _claims_build(g, c) for c in named)
+    return ChapterForecast(name, len(pl.todo), seconds, [k for k, need in judged if enough(k, need)], t.basis,
+                           p["repeats"], short=[k for k, need in judged if not enough(k, need)])
+
+
+def _claims_build(g, cid: str) -> bool:
+    """Whether build ``cid`` gets every repeat at some point of grid ``g``."""
+    if g.rest_repeats is None:
+        return True
+    if g.claim_builds is not None and cid not in g.claim_builds:
+        return False
+    return g.claim is None or any(b is None or cid in b for _, b in g.claim_tiers)
+
+
+def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False,
+             factor: float = 1.0) -> list[ChapterForecast]:
+    """Every chapter's forecast, in the report's order, its seconds times ``factor`` (this machine's
+    speed against the times read: :func:`speed_factor`)."""
+    rows = judged_rows(flat)
+    out = [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign)
+           for n in experiments.names()]
+    for c in out:
+        c.seconds *= factor
+    return out
+
+
+def by_yield(chapters: list[ChapterForecast], names: list[str]) -> list[str]:
+    """``names`` in the order a timed run measures them: the most judged rows per minute first, so
+    that a run the clock stops early has decided the most it could."""
+    rank = {c.experiment: (-c.rows_per_minute, c.seconds) for c in chapters}
+    return sorted(names, key=lambda n: rank.get(n, (0.0, 0.0)))
+
+
+def choose(chapters: list[ChapterForecast], minutes: float | None) -> tuple[list[str], list[ChapterForecast]]:
+    """The chapters to measure within ``minutes`` (None: every one), in the report's order, and
+    those left out: the planned runs of the chapters that decide the most judged rows per minute
+    first, then any chapter that still fits."""
+    ok = [c for c in chapters if not c.error]
+    if minutes is None or sum(c.seconds for c in ok) <= minutes * 60:
+        return [c.experiment for c in ok], []
+    left, chosen = minutes * 60, set()
+    for c in sorted(ok, key=lambda c: (-c.rows_per_minute, c.seconds)):
+        if c.seconds <= left:
+            chosen.add(c.experiment)
+            left -= c.seconds
+    return [c.experiment for c in ok if c.experiment in chosen], [c for c in ok if c.experiment not in chosen]
+
+
+def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float | None) -> str:
+    """The forecast as the reader sees it before anything is measured."""
+    lines = [f"{'chapter':<16} {'samples':>7} {'minutes':>7} {'judged rows':>11} {'too few runs':>12}  basis"]
+    for c in chapters:
+        mark = "" if c.experiment in chosen else ("  (cannot start)" if c.error else "  (left out: no time)")
+        lines.append(f"{c.experiment:<16} {c.samples:>7} {c.seconds / 60:>7.1f} {len(c.judged):>11} {len(c.short):>12}"
+                     f"  {c.basis}{mark}")
+    use = [c for c in chapters if c.experiment in chosen]
+    total = sum(c.seconds for c in use) / 60
+    rows = sum(len(c.judged) for c in use)
+    every = sum(len(c.judged) + len(c.short) for c in chapters)
+    budget = f" of a {minutes:g}-minute budget" if minutes is not None else ""
+    lines.append(f"expected: {total:.1f} minutes{budget} for the planned runs, at which {rows} of the {every} judged "
+                 "claims x builds have the runs a 95% interval needs")
+    out = [c for c in chapters if c.experiment not in chosen and not c.error]
+    if out:
+        lines.append("not judged in this budget (their chapters do not fit): "
+                     + "; ".join(f"{c.experiment}: {', '.join(c.judged + c.short) or 'no judged row'}" for c in out))
+    short = [k for c in chapters if c.experiment in chosen for k in c.short]
+    if short:
+        lines.append(f"too few runs planned for {len(short)} judged rows (left to more rounds, if time is left, "
+                     "or to the `verdicts` profile; 3.6-3.11 to `history`): " + ", ".join(short))
+    return "\n".join(lines)
+
+
+# -- after the planned runs: where intervals still straddle an edge -------------------------------
+def round_size(name: str) -> int:
+    """The runs one more round adds: a trial (3) where the chapter's claims are a best of 3."""
+    from . import claims
+
+    t = claims.table()
+    ids = t.index[t["experiment"] == name]
+    return max([claims.trial_size(cid) for cid in ids] or [1])
+
+
+def straddling(name: str, campaign: str) -> tuple[int, bool]:
+    """How many of ``name``'s judged rows in ``campaign`` are inconclusive with enough runs (their
+    interval straddles an edge of the band), and whether every one's interval may be read at a
+    data-chosen stop (:data:`SEQUENTIAL`)."""
+    from . import report
+
+    flat = report.flat(report.verdicts(campaign, experiments=[name]))
+    if flat.empty:
+        return 0, True
+    j = report.judged(flat)
+    open_ = report.straddling(j)
+    return int((open_["estimand"] != "").sum()), bool(j["estimand"].isin([*SEQUENTIAL, ""]).all())
+
+
+def most_repeats(name: str) -> int:
+    """The most runs a point of ``name`` may get from the rounds after the plan: the confidence
+    sequence's limit, counted in trials where a round is a trial."""
+    return stats.ADAPTIVE_MAX * round_size(name)

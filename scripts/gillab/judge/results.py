@@ -1,0 +1,127 @@
+"""Read stored samples and run metadata back, from a campaign (see :mod:`gillab.measure.campaigns`)."""
+from __future__ import annotations
+
+import contextlib
+
+import pandas as pd
+
+from ..measure import campaigns, codekey
+from ..paths import reference_dir, results_dir
+
+
+class NoData(LookupError):
+    """No stored samples for this experiment (and configuration)."""
+
+
+def pick_campaign(experiment: str, campaign: str | None = None) -> str:
+    """``campaign`` if given; else the reader's newest campaign on this machine that holds the
+    experiment; else the committed reference campaign."""
+    if campaign:
+        return campaign
+    yours, ref = campaigns.for_reading(experiment)
+    for c in (yours, ref):
+        if c is not None:
+            return c.id
+    raise NoData(f"no stored samples for {experiment} in {results_dir()}: no campaign of yours and no "
+                 "reference campaign holds it; measure it with `gillab measure` or measure=True")
+
+
+def current_rows(df: pd.DataFrame, experiment: str = "") -> pd.DataFrame:
+    """Drop samples superseded inside a campaign: where a condition was measured again after its
+    interpreter or the measuring code changed, only the samples of the newest resume key of
+    each (configuration, condition) are analysed (two keys of one code, :func:`codekey.canonical`,
+    are one key).  The file keeps every row."""
+    if "identity_key" not in df.columns or df.empty:
+        return df
+    code = [codekey.canonical(experiment, k) for k in df["code_key"].fillna("").astype(str)]
+    keys = df["identity_key"].fillna("").astype(str) + "/" + pd.Series(code, index=df.index, dtype=str)
+    newest = keys.groupby([df["config"], df["condition"]]).transform("last")
+    return df[keys == newest]
+
+
+def samples(experiment: str, campaign: str | None = None, config_id: str | None = None,
+            include_failed: bool = False) -> pd.DataFrame:
+    cid = pick_campaign(experiment, campaign)
+    store = campaigns.load(cid).store(experiment)
+    _read(f"data/results/{cid}/{experiment}/samples.csv")
+    df = store.frame()
+    if df.empty:
+        raise NoData(f"{store.samples_path} holds no samples")
+    if config_id is not None:
+        df = df[df["config"] == config_id]
+    if not include_failed:
+        df = df[df["status"] == "ok"]
+    if df.empty:
+        raise NoData(f"{store.samples_path} holds no successful samples for configuration {config_id}")
+    n_all = len(df)
+    df = current_rows(df, experiment).copy()
+    df.attrs["campaign"] = cid
+    df.attrs["superseded"] = n_all - len(df)
+    return df
+
+
+def samples_as_chapter(experiment: str, campaign: str | None = None, config_id: str | None = None) -> pd.DataFrame:
+    """The samples the chapter shows: those of ``config_id`` in the reader's campaign (``campaign``
+    if named, else their newest holding the experiment), else in the reference campaign, as
+    :meth:`gillab.present.chapter.Chapter` picks them.  ``attrs["note"]`` says when the reader's campaign
+    was passed over, and why (what ``gillab results`` and ``verdicts`` print)."""
+    yours, ref = campaigns.for_reading(experiment, campaign)
+    passed = None
+    for c in (yours, ref):
+        if c is None:
+            continue
+        try:
+            df = samples(experiment, c.id, config_id)
+        except NoData as exc:
+            passed = passed or (c, exc)
+            continue
+        if passed is not None and c is ref:
+            df.attrs["note"] = (f"{experiment}: campaign {passed[0].id} holds no samples of this configuration "
+                                f"({config_id or 'any'}); the reference campaign's are read, as in the chapter")
+        return df
+    raise NoData(str(passed[1]) if passed else
+                 f"no stored samples for {experiment} in {results_dir()}: no campaign of yours and no reference "
+                 "campaign holds it; measure it with `gillab measure` or measure=True")
+
+
+def runs(experiment: str, campaign: str | None = None) -> list[dict]:
+    return campaigns.load(pick_campaign(experiment, campaign)).store(experiment).runs()
+
+
+def conditions_seen(experiment: str, campaign: str | None = None) -> dict[str, dict]:
+    """Identity of every condition, from the newest run that recorded it."""
+    out: dict[str, dict] = {}
+    for run in runs(experiment, campaign):
+        for cid, ident in run.get("conditions", {}).items():
+            out[cid] = ident
+    return out
+
+
+_READ: list[list[str]] = []   # open recordings (:func:`recording`)
+
+
+@contextlib.contextmanager
+def recording():
+    """Record the data files read inside the ``with`` block (published tables and campaigns'
+    samples, as paths from the repository root): what a figure or table was made from."""
+    got: list[str] = []
+    _READ.append(got)
+    try:
+        yield got
+    finally:
+        _READ.remove(got)
+
+
+def _read(path: str) -> None:
+    for got in _READ:
+        if path not in got:
+            got.append(path)
+
+
+def reference(name: str) -> pd.DataFrame:
+    """A table of published numbers from ``data/reference/<name>.csv``."""
+    path = reference_dir() / f"{name}.csv"
+    _read(f"data/reference/{name}.csv")
+    if not path.exists():
+        raise FileNotFoundError(f"no published table {path}")
+    return pd.read_csv(path)

@@ -1,0 +1,173 @@
+"""Tables for the book: how claims, comparisons and any frame are shown (presentation only;
+the numbers come from :mod:`gillab.judge.report` and the experiments' analyses)."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..measure.interpreters import display_order
+
+
+def table(df: pd.DataFrame, precision: int = 3):
+    """A table for the book: no row numbers, numbers rounded for reading (the data keep all digits)."""
+    return df.style.hide(axis="index").format(precision=precision, na_rep="-")
+
+
+def image(fig, alt: str, dpi: int = 90) -> str:
+    """``fig`` as an HTML image embedded in the page (a PNG) with ``alt`` as its alt text; the
+    figure is closed."""
+    import base64
+    import io
+    from html import escape
+
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode()
+    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}" style="max-width: 100%; height: auto">'
+
+
+def collapsed(summary: str, *objs, alt: str = ""):
+    """Tables and figures inside a closed ``<details>`` headed by ``summary``: a long page stays
+    short, and the reader opens what they want (in the static book, no kernel needed).  A figure
+    is embedded as a PNG with ``alt`` as its alt text."""
+    from html import escape
+
+    from IPython.display import HTML
+
+    parts = []
+    for o in objs:
+        if hasattr(o, "savefig"):
+            parts.append(image(o, alt))
+        elif hasattr(o, "to_html"):
+            parts.append(o.to_html())
+        else:
+            parts.append(f"<p>{escape(str(o))}</p>")
+    return HTML(f'<details class="gillab-collapsed"><summary>{escape(summary)}</summary>{"".join(parts)}</details>')
+
+
+def published(df: pd.DataFrame):
+    """A document's table as it printed it: every number written as a reader wants it (a switch
+    interval of 0.0001 s stays 0.0001, not 0.00 at a fixed precision)."""
+    return df.style.hide(axis="index").format(lambda v: fmt(v) if isinstance(v, (int, float)) else v, na_rep="-")
+
+
+def fmt(v) -> str:
+    """A number as a reader wants it: 30,000 not 3e+04; 0.546; 1e-06."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def published_cell(claim_id: str, value, unit: str) -> str:
+    """The published value as the verdict reads it, from claims.csv: ``1.01 ratio +-10%``,
+    ``at least 0.99``, ``not testable``."""
+    from . import claims
+
+    base = f"{fmt(value)} {unit or ''}".strip()
+    try:
+        c = claims.get(claim_id)
+    except KeyError:
+        return base
+    if c["comparison"] == "about":
+        return f"{base} +-{c['band']:.0%}"
+    if c["comparison"] == "not testable":
+        return "not testable" if base == "-" else f"{base} (not testable)"
+    return f"{c['comparison']} {base}"
+
+
+def value_cell(m: dict | None) -> str:
+    """'value [low, high]'; where the interval is not a 95% one (too few runs for it), its
+    coverage, computed from its estimand and n, inside the brackets: '1.2 [1.1, 1.4; 75%]'."""
+    if not m:
+        return "not measured"
+    from ..stats import LEVEL
+
+    cov = m.get("coverage")
+    low = ""
+    if m.get("estimand") and cov is not None and cov == cov and cov < LEVEL:
+        low = f"; {cov:.0%}" if cov > 0 else "; no interval"
+    return f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}{low}]"
+
+
+def outcome_words(m: dict) -> str:
+    """The outcome, and why where it is inconclusive for want of runs: 'inconclusive (n too
+    small: 3 runs; a 95% interval needs 7)'."""
+    why = m.get("why_inconclusive") or ""
+    return f"{m['verdict']} ({why})" if m.get("verdict") == "inconclusive" and why else m.get("verdict", "")
+
+
+_ROLE_NOTE = {"machine": "the author's machine: context", "other builds": "a build the claim does not speak of: "
+              "a finding", "not testable": "not testable here"}
+
+
+def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None = None):
+    """One line per published claim, one column per condition: 'value [CI] verdict'.  With the
+    conditions' families (``claims.families``) and the machine's logical CPUs, each line says what
+    the claim is about and on which builds, and a cell that is not a verdict on the claim says
+    what it is instead (context, a finding on another build, too few cores)."""
+    from . import claims
+
+    out = []
+    for r in rows:
+        line = {"experiment": r["experiment"], "claim": r["claim"],
+                "published": published_cell(r["claim_id"], r["published"], r["unit"])}
+        try:
+            c = claims.get(r["claim_id"])
+        except KeyError:
+            c = None
+        if c is not None:
+            line["document's statistic"] = c["doc_statistic"]
+        if fams is not None and c is not None:
+            line["about"] = f"{c['about']}, {c['builds']} builds" if c["builds"] != "any" else f"{c['about']}, any build"
+        for cond, m in r["measured"].items():   # columns are put in display order below
+            note = f" ({m['note']})" if m.get("note") else ""
+            role = claims.role(r["claim_id"], cond, fams, cpus) if fams is not None and c is not None else "judged"
+            why = (f" [needs {'exactly ' if c['cpus_exact'] else ''}{int(c['cpus'])} CPUs: not judged]"
+                   if role == "needs cores"
+                   else f" [{_ROLE_NOTE[role]}]" if role in _ROLE_NOTE else "")
+            line[cond] = f"{value_cell(m)}: {outcome_words(m)}{why}{note}"
+        out.append(line)
+    df = pd.DataFrame(out).fillna("not measured")
+    fixed = [c for c in ("experiment", "claim", "published", "document's statistic", "about") if c in df.columns]
+    return df[fixed + display_order([c for c in df.columns if c not in fixed])]
+
+
+def verdict_table(rows: list[dict], fams: dict | None = None, cpus: int | None = None):
+    """The matrix of one experiment's verdicts, as a chapter shows it."""
+    return verdict_matrix(rows, fams, cpus).drop(columns=["experiment"])
+
+
+def compare_view(df, name: str = "yours"):
+    """The comparison as a reader scans it: value, interval and outcome in one cell per
+    campaign, each claim named once (on its first condition). ``name`` heads the shown
+    campaign's columns ("yours", or "contributed" for a campaign from another machine)."""
+    if df.empty:
+        return df
+    out = pd.DataFrame({
+        "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
+        "condition": df["condition"], "published": df["published"],
+        "reference: value [interval], outcome": df["reference"] + " · " + df["reference outcome"],
+        name: df["yours"] + " · " + df["your outcome"],
+        "same outcome": df["same outcome"], f"{name} / reference [interval, at least 90%]": df["yours / reference"],
+    })
+    return out
+
+
+def compare_counts(df):
+    """Per experiment: claims x conditions with the same outcome in both campaigns, and not."""
+    both = df[df["same outcome"] != "-"]
+    return pd.DataFrame({
+        "same outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "yes").sum())),
+        "different outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "NO").sum())),
+    }).reset_index()

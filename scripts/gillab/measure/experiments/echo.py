@@ -1,0 +1,79 @@
+"""The echo family: what the experiments built on document 000's echo server measure alike.
+
+convoy, affinity and fib_server measure a server with a client beside it (:func:`echo_sample`,
+:func:`client_condition`, the client always the same interpreter; convoy and affinity the same
+programs and helpers, :data:`SERVER_WORKLOADS` and :data:`SERVER_CODE`); switch_interval and
+affinity sweep the same parameters (:func:`intervals`, :func:`counts`, :data:`ECHO_PARAMS`).  How
+their chapters read the samples alike is :mod:`gillab.chapters.echo`."""
+from __future__ import annotations
+
+import time
+
+from .. import interpreters, runner, servers
+from ..profiles import Param, as_list, positive_float, positive_int, switch_interval
+
+
+CLIENT_CONDITION = "3.13.5"
+
+
+def intervals(value) -> list[float]:
+    """A list of switch intervals in seconds (at least one)."""
+    out = [switch_interval(v) for v in as_list(value)]
+    if not out:
+        raise ValueError("needs at least one switch interval")
+    return out
+
+
+def counts(value) -> list[int]:
+    """A list of counts of threads or processes, each >= 0."""
+    out = [int(v) for v in as_list(value)]
+    if any(v < 0 for v in out):
+        raise ValueError(f"counts must be >= 0, got {out}")
+    return out
+
+
+ECHO_PARAMS = {
+    "warmup_s": Param("warmup_s", positive_float, "seconds before the first counted window"),
+    "windows": Param("windows", positive_int, "1-second windows counted per sample"),
+    "window_s": Param("window_s", positive_float, "length of a counting window in seconds"),
+}
+
+
+def client_condition(server_cond):
+    """The fixed client interpreter: the GIL build when available, else the server's own."""
+    for c in interpreters.discover():
+        if c.id == CLIENT_CONDITION and interpreters.identify(c).available:
+            return c
+    return server_cond
+
+
+def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: float | None,
+                server_affinity=None, client_affinity=None) -> runner.Sample:
+    """One server (with its CPU-bound neighbours) and one client run against it."""
+    client = client_condition(cond)
+    span = p["warmup_s"] + p["windows"] * p["window_s"]
+    t0 = time.perf_counter()
+    with servers.workload_server(cond, "echo_server", {"cpu_threads": cpu_threads, "cpu_processes": cpu_processes},
+                                 switch_interval=switch, affinity=server_affinity) as srv:
+        cs = runner.run(client, "echo_client", {"port": srv.port, "warmup_s": p["warmup_s"],
+                                                "windows": p["windows"], "window_s": p["window_s"]},
+                        timeout=span + 30, affinity=client_affinity)
+        sdata = srv.result(timeout=60)
+        handler = srv.thread_stats(sdata["result"]["handler_tid"])
+        cpu = [srv.thread_stats(t) for t in srv.ready.get("cpu_tids", [])]
+    result = {**cs.result, **sdata["result"], "client_condition": client.id,
+              "client_affinity": ",".join(map(str, cs.runtime.get("affinity") or [])),
+              "handler_ctx_voluntary": handler.get("ctx_voluntary"),
+              "handler_ctx_involuntary": handler.get("ctx_involuntary"), "handler_cpu_s": handler.get("cpu_s"),
+              "handler_last_cpu": handler.get("last_cpu"),
+              "server_affinity": ",".join(map(str, sdata["runtime"].get("affinity") or [])),
+              "cpu_threads_ctx_involuntary": sum(c.get("ctx_involuntary", 0) for c in cpu),
+              "cpu_threads_cpu_s": sum(c.get("cpu_s", 0.0) for c in cpu)}
+    return runner.Sample(result=result, runtime=sdata["runtime"] | {"gil_enabled_after": None},
+                         rusage={}, wall_s=time.perf_counter() - t0)
+
+
+# what a sample of the echo server beside its client runs: its two programs and the helpers that
+# shape it (the convoy and affinity chapters measure it so)
+SERVER_WORKLOADS = ("echo_server", "echo_client")
+SERVER_CODE = (echo_sample, client_condition, servers.workload_server, servers.Server)

@@ -1,0 +1,633 @@
+"""Build the CPython interpreters the report measures, from pinned sources.
+
+Every build is declared once in ``builds.toml`` (id, version, binary, configure flags and
+its source).  Two kinds of source:
+
+* a **Debian source package** (the like-for-like pair ``3.13.5`` / ``3.13.5t`` from trixie's
+  ``python3.13``; ``3.11.2`` from bookworm's ``python3.11``): fetched with ``apt-get source``
+  through a *private* apt configuration (its own sources list, lists and cache directories under
+  the gillab cache), so the system's apt configuration is never touched; the upstream tarball is
+  checked against the SHA-256 in the ``.dsc``.  Debian's own patches are *not* applied: they
+  adapt CPython to Debian's file layout; the builds are plain upstream source.
+* a **local tarball with its sha256** (2.7.18, 3.6.12-3.10.0, nogil-3.9.10: sources no package
+  registry ships), found in ``$GILLAB_SOURCES``, ``../shared/sources/`` beside the checkout, or
+  the cache.  Where the network reaches the repository, the pinned commit is fetched instead and
+  its id checked.
+
+Every checksum and commit is checked before anything is built; a mismatch stops with an error
+naming the file.  A build is skipped when its prefix holds a valid install made with the same
+flags from the same source (``gillab-build.json`` plus a probe of the installed interpreter).
+A build's optional modules (ssl, hashlib, bz2, lzma, sqlite3, ctypes) are recorded as facts
+about it, never a reason to throw it away.
+
+Stdlib only, so that it can run before the notebook environment exists.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..paths import repo_root
+
+MIRROR = "http://deb.debian.org/debian"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+BUILD_DEPS = (
+    "gcc", "make", "pkg-config", "xz-utils", "libssl-dev", "zlib1g-dev", "libbz2-dev",
+    "liblzma-dev", "libsqlite3-dev", "libffi-dev",
+)
+MARKER = "gillab-build.json"
+CORE_PAIR = ("3.13.5", "3.13.5t")
+OPTIONAL_MODULES = ("_ssl", "_hashlib", "hashlib", "zlib", "bz2", "lzma", "sqlite3", "ctypes", "_multiprocessing")
+
+
+class ProvisionError(RuntimeError):
+    """Provisioning cannot go on; the message says why and what to do."""
+
+
+def cache_root() -> Path:
+    """Where builds live: ``$GILLAB_CACHE``, else ``$XDG_CACHE_HOME/gillab``, else ``~/.cache/gillab``."""
+    if os.environ.get("GILLAB_CACHE"):
+        return Path(os.environ["GILLAB_CACHE"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "gillab"
+
+
+def builds_file() -> Path:
+    return Path(os.environ.get("GILLAB_BUILDS") or repo_root() / "builds.toml")
+
+
+def source_dirs(labelled: bool = False) -> list:
+    """Where local source tarballs are looked for, in order (with ``labelled``: (label, dir)
+    pairs, the label being what a build record stores instead of a machine's path)."""
+    dirs = []
+    if os.environ.get("GILLAB_SOURCES"):
+        dirs.append(("$GILLAB_SOURCES", Path(os.environ["GILLAB_SOURCES"]).expanduser()))
+    dirs.append(("../shared/sources", repo_root().parent / "shared" / "sources"))
+    dirs.append(("the gillab cache", cache_root() / "source"))
+    return dirs if labelled else [d for _, d in dirs]
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """One declared build: where its source comes from and how it is configured."""
+
+    build_id: str
+    version: str = ""
+    binary: str = ""
+    configure: tuple = ()
+    source: tuple = ()          # sorted (key, value) pairs of the source table
+    gil_twin: tuple = ()        # (id, variable, value) or ()
+    doc: str = ""
+    pgo: bool = False
+    patches: tuple = ()         # (file under patches/, sha256) applied to the source before configure
+    trace_of: str = ""          # a traced build (``<id>+trace``): the measured build it is a twin of
+
+    @property
+    def src(self) -> dict:
+        return dict(self.source)
+
+    @property
+    def disable_gil(self) -> bool:
+        return "--disable-gil" in self.configure
+
+    @property
+    def nogil_fork(self) -> bool:
+        return self.build_id.startswith("nogil-")
+
+    @property
+    def configure_flags(self) -> tuple[str, ...]:
+        flags = [f for f in self.configure if f != "--disable-gil"]
+        if self.pgo:
+            flags.append("--enable-optimizations")
+        if self.disable_gil:
+            flags.append("--disable-gil")
+        return tuple(flags)
+
+    @property
+    def binary_name(self) -> str:
+        return self.binary
+
+    @property
+    def source_name(self) -> str:
+        s = self.src
+        return f"{s['debian']} ({s['suite']})" if "debian" in s else s.get("tarball", "?")
+
+    def prefix(self, root: Path | None = None) -> Path:
+        return (root or cache_root()) / "cpython" / self.build_id
+
+    def executable(self, root: Path | None = None) -> Path:
+        return self.prefix(root) / "bin" / self.binary
+
+
+def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]], dict[str, str]]:
+    """The builds, sets and ``[today]`` counterparts of ``builds.toml``, checked (read again only
+    when the file changes: conditions, sets and the report's order of conditions all ask for it)."""
+    specs, sets, today, _ = _parsed(pgo)
+    return list(specs), {k: list(v) for k, v in sets.items()}, dict(today)
+
+
+def load_roles() -> tuple[dict[str, str], dict[str, str]]:
+    """builds.toml ``[pairs]`` (each GIL build -> the free-threaded build of its source) and
+    ``[roles]`` (the builds a chapter names by what they stand for: ``old_gil``, ...), checked."""
+    extra = _parsed(False)[3]
+    return dict(extra["pairs"]), dict(extra["roles"])
+
+
+def _parsed(pgo: bool) -> tuple:
+    """builds.toml parsed and checked, read again only when the file changes."""
+    path = builds_file()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ProvisionError(f"cannot read {path}: {exc}") from None
+    return _load_builds(str(path), mtime, pgo)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildSpec, ...], dict, dict, dict]:
+    import tomllib
+
+    path = Path(path_text)
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ProvisionError(f"cannot read {path}: {exc}") from None
+    specs = []
+    for b in data.get("build", []):
+        missing = [k for k in ("id", "version", "binary", "source") if k not in b]
+        if missing:
+            raise ProvisionError(f"{path}: build {b.get('id', '?')} lacks {', '.join(missing)}")
+        src = b["source"]
+        if "debian" in src and not {"suite", "file"} <= set(src):
+            raise ProvisionError(f"{path}: build {b['id']}: a debian source needs suite and file")
+        if "tarball" in src and not re.fullmatch(r"[0-9a-f]{64}", src.get("sha256", "")):
+            raise ProvisionError(f"{path}: build {b['id']}: a tarball source needs its sha256 (64 hex digits)")
+        if not ("debian" in src or "tarball" in src):
+            raise ProvisionError(f"{path}: build {b['id']}: source must be a debian package or a tarball")
+        patches = []
+        for pt in b.get("patches", []):
+            if not (isinstance(pt, dict) and pt.get("file") and re.fullmatch(r"[0-9a-f]{64}", pt.get("sha256", ""))):
+                raise ProvisionError(f"{path}: build {b['id']}: a patch is {{file = ..., sha256 = <64 hex digits>}}")
+            patches.append((pt["file"], pt["sha256"]))
+        specs.append(BuildSpec(b["id"], b["version"], b["binary"], tuple(b.get("configure", ())),
+                               tuple(sorted(src.items())), tuple(b.get("gil_twin", ())), b.get("doc", ""), pgo,
+                               tuple(patches)))
+    specs += _traced(data.get("trace", []), specs, path)
+    ids = [s.build_id for s in specs]
+    if len(set(ids)) != len(ids):
+        raise ProvisionError(f"{path}: repeated build ids")
+    sets = {k: list(v) for k, v in data.get("sets", {}).items()}
+    known = set(ids) | {s.gil_twin[0] for s in specs if s.gil_twin}
+    for name, members in sets.items():
+        bad = [m for m in members if m not in known]
+        if bad:
+            raise ProvisionError(f"{path}: set {name} names unknown builds {bad}")
+    today = {str(k): str(v) for k, v in data.get("today", {}).items()}
+    bad = sorted(x for pair in today.items() for x in pair if x not in known)
+    if bad:
+        raise ProvisionError(f"{path}: [today] names unknown builds {bad}")
+    extra = {}
+    for table in ("pairs", "roles"):   # a pair names builds on both sides, a role on its value only
+        extra[table] = {str(k): str(v) for k, v in data.get(table, {}).items()}
+        named = [*extra[table].values(), *(extra[table] if table == "pairs" else ())]
+        bad = sorted(x for x in named if x not in known)
+        if bad:
+            raise ProvisionError(f"{path}: [{table}] names unknown builds {bad}")
+    return tuple(specs), sets, today, extra
+
+
+TRACE_SUFFIX = "+trace"
+
+
+def _traced(tables: list, specs: list[BuildSpec], path: Path) -> list[BuildSpec]:
+    """builds.toml ``[[trace]]``: for each, ``<of>+trace``, the build ``of`` names with one more
+    patch (the GIL trace of ``patches/gil-trace/``) and nothing else changed."""
+    by_id = {s.build_id: s for s in specs}
+    out = []
+    for t in tables:
+        base, patch = by_id.get(t.get("of", "")), t.get("patch", {})
+        if base is None:
+            raise ProvisionError(f"{path}: [[trace]] of {t.get('of')!r} names no build")
+        if not (isinstance(patch, dict) and patch.get("file") and re.fullmatch(r"[0-9a-f]{64}", patch.get("sha256", ""))):
+            raise ProvisionError(f"{path}: [[trace]] of {base.build_id}: patch is {{file = ..., sha256 = <64 hex>}}")
+        out.append(replace(base, build_id=base.build_id + TRACE_SUFFIX, gil_twin=(), trace_of=base.build_id,
+                           patches=(*base.patches, (patch["file"], patch["sha256"])),
+                           doc=f"{base.build_id} with the GIL trace (patches/{patch['file']}): explains, never measures"))
+    return out
+
+
+def all_specs(pgo: bool = False) -> list[BuildSpec]:
+    return load_builds(pgo)[0]
+
+
+def build_specs(pgo: bool = False) -> tuple[BuildSpec, BuildSpec]:
+    """The like-for-like pair: same source, same flags, one with ``--disable-gil``."""
+    by_id = {s.build_id: s for s in all_specs(pgo)}
+    return by_id[CORE_PAIR[0]], by_id[CORE_PAIR[1]]
+
+
+def spec_for_executable(executable: str) -> BuildSpec | None:
+    for spec in all_specs():
+        if str(spec.executable()) == str(executable):
+            return spec
+    return None
+
+
+def parse_dsc_sha256(dsc_text: str) -> dict[str, str]:
+    """Map file name -> SHA-256 from the ``Checksums-Sha256`` field of a ``.dsc``."""
+    sums: dict[str, str] = {}
+    in_field = False
+    for line in dsc_text.splitlines():
+        if line.startswith("Checksums-Sha256:"):
+            in_field = True
+            continue
+        if in_field:
+            if not line.startswith(" "):
+                break
+            parts = line.split()
+            if len(parts) == 3 and re.fullmatch(r"[0-9a-f]{64}", parts[0]):
+                sums[parts[2]] = parts[0]
+    if not sums:
+        raise ProvisionError("the .dsc has no Checksums-Sha256 field")
+    return sums
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_tarball(dsc: Path, tarball: Path) -> str:
+    """Check ``tarball`` against the ``.dsc``; return its SHA-256 or raise."""
+    expected = parse_dsc_sha256(dsc.read_text()).get(tarball.name)
+    if expected is None:
+        raise ProvisionError(f"{tarball.name} is not listed in {dsc.name}")
+    actual = sha256_file(tarball)
+    if actual != expected:
+        raise ProvisionError(
+            f"SHA-256 mismatch for {tarball.name}: .dsc says {expected}, file has {actual}")
+    return actual
+
+
+def read_marker(spec: BuildSpec, root: Path | None = None) -> dict | None:
+    path = spec.prefix(root) / MARKER
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+_PROBE = """
+import json, sys, sysconfig
+print(json.dumps({"version": sys.version, "version_info": list(sys.version_info[:3]),
+                  "Py_GIL_DISABLED": sysconfig.get_config_var("Py_GIL_DISABLED"),
+                  "CONFIG_ARGS": sysconfig.get_config_var("CONFIG_ARGS"),
+                  "nogil_flag": getattr(sys.flags, "nogil", None)}))
+"""
+
+
+def probe_build(executable: Path) -> dict:
+    """Run the installed interpreter (any version from 2.7 on) and report what it is, with the
+    optional modules it has: a fact about the build, never a reason to refuse it.  Each module is
+    imported in a process of its own, so that one that crashes the interpreter (3.6.12's ctypes
+    after bz2 with Debian 12's libffi) is reported as missing, not taken for a broken build."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    out = subprocess.run([str(executable), "-c", _PROBE], capture_output=True, text=True, timeout=60, env=env)
+    if out.returncode != 0:
+        raise ProvisionError(f"{executable} does not run cleanly: {out.stderr.strip()[-500:]}")
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    info["modules"] = {m: subprocess.run([str(executable), "-c", f"import {m}"], capture_output=True, timeout=60,
+                                         env=env).returncode == 0 for m in OPTIONAL_MODULES}
+    return info
+
+
+def from_pinned_commit(spec: BuildSpec, marker: dict) -> bool:
+    """Whether ``marker`` records a build from the pinned commit of ``spec`` fetched with git
+    (:func:`fetch_commit` records ``git:<commit>`` in place of the tarball's sha256, and the
+    commit beside it): the same source, named by the commit builds.toml pins."""
+    commit = spec.src.get("commit")
+    return bool(commit) and marker.get("source_sha256") == f"git:{commit}" and marker.get("commit") == commit
+
+
+def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None = None) -> tuple[bool, str]:
+    """Is the build in the cache complete and made from this source with these flags?"""
+    marker = read_marker(spec, root)
+    if marker is None:
+        return False, "no build marker"
+    if list(marker.get("configure_flags", [])) != list(spec.configure_flags):
+        return False, f"built with other flags {marker.get('configure_flags')}"
+    if [tuple(p) for p in marker.get("patches", [])] != list(spec.patches):
+        return False, f"built with other patches {marker.get('patches', [])}"
+    expected = source_sha256 or spec.src.get("sha256")
+    if expected and marker.get("source_sha256") != expected and not from_pinned_commit(spec, marker):
+        return False, "built from another source"
+    exe = spec.executable(root)
+    if not exe.exists():
+        return False, f"{exe} is missing"
+    try:
+        info = probe_build(exe)
+    except (ProvisionError, OSError, subprocess.SubprocessError, ValueError) as exc:
+        return False, str(exc)
+    if spec.version and info["version_info"] != [int(x) for x in spec.version.split(".")]:
+        return False, f"reports version {info['version_info']}, not {spec.version}"
+    if bool(info["Py_GIL_DISABLED"]) != spec.disable_gil:
+        return False, f"Py_GIL_DISABLED={info['Py_GIL_DISABLED']} but expected {int(spec.disable_gil)}"
+    if spec.nogil_fork and info.get("nogil_flag") is None:
+        return False, "has no sys.flags.nogil: not the nogil fork"
+    return True, "valid"
+
+
+@contextlib.contextmanager
+def cache_lock(root: Path):
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".provision.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _log(msg: str) -> None:
+    print(f"[provision] {msg}", flush=True)
+
+
+def _run(cmd: list[str], cwd: Path | None = None, log: Path | None = None, env: dict | None = None) -> None:
+    _log("$ " + " ".join(cmd))
+    if log is None:
+        proc = subprocess.run(cmd, cwd=cwd, env=env)
+    else:
+        with open(log, "ab") as fh:
+            proc = subprocess.run(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, env=env)
+    if proc.returncode != 0:
+        where = f" (log: {log})" if log else ""
+        raise ProvisionError(f"command failed with exit {proc.returncode}: {' '.join(cmd)}{where}")
+
+
+def missing_build_deps() -> list[str]:
+    missing = []
+    for pkg in BUILD_DEPS:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
+        if "install ok installed" not in out.stdout:
+            missing.append(pkg)
+    return missing
+
+
+def install_build_deps() -> None:
+    missing = missing_build_deps()
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        raise ProvisionError("missing build dependencies (run as root, or install them): " + " ".join(missing))
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    _run(["apt-get", "update", "-qq"], env=env)
+    _run(["apt-get", "install", "-y", "-qq", *missing], env=env)
+
+
+def apt_private_options(root: Path, suite: str) -> list[str]:
+    apt = root / "apt" / suite
+    for d in (apt / "lists" / "partial", apt / "cache" / "archives" / "partial"):
+        d.mkdir(parents=True, exist_ok=True)
+    sources = apt / "sources.list"
+    sources.write_text(f"deb-src [signed-by={KEYRING}] {MIRROR} {suite} main\n")
+    return [
+        "-o", f"Dir::Etc::SourceList={sources}",
+        "-o", "Dir::Etc::SourceParts=/dev/null",
+        "-o", f"Dir::State::Lists={apt / 'lists'}",
+        "-o", f"Dir::Cache={apt / 'cache'}",
+    ]
+
+
+def fetch_debian_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
+    """Download a Debian source package (once); return (upstream tarball, its SHA-256 checked
+    against the .dsc, a provenance record)."""
+    s = spec.src
+    src = root / "source"
+    src.mkdir(parents=True, exist_ok=True)
+    stem = s["file"].split(".orig.")[0]          # python3.13_3.13.5
+
+    def found():
+        return sorted(src.glob(s["file"])), sorted(src.glob(f"{stem}-*.dsc"))
+
+    tarballs, dscs = found()
+    if not (tarballs and dscs):
+        opts = apt_private_options(root, s["suite"])
+        _run(["apt-get", *opts, "update", "-qq"])
+        _run(["apt-get", *opts, "source", "--download-only", "-qq", s["debian"]], cwd=src)
+        tarballs, dscs = found()
+        if not (tarballs and dscs):
+            names = ", ".join(p.name for p in src.iterdir())
+            raise ProvisionError(f"Debian {s['suite']} no longer ships {s['file']} in {s['debian']} (found: {names})")
+    dsc, tarball = dscs[-1], tarballs[-1]
+    digest = verify_tarball(dsc, tarball)
+    _log(f"source {tarball.name} sha256 {digest} (checked against {dsc.name})")
+    return tarball, digest, {"source_package": f"{s['debian']} ({s['suite']})", "dsc": dsc.name}
+
+
+def find_tarball(spec: BuildSpec) -> tuple[Path, str, dict]:
+    """The local tarball of ``spec``, its sha256 checked; else the pinned commit where the
+    network reaches its repository; else a clear error naming where it was looked for."""
+    s = spec.src
+    for label, d in source_dirs(labelled=True):
+        path = d / s["tarball"]
+        if path.is_file():
+            actual = sha256_file(path)
+            if actual != s["sha256"]:
+                raise ProvisionError(
+                    f"SHA-256 mismatch for {path}: {builds_file().name} says {s['sha256']}, the file has "
+                    f"{actual}. Nothing was built; replace the file or fix the checksum.")
+            _log(f"source {path.name} sha256 {actual} (checked against {builds_file().name})")
+            return path, actual, {"source_from": label, "repository": s.get("repository"),
+                                  "commit": s.get("commit")}
+    if s.get("repository") and s.get("commit"):
+        return fetch_commit(spec)
+    raise ProvisionError(f"source {s['tarball']} of {spec.build_id} not found in "
+                         + ", ".join(str(d) for d in source_dirs()) + " (set GILLAB_SOURCES)")
+
+
+def fetch_commit(spec: BuildSpec) -> tuple[Path, str, dict]:
+    """Fetch the pinned commit (where the network reaches the repository) and pack it as the
+    tarball would be: ``git archive`` with the top folder named like the file."""
+    s = spec.src
+    root = cache_root() / "source"
+    work = root / f"git-{spec.build_id}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        _run(["git", "init", "-q", str(work)])
+        _run(["git", "-C", str(work), "fetch", "-q", "--depth", "1", s["repository"], s["commit"]])
+        head = subprocess.run(["git", "-C", str(work), "rev-parse", "FETCH_HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+        if head != s["commit"]:
+            raise ProvisionError(f"{s['repository']} gave commit {head}, not the pinned {s['commit']}")
+        name = s["tarball"].removesuffix(".tar.xz")
+        out = root / f"{name}.from-git.tar"
+        _run(["git", "-C", str(work), "archive", f"--prefix={name}/", "-o", str(out), "FETCH_HEAD"])
+    except ProvisionError as exc:
+        raise ProvisionError(f"source {s['tarball']} of {spec.build_id} is not in "
+                             + ", ".join(str(d) for d in source_dirs())
+                             + f", and the pinned commit could not be fetched either: {exc}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out, "git:" + s["commit"], {"repository": s["repository"], "commit": s["commit"]}
+
+
+def fetch_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
+    return fetch_debian_source(spec, root) if "debian" in spec.src else find_tarball(spec)
+
+
+def patches_dir() -> Path:
+    return builds_file().parent / "patches"
+
+
+def check_patches(spec: BuildSpec) -> list[tuple[Path, str]]:
+    """The build's patches (``patches/`` beside builds.toml), each checked against its sha256
+    before anything is built."""
+    out = []
+    for name, digest in spec.patches:
+        path = patches_dir() / name
+        if not path.is_file():
+            raise ProvisionError(f"{spec.build_id}: patch {name} is missing from {patches_dir().name}/")
+        got = sha256_file(path)
+        if got != digest:
+            raise ProvisionError(f"{spec.build_id}: patch {name} has sha256 {got}, builds.toml says {digest}: "
+                                 "it was changed; restore it (git checkout) or update builds.toml on purpose")
+        out.append((path, digest))
+    return out
+
+
+def build_one(spec: BuildSpec, tarball: Path, digest: str, provenance: dict, root: Path, jobs: int) -> dict:
+    build_dir = root / "build" / spec.build_id
+    shutil.rmtree(build_dir, ignore_errors=True)
+    build_dir.mkdir(parents=True)
+    _run(["tar", "-xf", str(tarball), "-C", str(build_dir)])
+    srcdir = next(p for p in build_dir.iterdir() if p.is_dir())
+    for path, _ in check_patches(spec):
+        _run(["patch", "-p1", "--forward", "--batch", "-i", str(path)], cwd=srcdir)
+    prefix = spec.prefix(root)
+    shutil.rmtree(prefix, ignore_errors=True)
+    log = root / "build" / f"{spec.build_id}.log"
+    log.unlink(missing_ok=True)
+    t0 = time.monotonic()
+    _log(f"building {spec.build_id} with {' '.join(spec.configure_flags)} (log: {log})")
+    _run(["./configure", f"--prefix={prefix}", *spec.configure_flags], cwd=srcdir, log=log)
+    _run(["make", f"-j{jobs}"], cwd=srcdir, log=log)
+    _run(["make", "install"], cwd=srcdir, log=log)
+    seconds = time.monotonic() - t0
+    info = probe_build(spec.executable(root))
+    marker = {
+        "build_id": spec.build_id,
+        "version": spec.version,
+        "source": spec.source_name,
+        **provenance,
+        "source_tarball": tarball.name,
+        "source_sha256": digest,
+        "debian_patches_applied": False if "debian" in spec.src else None,
+        "configure_flags": list(spec.configure_flags),
+        "patches": [list(p) for p in spec.patches],
+        "make_jobs": jobs,
+        "build_seconds": round(seconds, 1),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "sys_version": info["version"],
+        "Py_GIL_DISABLED": info["Py_GIL_DISABLED"],
+        "nogil_flag": info.get("nogil_flag"),
+        "modules": info.get("modules", {}),
+    }
+    (prefix / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+    shutil.rmtree(build_dir, ignore_errors=True)
+    missing = [m for m, ok in marker["modules"].items() if not ok]
+    _log(f"built {spec.build_id} in {seconds:.0f} s -> {spec.executable(root)}"
+         + (f" (without {', '.join(missing)})" if missing else ""))
+    return marker
+
+
+def select_specs(only: list[str] | None = None, sets: list[str] | None = None, pgo: bool = False) -> list[BuildSpec]:
+    """The builds named by ids and sets (a GIL twin names its build); default: the core pair."""
+    specs, named, _ = load_builds(pgo)
+    by_id = {s.build_id: s for s in specs}
+    twins = {s.gil_twin[0]: s.build_id for s in specs if s.gil_twin}
+    wanted: list[str] = []
+    for name in sets or []:
+        if name not in named:
+            raise ProvisionError(f"unknown set {name!r}; known: {', '.join(named)}")
+        wanted += named[name]
+    wanted += list(only or [])
+    if not wanted:
+        wanted = list(CORE_PAIR)
+    out: list[BuildSpec] = []
+    for w in wanted:
+        bid = twins.get(w, w)
+        if bid not in by_id:
+            raise ProvisionError(f"unknown build id {w!r}; known: {', '.join(by_id)}")
+        if by_id[bid] not in out:
+            out.append(by_id[bid])
+    return out
+
+
+def provision(pgo: bool = False, jobs: int | None = None, only: list[str] | None = None,
+              root: Path | None = None, install_deps: bool = True, sets: list[str] | None = None) -> list[dict]:
+    """Make sure the builds exist and are valid; build what is missing. Returns the markers.
+    Every source is found and checked before the first build starts."""
+    root = root or cache_root()
+    jobs = jobs or os.cpu_count() or 2
+    specs = select_specs(only, sets, pgo)
+    with cache_lock(root):
+        results = []
+        todo = []
+        for spec in specs:
+            ok, why = build_is_valid(spec, None, root)
+            if ok:
+                _log(f"{spec.build_id}: present and valid at {spec.executable(root)}; skipping")
+                results.append(read_marker(spec, root))
+            else:
+                _log(f"{spec.build_id}: needs a build ({why})")
+                todo.append(spec)
+        if todo:
+            if install_deps:
+                install_build_deps()
+            sources = {spec.build_id: fetch_source(spec, root) for spec in todo}   # all checked first
+            for spec in todo:
+                check_patches(spec)
+            for spec in todo:
+                results.append(build_one(spec, *sources[spec.build_id], root, jobs))
+        return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gillab provision", description=__doc__.splitlines()[0])
+    ap.add_argument("--pgo", action="store_true", help="configure with --enable-optimizations (much slower)")
+    ap.add_argument("--jobs", type=int, default=None, help="make -j (default: all cores)")
+    ap.add_argument("--only", action="append", help="build this id (see builds.toml); repeatable")
+    ap.add_argument("--set", action="append", dest="sets",
+                    help="build the ids of this set of builds.toml (era, history, doc000, ...); repeatable")
+    ap.add_argument("--no-deps", action="store_true", help="do not apt-get install build dependencies")
+    args = ap.parse_args(argv)
+    try:
+        markers = provision(pgo=args.pgo, jobs=args.jobs, only=args.only, install_deps=not args.no_deps,
+                            sets=args.sets)
+    except ProvisionError as exc:
+        print(f"gillab provision: error: {exc}", file=sys.stderr)
+        return 2
+    for m in markers:
+        print(f"{m['build_id']}: {m['sys_version'].splitlines()[0]} "
+              f"(flags: {' '.join(m['configure_flags'])}; built in {m['build_seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

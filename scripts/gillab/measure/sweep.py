@@ -1,0 +1,677 @@
+"""Running a sweep: every check first, then for each repeat, each point, each condition
+(interleaved, so drift on a shared machine hits every condition alike) one fresh process per
+sample, each sample stored the moment it is measured, in the reader's campaign
+(:mod:`gillab.measure.campaigns`).  A sample already stored there is resumed only when its *resume key*
+matches: same configuration, same interpreter identity (binary hash, version, build flags,
+environment) and same measuring code (workload, runner, experiment class); so a killed sweep
+resumes where it stopped, and a changed workload or a rebuilt interpreter is measured anew.
+:func:`plan` says what would be measured, and why, without measuring.
+
+The command line (``gillab measure``/``reproduce``), papermill's ``-p measure True`` and the live
+explorers all measure through :func:`measure`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from . import grid as grid_mod
+from . import codekey, interpreters, metadata, runner
+from .experiment import Experiment, point_key
+from .experiments import get
+from ..paths import results_dir
+from .profiles import ParameterError
+from .store import StoreWriteError
+from .venvs import VenvError
+
+# -- resume keys ------------------------------------------------------------------------------
+def code_key(exp: Experiment) -> str:
+    """The key of the code that shapes a sample of ``exp`` (:mod:`gillab.measure.codekey`)."""
+    return codekey.code_key(exp)
+
+
+@dataclass
+class Plan:
+    """What a sweep would measure, before measuring: every (repeat, point, condition), and for
+    each sample that is stored but not resumable, why."""
+    experiment: str
+    profile: str
+    campaign: str
+    campaign_is_new: bool
+    config_id: str
+    code_key: str
+    identity_keys: dict
+    points: list
+    conditions: list
+    missing_conditions: list
+    todo: list                       # (repeat, point, condition) to measure
+    resumable: int = 0
+    reasons: dict = field(default_factory=dict)   # reason -> count, for the samples in todo
+    details: list = field(default_factory=list)   # one entry per sample in todo
+    adaptive_max: int = 0            # at most this many more, where a CI stays wide (max_repeats)
+    damaged: list = field(default_factory=list)   # rows of samples.csv found damaged: line, reason
+    estimate_s: float | None = None   # the samples to measure, at the chapter's median sample time
+    estimate_basis: str = ""
+
+    def as_dict(self) -> dict:
+        total = len(self.todo) + self.resumable
+        return {
+            "experiment": self.experiment, "profile": self.profile, "campaign": self.campaign,
+            "campaign_is_new": self.campaign_is_new, "config_id": self.config_id, "code_key": self.code_key,
+            "identity_keys": self.identity_keys, "points": self.points, "conditions": self.conditions,
+            "missing_conditions": self.missing_conditions, "samples_total": total,
+            "samples_planned": len(self.todo), "samples_resumable": self.resumable,
+            "reasons": self.reasons, "samples": self.details, "samples_adaptive_max": self.adaptive_max,
+            "damaged_rows": self.damaged, "estimate_s": self.estimate_s, "estimate_basis": self.estimate_basis,
+        }
+
+
+NOT_YET = "not measured yet in this campaign"
+FAILED_BEFORE = "stored as failed: measured again"
+CODE_CHANGED = "workload or harness code changed since it was measured"
+INTERPRETER_CHANGED = "interpreter changed since it was measured (rebuilt, other binary or environment)"
+NO_KEY = "stored without a resume key (older harness)"
+
+
+def why_not_resumable(row: dict | None, ident_key: str, ckey: str, experiment: str = "") -> str | None:
+    """None when a stored row can be resumed; else the reason it cannot.  A stored code key of
+    the older kind counts as ``ckey`` where it stands for the same code (:func:`codekey.canonical`)."""
+    if row is None:
+        return NOT_YET
+    stored_i, stored_c = row.get("identity_key") or "", row.get("code_key") or ""
+    if not stored_i and not stored_c:
+        return NO_KEY
+    if stored_i != ident_key:
+        return INTERPRETER_CHANGED
+    if codekey.canonical(experiment, stored_c) != ckey:
+        return CODE_CHANGED
+    return None
+
+
+def left_out(exp: Experiment, point: dict, cid: str, ident, grid: grid_mod.Grid, rep: int | None = None) -> str | None:
+    """Why ``point`` is not measured under build ``cid`` (in repeat ``rep``, if given): it does not
+    apply to the build (``Experiment.applies``), the build is measured on the small grid only, or
+    the repeat is beyond ``rest_repeats`` at a point no claim reads; else None."""
+    return exp.applies(point, ident) or grid.reason(cid, point, rep)
+
+
+def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
+                 ckey: str, idents: dict, reps=None, points=None, grid=None) -> tuple[list, int, dict, list]:
+    """Every (repeat, point, condition) to measure, and why; a point that does not apply to a
+    build (``Experiment.applies``), or lies outside the small grid of a build not in ``full_grid``,
+    is left out, counted under its reason in ``reasons`` with the prefix "not applicable: " (and
+    never in ``todo``).  ``reps`` and ``points`` default to the fixed repeats (``range(repeats)``)
+    and every point; ``grid`` to the one ``p`` describes."""
+    grid = grid_mod.of(exp, p) if grid is None else grid
+    todo, resumable, reasons, details = [], 0, {}, []
+    for rep in (range(p["repeats"]) if reps is None else reps):
+        for point in (exp.points(p) if points is None else points):
+            for cid in cids:
+                na = left_out(exp, point, cid, idents[cid], grid, rep)
+                if na:
+                    why = f"not applicable: {na}"
+                    reasons[why] = reasons.get(why, 0) + 1
+                    continue
+                k = (cid, point_key(point), rep)
+                why = why_not_resumable(rows.get(k), keys.get(cid, ""), ckey, exp.name)
+                if why == NOT_YET and k in failed:
+                    why = FAILED_BEFORE
+                if why is None:
+                    resumable += 1
+                    continue
+                todo.append((rep, point, cid))
+                reasons[why] = reasons.get(why, 0) + 1
+                details.append({"condition": cid, "point": point_key(point), "repeat": rep, "reason": why})
+    return todo, resumable, reasons, details
+
+
+def adaptive_rounds(p: dict) -> range:
+    """The repeats beyond ``repeats`` that a point may get (empty without ``max_repeats``)."""
+    return range(p["repeats"], max(p["max_repeats"] or 0, p["repeats"]))
+
+
+def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dict, ckey: str,
+                idents: dict, upto: int, grid=None) -> list[tuple[dict, str]]:
+    """The points that need another repeat, each with why: a condition whose interval of the
+    median of ``exp.adaptive_metric`` (over its resumable samples of repeats ``0 .. upto-1``) is
+    not yet a 95% interval (fewer runs than :func:`gillab.stats.runs_needed`) or is wider than
+    ``ci_target`` times the median on either side.  Every condition of such a point gets the
+    repeat, so that repeats stay paired.  ``tests/test_coverage.py`` simulates this rule."""
+    from .. import stats
+
+    grid = grid_mod.of(exp, p) if grid is None else grid
+    out = []
+    for point in exp.points(p):
+        pk, why = point_key(point), ""
+        for cid in cids:
+            if left_out(exp, point, cid, idents[cid], grid):
+                continue
+            vals = []
+            for rep in range(upto):
+                row = rows.get((cid, pk, rep))
+                if row is not None and why_not_resumable(row, keys.get(cid, ""), ckey, exp.name) is None:
+                    try:
+                        vals.append(float(row[exp.adaptive_metric]))
+                    except (KeyError, TypeError, ValueError):
+                        pass
+            vals = [v for v in vals if math.isfinite(v)]
+            why = stats.wide(vals, p["ci_target"])
+            if why:
+                why = f"{cid}: {why}"
+                break
+        if why:
+            out.append((point, why))
+    return out
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    experiment: str
+    campaign: str
+    params: dict
+    config_id: str
+    measured: int = 0
+    skipped: int = 0
+    failed: int = 0
+    missing_conditions: list = field(default_factory=list)
+    status: str = "running"
+    reasons: dict = field(default_factory=dict)
+
+
+def _affinity_str(cpus) -> str:
+    return "" if cpus is None else ",".join(str(c) for c in cpus)
+
+
+MAX_PLAN_SAMPLES = 100_000   # one sweep; more is refused before any list of it is made
+MAX_PLAN_HOURS = 12.0        # one sweep's estimated time; more is refused unless allowed (--allow-long)
+
+
+def seconds_per_sample(exp: Experiment, config: str | None = None) -> tuple[float, str] | None:
+    """The median time of one of this chapter's samples (the workload process's wall time) in the
+    reader's newest campaign that holds it, else in the reference, else (a data folder of its own,
+    ``GILLAB_DATA``, that holds neither) in the checkout's committed reference; with where it was
+    read.  Where that campaign holds samples of ``config`` (the sizes about to be measured), only
+    theirs count: a `seed` sample can take ten times a `default` one."""
+    from . import campaigns
+    from ..paths import repo_root
+    from .store import ExperimentStore
+
+    def median_of(store) -> tuple[float, str] | None:
+        vals, ours = {}, {}
+        for r in store.rows():
+            try:
+                if r.get("status") == "ok":
+                    key = (r.get("config"), r.get("condition"), r.get("point"), r.get("repeat"))
+                    v = float(r.get("process_wall_s") or "nan")
+                    vals.setdefault(key, v)   # a sample stored as several rows counts once
+                    if config is not None and r.get("config") == config:
+                        ours.setdefault(key, v)
+            except ValueError:
+                continue
+        for which, got in ((" of this configuration", ours), ("", vals)):
+            got = [v for v in got.values() if math.isfinite(v)]
+            if got:
+                return statistics.median(got), which
+        return None
+
+    yours, ref = campaigns.for_reading(exp.name)
+    for c in (yours, ref):
+        if c is not None and (m := median_of(c.store(exp.name))) is not None:
+            return m[0], f"{c.id}{m[1]}"
+    committed = repo_root() / "data" / "results"
+    if committed.resolve() != results_dir().resolve() and (committed / campaigns.REFERENCE_FILE).is_file():
+        cid = (committed / campaigns.REFERENCE_FILE).read_text().strip()
+        store = ExperimentStore(exp.name, cid, root=committed)
+        if cid and store.samples_path.is_file() and (m := median_of(store)) is not None:
+            return m[0], f"{cid} (the checkout's committed reference){m[1]}"
+    return None
+
+
+def check_count(exp: Experiment, p: dict, n_points: int, n_builds: int) -> None:
+    """Refuse a sweep of more than :data:`MAX_PLAN_SAMPLES` samples, from the count alone (no list
+    of them is made, nothing is read)."""
+    reps = max(p["repeats"], p["max_repeats"] or 0)
+    most = reps * n_points * n_builds
+    if most > MAX_PLAN_SAMPLES:
+        raise ParameterError(
+            f"{exp.name}: {most:,} samples ({reps} repeats x {n_points} points x {n_builds} builds) is more than "
+            f"the {MAX_PLAN_SAMPLES:,} one sweep may hold; nothing was measured")
+
+
+def estimate(exp: Experiment, todo: int, allow_long: bool = True, config: str | None = None) -> tuple[float, str] | None:
+    """The time ``todo`` samples take at the chapter's median sample time, with its basis (None
+    with no stored sample to go by); unless ``allow_long``, refuse more than :data:`MAX_PLAN_HOURS`."""
+    per = seconds_per_sample(exp, config)
+    if per is None:
+        return None
+    seconds = per[0] * todo
+    basis = f"{per[0]:.2g} s per sample, the median in campaign {per[1]}"
+    if seconds > MAX_PLAN_HOURS * 3600 and not allow_long:
+        raise ParameterError(
+            f"{exp.name}: about {seconds / 3600:,.0f} hours ({todo:,} samples at {basis}), more than the "
+            f"{MAX_PLAN_HOURS:g} hours one sweep may take unless asked for: add --allow-long (allow_long=True) if "
+            "you mean it; nothing was measured")
+    return seconds, basis
+
+
+@dataclass
+class Prepared:
+    """What every check of a sweep yields: the experiment and its resolved parameters, the grid,
+    the conditions (those available, those missing), their identity keys, the code key and the
+    campaign (None where :func:`plan` found none yet)."""
+    exp: Experiment
+    p: dict
+    grid: grid_mod.Grid
+    conds: list
+    idents: dict
+    usable: list
+    missing: list
+    camp: object
+    is_new: bool
+    keys: dict
+    ckey: str
+
+    @property
+    def cids(self) -> list[str]:
+        return [c.id for c in self.usable]
+
+    @property
+    def config_id(self) -> str:
+        return self.exp.config_id(self.p)
+
+    def stored(self) -> tuple[dict, set, object]:
+        """The campaign's resumable rows and failed samples of this configuration, and its store
+        (None where the campaign does not hold the experiment yet)."""
+        if self.camp is None or not self.camp.has(self.exp.name):
+            return {}, set(), None
+        store = self.camp.store(self.exp.name)
+        return store.measured(self.config_id), store.failed(self.config_id), store
+
+    def plan_samples(self, rows: dict, failed: set, **kw) -> tuple[list, int, dict, list]:
+        return plan_samples(self.exp, self.p, self.cids, rows, failed, self.keys, self.ckey, self.idents,
+                            grid=self.grid, **kw)
+
+
+def _builds(p: dict) -> tuple[list, dict, list, list, dict]:
+    """The conditions ``p`` names, each one's identity, those available and the ids of those
+    missing, and the identity keys of the available ones."""
+    conds = interpreters.select(p["conditions"])
+    idents = {c.id: interpreters.identify(c) for c in conds}
+    usable = [c for c in conds if idents[c.id].available]
+    missing = [c.id for c in conds if not idents[c.id].available]
+    return conds, idents, usable, missing, {c.id: idents[c.id].key() for c in usable}
+
+
+def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False) -> Prepared:
+    """Every check, then the campaign, the conditions, their keys and what the store holds."""
+    from . import campaigns
+
+    exp = get(name)
+    p = exp.resolve(profile, overrides)
+    grid = grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
+    conds, idents, usable, missing, keys = _builds(p)
+    if not usable:
+        raise ParameterError(
+            "none of the requested conditions is available: "
+            + "; ".join(f"{c.id}: {idents[c.id].error}" for c in conds)
+            + ". Build the core ones with `gillab provision` (or `make interpreters`).")
+    check_count(exp, p, len(exp.points(p)), len(usable))   # before any list of the samples is made
+    camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # nothing made yet
+    prep = Prepared(exp, p, grid, conds, idents, usable, missing, camp, False, keys, code_key(exp))
+    if create:
+        rows, failed, _ = prep.stored()
+        estimate(exp, len(prep.plan_samples(rows, failed)[0]), allow_long, prep.config_id)
+        check_writable(results_dir())
+        prep.camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
+    prep.is_new = prep.camp is None or not prep.camp.experiments()
+    return prep
+
+
+def coverage(name: str, profile: str, campaign: str) -> dict:
+    """How much of ``profile``'s sweep ``campaign`` holds, read only (the reference campaign too):
+    the samples the profile asks for, those stored and resumable, those still to measure, and the
+    builds it names that are not available here, with the profile's resolved parameters."""
+    from . import campaigns
+
+    exp = get(name)
+    p = exp.resolve(profile)
+    conds, idents, usable, missing, keys = _builds(p)
+    prep = Prepared(exp, p, grid_mod.of(exp, p), conds, idents, usable, missing, campaigns.load(campaign), False,
+                    keys, code_key(exp))
+    rows, failed, _ = prep.stored()
+    todo, resumable, *_ = prep.plan_samples(rows, failed)
+    return {"planned": len(todo) + resumable, "stored": resumable, "to_measure": len(todo),
+            "missing_conditions": missing, "config_id": prep.config_id, "params": p}
+
+
+def check_writable(folder) -> None:
+    """Raise :class:`ParameterError` unless a file can be made in ``folder`` (or, where it does not
+    exist yet, in the nearest folder above it that does), before anything is measured."""
+    import tempfile
+    from pathlib import Path
+
+    where = Path(folder)
+    while not where.exists() and where.parent != where:
+        where = where.parent
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        raise ParameterError(
+            f"the data folder {folder} cannot be written ({exc.strerror or exc} in {where}); nothing was measured. "
+            "Make it writable, or point GILLAB_DATA at a folder you can write") from None
+
+
+def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
+         campaign: str | None = None, new_campaign: bool = False) -> Plan:
+    """What ``measure`` would do, without measuring or writing anything."""
+    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=False)
+    exp, p = prep.exp, prep.p
+    rows, failed, store = prep.stored()
+    damaged = [{"line": d.line, "reason": d.reason} for d in store.damaged] if store is not None else []
+    todo, resumable, reasons, details = prep.plan_samples(rows, failed)
+    cname = prep.camp.id if prep.camp is not None else campaign or "(a new campaign)"
+    per_round = sum(1 for point in exp.points(p) for cid in prep.cids
+                    if not left_out(exp, point, cid, prep.idents[cid], prep.grid))
+    est = estimate(exp, len(todo), config=prep.config_id)
+    return Plan(exp.name, profile, cname, prep.is_new, prep.config_id, prep.ckey, prep.keys,
+                [point_key(x) for x in exp.points(p)], prep.cids, prep.missing, todo, resumable, reasons, details,
+                len(adaptive_rounds(p)) * per_round, damaged,
+                est[0] if est else None, est[1] if est else "no stored sample of this chapter to go by")
+
+
+STOPPED_ON_TIME = "stopped on time"   # a run's status where the reader's time was spent (every sample kept)
+
+
+class OutOfTime(Exception):
+    """The run's deadline passed: the sweep stopped between two samples, keeping every one."""
+
+
+@dataclass
+class Deadline:
+    """A monotonic deadline (None: no limit)."""
+    at: float | None = None
+
+    @classmethod
+    def after(cls, minutes: float | None) -> "Deadline":
+        return cls(None if minutes is None else time.monotonic() + minutes * 60)
+
+    def left(self) -> float:
+        return math.inf if self.at is None else self.at - time.monotonic()
+
+    def check(self, need: float = 0.0) -> None:
+        """Raise :class:`OutOfTime` when a sample of ``need`` seconds would end after the deadline."""
+        if self.at is not None and time.monotonic() + need >= self.at:
+            raise OutOfTime("the run's time is spent")
+
+
+def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
+            campaign: str | None = None, new_campaign: bool = False, progress=True,
+            allow_long: bool = False, deadline=None) -> RunResult:
+    """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
+    sample; the committed reference campaign is never written to nor resumed from.
+
+    ``progress``: True draws a progress bar on stderr, False nothing; a callable is called as
+    ``progress(done, total, what)`` before the first sample and after each (the live explorer's
+    bar).
+
+    The steps, each a method of :class:`_Run`: open the run (under the store's lock: mark killed
+    runs, plan, write the run file), the measurements before the sweep, the planned samples, the
+    adaptive rounds, and closing the run file whatever happened.
+
+    ``deadline`` (a :class:`Deadline`): no sample starts once it has passed; the run ends with the
+    status :data:`STOPPED_ON_TIME`, every sample measured so far stored."""
+    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long)
+    for cid in prep.missing:
+        print(f"[gillab] {name}: {cid} is not available ({prep.idents[cid].error}); "
+              "it is reported as not measured, not replaced.", file=sys.stderr)
+    run = _Run(prep, profile, deadline)
+    with run.store.lock():
+        run.open(progress)
+        try:
+            run.before_sweep()
+            run.take(run.todo)
+            run.adaptive()
+            run.result.status = "complete" if not run.result.failed else "complete with failures"
+        except OutOfTime:
+            run.result.status = STOPPED_ON_TIME
+        except StoreWriteError as exc:
+            run.result.status = "failed"
+            run.meta["failure"] = str(exc)
+            raise
+        except BaseException as exc:
+            run.result.status = f"interrupted ({type(exc).__name__})"
+            raise
+        finally:
+            run.close()
+    return run.result
+
+
+class _Run:
+    """One run of a sweep, step by step (see :func:`measure`, which holds the store's lock)."""
+
+    def __init__(self, prep: Prepared, profile: str, deadline=None):
+        self.prep, self.exp, self.p, self.profile = prep, prep.exp, prep.p, profile
+        self.deadline = deadline
+        self.store = prep.camp.store(prep.exp.name)
+        self.cfg = prep.config_id
+        # to the microsecond: a store lists its runs by name, so two runs begun in one second
+        # (a resumed sweep with nothing left) still list in the order they ran
+        self.run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ") + "-" + uuid.uuid4().hex[:6]
+        self.result = RunResult(self.run_id, self.exp.name, prep.camp.id, self.p, self.cfg,
+                                missing_conditions=prep.missing)
+        self.by_id = {c.id: c for c in prep.usable}
+        self.rows: dict = {}
+        self.todo: list = []
+        self.meta: dict = {}
+        self.bar = None
+
+    def open(self, progress) -> None:
+        """Mark runs that ended without a word, plan the samples and write the run file."""
+        prep, exp, name = self.prep, self.exp, self.exp.name
+        killed = self.store.mark_killed()
+        if killed:
+            print(f"[gillab] {name}: run(s) {', '.join(killed)} ended without a word (killed); "
+                  "marked so, and their samples resumed", file=sys.stderr)
+        self.rows, failed = self.store.measured(self.cfg), self.store.failed(self.cfg)
+        todo, resumable, reasons, _ = prep.plan_samples(self.rows, failed)
+        self.todo = [(rep, point, self.by_id[cid]) for rep, point, cid in todo]
+        self.result.skipped, self.result.reasons = resumable, reasons
+        self.meta = {
+            "run_id": self.run_id, "campaign": prep.camp.id, "experiment": name, "title": exp.title,
+            "document": exp.document, "profile": self.profile, "params": self.p, "config_id": self.cfg,
+            "config": exp.config(self.p),
+            "conditions": {c.id: _identity_record(c, prep.idents[c.id]) | {"identity_key": prep.keys.get(c.id)}
+                           for c in prep.conds},
+            "missing_conditions": prep.missing, "code_key": prep.ckey,
+            "machine": metadata.machine(), "harness": metadata.harness() | {"pid": os.getpid()},
+            "boot_id": metadata.boot_id(),
+            "started": metadata.now(), "loadavg_start": metadata.loadavg(), "cpu_times_start": metadata.cpu_times(),
+            "planned_samples": len(self.todo), "skipped_already_measured": resumable,
+            "why_measured": reasons, "killed_runs_found": killed,
+            "status": "running",
+        }
+        self.store.write_run(self.meta)
+        self.store.reserve()
+        self.bar = _progress(len(self.todo), f"{name} [{self.profile}]", progress)
+
+    def before_sweep(self) -> None:
+        """Measurements that belong to the run, not to a condition (b2's curl ceiling)."""
+        hook = getattr(self.exp, "before_sweep", None)
+        if hook is None:
+            return
+        exp, prep = self.exp, self.prep
+
+        def needed(cid, point, rep):
+            row = self.rows.get((cid, point_key(point), rep))
+            return why_not_resumable(row, prep.keys.get(cid, ""), prep.ckey, exp.name) is not None
+
+        def add_row(cid, point, rep, res):
+            try:
+                self.store.append({
+                    "run_id": self.run_id, "experiment": exp.name, "profile": self.profile, "config": self.cfg,
+                    "condition": cid, "point": point_key(point), "repeat": rep, **point,
+                    "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
+                    "status": "ok", "error": "", "identity_key": prep.keys.get(cid, ""), "code_key": prep.ckey,
+                    **res})
+            except OSError as exc:
+                raise StoreWriteError(f"{exp.name}: a measurement before the sweep could not be stored "
+                                      f"({exc.strerror or exc}: {exc.filename or self.store.samples_path})") from exc
+
+        try:
+            hook(self.p, needed, add_row)
+        except SAMPLE_FAILURES as exc:   # recorded, and the sweep goes on with every build's samples
+            self.result.failed += 1
+            self.meta["before_sweep_failure"] = f"{type(exc).__name__}: {exc}"
+            print(f"[gillab] failed: {exp.name}'s measurements before the sweep ({self.meta['before_sweep_failure']}); "
+                  "the samples of every build are measured as planned", file=sys.stderr)
+
+    def take(self, batch) -> None:
+        """Measure each (repeat, point, condition) of ``batch`` and store it the moment it is
+        measured; a sample that cannot be stored stops the run (:class:`StoreWriteError`)."""
+        result, exp = self.result, self.exp
+        last = 0.0
+        for rep, point, cond in batch:
+            if self.deadline is not None:
+                self.deadline.check(last)   # OutOfTime: no sample that would end after the reader's time
+            t0 = time.monotonic()
+            out = _sample(exp, self.p, self.cfg, self.run_id, self.profile, rep, point, cond)
+            for r in out:
+                r.update(identity_key=self.prep.keys[cond.id], code_key=self.prep.ckey)
+            try:
+                self.store.extend(out)
+            except OSError as exc:   # a full disk, a read-only folder: stop, keep what is stored
+                raise StoreWriteError(
+                    f"{exp.name}: the sample {cond.id} {point_key(point)} repeat {rep} was measured but could "
+                    f"not be stored ({exc.strerror or exc}: {exc.filename or self.store.samples_path}); the sweep "
+                    f"stopped there, and the {result.measured + result.failed} sample(s) this run stored before "
+                    "it are kept. Free some space and rerun: it resumes from there") from exc
+            if out[0]["status"] == "ok":
+                result.measured += 1
+            else:
+                result.failed += 1
+                print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {out[0]['error']}",
+                      file=sys.stderr)
+            self.bar.set_postfix_str(f"{cond.id} {point_key(point)} r{rep}", refresh=False)
+            self.bar.update(1)
+            last = time.monotonic() - t0
+
+    def adaptive(self) -> None:
+        """Another repeat of every point whose interval is still wide, each round decided on
+        everything measured so far (:func:`wide_points`), up to ``max_repeats``."""
+        prep = self.prep
+        for rep in adaptive_rounds(self.p):
+            rows, failed = self.store.measured(self.cfg), self.store.failed(self.cfg)
+            wide = wide_points(self.exp, self.p, prep.cids, rows, prep.keys, prep.ckey, prep.idents, rep,
+                               grid=prep.grid)
+            if not wide:
+                break
+            more, resumed, why_more, _ = prep.plan_samples(rows, failed, reps=[rep], points=[pt for pt, _ in wide])
+            self.result.skipped += resumed
+            self.meta.setdefault("adaptive", []).append(
+                {"repeat": rep, "points": {point_key(pt): why for pt, why in wide}, "samples": len(more)})
+            for k, v in why_more.items():
+                self.result.reasons[k] = self.result.reasons.get(k, 0) + v
+            self.bar.total += len(more)
+            self.take([(r, pt, self.by_id[cid]) for r, pt, cid in more])
+
+    def close(self) -> None:
+        """The run file's last word, whatever happened; never raises, so the first error is the
+        one the reader sees."""
+        if self.bar is not None:
+            self.bar.close()
+        if not self.meta:       # stopped before the run file was written
+            return
+        end_times = metadata.cpu_times()
+        result = self.result
+        self.meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),
+                         cpu_times_end=end_times,
+                         cpu_steal_share=metadata.steal_share(self.meta["cpu_times_start"], end_times),
+                         measured=result.measured, failed=result.failed)
+        unwritten = self.store.write_run_even_if_full(self.meta)
+        self.store.release_reserve()
+        if unwritten:
+            print(f"[gillab] {self.exp.name}: the run file could not be updated ({unwritten}); it still says "
+                  "'running', and the next run here marks it killed", file=sys.stderr)
+
+
+def _identity_record(cond, ident) -> dict:
+    """The condition's identity, plus the provisioning record of a build made here."""
+    from . import provision
+
+    rec = ident.as_dict() | {"note": cond.note}
+    if cond.origin == "provisioned":
+        spec = provision.spec_for_executable(cond.executable)
+        rec["build_record"] = provision.read_marker(spec) if spec else None
+    return rec
+
+
+class _Callback:
+    """The progress bar's interface over ``report(done, total, what)``."""
+
+    def __init__(self, report, total: int):
+        self.report, self.total, self.done, self.what = report, total, 0, ""
+        report(0, total, "")
+
+    def set_postfix_str(self, what: str, refresh: bool = False) -> None:
+        self.what = what
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        self.report(self.done, self.total, self.what)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, desc: str, enabled):
+    from tqdm.auto import tqdm
+
+    if callable(enabled):
+        return _Callback(enabled, total)
+
+    return tqdm(total=total, desc=desc, unit="sample", disable=not enabled or total == 0,
+                file=sys.stderr, dynamic_ncols=True)
+
+
+# a workload that failed or timed out, a build's venv that cannot be made (no registry, a pip
+# error), a server or process that cannot start (a busy port, a missing binary)
+SAMPLE_FAILURES = (runner.WorkloadError, VenvError, OSError, subprocess.SubprocessError)
+
+
+def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
+    load1 = (metadata.loadavg() or [math.nan])[0]
+    row = {
+        "run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
+        "condition": cond.id, "point": point_key(point), "repeat": rep, **point,
+        **{k: v for k, v in exp.config(p).items() if k not in point},
+        "time": metadata.now(), "loadavg_1m": load1,
+    }
+    try:
+        s = exp.run_sample(p, point, cond)
+    except SAMPLE_FAILURES as exc:   # this sample, this build: recorded with its reason; the sweep goes on
+        why = str(exc) if isinstance(exc, runner.WorkloadError) else f"{type(exc).__name__}: {exc}"
+        return [row | {"status": "failed", "error": why}]
+    rt = s.runtime
+    common = row | {
+        "status": "ok", "error": "",
+        **{k: v for k, v in s.result.items() if not isinstance(v, (dict, list))},
+        "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
+        "gil_enabled": rt.get("gil_enabled"), "gil_enabled_after": rt.get("gil_enabled_after"),
+        "switch_interval_runtime": rt.get("switch_interval"),
+        "check_interval_runtime": rt.get("check_interval"), "nogil_fork": rt.get("nogil_fork"),
+        "affinity_runtime": _affinity_str(rt.get("affinity")),
+        **s.rusage, "process_wall_s": round(s.wall_s, 6),
+    }
+    sub = s.result.get("rows")
+    if not sub:
+        return [common]
+    return [common | r for r in sub]

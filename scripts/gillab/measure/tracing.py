@@ -1,0 +1,257 @@
+"""Record GIL traces: one sample of a chapter's point under the traced twin of a build.
+
+``gillab trace record`` runs, for each chosen point of :data:`PLAN` (the chapters whose documents
+state a mechanism), one sample of the chapter's own experiment under ``<build>+trace``
+(builds.toml ``[[trace]]``) with the trace's environment set: the file to write (``%p``: one per
+process, so that a child started with exec keeps its own), and a window of a few hundred ms
+inside the sample's steady part.  The workload's process (the root of the processes that wrote a
+trace) is kept in the campaign, under ``traces/<experiment>/``, with the run's metadata (machine,
+load average, build, point, the sample's result as context): :func:`gillab.measure.traces.store`.
+
+Nothing here changes a measured sample: the traced build is a condition of its own that no sweep
+measures, the experiment's code is run as it is, and the environment is the only difference.
+"""
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import campaigns, interpreters, metadata, provision, traces
+from . import experiments
+from .experiment import point_key
+from .interpreters import Condition
+
+BUDGET_BYTES = 16 * 2**20    # every trace of a campaign together, compressed (tests/test_traces.py)
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One trace to record: a point of an experiment, the builds, and the window (ms after the
+    process's first GIL event, and its length)."""
+
+    experiment: str
+    point: dict
+    builds: tuple[str, ...]
+    window: tuple[int, int]
+    why: str
+
+
+NEW_GIL = ("3.9.10", "3.13.5")
+BOTH_GILS = ("2.7.18", "3.9.10", "3.13.5")
+SWITCH = (1e-06, 1e-05, 0.0001, 0.001, 0.005, 0.01, 0.1)
+
+
+def _plan() -> list[Shot]:
+    out = [Shot("convoy", {"switch_interval": s, "cpu_threads": n, "cpu_processes": 0}, NEW_GIL, (500, 300),
+                "the echo server's handler beside CPU-bound threads: how long each request waits")
+           for s in SWITCH for n in (0, 1, 2)]
+    out.append(Shot("countdown", {"threads": 2}, BOTH_GILS, (200, 100),
+                    "two CPU-bound threads: the old GIL's ticks against the new GIL's forced switching"))
+    for task in ("pi", "regex", "bz2", "countdown"):
+        out.append(Shot("ccbench", {"test": "latency", "task": task, "workers": "threads", "threads": 1,
+                                    "policy": "default"}, ("2.7.18", "3.9.10"), (300, 400),
+                        "ccbench's latency next to one thread of a task: the old GIL against the new"))
+    out.append(Shot("fib_server", {"kind": "thread", "scenario": "perf2"}, ("3.9.10",), (700, 600),
+                    "Beazley's fib server as the long request arrives"))
+    out.append(Shot("data_race", {"threads": 2, "iterations": 100000, "switch_interval": 1e-06},
+                    ("3.9.10", "3.13.5"), (0, 400), "two threads incrementing one counter at a 1 µs interval"))
+    return out
+
+
+PLAN = _plan()
+
+
+def traced_build(build: str) -> str:
+    """The traced twin's build id of a condition id (a GIL twin's traced build is its build's)."""
+    for spec in provision.all_specs():
+        if spec.build_id == build or (spec.gil_twin and spec.gil_twin[0] == build):
+            return spec.build_id + provision.TRACE_SUFFIX
+    raise interpreters.ConditionError(f"no build {build!r} in builds.toml")
+
+
+def traced_condition(cond: Condition) -> Condition:
+    """The traced twin of ``cond``: the ``+trace`` binary with the condition's own environment."""
+    tid = traced_build(cond.id)
+    spec = next(s for s in provision.all_specs() if s.build_id == tid)
+    return Condition(cond.id + provision.TRACE_SUFFIX, str(spec.executable()), "provisioned", cond.env,
+                     note=spec.doc)
+
+
+def with_env(cond: Condition, *pairs: tuple[str, str]) -> Condition:
+    """``cond`` with ``pairs`` added to its environment (the trace's file and window)."""
+    return dataclasses.replace(cond, env=(*cond.env, *pairs))
+
+
+def shots(experiment: str | None = None, builds: list[str] | None = None) -> list[Shot]:
+    out = [s for s in PLAN if experiment in (None, s.experiment)]
+    if builds:
+        out = [Shot(s.experiment, s.point, tuple(b for b in s.builds if b in builds), s.window, s.why) for s in out]
+    return [s for s in out if s.builds]
+
+
+def check(todo: list[tuple[Shot | None, str]]) -> dict[str, Condition]:
+    """Every traced build the plan needs, present and valid, before any trace is recorded."""
+    conds = {c.id: c for c in interpreters.discover()}
+    out, missing = {}, []
+    for _, build in todo:
+        if build in out:
+            continue
+        if build not in conds:
+            raise interpreters.ConditionError(f"unknown build {build!r}")
+        traced = traced_condition(conds[build])
+        if not traced.exists:
+            missing.append(traced_build(build))
+        out[build] = traced
+    if missing:
+        raise interpreters.ConditionError(
+            f"traced builds missing: {', '.join(sorted(set(missing)))}; build them with `make interpreters TRACE=1` "
+            f"(or `gillab provision --only {' --only '.join(sorted(set(missing)))}`)")
+    return out
+
+
+def name_of(shot: Shot, build: str) -> str:
+    return f"{point_key(shot.point)}__{build}".replace("/", "_")
+
+
+def record(experiment: str | None = None, builds: list[str] | None = None, campaign: str | None = None,
+           redo: bool = False, progress=print) -> dict:
+    """Record the plan's traces (of one experiment, or all) into the reader's campaign (or the
+    one named); a trace already there is kept unless ``redo``.  Returns what was done."""
+    todo = [(s, b) for s in shots(experiment, builds) for b in s.builds]
+    if not todo:
+        raise interpreters.ConditionError("nothing to trace: no shot of the plan matches")
+    conds = check(todo)
+    camp = campaigns.for_measuring(campaign)
+    done, kept, failed = [], [], []
+    for i, (shot, build) in enumerate(todo, 1):
+        folder = camp.dir / "traces" / shot.experiment
+        name = name_of(shot, build)
+        if not redo and (folder / f"{name}{traces.SUFFIX}").exists():
+            kept.append(name)
+            continue
+        progress(f"[trace {i}/{len(todo)}] {shot.experiment} {point_key(shot.point)} on {build}+trace")
+        try:
+            done.append(str(one(shot, conds[build], folder, name).relative_to(camp.dir)))
+        except (traces.TraceError, RuntimeError, OSError) as exc:
+            failed.append(f"{shot.experiment} {name}: {exc}")
+            progress(f"  failed: {exc}")
+    return {"campaign": camp.id, "recorded": done, "kept": kept, "failed": failed}
+
+
+def one(shot: Shot, traced: Condition, folder: Path, name: str) -> Path:
+    """One sample of ``shot`` under ``traced``, its workload process's trace stored as ``name``."""
+    exp = experiments.get(shot.experiment)
+    p = exp.resolve("default")
+    with tempfile.TemporaryDirectory(prefix="gillab-trace-") as tmp:
+        cond = with_env(traced, (traces.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")),
+                        (traces.WINDOW_ENV, f"{shot.window[0]},{shot.window[1]}"))
+        load_before, t0 = metadata.loadavg(), time.time()
+        sample = exp.run_sample(p, shot.point, cond)
+        written = [traces.parse(Path(f).read_bytes(), where=Path(f).name) for f in sorted(Path(tmp).glob("gil-*.trace"))]
+        if not written:
+            raise traces.TraceError(f"{traced.id} wrote no trace (is it a traced build?)")
+        pids = {t.pid for t in written}
+        root = [t for t in written if t.ppid not in pids]
+        if len(root) != 1:
+            raise traces.TraceError(f"{len(root)} processes wrote a trace with no traced parent; expected one")
+        if not len(root[0].events):
+            raise traces.TraceError(f"no GIL event in the window {shot.window[0]}+{shot.window[1]} ms: the sample "
+                                    "ended before it opened (a window for this point must start earlier)")
+        raw = Path(tmp) / f"gil-{root[0].pid}.trace"
+        meta = {"experiment": shot.experiment, "point": shot.point, "condition": traced.id.removesuffix(
+                    provision.TRACE_SUFFIX), "traced_build": traced_build(traced.id.removesuffix(provision.TRACE_SUFFIX)),
+                "executable_sha256": interpreters.file_sha256(traced.executable), "window_ms": list(shot.window),
+                "why": shot.why, "recorded_at": metadata.now(), "loadavg_before": load_before,
+                "loadavg_after": metadata.loadavg(), "seconds": round(time.time() - t0, 3),
+                "other_processes": len(written) - 1, "machine_id": metadata.machine_id(),
+                "boot_id": metadata.boot_id(), "commit": metadata.git_commit(),
+                "sample_result": json.loads(json.dumps(sample.result, default=str)),
+                "note": "a traced build's sample: context for the trace, never counted in a verdict"}
+        return traces.store(raw, folder, name, meta)
+
+
+def campaign_bytes(camp_dir: Path) -> int:
+    return sum(p.stat().st_size for p in (Path(camp_dir) / "traces").rglob("*") if p.is_file())
+
+
+def main_record(args) -> int:
+    """``gillab trace record`` (a missing build is the CLI's error, exit 2, like every command's)."""
+    out = record(args.experiment, args.builds, args.campaign, args.redo,
+                 progress=lambda m: print(m, file=sys.stderr, flush=True))
+    print(f"campaign {out['campaign']}: {len(out['recorded'])} recorded, {len(out['kept'])} kept, "
+          f"{len(out['failed'])} failed")
+    for f in out["failed"]:
+        print(f"  failed: {f}")
+    return 1 if out["failed"] else 0
+
+
+# -- what tracing costs ---------------------------------------------------------------------------
+OVERHEAD_POINTS = (("countdown", {"threads": 1}, BOTH_GILS), ("countdown", {"threads": 2}, BOTH_GILS),
+                   ("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0}, NEW_GIL))
+OVERHEAD_BUILDS = ("2.7.18", "3.9.10", "3.13.5")
+VARIANTS = ("untraced", "traced, off", "traced, on")
+OVERHEAD_FILE = "overhead.csv"
+
+
+def seconds_of(experiment: str, result: dict) -> float:
+    """What one sample cost, as a time: the countdown's seconds, the echo's time per request
+    (the inverse of its median window's rate)."""
+    if experiment == "countdown":
+        return float(result["seconds"])
+    rates = sorted(float(r["rps"]) for r in result["rows"])
+    return 1.0 / rates[len(rates) // 2] if rates and rates[len(rates) // 2] > 0 else float("nan")
+
+
+def overhead(rounds: int = 8, builds: tuple = OVERHEAD_BUILDS, campaign: str | None = None, progress=print) -> Path:
+    """Interleaved rounds of each build's untraced binary, its traced twin with tracing off, and
+    with it on (the whole run), at :data:`OVERHEAD_POINTS`; the three in a rotated order each
+    round.  Every sample is appended to ``traces/overhead.csv`` of the campaign as it is
+    measured (a rerun adds rounds after those stored)."""
+    import csv
+
+    from .store import atomic_write_text
+
+    conds = check([(None, b) for b in builds])
+    base = {c.id: c for c in interpreters.discover()}
+    camp = campaigns.for_measuring(campaign)
+    path = camp.dir / "traces" / OVERHEAD_FILE
+    rows = list(csv.DictReader(path.open())) if path.exists() else []
+    first = 1 + max((int(r["round"]) for r in rows), default=0)
+    fields = ["round", "experiment", "point", "build", "variant", "seconds", "loadavg_1m", "at", "boot_id", "commit"]
+    jobs = [(e, pt, b) for e, pt, on in OVERHEAD_POINTS for b in builds if b in on]
+    commit = metadata.git_commit().get("commit", "")
+    resolved = {e: experiments.get(e).resolve("default") for e, _, _ in jobs}
+    for r in range(first, first + rounds):
+        for k, (e, pt, b) in enumerate(jobs):
+            exp, p = experiments.get(e), resolved[e]
+            turn = (r + k) % len(VARIANTS)
+            for variant in VARIANTS[turn:] + VARIANTS[:turn]:
+                progress(f"[overhead round {r}] {e} {point_key(pt)} {b}: {variant}")
+                with tempfile.TemporaryDirectory(prefix="gillab-overhead-") as tmp:
+                    cond = base[b] if variant == "untraced" else conds[b]
+                    if variant == "traced, on":
+                        cond = with_env(cond, (traces.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")))
+                    sample = exp.run_sample(p, pt, cond)
+                rows.append({"round": r, "experiment": e, "point": point_key(pt), "build": b, "variant": variant,
+                             "seconds": repr(seconds_of(e, sample.result)), "loadavg_1m": metadata.loadavg()[0],
+                             "at": metadata.now(), "boot_id": metadata.boot_id(), "commit": commit})
+                buf = io.StringIO()
+                w = csv.DictWriter(buf, fieldnames=fields)
+                w.writeheader()
+                w.writerows(rows)
+                atomic_write_text(path, buf.getvalue())
+    return path
+
+
+def main_overhead(args) -> int:
+    path = overhead(args.rounds, tuple(args.builds or OVERHEAD_BUILDS), args.campaign,
+                    progress=lambda m: print(m, file=sys.stderr, flush=True))
+    print(f"{path}: every sample so far")
+    return 0

@@ -1,0 +1,325 @@
+"""Figures: seaborn on tidy samples, every point with its uncertainty and its raw samples."""
+from __future__ import annotations
+
+import io
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+PUBLISHED_STYLE = dict(color="black", marker="D", linestyle="--", linewidth=1.2, markersize=6,
+                       zorder=5)
+
+
+def setup() -> None:
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.autolayout": False})
+
+
+def palette(conditions) -> dict:
+    """One stable colour per condition id, the same in every figure of the book."""
+    conds = sorted(conditions)
+    colours = sns.color_palette("colorblind", max(len(conds), 3))
+    return {c: colours[i % len(colours)] for i, c in enumerate(conds)}
+
+
+def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25,
+                   join: bool = True):
+    """Raw samples as small dots, the median with its interval as a bar
+    (:func:`gillab.stats.median_interval`: 95% once there are runs enough, the range before), per hue; ``join``
+    draws lines between the x values (only where x is ordered, e.g. thread counts).  The CIs are
+    :func:`gillab.stats.summarize`'s, the same as in the chapter's tables.  A bar that is not a
+    95% interval (too few runs: the range of the runs) is dashed, and the axes say so once.  With
+    one condition there is nothing to dodge."""
+    from .. import stats
+
+    hues = sorted(pal)
+    if len(hues) < 2:
+        dodge = 0
+    sns.stripplot(data=df, x=x, y=y, hue=hue, palette=pal, dodge=dodge > 0, alpha=0.35, size=3.5,
+                  jitter=0.12, ax=ax, legend=False, hue_order=hues, native_scale=False)
+    levels = sorted(df[x].unique())
+    # each condition at the centre of its dodged column of dots (seaborn splits 0.8 of a category)
+    n = len(hues)
+    offsets = (np.arange(n) + 0.5) * 0.8 / n - 0.4 if dodge else np.zeros(n)
+    for off, h in zip(offsets, hues):
+        g = df[df[hue] == h]
+        pos, med, lo, hi, weak = [], [], [], [], []
+        for i, level in enumerate(levels):
+            vals = g.loc[g[x] == level, y].dropna()
+            if not len(vals):
+                continue
+            s = stats.summarize(vals)
+            pos.append(i + off)
+            med.append(s["median"])
+            lo.append(s["median"] - s["ci_lo"])
+            hi.append(s["ci_hi"] - s["median"])
+            weak.append(not stats.conclusive(stats.MEDIAN, s["n"]))
+        if pos:
+            _, _, bars = ax.errorbar(pos, med, yerr=[lo, hi], fmt="o-" if join else "o", color=pal[h], capsize=3,
+                                     elinewidth=1.5, markersize=6, label=h)
+            mark_weak(ax, bars, weak)
+
+
+WEAK_STYLE = (0, (2, 2))      # a bar that is the range of too few runs, not a 95% interval
+WEAK_NOTE = "dashed bar: the range of fewer runs than a 95% interval needs"
+
+
+def mark_weak(ax, bars, weak: list[bool]) -> None:
+    """Dash the error bars (``errorbar``'s third return value) that are no 95% interval, and
+    say once per axes what a dashed bar is."""
+    if not any(weak) or not bars:
+        return
+    bars[0].set_linestyles([WEAK_STYLE if w else "solid" for w in weak])
+    if not getattr(ax, "_gillab_weak_note", False):
+        ax.text(0.01, 0.01, WEAK_NOTE, transform=ax.transAxes, fontsize=7, color="0.35", va="bottom", ha="left")
+        ax._gillab_weak_note = True
+
+
+def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, height: float = 3.5,
+                    weak: str | None = None):
+    """One panel per condition; in each, one line per value of ``level`` against the switch
+    interval (log scale): our median with its interval (``y`` names the three columns: median, CI
+    low, CI high), and the document's values as open diamonds, ``published(level_value) -> (x,
+    y)``.  ``label(level_value)`` names a line.  ``weak`` names a column of ``s`` that is true
+    where the bar is no 95% interval (too few runs): those bars are dashed.  Returns the figure,
+    its axes, and per condition (axes, condition, its rows of ``s``)."""
+    med, lo, hi = y
+    conds = sorted(s["condition"].unique())
+    levels = sorted(s[level].unique())
+    colours = dict(zip(levels, sns.color_palette("viridis_r", len(levels))))
+    fig, axes = plt.subplots(len(conds), 1, figsize=(8, height * len(conds)), sharex=True, sharey=True,
+                             squeeze=False)
+    panels = []
+    for ax, cond in zip(axes[:, 0], conds):
+        g = s[s["condition"] == cond]
+        for v in levels:
+            h = g[g[level] == v].sort_values("switch_interval")
+            _, _, bars = ax.errorbar(h["switch_interval"], h[med], yerr=[h[med] - h[lo], h[hi] - h[med]], fmt="o-",
+                                     color=colours[v], capsize=3, label=label(v))
+            if weak:
+                mark_weak(ax, bars, list(h[weak].astype(bool)))
+            px, py = published(v)
+            ax.plot(px, py, linestyle="none", marker="D", markerfacecolor="none", markeredgecolor=colours[v],
+                    markersize=7)
+        ax.set_xscale("log")
+        panels.append((ax, cond, g))
+    return fig, axes, panels
+
+
+def samples_by_condition(ax, g: pd.DataFrame, y: str, pal: dict, size: float = 5) -> None:
+    """Every sample of ``y`` as a dot, one column per condition (all conditions, even empty)."""
+    conds = sorted(pal)
+    sns.stripplot(data=g, x="condition", y=y, hue="condition", order=conds, hue_order=conds, palette=pal,
+                  size=size, jitter=0.15, ax=ax, legend=False)
+    ax.set_xlabel("")
+
+
+def to_png(fig, dpi: int = 90) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)   # the figures lay themselves out (tight_layout)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+OUTCOME_COLOURS = {"agrees": "#1b7837", "higher": "#d95f02", "lower": "#7570b3", "inconclusive": "#999999",
+                   "not testable here": "#cccccc", "not measured": "#eeeeee"}
+
+
+def verdicts_figure(flat: pd.DataFrame):
+    """Every claim at a glance: ours / published (log scale) with its CI, one row per claim
+    grouped by document, one marker per build, coloured by outcome.  Values that cannot be
+    put on a log scale (a published 0, a negative statistic) are listed under the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from ..measure.interpreters import display_order
+
+    d = flat[(flat["ours_over_published"] > 0) & flat["ours_over_published"].notna()].copy()
+    claims = (flat[["document", "claim_id"]].drop_duplicates().sort_values(["document"], kind="stable"))
+    ypos = {cid: i for i, cid in enumerate(claims["claim_id"])}
+    conds = display_order([b for b in flat["build"].unique() if b != "-"])
+    markers = {c: "osD^v<>PX*hp"[i % 12] for i, c in enumerate(conds)}      # more builds and pairs than shapes: reused
+    offsets = {c: (i - (len(conds) - 1) / 2) * 0.8 / max(len(conds), 1) for i, c in enumerate(conds)}
+    fig, ax = plt.subplots(figsize=(11, 0.23 * len(claims) + 1.6))
+    for _, r in d.iterrows():
+        y = ypos[r["claim_id"]] + offsets[r["build"]]
+        lo = r["ratio_low"] if r["ratio_low"] > 0 else r["ours_over_published"]
+        hi = r["ratio_high"] if r["ratio_high"] > 0 else r["ours_over_published"]
+        col = OUTCOME_COLOURS.get(r["outcome"], "black")
+        ax.plot([lo, hi], [y, y], color=col, linewidth=1.2, alpha=0.8)
+        ax.plot(r["ours_over_published"], y, marker=markers.get(r["build"], "o"), color=col, markersize=4.5,
+                linestyle="none")
+    ax.axvline(1, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(claims)), [c.split("/", 1)[-1][:38] for c in claims["claim_id"]], fontsize=6)
+    ax.set_ylim(len(claims) - 0.5, -0.5)
+    prev = None
+    for i, doc in enumerate(claims["document"]):
+        if doc != prev and i:
+            ax.axhline(i - 0.5, color="0.4", linewidth=0.8)
+        if doc != prev:
+            ax.text(1.005, i - 0.4, f"document {doc}", transform=ax.get_yaxis_transform(), fontsize=8, va="top")
+        prev = doc
+    ax.set_xlabel("ours / published (log scale; the line at 1 is the document's value), with its interval")
+    handles = [Line2D([], [], color=c, marker="s", linestyle="none", label=o) for o, c in OUTCOME_COLOURS.items()
+               if o in set(flat["outcome"])]
+    handles += [Line2D([], [], color="0.3", marker=markers[c], linestyle="none", label=c) for c in conds]
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.6 / (0.23 * len(claims) + 1.6)),
+              ncol=6, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def across_figure(table: list[dict], base: str):
+    """Every other campaign against ``base`` (the reference): ours / published in ``base`` (x)
+    and in the other campaign (y), log scales, each claim x build a point with both intervals,
+    coloured by whether the two outcomes are the same, differ, or flip (definite both ways).
+    One panel per other campaign; points off a log scale are left out and counted in the title."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from ..judge import across
+
+    others = sorted({c for r in table for c in r["campaigns"]} - {base})
+    fig, axes = plt.subplots(1, max(len(others), 1), figsize=(5.6 * max(len(others), 1) + 1, 5.8), squeeze=False)
+    colours = {"same outcome": "#029e73", "outcome differs": "#de8f05", "flips (definite both ways)": "#d55e00"}
+    for ax, other in zip(axes[0], others or [None]):
+        left_out = 0
+        for r in table:
+            a, b = r["campaigns"].get(base), r["campaigns"].get(other)
+            if not (a and b):
+                continue
+            xs = (a["ratio_low"], a["ours_over_published"], a["ratio_high"])
+            ys = (b["ratio_low"], b["ours_over_published"], b["ratio_high"])
+            if not (xs[1] > 0 and ys[1] > 0):
+                left_out += 1
+                continue
+            outcome, flips = across.kind_outcome([a["outcome"], b["outcome"]])
+            kind = ("flips (definite both ways)" if flips else
+                    "outcome differs" if outcome == across.DIFFERS else "same outcome")
+            col = colours[kind]
+            ax.plot([x if x > 0 else xs[1] for x in (xs[0], xs[2])], [ys[1]] * 2, color=col, alpha=0.35, lw=0.8)
+            ax.plot([xs[1]] * 2, [y if y > 0 else ys[1] for y in (ys[0], ys[2])], color=col, alpha=0.35, lw=0.8)
+            ax.plot(xs[1], ys[1], "o", color=col, markersize=3.5, alpha=0.85)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        lo, hi = min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])
+        ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, linestyle="--")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("reference campaign: ours / published")
+        ax.set_ylabel("this campaign: ours / published")
+        ax.set_title(f"{other}\nagainst the reference {base}" + (f"\n({left_out} pairs off a log scale, not drawn)"
+                                                                  if left_out else ""), fontsize=9)
+    handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=k) for k, c in colours.items()]
+    handles.append(Line2D([], [], color="0.4", linestyle="--", label="the same value in both campaigns"))
+    fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=8)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+def share_axes(*figs) -> bool:
+    """Put figures of one chapter drawn from different campaigns on the same axes: each group of
+    paired axes gets the union of their y ranges, and of their x ranges where the axes show the
+    same categories or numbers (the same scale and tick labels).  False where the figures do not
+    have the same panels (nothing is changed then)."""
+    panels = [f.axes for f in figs]
+    if len(figs) < 2 or len({len(p) for p in panels}) != 1:
+        return False
+
+    def union(group, get, put):
+        lims = [get(ax) for ax in group]
+        if any(lo > hi for lo, hi in lims):   # an inverted axis keeps its own range
+            return
+        lo, hi = min(lo for lo, _ in lims), max(hi for _, hi in lims)
+        for ax in group:
+            put(ax, lo, hi)
+
+    for group in zip(*panels):
+        if len({ax.get_yscale() for ax in group}) == 1:
+            union(group, lambda a: a.get_ylim(), lambda a, lo, hi: a.set_ylim(lo, hi))
+        labels = {tuple(t.get_text() for t in ax.get_xticklabels()) for ax in group}
+        if len({ax.get_xscale() for ax in group}) == 1 and len(labels) == 1:
+            union(group, lambda a: a.get_xlim(), lambda a, lo, hi: a.set_xlim(lo, hi))
+    return True
+
+
+# -- what a figure shows, as data and in words ---------------------------------------------------
+def _label(artist) -> str:
+    lab = str(artist.get_label() or "")
+    return "" if lab.startswith("_") else lab
+
+
+def _errorbar_rows(c) -> list[dict]:
+    """One row per point of an error bar container: x, y and the ends of its vertical bar."""
+    line, _, bars = c.lines
+    x, y = (line.get_xdata(), line.get_ydata()) if line is not None else ([], [])
+    lows, highs = [np.nan] * len(x), [np.nan] * len(x)
+    for coll in bars or ():
+        segs = coll.get_segments()
+        if len(segs) == len(x) and all(np.isclose(a[0], b[0]) for a, b in segs):   # vertical bars
+            lows, highs = [min(a[1], b[1]) for a, b in segs], [max(a[1], b[1]) for a, b in segs]
+    return [{"series": _label(c), "mark": "errorbar", "x": xi, "y": yi, "y_low": lo, "y_high": hi}
+            for xi, yi, lo, hi in zip(x, y, lows, highs)]
+
+
+def _panel_rows(ax) -> list[dict]:
+    """What one axes draws: its error bars, bars, lines and scattered points."""
+    from matplotlib.container import BarContainer, ErrorbarContainer
+
+    rows, done = [], set()
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer):
+            done.add(id(c.lines[0]))
+            rows += _errorbar_rows(c)
+        elif isinstance(c, BarContainer):
+            rows += [{"series": _label(c), "mark": "bar", "x": p.get_x() + p.get_width() / 2, "y": p.get_height(),
+                      "y_low": p.get_y(), "y_high": p.get_y() + p.get_height()} for p in c.patches]
+    for line in ax.get_lines():
+        if id(line) not in done:
+            rows += [{"series": _label(line), "mark": "line", "x": xi, "y": yi}
+                     for xi, yi in zip(np.atleast_1d(line.get_xdata()), np.atleast_1d(line.get_ydata()))]
+    for coll in ax.collections:
+        if type(coll).__name__ == "PathCollection" and len(coll.get_offsets()):
+            rows += [{"series": _label(coll), "mark": "points", "x": xi, "y": yi} for xi, yi in np.asarray(coll.get_offsets())]
+    return rows
+
+
+def tidy(fig) -> pd.DataFrame:
+    """Exactly what ``fig`` plots, one row per drawn point: the panel (its title), the series (its
+    legend label), the mark (line, errorbar, points, bar), x (and the tick label at x, where the
+    axis names its categories), y, and for an error bar or a bar its low and high ends.  Read back
+    from the drawn artists, so it cannot drift from the figure."""
+    out = []
+    for i, ax in enumerate(fig.axes):
+        ticks = {}
+        for t, lab in zip(ax.get_xticks(), ax.get_xticklabels()):
+            if lab.get_text():
+                ticks[round(float(t), 9)] = lab.get_text()
+        for r in _panel_rows(ax):
+            try:
+                x_label = ticks.get(round(float(r["x"]), 9), "")
+            except (TypeError, ValueError):
+                x_label = ""
+            out.append({"panel": ax.get_title() or f"panel {i + 1}", **r, "x_label": x_label,
+                        "x_axis": ax.get_xlabel(), "y_axis": ax.get_ylabel()})
+    cols = ["panel", "series", "mark", "x", "x_label", "y", "y_low", "y_high", "x_axis", "y_axis"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def describe(fig) -> str:
+    """A figure in words, for its alt text: each panel's title, axes and series."""
+    parts = []
+    for ax in fig.axes:
+        if not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
+            continue
+        labels = [t.get_text() for t in (ax.get_legend().get_texts() if ax.get_legend() else [])]
+        bit = (ax.get_title() or "a panel") + f": {ax.get_ylabel() or 'values'} against {ax.get_xlabel() or 'categories'}"
+        if labels:
+            bit += " for " + ", ".join(labels[:8]) + (f" and {len(labels) - 8} more" if len(labels) > 8 else "")
+        parts.append(bit)
+    suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) else ""
+    text = (suptitle + ". " if suptitle else "") + "; ".join(parts)
+    return (text or "A figure") + ". Its points are in the CSV linked below it."
