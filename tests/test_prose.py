@@ -116,3 +116,62 @@ def test_the_document_003_and_ccbench_sentences_follow_the_data():
     fake.loc[during, "rate"] = 0
     assert _check("fib_server", df, "Without a GIL, perf2").holds
     assert not _check("fib_server", fake, "Without a GIL, perf2").holds
+
+
+# -- the words of the checked sentences live in the chapter's text -----------------------------------
+def _keys_used(name: str) -> set[str]:
+    """The word keys chapter ``name``'s code reads (``said["key"]``), and ``size-note``, which every
+    chapter's analysis reads for the verdicts page."""
+    import re
+
+    from gillab.paths import repo_root
+
+    text = (repo_root() / "scripts" / "gillab" / "chapters" / f"{name}.py").read_text()
+    return set(re.findall(r'said\["([a-z0-9-]+)"\]', text))
+
+
+@pytest.mark.parametrize("name", experiments.names())
+def test_every_word_a_chapter_reads_is_in_its_text_and_every_word_there_is_read(name):
+    from gillab.judge.prose import words
+
+    said = words(name)
+    used = _keys_used(name)
+    assert used <= set(said), f"{name}: the code reads words its text lacks: {sorted(used - set(said))}"
+    assert set(said) - {"size-note"} <= used, f"{name}: words no code reads: {sorted(set(said) - used)}"
+    assert analysis.of(name).size_note == said.get("size-note", "")
+
+
+def test_a_word_edited_in_the_text_is_what_the_chapter_prints(tmp_path, monkeypatch):
+    """The words are read from the chapter's text when the sentences are made: an edit there is
+    what the check carries, with no Python changed."""
+    import shutil
+
+    from gillab import paths
+
+    for nb in paths.notebooks_dir().glob("*.md"):
+        shutil.copy2(nb, tmp_path / nb.name)
+    monkeypatch.setattr(paths, "notebooks_dir", lambda: tmp_path)
+    text = (tmp_path / "01_countdown.md").read_text()
+    key = next(iter(_keys_used("countdown")))
+    old = prose.words("countdown")[key]
+    (tmp_path / "01_countdown.md").write_text(text.replace(old.split()[0] + " ", "EDITED ", 1))
+    df = _reference("countdown")
+    whys = [c.why for c in analysis.of("countdown").prose(df)]
+    assert any(w.startswith("EDITED ") for w in whys) and old not in whys
+
+
+@pytest.mark.parametrize("cell, words", [
+    ("**Words of the checked sentences** x\n\n`a`\n: one\n\n`a`\n: two\n", "`a` has words twice"),
+    ("**Words of the checked sentences** x\n\n`a`\n\n`b`\n: two\n", "no words for `a`"),
+])
+def test_a_words_cell_that_cannot_be_read_says_why(cell, words):
+    with pytest.raises(ValueError, match=words):
+        prose.parse_words(cell, "notebooks/x.md")
+
+
+def test_a_word_the_text_lacks_names_the_text():
+    said = prose.Words("notebooks/x.md", prose.parse_words("**Words of the checked sentences**\n\n`a`\n: one\n  two\n"))
+    assert said["a"] == "one two"
+    with pytest.raises(KeyError, match="notebooks/x.md has no words for `b`"):
+        said["b"]
+    assert prose.parse_words("no words cell here") == {}

@@ -8,6 +8,7 @@ import pandas as pd
 
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from .echo import per_run
 from ..measure.experiments.affinity import PLACEMENTS
 
@@ -161,6 +162,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check, gil_by_condition, measured, ok_rows
 
+    said = chapter_words("affinity")     # the words cell of its text
+
     ok = ok_rows(df)
     # each run's median window, then the median over runs
     med = ok.groupby(["condition", "client", "cpu_threads", "run_id", "repeat"])["rps"].median().groupby(
@@ -180,8 +183,7 @@ def prose(df: pd.DataFrame) -> list:
             "at least ten times as many requests when the client shares that core as when it runs on the other",
             all(a >= 10 * b for a, b in r.values()),
             "medians, client on the same core vs the other: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in r.items()),
-            "With the client on the other core, every `recv()` blocks, the handler sleeps, the OS runs the CPU "
-            "thread, and the convoy is as bad as without pinning."))
+            said["client-other-core-every"]))
     free = [c for c in conds if not gil_on.get(c, True)]
     top = int(ok["cpu_threads"].max())
     r = {c: measured({cl: (m(c, cl, 1), m(c, cl, top)) for cl in ("same", "other")}) for c in free}
@@ -197,15 +199,8 @@ def prose(df: pd.DataFrame) -> list:
         "Alone, a client on the same core is faster than one on the other core on this machine",
         bool(alone) and all(a > b for a, b in alone.values()),
         "medians alone, same vs other core: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in alone.items()),
-        "A hand-over on one core is cheaper than waking a thread on another (see the convoy chapter)."))
+        said["hand-over-one-core"]))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The document's five windows after a longer warm-up make one server run's rate steadier than "
-    "default's single window."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__)

@@ -11,6 +11,7 @@ from ..measure import interpreters
 from ..judge import results
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from ..measure.experiments.b2_download import SCENARIOS
 
 
@@ -390,6 +391,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check
 
+    said = chapter_words("b2_download")     # the words cell of its text
+
     rows = {r["claim_id"]: r for r in claims(df)}
     out = []
     many = rows.get("b2_download/nogil_speedup/many", {}).get("measured", {})
@@ -401,9 +404,7 @@ def prose(df: pd.DataFrame) -> list:
             "for many files: no build pair at the tool's 10 threads reaches 3x",
             all(m["median"] < 3 for m in many.values()),
             f"the largest speedup: {top[0]} {top[1]['median']:.2f}x",
-            "Here nginx answers from the page cache in microseconds, so the client's own CPU work (copying "
-            "chunks, the queue, the writes) is what limits it; the document's gains came from overlapping real "
-            "network waits."))
+            said["nginx-answers-from-page"]))
     ok = df[(df["status"] == "ok") & (df["condition"] != "curl")] if "status" in df else df[df["condition"] != "curl"]
     cpu = ok.groupby("condition")["cpu_per_wall"].median()
     pairs = [(g, f) for g, f in interpreters.pairs() if g in cpu.index and f in cpu.index]   # builds.toml [pairs]
@@ -421,8 +422,7 @@ def prose(df: pd.DataFrame) -> list:
             all(m["median"] < 1 for m in mp.values()),
             "speed with the process / with the thread, from " + f"{min(m['median'] for m in mp.values()):.2f} to "
             f"{max(m['median'] for m in mp.values()):.2f}",
-            "It pickles every chunk through a pipe to another process, CPU that a loopback download cannot hide "
-            "behind network waits."))
+            said["pickles-every-chunk-through"]))
     return out
 
 
@@ -449,13 +449,6 @@ def history_prose(df: pd.DataFrame) -> list:
             "; ".join(f"{r['scenario']}: curl {ceiling.get(r['scenario'], math.nan):,.0f} MB/s, fastest build "
                       f"{r['condition']} {r['median']:,.0f} MB/s" for _, r in top.iterrows())))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "b2sdk's own minimum part and larger files: each stream carries more bytes, so the costs paid "
-    "per request and per part weigh less; the seed measures the document's pair and today's."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, extras=("history_figure", "history_table", "history_prose"))

@@ -12,6 +12,7 @@ from ..measure import interpreters
 from ..judge import results
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from ..judge.prose import ok_rows
 from ..measure.experiments.ccbench import TASKS
 
@@ -392,6 +393,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check
 
+    said = chapter_words("ccbench")     # the words cell of its text
+
     s = summary(df)
     kinds = _gil_kinds(df)
     lat = s[(s["test"] == "latency") & (s["threads"] == 1)]
@@ -438,8 +441,7 @@ def prose(df: pd.DataFrame) -> list:
                          all(a >= 0.9 * n for a, n, _ in v.values()),
                          "pings sent while the threads computed and read only after they stopped: " + "; ".join(
                              f"{c} {a} of {n} (stopped a median {st:.2f} s after the release)" for c, (a, n, st) in v.items()),
-                         why="The protocol's window is the tool's: its threads compute for 1.5 x 2 s and its pings are "
-                             "sent 1.1 to 3 s after the release."))
+                         why=said["protocol-window-tool-threads"]))
     for c in old:
         pure = [t for t in ("pi", "countdown") if (c, t, "default") in mean.index
                 and any((n, t, "default") in mean.index for n in new)]
@@ -641,14 +643,6 @@ def explorer(df: pd.DataFrame):
 
     return widgets.stack_explorer(draw, ("task", tasks, [TASK_WORDS[t] for t in tasks]),
                                   ("background threads", ns, [str(n) for n in ns]), title="Explore every ping")
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "ccbench's own longer runs and sparser pings: a throughput run averages over more switches "
-    "and a latency mean over fewer pings; the seed measures the old GIL, 3.9.10 and today's "
-    "3.13.5 only."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, extras=("throughput_figure", "policy_figure", "tool_figure"))

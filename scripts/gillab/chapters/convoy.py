@@ -10,6 +10,7 @@ import pandas as pd
 from .. import stats
 from .echo import inline_row, per_run
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 
 
 def published() -> pd.DataFrame:
@@ -270,6 +271,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check, measured
 
+    said = chapter_words("convoy")     # the words cell of its text
+
     s = summary(df)
     at5 = s[np.isclose(s["switch_interval"], 0.005)]
     thr = _threads_rows(at5)
@@ -304,9 +307,7 @@ def prose(df: pd.DataFrame) -> list:
                 "and one and a half of the 5 ms), not the model's two",
                 all(0.5 * 5.0 <= v <= 1.5 * 5.0 for v in per_req.values()),   # milliseconds, of the 5 ms interval
                 "milliseconds per request: " + "; ".join(f"{c} {v:.1f}" for c, v in per_req.items()),
-                "The handler often takes the GIL back right after a fast `send()` (which releases and re-takes it "
-                "in microseconds) before the waiting CPU thread has woken up, so only the wait after `recv()` "
-                "remains; the handler's context switches per request (figure above) tell the same story."))
+                said["handler-often-takes-gil"]))
     out += _mechanism_checks(df, gil)
     if free:
         pairs = {c: (rate(c), rate(c, 1)) for c in free}
@@ -315,8 +316,7 @@ def prose(df: pd.DataFrame) -> list:
             "as alone",
             all(b >= a for a, b in pairs.values()),
             "medians, alone → one CPU thread: " + "; ".join(f"{c} {a:,.0f} → {b:,.0f}" for c, (a, b) in pairs.items()),
-            "Their CPU threads hold no GIL; the handler competes only for a core, and the switch interval does not "
-            "matter."))
+            said["their-cpu-threads-hold"]))
         busy = df[df["condition"].isin(free) & (df["cpu_threads"] >= 2) & (df["cpu_processes"] == 0)]
         spread = busy.groupby(["condition", "switch_interval", "cpu_threads"])["rps"].agg(["min", "max"])
         spread = spread[spread["min"] > 0]
@@ -329,8 +329,7 @@ def prose(df: pd.DataFrame) -> list:
                 hi_w >= 1.5 * lo_w,
                 f"widest, {worst[0]} at {worst[1]:g} s with {int(worst[2])} threads: windows from {lo_w:,.0f} to "
                 f"{hi_w:,.0f} RPS",
-                "Where the OS puts the handler and the client decides the regime: the explorer below shows every "
-                "window, which a median alone would hide."))
+                said["where-os-puts-handler"]))
     pub_alone = float(inline_row(inline_published(), "echo server, no CPU-bound thread")["value"])
     alone = {c: rate(c) for c in sorted(at5["condition"].unique())}
     out.append(Check(
@@ -343,9 +342,7 @@ def prose(df: pd.DataFrame) -> list:
             "With one CPU-bound **process** beside it, every build answers more requests than alone",
             all(b > a for a, b in proc.values()),
             "medians, alone → one process: " + "; ".join(f"{c} {a:,.0f} → {b:,.0f}" for c, (a, b) in proc.items()),
-            "The server and the client then share one core and hand over to each other directly, while alone they "
-            "sit on two cores and every request crosses between them (the handler's involuntary switches per "
-            "request show it)."))
+            said["server-client-then-share"]))
     share = float(s["client_cpu_share"].max())
     out.append(Check(
         "**The client is not the bottleneck**: at every point it used well under one core, so the rates are the "
@@ -359,6 +356,8 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str]) -> list:
     """What the judged mechanism cells show, for CPython's new GIL and, apart, the nogil fork's
     GIL mode (another implementation)."""
     from ..judge.prose import Check
+
+    said = chapter_words("convoy")     # the words cell of its text
 
     w = waits_summary(df)
     w = w[w["judged"] & w["condition"].isin(gil)]
@@ -377,9 +376,7 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str]) -> list:
             "median waits per request, in intervals: " + "; ".join(
                 f"{r.condition} at {r.switch_interval:g} s {r.waits:.2f} [{r.ci_lo:.2f}, {r.ci_hi:.2f}]"
                 for r in cpython.itertuples()),
-            "The model counts one wait after `recv()` and one after `send()`; a `send()` that does not block "
-            "releases the GIL for microseconds, and the handler usually takes it back before the waiting CPU "
-            "thread has woken, so only the wait after `recv()` remains."))
+            said["model-counts-one-wait"]))
     fork = one[one["condition"].isin(forks)]
     if len(fork):
         out.append(Check(
@@ -563,14 +560,6 @@ def explorer(df: pd.DataFrame):
     return widgets.stack_explorer(draw, ("CPU threads", ns, [str(n) for n in ns]),
                                   ("switch interval (s)", sis, [f"{x:g}" for x in sis]),
                                   title="Explore every counted window")
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The document's five 1-second windows after a longer warm-up make one server run's rate "
-    "steadier than default's single window; the seed runs only the document's 3.9.10 and today's "
-    "3.13.5."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, extras=('explain_figure', 'processes_figure', 'mechanism_figure'))

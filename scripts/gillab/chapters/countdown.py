@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..measure import interpreters
 from ..judge.analysis import ModuleAnalysis
+from ..judge.prose import words as chapter_words
 from . import over_threads
 
 
@@ -23,6 +24,8 @@ def prose(df) -> list:
 
     from .. import stats
     from ..judge.prose import Check, gil_by_condition, ok_rows
+
+    said = chapter_words("countdown")     # the words cell of its text
 
     ok = ok_rows(df)
     med = ok.groupby(["condition", "threads"])["seconds"].median()
@@ -56,8 +59,7 @@ def prose(df) -> list:
             + "; ".join(f"{c} " + "/".join(f"{x['ratio']:.2f}" + (f" [{x['ci_lo']:.2f}, {x['ci_hi']:.2f}]"
                                                                  if math.isfinite(x["ci_hi"]) else "")
                                            for x, _ in v) for c, v in r.items()),
-            "Only the thread holding the GIL runs bytecode; any extra time with more threads is the cost of handing "
-            "the GIL over and of the threads' start and join."))
+            said["only-thread-holding-gil"]))
     old = interpreters.role("old_gil")          # builds.toml [roles]: 2.7.18
     if old in conds and 2 in many:
         r2 = ratio(old, 2)
@@ -82,17 +84,8 @@ def prose(df) -> list:
             "under its GIL twin built from the same source)",
             cost.get(f"{today[1]} / {today[0]}", 0) > 1.0,
             "one-thread time ratios: " + "; ".join(f"{k} {v:.2f}" for k, v in cost.items()),
-            "Biased reference counting and per-object locking cost something on every operation; the nogil fork "
-            "paid for them differently (its ratio is beside it)."))
+            said["biased-reference-counting-per"]))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "Both sizes time the same loop split over threads; a ratio of times with the same work "
-    "changes with the size only where a fixed cost (starting the threads, the first switches) "
-    "weighs more in the shorter run."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, shared=over_threads, spec=SPEC)

@@ -8,6 +8,7 @@ import pandas as pd
 from ..judge import results
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from .echo import inline_row
 
 
@@ -78,6 +79,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check, gil_by_condition, ok_rows
 
+    said = chapter_words("data_race")     # the words cell of its text
+
     ok = ok_rows(df)
     gil_on = gil_by_condition(df)
 
@@ -94,18 +97,14 @@ def prose(df: pd.DataFrame) -> list:
     sentences = (
         ([c for c in conds if gil_on.get(c) and c.startswith("3.13")],
          "**With the GIL, CPython 3.13 loses no update here**, even at the smallest switch interval", False,
-         "Since CPython 3.10 a thread only gives up the GIL at particular instructions (backward jumps of loops, "
-         "calls), never between the load and the store of `sum += 1`, so this loop cannot be interrupted "
-         "mid-update."),
+         said["since-cpython-3-10"]),
         ([c for c in conds if gil_on.get(c) and c.startswith("3.9")],
          "**CPython 3.9, the document's interpreter, does lose updates** with the GIL: the document's claim is "
          "true of 3.9 and no longer of 3.13", True,
-         "3.9's eval loop could drop the GIL between any two instructions, the load and the store of `sum += 1` "
-         "included."),
+         said["3-9-eval-loop"]),
         ([c for c in conds if not gil_on.get(c, True)],
          "**Without the GIL the race is real**: every build without a GIL loses updates", True,
-         "The threads really run at once on 2 cores, whatever the switch interval (which a build without a GIL "
-         "ignores). This is what free-threaded code must protect with locks."),
+         said["threads-really-run-once"]),
         ([c for c in conds if gil_on.get(c) and c.endswith("-gil")],
          "Turning the GIL back on in a free-threaded binary (`PYTHON_GIL=1`, `PYTHONGIL=1` for the nogil fork) "
          "brings back the 3.10+ behaviour: no lost updates", False, ""),
@@ -196,13 +195,6 @@ def published_table() -> pd.DataFrame:
     """The document's in-text numbers about the data race (three lines of pbts13_t6)."""
     inline = results.reference("pbts13_t6_echo_inline_numbers")
     return inline[inline["scenario"].str.contains("switch interval|data-race")].drop(columns=["source"])
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The document's short loop only (default adds a long one), with many runs a point: the claim "
-    "is a count of runs that lost updates, settled by what was seen."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from . import doc003
 from ..measure.experiments.fib_server import KINDS
 
@@ -234,6 +235,8 @@ def prose(df: pd.DataFrame) -> list:
     from ..judge import results
     from ..judge.prose import Check, gil_by_condition
 
+    said = chapter_words("fib_server")     # the words cell of its text
+
     s = summary(df)
     med = s.set_index(["condition", "kind", "statistic"])["median"] if len(s) else pd.Series(dtype=float)
     gil_on = gil_by_condition(df)
@@ -247,8 +250,7 @@ def prose(df: pd.DataFrame) -> list:
                          all(v < theirs for v in ours.values()),
                          f"the document's median {theirs:,.0f}/s; ours: " + "; ".join(
                              f"{c} {v:,.0f}/s ({v / theirs:.0%})" for c, v in ours.items()),
-                         "Each request wakes the server's handler thread and then the client, in turn; on a "
-                         "virtual machine a sleeping vCPU can take long to wake."))
+                         said["each-request-wakes-server"]))
     free = [c for c, on in gil_on.items() if not on]
     steady = {c: float(med[(c, "thread", "perf2_steady")]) for c in free if (c, "thread", "perf2_steady") in med.index}
     if steady:
@@ -292,13 +294,6 @@ def explorer(df: pd.DataFrame):
 
     return widgets.stack_explorer(draw, ("server", kinds, kinds), ("condition", conds, conds),
                                   title="Explore the perf2 timelines")
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The document's larger requests and its 1-second monitor: the long request lasts far longer, "
-    "so perf2's drop is read over many more seconds; the seed measures 3.9.10 and 3.13.5 only."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, extras=("perf1_figure", "statistics_figure"))

@@ -3,12 +3,15 @@ and checked sentences (what it measures: :mod:`gillab.measure.experiments.file_i
 from __future__ import annotations
 
 from ..judge.analysis import ModuleAnalysis
+from ..judge.prose import words as chapter_words
 from . import doc002
 
 
 def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check
+
+    said = chapter_words("file_io")     # the words cell of its text
 
     rows = doc002.claims(df, "file_io")
     got = {f"{r['claim_id'].split('/')[-1]}, {pair}": m["median"] for r in rows for pair, m in r["measured"].items()}
@@ -18,7 +21,7 @@ def prose(df) -> list:
                   "0.8 and 1.25",
                   all(0.8 <= v <= 1.25 for v in got.values()),
                   "; ".join(f"{k} {v:.2f}" for k, v in got.items()),
-                  "The fsyncs dominate, and the kernel does them with the GIL released.")]
+                  said["fsyncs-dominate-kernel-does"])]
 
 
 ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

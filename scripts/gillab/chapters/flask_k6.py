@@ -8,6 +8,7 @@ import pandas as pd
 from ..judge import results
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from ..measure.experiments.flask_k6 import ENDPOINTS
 
 
@@ -207,6 +208,8 @@ def prose(df: pd.DataFrame) -> list:
 
     from ..measure import interpreters
 
+    said = chapter_words("flask_k6")     # the words cell of its text
+
     med = df[df["status"] == "ok"].groupby(["endpoint", "condition"])["completed_in_window"].median()
     out = []
     gil, free = interpreters.today_pair()       # builds.toml [pairs], today's: 3.13.5 and 3.13.5t
@@ -220,8 +223,7 @@ def prose(df: pd.DataFrame) -> list:
                 "or off, so the difference comes from the build, not from the GIL",
                 b > a and c > a,
                 f"requests completed in the window, medians: {gil} {a:,.0f}, {free} {b:,.0f}, {twin} {c:,.0f}",
-                "" if ep == "io" else "The free-threaded build allocates with mimalloc; the system calls run with "
-                "the GIL released in every build."))
+                "" if ep == "io" else said["free-threaded-build-allocates"]))
         elif all(k in med.index for k in keys[:2]):
             a, b = (float(med[k]) for k in keys[:2])
             out.append(Check(

@@ -3,12 +3,15 @@ and checked sentences (what it measures: :mod:`gillab.measure.experiments.primes
 from __future__ import annotations
 
 from ..judge.analysis import ModuleAnalysis
+from ..judge.prose import words as chapter_words
 from . import doc002
 
 
 def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check, cores_of, gil_by_condition, ok_rows
+
+    said = chapter_words("primes")     # the words cell of its text
 
     ok = ok_rows(df)
     med = ok.groupby(["condition", "mode"])["seconds"].median()
@@ -28,15 +31,8 @@ def prose(df) -> list:
                          "the machine that measured it",
                          all(1.2 <= v <= cores * 1.05 for v in free.values()),
                          "speedup of the pool over one thread: " + "; ".join(f"{c} {v:.2f}" for c, v in free.items()),
-                         "The document's machine had more cores, so its pool's speedup cannot be reached here."))
+                         said["document-machine-had-more"]))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The document's larger bound in as many chunks, each with more work: the pool's overhead "
-    "weighs less."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

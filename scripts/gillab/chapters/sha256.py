@@ -3,6 +3,7 @@ and checked sentences (what it measures: :mod:`gillab.measure.experiments.sha256
 from __future__ import annotations
 
 from ..judge.analysis import ModuleAnalysis
+from ..judge.prose import words as chapter_words
 from . import over_threads
 
 
@@ -24,6 +25,8 @@ def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check, gil_by_condition, ok_rows
 
+    said = chapter_words("sha256")     # the words cell of its text
+
     ok = ok_rows(df)
     med = ok.groupby(["condition", "threads"])["seconds"].median().unstack()
     if 1 not in med.columns or 2 not in med.columns:
@@ -35,7 +38,7 @@ def prose(df) -> list:
         "(T(2)/T(1) below 0.75)",
         bool(len(r2)) and bool((r2 < 0.75).all()),
         "T(2)/T(1): " + "; ".join(f"{c} {v:.2f}" for c, v in r2.items()),
-        "The hashing runs in C (OpenSSL) with the GIL released; the ceiling is the machine's 2 cores.")]
+        said["hashing-runs-c-openssl"])]
     free = [c for c in r2.index if not gil_on.get(c, True)]
     gil = [c for c in r2.index if gil_on.get(c)]
     if free and gil:
@@ -52,15 +55,8 @@ def prose(df) -> list:
             f"than the document's {one['published']:g} s",
             all(v < one["published"] for v in got.values()),
             "seconds for the document's size, median: " + "; ".join(f"{c} {v:.2f}" for c, v in got.items()),
-            "This CPU has SHA extensions; the document's was a 2021 laptop."))
+            said["cpu-has-sha-extensions"]))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The hash releases the GIL once per message; longer messages mean fewer releases for the same "
-    "work, so a ratio changes with the size only through the costs paid per message."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, shared=over_threads, spec=SPEC)

@@ -3,6 +3,7 @@ and checked sentences (what it measures: :mod:`gillab.measure.experiments.st_loo
 from __future__ import annotations
 
 from ..judge.analysis import ModuleAnalysis
+from ..judge.prose import words as chapter_words
 from . import doc002
 
 
@@ -10,6 +11,8 @@ def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..measure import interpreters
     from ..judge.prose import Check
+
+    said = chapter_words("st_loop")     # the words cell of its text
 
     med = df[df["status"] == "ok"].groupby("condition")["seconds"].median()
     out = []
@@ -26,17 +29,8 @@ def prose(df) -> list:
         out.append(Check(
             "The free-threaded build pays a single-thread cost on this loop",
             r > 1.0, f"{free} / {gil} = {r:.2f} (medians)",
-            "It comes from biased reference counting, per-object locks and a specializing interpreter that 3.13 "
-            "only partly enables in the free-threaded build; the document measured 3.14, where more of the "
-            "specialization works without the GIL, so its cost need not match 3.13's."))
+            said["comes-from-biased-reference"]))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The same loop, run more times: a free-threaded / GIL ratio of times changes with the size "
-    "only through the costs of starting it."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, shared=doc002, extras=("ratio_figure",))

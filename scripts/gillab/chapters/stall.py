@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from . import doc003
 
 
@@ -102,6 +103,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about what the free-threaded builds change, each checked against ``df``."""
     from ..judge.prose import Check, gil_by_condition, ok_rows
 
+    said = chapter_words("stall")     # the words cell of its text
+
     runs = per_run(ok_rows(df))
     if not len(runs):
         return []
@@ -128,8 +131,7 @@ def prose(df: pd.DataFrame) -> list:
                              bool((wait >= 0.9).all()),
                              "share of the scan's remaining time a SIGINT waited: " + "; ".join(
                                  f"{c} {v:.0%}" for c, v in wait.items()),
-                             "A signal's Python handler runs in the main thread between two instructions, and the scan "
-                             "is one instruction, with or without a GIL."))
+                             said["signal-python-handler-runs"]))
     return out
 
 
@@ -160,14 +162,6 @@ def explorer(df: pd.DataFrame):
 
     return widgets.stack_explorer(draw, ("view", views, labels), ("n", ns, [f"{n:,}" for n in ns]),
                                   title="Explore the stall")
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The document's far longer stall beside its 5-second heartbeat: the silent share and the wait "
-    "after Ctrl-C are read at the document's scale, where default's are read at a fortieth of it "
-    "in time."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__)

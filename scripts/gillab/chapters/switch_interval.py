@@ -7,6 +7,7 @@ import pandas as pd
 
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 
 
 def published() -> pd.DataFrame:
@@ -217,6 +218,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check, gil_by_condition, ok_rows
 
+    said = chapter_words("switch_interval")     # the words cell of its text
+
     ok = ok_rows(df)
     gil_on = gil_by_condition(df)
     conds = sorted(ok["condition"].unique())
@@ -243,9 +246,7 @@ def prose(df: pd.DataFrame) -> list:
                 f"or more from {largest:g} s to {smallest:g} s",
                 all(v >= 10 for v in grow.values()),
                 "growth of the median involuntary switches per run: " + "; ".join(f"{c} {v:,.0f}x" for c, v in grow.items()),
-                "Each hand-over is cheap on this Linux machine with the builds measured here, where the document "
-                "measured CPython 3.9 on macOS; `default` runs fewer decrements than the document, so its small "
-                "cells are noisier (`seed` runs the document's sizes)."))
+                said["each-hand-over-cheap"]))
     if free and 2 in set(ok["threads"]):
         med = ok.groupby(["condition", "switch_interval", "threads"])["seconds"].median()
         worst = {}
@@ -260,14 +261,6 @@ def prose(df: pd.DataFrame) -> list:
             bool(worst) and all(v < 0.8 for v in worst.values()),
             "the largest T(2)/T(1) over the intervals: " + "; ".join(f"{c} {v:.2f}" for c, v in worst.items())))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "The document's count is far larger than default's: at the long switch intervals a short run "
-    "holds only a few switches, so the ratios at 0.1 s and 0.01 s are where the size can change "
-    "an outcome."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables',), reads=('countdown',))

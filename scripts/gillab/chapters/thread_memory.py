@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..judge.analysis import ModuleAnalysis, frame_cached
+from ..judge.prose import words as chapter_words
 from . import doc003
 
 
@@ -198,6 +199,8 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
     from ..judge.prose import Check, ok_rows
 
+    said = chapter_words("thread_memory")     # the words cell of its text
+
     ok = ok_rows(df)
     out = []
     th = ok[ok["mode"] == "threads"]
@@ -210,8 +213,7 @@ def prose(df: pd.DataFrame) -> list:
                          "virtual size per thread / stack, KiB: " + "; ".join(
                              f"{c} {'default' if not kb else f'{kb:g} KiB'} {r.vm_per_thread_kib:,.0f} / {r.stack_kib:,.0f}"
                              for (c, kb), r in m.iterrows()),
-                         "Beside the stack, the memory allocator reserves address space for threads that allocate "
-                         "(glibc's arenas, mimalloc's heaps in the free-threaded builds)."))
+                         said["beside-stack-memory-allocator"]))
         runs = per_run(df)
         ratio = runs[runs["mode"] == "threads"].groupby("condition")["small_over_default"].median().dropna()
         if len(ratio):
@@ -238,12 +240,6 @@ def prose(df: pd.DataFrame) -> list:
                              "; ".join(f"{c}: depth {x['depth'].median():,.0f}, {x['ended'].iloc[0]}"
                                        for c, x in g.groupby("condition"))))
     return out
-
-
-# why the document's own sizes (seed) may judge a claim otherwise than default's (the verdicts page)
-SIZE_NOTE = (
-    "Only the cap on recursion differs: the recursion-depth claim is the one that can read it."
-)
 
 
 ANALYSIS = ModuleAnalysis(__name__, extras=("statistics_figure",))

@@ -48,9 +48,15 @@ class Analysis:
     # claims another profile's configuration answers: {profile: claim id prefix} (document 004's
     # version sweep is measured by `history`, never by `default`)
     claims_from_profile: dict = {}
-    # why the document's own sizes (`seed`) may judge a claim otherwise than `default`'s: the
-    # chapter's reason, in words (the verdicts page sets it beside the outcomes that changed)
-    size_note: str = ""
+    @property
+    def size_note(self) -> str:
+        """Why the document's own sizes (`seed`) may judge a claim otherwise than `default`'s: the
+        chapter's reason, in words (the verdicts page sets it beside the outcomes that changed),
+        from its text's words cell (``size-note``); '' for an experiment outside the registry."""
+        from ..measure import experiments
+        from .prose import words
+
+        return words(self.experiment).get("size-note", "") if self.experiment in experiments.NAMES else ""
 
     def published(self) -> pd.DataFrame:
         """The document's numbers (``data/reference/<table>.csv``)."""
@@ -125,7 +131,6 @@ class ModuleAnalysis(Analysis):
         self.table = bound.pop("table", "")
         self.reads = tuple(bound.pop("reads", ()))
         self.claims_from_profile = dict(getattr(mod, "CLAIMS_FROM_PROFILE", {}))
-        self.size_note = str(getattr(mod, "SIZE_NOTE", ""))
         bound.setdefault("experiment", self.experiment)
         missing = []
         for name in INTERFACE + OPTIONAL + tuple(extras):

@@ -12,6 +12,7 @@ fails if any of them is false there.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -22,6 +23,64 @@ class Check:
     holds: bool        # whether the data bear it out
     evidence: str      # the numbers behind it, computed from the data
     why: str = ""      # what explains it (not a measurement: the mechanism, the setup)
+
+
+# The words of a chapter's checked sentences live in its text (notebooks/NN_<name>.md), in one
+# cell hidden from the book that starts with WORDS_MARK: a definition list, each term a key in
+# backticks, each definition the words (wrapped lines, joined with single spaces).
+WORDS_MARK = "**Words of the checked sentences**"
+_TERM = re.compile(r"^`([a-z0-9-]+)`$")
+_CELL_END = re.compile(r"^(\+\+\+|```\{code-cell\}|#)")
+
+
+class Words(dict):
+    """A chapter's words by key; a key its text lacks is an error naming the text."""
+
+    def __init__(self, where: str, entries: dict[str, str]):
+        super().__init__(entries)
+        self.where = where
+
+    def __missing__(self, key: str) -> str:
+        raise KeyError(f"{self.where} has no words for `{key}` in its cell starting {WORDS_MARK}")
+
+
+def words(experiment: str) -> Words:
+    """The words of ``experiment``'s checked sentences, read from its chapter's text when asked (an
+    edit of the text shows in the next run, no Python changed): ``{key: words}``."""
+    from ..measure import experiments
+    from ..paths import notebooks_dir
+
+    path = notebooks_dir() / experiments.get(experiment).notebook
+    return Words(f"notebooks/{path.name}", parse_words(path.read_text(), f"notebooks/{path.name}"))
+
+
+@functools.lru_cache(maxsize=64)
+def parse_words(text: str, where: str = "the text") -> dict[str, str]:
+    """The definition list of the cell that starts with :data:`WORDS_MARK` (none: empty)."""
+    lines = text.split("\n")
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith(WORDS_MARK))
+    except StopIteration:
+        return {}
+    out: dict[str, str] = {}
+    key = None
+    for line in lines[start + 1:]:
+        if _CELL_END.match(line):
+            break
+        term = _TERM.match(line)
+        if term:
+            key = term.group(1)
+            if key in out:
+                raise ValueError(f"{where}: `{key}` has words twice")
+            out[key] = ""
+        elif key is not None and line.startswith((": ", "  ")) and line.strip():
+            out[key] = (out[key] + " " + line[2:].strip()).strip()
+        elif not line.strip():
+            key = None if key is None or out[key] else key
+    empty = [k for k, v in out.items() if not v]
+    if empty:
+        raise ValueError(f"{where}: no words for " + ", ".join(f"`{k}`" for k in empty))
+    return out
 
 
 NOT_TRUE = "No longer true on this run"

@@ -435,7 +435,7 @@ def sizes_by_chapter(both, record: dict | None = None):
     samples, how many of their outcomes differ from `default`'s (``both``:
     :func:`profile_beside` of the judged rows) and how many claims that is, those `default` did not
     measure, those left inconclusive by too few runs, and the chapter's reason in words (its
-    ``SIZE_NOTE``)."""
+    words cell, ``size-note``)."""
     import pandas as pd
 
     held = {e["experiment"]: e for e in (record or {}).get("experiments", [])}
