@@ -86,3 +86,26 @@ def test_a_new_build_does_not_keep_what_an_earlier_one_served(tmp_path):
     assert sorted(p.name for p in clear_served(tmp_path)) == ["figures", "files"]
     assert sorted(p.name for p in built.iterdir()) == ["book"]   # the pages themselves stay
     assert clear_served(tmp_path) == []
+
+
+def test_a_figure_drawn_again_from_the_same_samples_is_the_same_image():
+    """Strip plots jitter their dots with numpy's global generator: drawn inside
+    plots.steady_jitter (as every chapter draws them) the same samples give the same image, and
+    the generator is left as it was."""
+    from gillab.judge import analysis, report, results
+    from gillab.measure import campaigns
+
+    df = results.samples("countdown", campaigns.reference_id(), report.profile_config("countdown"))
+    np.random.seed(7)
+    before = np.random.get_state()[1].copy()
+    images = []
+    for _ in range(2):
+        with plots.steady_jitter():
+            fig = analysis.of("countdown").figure(df)
+        images.append(plots.to_png(fig))
+        plt.close(fig)
+    assert images[0] == images[1]
+    assert (np.random.get_state()[1] == before).all()
+    unsteady = analysis.of("countdown").figure(df)       # outside it, the dots move (the test can fail)
+    assert plots.to_png(unsteady) != images[0]
+    plt.close(unsteady)

@@ -302,7 +302,7 @@ class Chapter:
     def _made_files(self, fn, *, claims_csv: bool = False):
         """``fn`` of the samples shown, recording the data files it reads: its value and those
         files (the samples shown first)."""
-        with results.recording() as read:
+        with results.recording() as read, plots.steady_jitter():
             out = fn(self.df)
         files = [f"data/results/{self.campaign}/{self.exp.name}/samples.csv"]
         files += [f for f in read if f not in files]
@@ -500,7 +500,8 @@ class Chapter:
     def figures_beside(self) -> None:
         """The chapter's main figure from the reference campaign and from the one shown beside
         it, on the same axes (:func:`gillab.present.plots.share_axes`)."""
-        figs = [self.analysis.figure(self.reference_df), self.analysis.figure(self.yours_df)]
+        with plots.steady_jitter():
+            figs = [self.analysis.figure(self.reference_df), self.analysis.figure(self.yours_df)]
         shared = plots.share_axes(*figs)
         axes = "on the same axes" if shared else "each on its own axes (their panels differ: not the same builds or points)"
         display(Markdown(

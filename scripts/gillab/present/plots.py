@@ -1,6 +1,7 @@
 """Figures: seaborn on tidy samples, every point with its uncertainty and its raw samples."""
 from __future__ import annotations
 
+import contextlib
 import io
 
 import matplotlib.pyplot as plt
@@ -15,6 +16,19 @@ PUBLISHED_STYLE = dict(color="black", marker="D", linestyle="--", linewidth=1.2,
 def setup() -> None:
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.autolayout": False})
+
+
+@contextlib.contextmanager
+def steady_jitter(seed: int = 0):
+    """Draw with numpy's global generator seeded (seaborn's strip plots jitter their dots with it),
+    so that a figure drawn again from the same samples is the same image; the generator's state
+    is given back after."""
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
 
 
 def palette(conditions) -> dict:
