@@ -1,5 +1,6 @@
-"""How the echo chapter reads its samples: its summary, claims, figures, explorer
-and checked sentences (what it measures: :mod:`gillab.measure.experiments.echo`)."""
+"""The echo family as its chapters read it: a rate per independent server run (:func:`per_run`,
+convoy and affinity) and the document's in-text numbers (:func:`inline_row`, convoy and
+data_race).  What they measure alike is :mod:`gillab.measure.experiments.echo`."""
 from __future__ import annotations
 
 import pandas as pd
