@@ -8,7 +8,7 @@ itself at that moment (GIL state, switch interval, CPU affinity), so that every 
 carries the conditions it was really measured under.
 
 A workload needs no code to die with the harness: the harness starts it in a process group
-with a watcher beside it (see ``gillab/procs.py``).
+with a watcher beside it (see ``gillab/measure/procs.py``).
 """
 import json
 import os
