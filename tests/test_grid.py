@@ -28,6 +28,19 @@ def test_a_small_grid_that_does_not_narrow_the_grid_is_refused_before_measuring(
         sweep.plan("countdown", "smoke", dict(TINY, full_grid="3.13.5", small_grid=small))
 
 
+def test_a_grid_the_reader_narrows_past_the_profiles_small_grid_says_how_to_measure_it():
+    """The `default` profile's small grid is within its own grid; a reader who narrows the grid
+    outside it (data_race at 1,000 iterations only) is told what to pass, before measuring."""
+    with pytest.raises(ParameterError, match=r"not a point of the full grid; .*a small_grid within it, or none"):
+        sweep.plan("data_race", "default", {"iterations": [1000]})
+    for small in ("iterations=1000", ""):                  # what the message offers: both are measured
+        exp = experiments.get("data_race")
+        p = exp.resolve("default", {"iterations": [1000], "small_grid": small})
+        assert {pt["iterations"] for pt in exp.points(p)} == {1000}
+        g = grid.of(exp, p)
+        assert (g.small is None) == (small == "") and (small == "" or g.small == {point_key(x) for x in exp.points(p)})
+
+
 def test_an_unknown_build_in_full_grid_is_refused():
     with pytest.raises(ParameterError, match="full_grid: unknown condition"):
         sweep.plan("countdown", "smoke", dict(TINY, full_grid="3.13.99", small_grid="threads=1"))

@@ -117,8 +117,11 @@ def narrow(exp: Experiment, p: dict, raw: dict, which: str) -> dict:
         small = [point_key(x) for x in exp.points({**p, **values})]
         outside = [k for k in small if k not in full]
         if outside:
+            hint = ("; a grid narrowed on the command line or in a notebook's parameters needs a small_grid "
+                    "within it, or none (an empty small_grid: every build at every point)"
+                    if which == "small_grid" else "")
             raise ParameterError(f"{exp.name}: {which} must narrow the grid, but its point {outside[0]} is not "
-                                 "a point of the full grid")
+                                 "a point of the full grid" + hint)
         if not small:
             raise ParameterError(f"{exp.name}: {which} leaves no point to measure")
     return values
