@@ -308,7 +308,7 @@ def prose(df: pd.DataFrame) -> list:
                 all(0.5 * 5.0 <= v <= 1.5 * 5.0 for v in per_req.values()),   # milliseconds, of the 5 ms interval
                 "milliseconds per request: " + "; ".join(f"{c} {v:.1f}" for c, v in per_req.items()),
                 said["handler-often-takes-gil"]))
-    out += _mechanism_checks(df, gil)
+    out += _mechanism_checks(df, gil, said)
     if free:
         pairs = {c: (rate(c), rate(c, 1)) for c in free}
         out.append(Check(
@@ -352,12 +352,10 @@ def prose(df: pd.DataFrame) -> list:
     return out
 
 
-def _mechanism_checks(df: pd.DataFrame, gil: list[str]) -> list:
+def _mechanism_checks(df: pd.DataFrame, gil: list[str], said) -> list:
     """What the judged mechanism cells show, for CPython's new GIL and, apart, the nogil fork's
-    GIL mode (another implementation)."""
+    GIL mode (another implementation); ``said``: the chapter's words (:func:`prose`'s)."""
     from ..judge.prose import Check
-
-    said = chapter_words("convoy")     # the words cell of its text
 
     w = waits_summary(df)
     w = w[w["judged"] & w["condition"].isin(gil)]

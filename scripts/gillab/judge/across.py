@@ -65,6 +65,14 @@ def code_keys_now() -> dict[str, str]:
     return {name: sweep.code_key(experiments.get(name)) for name in experiments.names()}
 
 
+def measured_with_this_code(flat: pd.DataFrame, now: dict[str, str] | None = None) -> list[bool]:
+    """Per verdict row, whether its samples were measured with this harness's measuring code
+    (its one code key is the chapter's key now; ``now``: :func:`code_keys_now`, computed if not
+    given)."""
+    now = code_keys_now() if now is None else now
+    return [list(k or []) == [now.get(e)] for k, e in zip(flat["code_keys"], flat["experiment"])]
+
+
 def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str | None = "default") -> pd.DataFrame:
     """One flat verdict row per campaign, claim and condition (conditions actually measured),
     each with its campaign's role and machine kind, and whether its samples were measured with
@@ -80,7 +88,7 @@ def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str |
         flat["claim_role"] = flat["role"]      # judged, machine, other builds ... (report.flat)
         flat["role"] = c.role
         flat["fingerprint"] = c.fingerprint or "not recorded"
-        flat["this_code"] = [list(k or []) == [now.get(e)] for k, e in zip(flat["code_keys"], flat["experiment"])]
+        flat["this_code"] = measured_with_this_code(flat, now)
         frames.append(flat)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

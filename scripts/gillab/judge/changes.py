@@ -22,9 +22,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..paths import results_dir
+from . import across
+from .across import DEFINITE
 
 HISTORY_FILE = "REFERENCES.toml"
-DEFINITE = ("agrees", "higher", "lower")
 KINDS = ("same", "flipped", "decided", "undecided", "open", "new", "gone")
 KEY = ["experiment", "claim_id", "condition"]
 
@@ -67,13 +68,12 @@ def judged_rows(campaign: str) -> pd.DataFrame:
     """The judged claims x builds of ``campaign`` on its own samples of `default`'s configuration:
     outcome, value and interval, and whether the samples were measured with this checkout's
     measuring code (:mod:`gillab.measure.codekey`), one row each."""
-    from . import across, report
+    from . import report
 
     j = report.judged(report.flat(report.verdicts(campaign, profile="default")))
     if j.empty:
         return pd.DataFrame(columns=COLUMNS)
-    now = across.code_keys_now()
-    j = j.assign(this_code=[list(k or []) == [now.get(e)] for k, e in zip(j["code_keys"], j["experiment"])])
+    j = j.assign(this_code=across.measured_with_this_code(j))
     return j[COLUMNS].drop_duplicates(KEY).reset_index(drop=True)
 
 
@@ -151,13 +151,17 @@ def step(before: Reference, after: Reference, rows=judged_rows) -> str:
     and the rows by kind of change, per chapter; the flipped rows listed."""
     from ..measure import campaigns
 
-    here = {c.id for c in campaigns.all_campaigns()}
-    missing = [r.campaign for r in (before, after) if r.campaign not in here]
+    loaded, missing = [], []
+    for r in (before, after):
+        try:
+            loaded.append(campaigns.load(r.campaign))
+        except campaigns.NoCampaign:
+            missing.append(r.campaign)
     if missing:
         return (f"### `{after.campaign}`, the reference from {after.since}\n\nIt replaced `{before.campaign}`. "
                 f"{after.why}\n\nNothing is compared here: this data folder does not hold "
                 + " or ".join(f"`{m}`" for m in missing) + ".\n")
-    a, b = campaigns.load(before.campaign), campaigns.load(after.campaign)
+    a, b = loaded
     cmp = compare(rows(before.campaign), rows(after.campaign))
     n = cmp["change"].value_counts()
     both = int(n.get("same", 0) + n.get("flipped", 0))
