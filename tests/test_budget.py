@@ -87,3 +87,78 @@ def test_minutes_that_are_not_a_positive_number_are_refused(text):
 def test_a_round_is_a_trial_where_the_claims_are_a_best_of_3():
     assert budget.round_size("countdown") == 3 and budget.round_size("convoy") == 1
     assert budget.most_repeats("countdown") == 60 and budget.most_repeats("convoy") == 20
+
+
+def test_a_slower_machine_lengthens_the_work_not_what_samples_wait_out():
+    c = budget.ChapterForecast("server", 10, 100.0, [], "test", 7, waits=60.0)
+    assert c.scale(2.0).seconds == 60.0 + 2 * 40.0
+    assert budget.ChapterForecast("cpu", 10, 100.0, [], "test", 7).scale(2.0).seconds == 200.0
+
+
+def test_a_short_run_spends_its_minutes_where_the_reference_decided_rows():
+    many = budget.ChapterForecast("many", 10, 600.0, [f"m/r{i}" for i in range(20)], "test", 7)
+    sure = budget.ChapterForecast("sure", 10, 600.0, [f"s/r{i}" for i in range(5)], "test", 7,
+                                  decided=[f"s/r{i}" for i in range(5)])
+    assert budget.choose([many, sure], 15) == (["sure"], [many])
+    assert budget.by_yield([many, sure], ["many", "sure"]) == ["sure", "many"]
+    # without a reference's outcomes (none decided anywhere) judged rows per minute decide
+    bare = [budget.ChapterForecast(c.experiment, 10, c.seconds, c.judged, "test", 7) for c in (many, sure)]
+    assert budget.choose(bare, 15)[0] == ["many"]
+    assert "ref. decided" in budget.describe([many, sure], ["sure"], 15)
+
+
+def test_the_reference_decided_rows_are_judged_rows_with_a_definite_outcome():
+    from gillab.judge import report
+
+    flat = report.reference_flat()
+    decided, judged = budget.decided_rows(flat), budget.judged_rows(flat)
+    names = {row for rows in judged.values() for row, _ in rows}
+    assert decided and decided < names
+    j = report.judged(flat)
+    outcome = {f"{c} @ {b}": o for c, b, o in zip(j["claim_id"], j["condition"], j["outcome"])}
+    assert {outcome[r] for r in decided} <= {"agrees", "higher", "lower"}
+    assert all(outcome[r] not in ("agrees", "higher", "lower") for r in names - decided)
+
+
+def test_what_a_sample_waits_out_is_never_longer_than_the_reference_sample_took():
+    """The declared waits (windows, warm-ups, a load tool's duration) against every committed
+    sample of the reference at default's sizes: a sample cannot wait longer than it ran."""
+    from gillab.measure import experiments
+    from gillab.measure.experiment import point_key
+
+    ref = campaigns.load(campaigns.reference_id())
+    waiting = set()
+    for name in experiments.names():
+        exp = experiments.get(name)
+        p = exp.resolve("default")
+        points = {point_key(pt): pt for pt in exp.points(p)}
+        for r in ref.store(name).rows():
+            if r.get("status") == "ok" and r.get("profile") == "default" and r.get("point") in points \
+                    and r.get("process_wall_s"):
+                w = experiments.waits(name, p, points[r["point"]])
+                assert w <= float(r["process_wall_s"]), (name, r["point"], r["condition"])
+                if w > 0:
+                    waiting.add(name)
+    assert {"convoy", "affinity", "ccbench", "flask_k6", "fib_server"} <= waiting
+
+
+def test_the_reference_forecast_keeps_a_server_chapters_windows_at_any_speed():
+    convoy = budget.forecast_chapter("convoy", "default", None, [], new_campaign=True)
+    countdown = budget.forecast_chapter("countdown", "default", None, [], new_campaign=True)
+    assert 0 < convoy.waits < convoy.seconds and countdown.waits == 0
+    one, slow = convoy.seconds, convoy.scale(2.0).seconds
+    assert one < slow < 2 * one
+    assert countdown.scale(2.0).seconds == 2 * budget.forecast_chapter(
+        "countdown", "default", None, [], new_campaign=True).seconds
+
+
+def test_ccbench_tool_waits_are_the_workloads_own_constants():
+    import ast
+
+    from gillab.measure import runner
+    from gillab.measure.experiments import ccbench
+
+    tree = ast.parse(open(runner.workload_path("ccbench")).read())
+    consts = {t.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Constant)}
+    assert ccbench.TOOL_WAITS == consts["TOOL_READY_WAIT"] + consts["TOOL_DURATION"]

@@ -6,11 +6,19 @@ The forecast of a chapter is its planned samples (:func:`gillab.measure.sweep.pl
 same build took at the same point and configuration, plus the harness's time between samples, read
 from the newest campaign that holds them: the reader's on this machine, else the reference, else a
 contributed campaign of the same kind of machine; a chapter none of them measured at these sizes is
-forecast at its median sample of other sizes, and says so.
+forecast at its median sample of other sizes, and says so.  On a machine slower or faster than the
+one those times come from (:func:`speed_factor`), the work and the time between samples scale; the
+seconds a sample waits out its protocol (a counting window, a load tool's duration:
+:func:`gillab.measure.experiments.waits`) do not, so a slow machine's forecast of a server chapter
+is not its work's.
 
 The rows a chapter can decide are its *judged* claims x builds (the reference's verdict rows whose
 role is ``judged``); a chapter whose planned runs do not fit the budget is left out whole, the
-fewest rows per minute first, and the run names the rows it leaves.
+fewest rows per minute first, and the run names the rows it leaves.  A row counts for its chapter's
+yield where the reference's own runs decided it (:func:`decided_rows`: a row the reference's
+interval left straddling its band will most likely straddle it in a shorter run on a busier
+machine too), so that a short run spends its minutes where they decide rows; judged rows per minute
+only break ties (and stand in where there is no reference).
 
 Where time is left once every chosen chapter has its planned runs, a chapter whose judged rows
 still straddle an edge of their band gets one more interleaved round (a trial of 3 where its rows
@@ -32,6 +40,10 @@ from ..measure import grid as grid_mod
 from ..measure.experiment import point_key
 from ..measure.sweep import Deadline, OutOfTime  # noqa: F401 - the run's clock, re-exported for the whole run
 
+# how a timed run chooses the chapters it leaves out (a run's record names its own: one recorded
+# before this rule names none, and chose by CHOSEN_BEFORE)
+CHOICE = "the fewest rows the reference decided per minute first"
+CHOSEN_BEFORE = "the fewest judged rows per minute first"
 # the time between two samples where no run file says (starting the process, storing the row)
 DEFAULT_OVERHEAD_S = 0.15
 # a build id in a verdict row's condition ("3.9.10 vs 2.7.18", "3.11.2 (single, over 3.6.12)")
@@ -64,10 +76,28 @@ class ChapterForecast:
     repeats: int
     error: str = ""         # why it cannot start ('' when it can)
     short: list = field(default_factory=list)   # judged rows its planned runs are too few for
+    waits: float = 0.0      # of ``seconds``, those its samples wait out their protocol (windows)
+    decided: list = field(default_factory=list)  # of ``judged``, those the reference's runs decided
+
+    def scale(self, factor: float) -> "ChapterForecast":
+        """The forecast on a machine ``factor`` times slower: the work and the harness's time
+        between samples scale, what samples wait out (a counting window, k6's duration) does not."""
+        self.seconds = self.waits + (self.seconds - self.waits) * factor
+        return self
 
     @property
     def rows_per_minute(self) -> float:
         return len(self.judged) / (self.seconds / 60) if self.seconds > 0 else math.inf
+
+    @property
+    def decided_per_minute(self) -> float:
+        return len(self.decided) / (self.seconds / 60) if self.seconds > 0 else math.inf
+
+    @property
+    def rank(self) -> tuple[float, float, float]:
+        """The order a short run measures chapters in (smallest first): the most rows the
+        reference decided per minute, then the most judged rows per minute, then the shortest."""
+        return (-self.decided_per_minute, -self.rows_per_minute, self.seconds)
 
 
 def _timing_from(store, config: str) -> Timing | None:
@@ -175,8 +205,22 @@ def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
     return out
 
 
+def decided_rows(flat=None) -> set[str]:
+    """The judged rows ("claim_id @ build", as :func:`judged_rows` names them) whose interval on the
+    reference campaign's own samples lies wholly inside or outside the band (agrees, higher, lower)."""
+    from . import report
+
+    flat = report.reference_flat(flat)
+    if flat is None:
+        return set()
+    j = report.judged(flat)
+    j = j[j["outcome"].isin(("agrees", "higher", "lower"))]
+    return {f"{c} @ {b}" for c, b in zip(j["claim_id"], j["condition"])}
+
+
 def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list[tuple[str, int]],
-                     overrides: dict | None = None, new_campaign: bool = False) -> ChapterForecast:
+                     overrides: dict | None = None, new_campaign: bool = False,
+                     decided: set[str] | None = None) -> ChapterForecast:
     """What ``name``'s sweep of ``profile`` would measure in ``campaign`` and how long it takes;
     its judged rows split into those its claims' points get the runs for and the rest."""
     from ..measure import sweep
@@ -188,9 +232,13 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
         return ChapterForecast(name, 0, 0.0, [], "", 0, str(exc))
     t = timing(name, pl.config_id, None if pl.campaign_is_new else pl.campaign,
                "default" if profile == "verdicts" else profile)   # verdicts: default's sizes
-    seconds = sum(t.seconds(cid, point_key(pt)) for _, pt, cid in pl.todo)
     exp = experiments.get(name)
     p = exp.resolve(profile, overrides)
+    seconds = waits = 0.0
+    for _, pt, cid in pl.todo:
+        took = t.seconds(cid, point_key(pt))
+        seconds += took
+        waits += min(experiments.waits(name, p, pt), took)
     g = grid_mod.of(exp, p)
 
     def enough(row: str, need: int) -> bool:
@@ -200,7 +248,8 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
                  if BUILD_ID.match(w)]
         return need <= p["repeats"] and all(c in pl.conditions and _claims_build(g, c) for c in named)
     return ChapterForecast(name, len(pl.todo), seconds, [k for k, need in judged if enough(k, need)], t.basis,
-                           p["repeats"], short=[k for k, need in judged if not enough(k, need)])
+                           p["repeats"], short=[k for k, need in judged if not enough(k, need)], waits=waits,
+                           decided=[k for k, need in judged if enough(k, need) and k in (decided or ())])
 
 
 def _claims_build(g, cid: str) -> bool:
@@ -214,32 +263,34 @@ def _claims_build(g, cid: str) -> bool:
 
 def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False,
              factor: float = 1.0) -> list[ChapterForecast]:
-    """Every chapter's forecast, in the report's order, its seconds times ``factor`` (this machine's
-    speed against the times read: :func:`speed_factor`)."""
-    rows = judged_rows(flat)
-    out = [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign)
-           for n in experiments.names()]
-    for c in out:
-        c.seconds *= factor
-    return out
+    """Every chapter's forecast, in the report's order, on a machine ``factor`` times slower than
+    the times read (:func:`speed_factor`; :meth:`ChapterForecast.scale`)."""
+    from . import report
+
+    flat = report.reference_flat(flat)
+    rows, decided = judged_rows(flat), decided_rows(flat)
+    return [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign,
+                             decided=decided).scale(factor)
+            for n in experiments.names()]
 
 
 def by_yield(chapters: list[ChapterForecast], names: list[str]) -> list[str]:
-    """``names`` in the order a timed run measures them: the most judged rows per minute first, so
-    that a run the clock stops early has decided the most it could."""
-    rank = {c.experiment: (-c.rows_per_minute, c.seconds) for c in chapters}
-    return sorted(names, key=lambda n: rank.get(n, (0.0, 0.0)))
+    """``names`` in the order a timed run measures them (:attr:`ChapterForecast.rank`: the most rows
+    the reference decided per minute first), so that a run the clock stops early has decided the
+    most it could."""
+    rank = {c.experiment: c.rank for c in chapters}
+    return sorted(names, key=lambda n: rank.get(n, (0.0, 0.0, 0.0)))
 
 
 def choose(chapters: list[ChapterForecast], minutes: float | None) -> tuple[list[str], list[ChapterForecast]]:
     """The chapters to measure within ``minutes`` (None: every one), in the report's order, and
-    those left out: the planned runs of the chapters that decide the most judged rows per minute
-    first, then any chapter that still fits."""
+    those left out: the planned runs of the chapters that decide the most rows per minute first
+    (:attr:`ChapterForecast.rank`), then any chapter that still fits."""
     ok = [c for c in chapters if not c.error]
     if minutes is None or sum(c.seconds for c in ok) <= minutes * 60:
         return [c.experiment for c in ok], []
     left, chosen = minutes * 60, set()
-    for c in sorted(ok, key=lambda c: (-c.rows_per_minute, c.seconds)):
+    for c in sorted(ok, key=lambda c: c.rank):
         if c.seconds <= left:
             chosen.add(c.experiment)
             left -= c.seconds
@@ -248,18 +299,21 @@ def choose(chapters: list[ChapterForecast], minutes: float | None) -> tuple[list
 
 def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float | None) -> str:
     """The forecast as the reader sees it before anything is measured."""
-    lines = [f"{'chapter':<16} {'samples':>7} {'minutes':>7} {'judged rows':>11} {'too few runs':>12}  basis"]
+    lines = [f"{'chapter':<16} {'samples':>7} {'minutes':>7} {'judged rows':>11} {'ref. decided':>12} "
+             f"{'too few runs':>12}  basis"]
     for c in chapters:
         mark = "" if c.experiment in chosen else ("  (cannot start)" if c.error else "  (left out: no time)")
-        lines.append(f"{c.experiment:<16} {c.samples:>7} {c.seconds / 60:>7.1f} {len(c.judged):>11} {len(c.short):>12}"
-                     f"  {c.basis}{mark}")
+        lines.append(f"{c.experiment:<16} {c.samples:>7} {c.seconds / 60:>7.1f} {len(c.judged):>11} "
+                     f"{len(c.decided):>12} {len(c.short):>12}  {c.basis}{mark}")
     use = [c for c in chapters if c.experiment in chosen]
     total = sum(c.seconds for c in use) / 60
     rows = sum(len(c.judged) for c in use)
+    decided = sum(len(c.decided) for c in use)
     every = sum(len(c.judged) + len(c.short) for c in chapters)
     budget = f" of a {minutes:g}-minute budget" if minutes is not None else ""
     lines.append(f"expected: {total:.1f} minutes{budget} for the planned runs, at which {rows} of the {every} judged "
-                 "claims x builds have the runs a 95% interval needs")
+                 f"claims x builds have the runs a 95% interval needs; the reference's runs decided {decided} of "
+                 "those (agrees, higher or lower), a guide to what this run can decide, not a promise")
     out = [c for c in chapters if c.experiment not in chosen and not c.error]
     if out:
         lines.append("not judged in this budget (their chapters do not fit): "

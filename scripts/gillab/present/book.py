@@ -715,7 +715,7 @@ def planned_run(flat=None, ref_flat=None) -> str:
     if skipped:
         count = {n: (int((ref_j["experiment"] == n).sum()) if ref_j is not None else len(v)) for n, v in skipped.items()}
         lines += [f"Not measured in this run's budget ({sum(count.values())} judged rows on the reference; their "
-                  "chapters did not fit at the machine's pace, the fewest judged rows per minute first): "
+                  f"chapters did not fit at the machine's pace, {rec.get('choice') or budget.CHOSEN_BEFORE}): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
     open_ = straddling(flat, " by this run")
@@ -926,7 +926,9 @@ def _plan_words(r: dict) -> str:
     out = [f"It planned its runs before measuring: {r.get('speed') or 'at the times read'}; forecast "
            f"{fc:.1f} minutes for the chapters it chose"]
     if r.get("left_out"):
-        out.append(f"left out {', '.join(f'`{n}`' for n in r['left_out'])} (the fewest judged rows per minute: "
+        from ..judge.budget import CHOSEN_BEFORE
+
+        out.append(f"left out {', '.join(f'`{n}`' for n in r['left_out'])} ({r.get('choice') or CHOSEN_BEFORE}: "
                    "they did not fit the budget at that pace)")
     if r.get("not_reached"):
         out.append(f"and did not reach {', '.join(f'`{n}`' for n in r['not_reached'])} in time")
@@ -1103,9 +1105,9 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     for `default` and `verdicts` (or with ``minutes``), the forecast (:mod:`gillab.judge.budget`): what
     each chapter's planned runs take on this machine and which judged rows they decide, printed
     before anything is measured; the chapters that do not fit the minutes are left out, the fewest
-    rows per minute first, and named.  The chosen chapters' planned runs come first, then, while
-    time is left, one more round at a time where judged rows still
-    straddle an edge of their band; no sample starts after the deadline.  A chapter that fails
+    rows the reference decided per minute first (:attr:`gillab.judge.budget.ChapterForecast.rank`),
+    and named.  The chosen chapters' planned runs come first, then, while time is left, one more
+    round at a time where judged rows still straddle an edge of their band; no sample starts after the deadline.  A chapter that fails
     (it cannot start, a build's environment cannot be made, its store cannot be written) is
     recorded with why, and the others are measured all the same; Ctrl-C stops the whole run.  The
     whole measurement is recorded in the campaign as ``reproduce-<started>.json``, saved after each
@@ -1133,8 +1135,10 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
               "cpu_times_start": metadata.cpu_times(), "status": "running", "experiments": [],
               "budget_minutes": minutes, "speed_factor": round(factor, 3), "speed": speed,
               "forecast": [{"experiment": c.experiment, "samples": c.samples, "seconds": round(c.seconds, 1),
-                            "judged": len(c.judged), "too_few": c.short, "basis": c.basis, "error": c.error}
+                            "waits": round(c.waits, 1), "judged": len(c.judged), "decided": len(c.decided),
+                            "too_few": c.short, "basis": c.basis, "error": c.error}
                            for c in forecast],
+              "choice": budget.CHOICE,
               "left_out": {c.experiment: c.judged + c.short for c in left_out}}
     path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
     t0 = time.monotonic()
@@ -1221,7 +1225,7 @@ def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, re
             if not straddle or not sequential or repeats[n] + step > budget.most_repeats(n):
                 continue
             more = {"repeats": repeats[n] + step}
-            fc = budget.forecast_chapter(n, profile, campaign, [], overrides=more)
+            fc = budget.forecast_chapter(n, profile, campaign, [], overrides=more)   # at this run's own times
             if fc.error or not fc.samples or fc.seconds > deadline.left():
                 continue
             score = straddle / fc.seconds

@@ -46,3 +46,15 @@ def get(name: str):
 
 def names() -> list[str]:
     return list(NAMES)
+
+
+def waits(name: str, p: dict, point: dict) -> float:
+    """The seconds a sample of ``name`` at ``point`` spends waiting out its protocol (a counting
+    window, a warm-up, a load tool's duration), which a slower machine does not lengthen: its
+    module's ``waits(p, point)``, 0 for a chapter whose samples last as long as their work.
+
+    Only the forecast of a run reads it (:mod:`gillab.judge.budget`): it lives beside the
+    experiment, outside the class, so that the code key (:mod:`gillab.measure.codekey`) never
+    reads it."""
+    fn = getattr(importlib.import_module(f"{__name__}.{known(name)}"), "waits", None)
+    return float(fn(p, point)) if fn is not None else 0.0

@@ -6,7 +6,7 @@ import os
 
 from ..experiment import Experiment
 from ..profiles import Param, ParameterError
-from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample
+from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample, echo_waits
 
 
 PLACEMENTS = ("same", "other")
@@ -58,6 +58,11 @@ class Affinity(Experiment):
         client = server if point["client"] == "same" else [self.other_cpu(p)]
         return echo_sample(p, cond, cpu_threads=point["cpu_threads"], cpu_processes=0,
                            switch=p["switch_interval"], server_affinity=server, client_affinity=client)
+
+
+def waits(p, point) -> float:
+    """Seconds a sample waits out its windows (:func:`gillab.measure.experiments.waits`)."""
+    return echo_waits(p)
 
 
 EXPERIMENT = Affinity()

@@ -128,4 +128,19 @@ class CCBench(Experiment):
                           switch_interval=float(x) if kind == "switch" else None, affinity=p["affinity"])
 
 
+# the tool's test waits its client's pause after the ready datagram and its pings' duration
+# (the workload's TOOL_READY_WAIT + TOOL_DURATION; tests/test_budget.py reads them there)
+TOOL_WAITS = 3.0
+
+
+def waits(p, point) -> float:
+    """Seconds a sample waits out its protocol (:func:`gillab.measure.experiments.waits`): a
+    throughput run computes for ``duration``, a latency run pings for ``latency_duration``, the
+    tool's test pauses after its ready datagram and pings for its own fixed time
+    (:data:`TOOL_WAITS`)."""
+    if point["test"] == "tool":
+        return TOOL_WAITS
+    return p["duration"] if point["test"] == "throughput" else p["latency_duration"]
+
+
 EXPERIMENT = CCBench()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..experiment import Experiment
 from ..profiles import Param, ParameterError
-from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample, intervals
+from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample, echo_waits, intervals
 
 
 class Convoy(Experiment):
@@ -46,6 +46,11 @@ class Convoy(Experiment):
         return echo_sample(p, cond, cpu_threads=point["cpu_threads"], cpu_processes=point["cpu_processes"],
                            switch=point["switch_interval"], server_affinity=p["affinity"],
                            client_affinity=p["affinity"])
+
+
+def waits(p, point) -> float:
+    """Seconds a sample waits out its windows (:func:`gillab.measure.experiments.waits`)."""
+    return echo_waits(p)
 
 
 EXPERIMENT = Convoy()

@@ -73,6 +73,12 @@ def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: 
                          rusage={}, wall_s=time.perf_counter() - t0)
 
 
+def echo_waits(p: dict) -> float:
+    """The seconds an echo sample waits whatever the machine's speed: the client's warm-up and
+    counting windows (:func:`gillab.measure.experiments.waits`)."""
+    return p["warmup_s"] + p["windows"] * p["window_s"]
+
+
 # what a sample of the echo server beside its client runs: its two programs and the helpers that
 # shape it (the convoy and affinity chapters measure it so)
 SERVER_WORKLOADS = ("echo_server", "echo_client")

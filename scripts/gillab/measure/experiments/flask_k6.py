@@ -145,4 +145,9 @@ class FlaskK6(Experiment):
                              runtime=runtime | {"gil_enabled_after": None}, rusage={}, wall_s=k["k6_wall_s"])
 
 
+def waits(p, point) -> float:
+    """Seconds a sample waits out its load: k6's ``duration_s`` (:func:`gillab.measure.experiments.waits`)."""
+    return float(p["duration_s"])
+
+
 EXPERIMENT = FlaskK6()
