@@ -227,3 +227,16 @@ def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
     for name in judged["experiment"].unique():
         row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |")).split("|")
         assert int(row[2]) == int((judged["experiment"] == name).sum()), name
+
+
+def test_a_run_its_clock_stopped_is_a_record_an_interrupted_one_is_not(tmp_path, monkeypatch):
+    monkeypatch.setattr(book, "timing_dir", lambda: tmp_path)
+    base = {"profile": "default", "experiments": []}
+    for name, extra in {"a": {"status": "complete", "started": "1"},
+                        "b": {"status": "stopped on time", "budget_minutes": 30, "started": "2",
+                              "not_reached": {"b2_download": []}},
+                        "c": {"status": "stopped on time", "budget_minutes": None, "started": "3"},
+                        "d": {"status": "interrupted (KeyboardInterrupt)", "budget_minutes": 30, "started": "4"},
+                        "e": {"status": "running", "budget_minutes": 30, "started": "5"}}.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(base | extra))
+    assert [r["file"] for r in book.timing_records("default")] == ["a.json", "b.json"]

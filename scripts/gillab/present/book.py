@@ -706,6 +706,7 @@ def planned_run(flat=None, ref_flat=None) -> str:
     ref_j = report.judged(ref_flat) if ref_flat is not None else None
     every = len(ref_j) if ref_j is not None else len(judged)
     skipped = {**rec.get("left_out", {}), **rec.get("not_reached", {})}
+    late = [n for n in rec.get("not_reached", {}) if n not in rec.get("left_out", {})]
     lines = [f"The newest whole `default` run (`data/timing/{rec['file']}`, campaign `{rec['campaign']}`, "
              f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
              f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget and decided **{decided} of the "
@@ -715,7 +716,9 @@ def planned_run(flat=None, ref_flat=None) -> str:
     if skipped:
         count = {n: (int((ref_j["experiment"] == n).sum()) if ref_j is not None else len(v)) for n, v in skipped.items()}
         lines += [f"Not measured in this run's budget ({sum(count.values())} judged rows on the reference; their "
-                  f"chapters did not fit at the machine's pace, {rec.get('choice') or budget.CHOSEN_BEFORE}): "
+                  f"chapters did not fit at the machine's pace, {rec.get('choice') or budget.CHOSEN_BEFORE}"
+                  + (f"; {', '.join(f'`{n}`' for n in late)} fitted the forecast but not the minutes left at the "
+                     "pace the run kept" if late else "") + "): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
     open_ = straddling(flat, " by this run")
@@ -823,13 +826,16 @@ def timing_dir() -> Path:
 
 
 def timing_records(profile: str = "default") -> list[dict]:
-    """The committed reproduce records of ``profile`` that measured every chapter (some samples
-    may have failed: each chapter's count is in the record), oldest first."""
+    """The committed reproduce records of ``profile`` that ran to their end, oldest first: every
+    chapter measured (some samples may have failed: each chapter's count is in the record), or, for
+    a run against a budget, stopped by its clock (the chapters it left out or did not reach in
+    time are named in it); not a run interrupted or still running."""
     out = []
     for f in timing_dir().glob("*.json"):
         rec = json.loads(f.read_text())
-        # every chapter measured: some samples may have failed (the record counts them per chapter)
-        if rec.get("profile") == profile and rec.get("status") in ("complete", "complete with failures"):
+        done = rec.get("status") in ("complete", "complete with failures") or (
+            rec.get("status") == "stopped on time" and rec.get("budget_minutes"))
+        if rec.get("profile") == profile and done:
             out.append(rec | {"file": f.name})
     return sorted(out, key=lambda r: r["started"])
 
