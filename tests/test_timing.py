@@ -203,10 +203,12 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
     assert sum(int(c[3].split("(")[0]) + int(c[4]) for c in counted) == len(open_)
     row = pd.Series({"claim_id": "countdown/threads=2", "estimand": stats.PAIRED_TRIALS, "n": 7, "published": 2.0,
                      "band": 0.1, "measured": 2.2, "ci_low": 1.9, "ci_high": 2.5})
-    assert book.runs_to_decide(row) is None                       # centred on the band's edge: never
+    from gillab.judge import budget
+
+    assert budget.runs_to_decide(row) is None                       # centred on the band's edge: never
     near = row.copy()
     near[["measured", "ci_low", "ci_high"]] = [2.0, 1.85, 2.21]   # just over the edge at 7 trials
-    assert book.runs_to_decide(near) is not None and book.runs_to_decide(near) >= 1
+    assert budget.runs_to_decide(near) is not None and budget.runs_to_decide(near) >= 1
 
 
 def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
@@ -240,3 +242,31 @@ def test_a_run_its_clock_stopped_is_a_record_an_interrupted_one_is_not(tmp_path,
                         "e": {"status": "running", "budget_minutes": 30, "started": "5"}}.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(base | extra))
     assert [r["file"] for r in book.timing_records("default")] == ["a.json", "b.json"]
+
+
+def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkeypatch):
+    """Of two chapters with straddling rows and rounds of one cost, the one whose rows more runs are
+    projected to decide gets its rounds first, though the other straddles more rows; once it has
+    all the runs a point may get, the other is next."""
+    from gillab.judge import budget
+
+    opened = {"convoy": budget.Open(rows=10, decidable=0, sequential=True),
+              "fib_server": budget.Open(rows=2, decidable=2, sequential=True)}
+    monkeypatch.setattr(budget, "straddling", lambda name, campaign: opened[name])
+    monkeypatch.setattr(budget, "forecast_chapter", lambda name, *a, **k: budget.ChapterForecast(
+        name, 5, 10.0, [], "test", k["overrides"]["repeats"]))
+    order = []
+
+    def run(name, overrides, phase):
+        assert phase == "rounds"
+        order.append((name, overrides["repeats"]))
+        return object()
+    record = {}
+    book.more_rounds("any", "default", ["convoy", "fib_server"], budget.Deadline(None), run, record)
+    start = {n: book.experiments.get(n).resolve("default")["repeats"] for n in opened}
+    fib = [(n, r) for n, r in order if n == "fib_server"]
+    most = budget.most_repeats("fib_server")
+    assert order[:len(fib)] == fib == [("fib_server", r) for r in range(start["fib_server"] + 1, most + 1)]
+    assert [n for n, _ in order[len(fib):]] == ["convoy"] * (budget.most_repeats("convoy") - start["convoy"])
+    assert record["rounds"][0] == {"experiment": "fib_server", "repeats": start["fib_server"] + 1,
+                                   "straddling_before": 2, "decidable_before": 2}

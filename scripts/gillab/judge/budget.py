@@ -22,10 +22,14 @@ only break ties (and stand in where there is no reference).
 
 Where time is left once every chosen chapter has its planned runs, a chapter whose judged rows
 still straddle an edge of their band gets one more interleaved round (a trial of 3 where its rows
-are a best of 3) at its claims' points, the most straddling rows per second of a round first, until
-the time is spent or no round fits.  The stopping rule looks at the data, which the intervals allow:
-up to :data:`gillab.stats.ADAPTIVE_MAX` runs (trials) their ranks are a confidence sequence's, valid
-whenever the sweep stops (``tests/test_coverage.py`` simulates this rule); no chapter is given more.
+are a best of 3) at its claims' points, until the time is spent or no round fits: first the chapter
+with the most straddling rows per second of a round that its spread projects to decide within the
+runs a point may get (:func:`runs_to_decide`), then, where none is, the most straddling rows.  A row
+whose interval sits across an edge at any plausible spread (a ratio of 1.07 judged against a band
+ending at 1.1) takes no rounds from one that more runs would decide.  The stopping rule looks at
+the data, which the intervals allow: up to :data:`gillab.stats.ADAPTIVE_MAX` runs (trials) their
+ranks are a confidence sequence's, valid whenever the sweep stops (``tests/test_coverage.py``
+simulates this rule); no chapter is given more.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ import math
 import re
 import statistics
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .. import stats
 from ..measure import experiments
@@ -335,18 +340,55 @@ def round_size(name: str) -> int:
     return max([claims.trial_size(cid) for cid in ids] or [1])
 
 
-def straddling(name: str, campaign: str) -> tuple[int, bool]:
-    """How many of ``name``'s judged rows in ``campaign`` are inconclusive with enough runs (their
-    interval straddles an edge of the band), and whether every one's interval may be read at a
-    data-chosen stop (:data:`SEQUENTIAL`)."""
+def runs_to_decide(row, most: int | None = None) -> int | None:
+    """How many more runs (pairs, trials) an inconclusive row's interval would need, at its current
+    spread (:func:`gillab.stats.spread_factor`), to lie wholly inside or outside its band; None
+    where even ``most`` (the confidence sequence's 20) would not, or the row has no such interval."""
+    import math
+
+    from . import claims
+    from .across import DEFINITE
+
+    most = stats.ADAPTIVE_MAX if most is None else most
+    method, m, lo, hi = row["estimand"], row["measured"], row["ci_low"], row["ci_high"]
+    try:
+        n = int(row["n"])
+        comparison = claims.get(row["claim_id"])["comparison"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if method not in (*stats.ORDER, stats.RATIO) or any(math.isnan(float(x)) for x in (m, lo, hi)) or n < 1:
+        return None
+    for later in range(max(n + 1, stats.runs_needed(method) or 1), most + 1):
+        f = stats.spread_factor(method, max(n, stats.runs_needed(method) or 1), later)
+        out = claims.compare(comparison, float(row["published"]), row["band"], m - (m - lo) * f, m + (hi - m) * f,
+                             (later, later) if method == stats.RATIO else later, method=method)
+        if out in DEFINITE:
+            return later - n
+    return None
+
+
+class Open(NamedTuple):
+    """A chapter's judged rows still open in a campaign: how many straddle an edge of their band
+    with enough runs, how many of those its spread projects to decide within the runs a point may
+    get (:func:`runs_to_decide`), and whether every row's interval may be read at a data-chosen
+    stop (:data:`SEQUENTIAL`)."""
+    rows: int
+    decidable: int
+    sequential: bool
+
+
+def straddling(name: str, campaign: str) -> Open:
+    """``name``'s judged rows in ``campaign`` still open (:class:`Open`)."""
     from . import report
 
     flat = report.flat(report.verdicts(campaign, experiments=[name]))
     if flat.empty:
-        return 0, True
+        return Open(0, 0, True)
     j = report.judged(flat)
     open_ = report.straddling(j)
-    return int((open_["estimand"] != "").sum()), bool(j["estimand"].isin([*SEQUENTIAL, ""]).all())
+    open_ = open_[open_["estimand"] != ""]
+    decidable = sum(runs_to_decide(r) is not None for _, r in open_.iterrows())
+    return Open(len(open_), decidable, bool(j["estimand"].isin([*SEQUENTIAL, ""]).all()))
 
 
 def most_repeats(name: str) -> int:

@@ -561,41 +561,15 @@ def _by_chapter(judged):
             yield name, g
 
 
-def runs_to_decide(row, most: int | None = None) -> int | None:
-    """How many more runs (pairs, trials) an inconclusive row's interval would need, at its current
-    spread (:func:`gillab.stats.spread_factor`), to lie wholly inside or outside its band; None
-    where even ``most`` (the confidence sequence's 20) would not, or the row has no such interval."""
-    import math
-
-    from ..judge import claims
-    from .. import stats
-    from ..judge.across import DEFINITE
-
-    most = stats.ADAPTIVE_MAX if most is None else most
-    method, m, lo, hi = row["estimand"], row["measured"], row["ci_low"], row["ci_high"]
-    try:
-        n = int(row["n"])
-        comparison = claims.get(row["claim_id"])["comparison"]
-    except (KeyError, TypeError, ValueError):
-        return None
-    if method not in (*stats.ORDER, stats.RATIO) or any(math.isnan(float(x)) for x in (m, lo, hi)) or n < 1:
-        return None
-    for later in range(max(n + 1, stats.runs_needed(method) or 1), most + 1):
-        f = stats.spread_factor(method, max(n, stats.runs_needed(method) or 1), later)
-        out = claims.compare(comparison, float(row["published"]), row["band"], m - (m - lo) * f, m + (hi - m) * f,
-                             (later, later) if method == stats.RATIO else later, method=method)
-        if out in DEFINITE:
-            return later - n
-    return None
-
-
 def straddling(flat, where: str = "") -> str:
     """Per chapter, the judged rows inconclusive with enough runs (their interval straddles an edge
-    of the band), and how many more runs each would need at its current spread (:func:`runs_to_decide`):
+    of the band), and how many more runs each would need at its current spread
+    (:func:`gillab.judge.budget.runs_to_decide`):
     within the 20 a point may get, and the median of those, or not within them."""
     import statistics as st
 
     from ..judge import report
+    from ..judge.budget import runs_to_decide
     from .. import stats
 
     open_ = report.straddling(report.judged(flat))
@@ -1210,9 +1184,10 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
 
 
 def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: dict) -> None:
-    """While time is left: one more round of the chapter whose judged rows straddle an edge of
-    their band the most per second of a round (:mod:`gillab.judge.budget`), its claims' points only,
+    """While time is left: one more round of the chapter whose straddling judged rows more runs
+    would most decide per second of a round (:mod:`gillab.judge.budget`), its claims' points only,
     up to the confidence sequence's runs; each round is recorded like a chapter's run."""
+    from .. import stats
     from ..judge import budget
 
     repeats = {n: experiments.get(n).resolve(profile)["repeats"] for n in names}
@@ -1226,25 +1201,28 @@ def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, re
     rounds = record.setdefault("rounds", [])
     while deadline.left() > 0:
         best = None
-        for n, (straddle, sequential) in open_rows.items():
+        for n, o in open_rows.items():
             step = budget.round_size(n)
-            if not straddle or not sequential or repeats[n] + step > budget.most_repeats(n):
+            if not o.rows or not o.sequential or repeats[n] + step > budget.most_repeats(n):
                 continue
             more = {"repeats": repeats[n] + step}
             fc = budget.forecast_chapter(n, profile, campaign, [], overrides=more)   # at this run's own times
             if fc.error or not fc.samples or fc.seconds > deadline.left():
                 continue
-            score = straddle / fc.seconds
+            score = (o.decidable / fc.seconds, o.rows / fc.seconds)
             if best is None or score > best[0]:
                 best = (score, n, more, fc)
         if best is None:
             break
         _, n, more, fc = best
-        print(f"[gillab] {n}: {open_rows[n][0]} judged row(s) straddle their band: one more round "
-              f"(repeats {more['repeats']}, {fc.samples} samples, about {fc.seconds:.0f} s)", file=sys.stderr)
+        o = open_rows[n]
+        print(f"[gillab] {n}: {o.rows} judged row(s) straddle their band ({o.decidable} projected to decide "
+              f"within {stats.ADAPTIVE_MAX} runs): one more round (repeats {more['repeats']}, {fc.samples} samples, "
+              f"about {fc.seconds:.0f} s)", file=sys.stderr)
         res = run(n, more, "rounds")
         repeats[n] = more["repeats"]
-        rounds.append({"experiment": n, "repeats": more["repeats"], "straddling_before": open_rows[n][0]})
+        rounds.append({"experiment": n, "repeats": more["repeats"], "straddling_before": o.rows,
+                       "decidable_before": o.decidable})
         if res is None:
             open_rows.pop(n)
             continue
