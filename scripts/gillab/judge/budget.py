@@ -214,12 +214,13 @@ def decided_rows(flat=None) -> set[str]:
     """The judged rows ("claim_id @ build", as :func:`judged_rows` names them) whose interval on the
     reference campaign's own samples lies wholly inside or outside the band (agrees, higher, lower)."""
     from . import report
+    from .across import DEFINITE
 
     flat = report.reference_flat(flat)
     if flat is None:
         return set()
     j = report.judged(flat)
-    j = j[j["outcome"].isin(("agrees", "higher", "lower"))]
+    j = j[j["outcome"].isin(DEFINITE)]
     return {f"{c} @ {b}" for c, b in zip(j["claim_id"], j["condition"])}
 
 
@@ -252,9 +253,11 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
         named = [w for w in row.split(" @ ", 1)[-1].replace("(", " ").replace(")", " ").replace(",", " ").split()
                  if BUILD_ID.match(w)]
         return need <= p["repeats"] and all(c in pl.conditions and _claims_build(g, c) for c in named)
-    return ChapterForecast(name, len(pl.todo), seconds, [k for k, need in judged if enough(k, need)], t.basis,
-                           p["repeats"], short=[k for k, need in judged if not enough(k, need)], waits=waits,
-                           decided=[k for k, need in judged if enough(k, need) and k in (decided or ())])
+    ok = [enough(k, need) for k, need in judged]
+    planned = [k for (k, _), fits in zip(judged, ok) if fits]
+    return ChapterForecast(name, len(pl.todo), seconds, planned, t.basis, p["repeats"],
+                           short=[k for (k, _), fits in zip(judged, ok) if not fits], waits=waits,
+                           decided=[k for k in planned if k in (decided or ())])
 
 
 def _claims_build(g, cid: str) -> bool:
@@ -344,8 +347,6 @@ def runs_to_decide(row, most: int | None = None) -> int | None:
     """How many more runs (pairs, trials) an inconclusive row's interval would need, at its current
     spread (:func:`gillab.stats.spread_factor`), to lie wholly inside or outside its band; None
     where even ``most`` (the confidence sequence's 20) would not, or the row has no such interval."""
-    import math
-
     from . import claims
     from .across import DEFINITE
 

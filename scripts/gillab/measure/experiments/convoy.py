@@ -48,9 +48,7 @@ class Convoy(Experiment):
                            client_affinity=p["affinity"])
 
 
-def waits(p, point) -> float:
-    """Seconds a sample waits out its windows (:func:`gillab.measure.experiments.waits`)."""
-    return echo_waits(p)
+waits = echo_waits      # what a sample waits out: the client's windows
 
 
 EXPERIMENT = Convoy()

@@ -73,9 +73,9 @@ def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: 
                          rusage={}, wall_s=time.perf_counter() - t0)
 
 
-def echo_waits(p: dict) -> float:
+def echo_waits(p: dict, point: dict) -> float:
     """The seconds an echo sample waits whatever the machine's speed: the client's warm-up and
-    counting windows (:func:`gillab.measure.experiments.waits`)."""
+    counting windows (convoy's and affinity's ``waits``, :func:`gillab.measure.experiments.waits`)."""
     return p["warmup_s"] + p["windows"] * p["window_s"]
 
 
