@@ -6,6 +6,7 @@ import collections
 
 import pytest
 
+from gillab import stats
 from gillab.judge import budget
 from gillab.measure import campaigns, sweep
 
@@ -104,13 +105,21 @@ def test_a_short_run_spends_its_minutes_where_the_reference_decided_rows():
     # without a reference's outcomes (none decided anywhere) judged rows per minute decide
     bare = [budget.ChapterForecast(c.experiment, 10, c.seconds, c.judged, "test", 7) for c in (many, sure)]
     assert budget.choose(bare, 15)[0] == ["many"]
-    assert "ref. decided" in budget.describe([many, sure], ["sure"], 15)
+    assert "ref. decides" in budget.describe([many, sure], ["sure"], 15)
 
 
-def test_the_reference_decided_rows_are_judged_rows_with_a_definite_outcome():
+@pytest.fixture(scope="module")
+def ref_flat():
+    """The reference campaign's verdict rows (read once: reading them judges every chapter)."""
     from gillab.judge import report
 
-    flat = report.reference_flat()
+    return report.reference_flat()
+
+
+def test_the_reference_decided_rows_are_judged_rows_with_a_definite_outcome(ref_flat):
+    from gillab.judge import report
+
+    flat = ref_flat
     decided, judged = budget.decided_rows(flat), budget.judged_rows(flat)
     names = {row for rows in judged.values() for row, _ in rows}
     assert decided and decided < names
@@ -118,6 +127,37 @@ def test_the_reference_decided_rows_are_judged_rows_with_a_definite_outcome():
     outcome = {f"{c} @ {b}": o for c, b, o in zip(j["claim_id"], j["condition"], j["outcome"])}
     assert {outcome[r] for r in decided} <= {"agrees", "higher", "lower"}
     assert all(outcome[r] not in ("agrees", "higher", "lower") for r in names - decided)
+
+
+def test_a_row_counts_where_the_reference_decides_it_at_the_planned_runs(ref_flat):
+    """A row the reference decided needs no more runs; one it left straddling counts only at the
+    runs its spread projects a definite outcome at, more than it had; a row no plausible number of
+    runs decides is not counted at all."""
+    from gillab.judge import claims, report
+
+    flat = ref_flat
+    runs = budget.deciding_runs(flat)
+    decided = budget.decided_rows(flat)
+    assert {k for k, v in runs.items() if v == 0} == decided
+    j = report.straddling(report.judged(flat))
+    had = {f"{c} @ {b}": int(n) * claims.trial_size(c) for c, b, n in zip(j["claim_id"], j["condition"], j["n"])}
+    projected = {k: v for k, v in runs.items() if v}
+    assert projected and set(projected) <= set(had)
+    assert all(had[k] < v <= stats.ADAPTIVE_MAX * claims.trial_size(k.split(" @ ")[0]) for k, v in projected.items())
+    assert set(had) - set(projected), "every straddling row projected to decide: the projection cannot say no"
+
+
+def test_fewer_planned_runs_decide_fewer_of_a_chapters_rows(ref_flat):
+    """switch_interval's ratios lie near 1 in a narrow band: at 8 rounds (the reference's) its
+    interval is the range of the rounds, so the rows it decides there are fewer than at the plan's."""
+    flat = ref_flat
+    rows, runs = budget.judged_rows(flat).get("switch_interval", []), budget.deciding_runs(flat)
+    planned = budget.forecast_chapter("switch_interval", "default", None, rows, new_campaign=True, decided=runs)
+    fewer = budget.forecast_chapter("switch_interval", "default", None, rows, new_campaign=True, decided=runs,
+                                    overrides={"repeats": 8})
+    assert planned.repeats > fewer.repeats
+    assert len(fewer.decided) < len(planned.decided) <= len(planned.judged)
+    assert set(fewer.decided) <= set(planned.decided)
 
 
 def test_what_a_sample_waits_out_is_never_longer_than_the_reference_sample_took():

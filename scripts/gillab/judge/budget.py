@@ -15,10 +15,13 @@ is not its work's.
 The rows a chapter can decide are its *judged* claims x builds (the reference's verdict rows whose
 role is ``judged``); a chapter whose planned runs do not fit the budget is left out whole, the
 fewest rows per minute first, and the run names the rows it leaves.  A row counts for its chapter's
-yield where the reference's own runs decided it (:func:`decided_rows`: a row the reference's
-interval left straddling its band will most likely straddle it in a shorter run on a busier
-machine too), so that a short run spends its minutes where they decide rows; judged rows per minute
-only break ties (and stand in where there is no reference).
+yield where the reference decides it at the runs the plan gives its points (:func:`deciding_runs`):
+where the reference's own runs decided it, or where its interval straddles the band at the
+reference's runs but the spread of those runs projects a definite outcome within the plan's
+(:func:`runs_to_decide`).  A row the reference's interval leaves straddling at any plausible
+number of runs will most likely straddle it in a shorter run on a busier machine too, so a short
+run spends its minutes where they decide rows; judged rows per minute only break ties (and stand
+in where there is no reference).
 
 Where time is left once every chosen chapter has its planned runs, a chapter whose judged rows
 still straddle an edge of their band gets one more interleaved round (a trial of 3 where its rows
@@ -47,7 +50,7 @@ from ..measure.sweep import Deadline, OutOfTime  # noqa: F401 - the run's clock,
 
 # how a timed run chooses the chapters it leaves out (a run's record names its own: one recorded
 # before this rule names none, and chose by CHOSEN_BEFORE)
-CHOICE = "the fewest rows the reference decided per minute first"
+CHOICE = "the fewest rows the reference decides at the planned runs per minute first"
 CHOSEN_BEFORE = "the fewest judged rows per minute first"
 # the time between two samples where no run file says (starting the process, storing the row)
 DEFAULT_OVERHEAD_S = 0.15
@@ -82,7 +85,7 @@ class ChapterForecast:
     error: str = ""         # why it cannot start ('' when it can)
     short: list = field(default_factory=list)   # judged rows its planned runs are too few for
     waits: float = 0.0      # of ``seconds``, those its samples wait out their protocol (windows)
-    decided: list = field(default_factory=list)  # of ``judged``, those the reference's runs decided
+    decided: list = field(default_factory=list)  # of ``judged``, those the reference decides at its runs
 
     def scale(self, factor: float) -> "ChapterForecast":
         """The forecast on a machine ``factor`` times slower: the work and the harness's time
@@ -101,7 +104,7 @@ class ChapterForecast:
     @property
     def rank(self) -> tuple[float, float, float]:
         """The order a short run measures chapters in (smallest first): the most rows the
-        reference decided per minute, then the most judged rows per minute, then the shortest."""
+        reference decides at the planned runs per minute, then the most judged rows per minute, then the shortest."""
         return (-self.decided_per_minute, -self.rows_per_minute, self.seconds)
 
 
@@ -224,11 +227,34 @@ def decided_rows(flat=None) -> set[str]:
     return {f"{c} @ {b}" for c, b in zip(j["claim_id"], j["condition"])}
 
 
+def deciding_runs(flat=None) -> dict[str, int]:
+    """Per judged row of the reference ("claim_id @ build") that its runs decide, the runs a point
+    needs for it: 0 where the reference's own runs decided it (:func:`decided_rows`), else the runs
+    (a best of 3: 3 per trial) at which the spread of the reference's runs projects its interval
+    wholly inside or outside the band (:func:`runs_to_decide`); a row no plausible number of runs
+    decides is not here."""
+    from . import claims, report
+
+    flat = report.reference_flat(flat)
+    if flat is None:
+        return {}
+    out = dict.fromkeys(decided_rows(flat), 0)
+    j = report.straddling(report.judged(flat))
+    known = claims.table().index
+    for _, r in j.iterrows():
+        more = runs_to_decide(r)
+        if more is not None:
+            size = claims.trial_size(r["claim_id"]) if r["claim_id"] in known else 1
+            out[f"{r['claim_id']} @ {r['condition']}"] = (int(r["n"]) + more) * size
+    return out
+
+
 def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list[tuple[str, int]],
                      overrides: dict | None = None, new_campaign: bool = False,
-                     decided: set[str] | None = None) -> ChapterForecast:
+                     decided: dict[str, int] | None = None) -> ChapterForecast:
     """What ``name``'s sweep of ``profile`` would measure in ``campaign`` and how long it takes;
-    its judged rows split into those its claims' points get the runs for and the rest."""
+    its judged rows split into those its claims' points get the runs for and the rest, and of the
+    first those the reference decides at the planned runs (``decided``: :func:`deciding_runs`)."""
     from ..measure import sweep
     from ..measure.profiles import ParameterError
 
@@ -257,7 +283,7 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
     planned = [k for (k, _), fits in zip(judged, ok) if fits]
     return ChapterForecast(name, len(pl.todo), seconds, planned, t.basis, p["repeats"],
                            short=[k for (k, _), fits in zip(judged, ok) if not fits], waits=waits,
-                           decided=[k for k in planned if k in (decided or ())])
+                           decided=[k for k in planned if (decided or {}).get(k, math.inf) <= p["repeats"]])
 
 
 def _claims_build(g, cid: str) -> bool:
@@ -276,7 +302,7 @@ def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign:
     from . import report
 
     flat = report.reference_flat(flat)
-    rows, decided = judged_rows(flat), decided_rows(flat)
+    rows, decided = judged_rows(flat), deciding_runs(flat)
     return [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign,
                              decided=decided).scale(factor)
             for n in experiments.names()]
@@ -284,8 +310,8 @@ def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign:
 
 def by_yield(chapters: list[ChapterForecast], names: list[str]) -> list[str]:
     """``names`` in the order a timed run measures them (:attr:`ChapterForecast.rank`: the most rows
-    the reference decided per minute first), so that a run the clock stops early has decided the
-    most it could."""
+    the reference decides at the planned runs per minute first), so that a run the clock stops early
+    has decided the most it could."""
     rank = {c.experiment: c.rank for c in chapters}
     return sorted(names, key=lambda n: rank.get(n, (0.0, 0.0, 0.0)))
 
@@ -307,7 +333,7 @@ def choose(chapters: list[ChapterForecast], minutes: float | None) -> tuple[list
 
 def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float | None) -> str:
     """The forecast as the reader sees it before anything is measured."""
-    lines = [f"{'chapter':<16} {'samples':>7} {'minutes':>7} {'judged rows':>11} {'ref. decided':>12} "
+    lines = [f"{'chapter':<16} {'samples':>7} {'minutes':>7} {'judged rows':>11} {'ref. decides':>12} "
              f"{'too few runs':>12}  basis"]
     for c in chapters:
         mark = "" if c.experiment in chosen else ("  (cannot start)" if c.error else "  (left out: no time)")
@@ -320,8 +346,9 @@ def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float 
     every = sum(len(c.judged) + len(c.short) for c in chapters)
     budget = f" of a {minutes:g}-minute budget" if minutes is not None else ""
     lines.append(f"expected: {total:.1f} minutes{budget} for the planned runs, at which {rows} of the {every} judged "
-                 f"claims x builds have the runs a 95% interval needs; the reference's runs decided {decided} of "
-                 "those (agrees, higher or lower), a guide to what this run can decide, not a promise")
+                 f"claims x builds have the runs a 95% interval needs; at those runs the reference decides {decided} of "
+                 "them (agrees, higher or lower: its runs did, or their spread projects it), a guide to what this "
+                 "run can decide, not a promise")
     out = [c for c in chapters if c.experiment not in chosen and not c.error]
     if out:
         lines.append("not judged in this budget (their chapters do not fit): "

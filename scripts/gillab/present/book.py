@@ -1085,7 +1085,7 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     for `default` and `verdicts` (or with ``minutes``), the forecast (:mod:`gillab.judge.budget`): what
     each chapter's planned runs take on this machine and which judged rows they decide, printed
     before anything is measured; the chapters that do not fit the minutes are left out, the fewest
-    rows the reference decided per minute first (:attr:`gillab.judge.budget.ChapterForecast.rank`),
+    rows the reference decides at the planned runs per minute first (:attr:`gillab.judge.budget.ChapterForecast.rank`),
     and named.  The chosen chapters' planned runs come first, then, while time is left, one more
     round at a time where judged rows still straddle an edge of their band; no sample starts after
     the deadline.  A chapter that fails (it cannot start, a build's environment cannot be made, its
