@@ -428,7 +428,7 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
         f"`{shown['campaign'].iloc[0]}` when this book was built; each "
         "sentence is checked against its chapter's samples, with the numbers that bear it out):",
         "",
-        land.findings_markdown(found, chapter.get),
+        land.findings_markdown(found, chapter.get, shown["campaign"].iloc[0]),
         "",
     ]) + "\n"
 

@@ -9,6 +9,7 @@ finding is the chapter's own :class:`~gillab.judge.prose.Check`, picked by the w
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -99,9 +100,18 @@ def alt_text(flat: pd.DataFrame) -> str:
     return "Claims x builds by outcome. " + "; ".join(parts) + "."
 
 
-def findings(campaign: str | None = None, profile: str = "default") -> list[tuple[str, object]]:
-    """(chapter, Check) for each sentence of :data:`FINDINGS` the campaign shown can speak to,
-    computed on the samples its chapter reads."""
+class Finding(NamedTuple):
+    """One sentence of the first screen: its chapter, the chapter's checked sentence, and the
+    campaign whose samples it was computed on."""
+    chapter: str
+    check: object
+    campaign: str
+
+
+def findings(campaign: str | None = None, profile: str = "default") -> list[Finding]:
+    """A :class:`Finding` for each sentence of :data:`FINDINGS` that can be computed, on the samples
+    its chapter reads: ``campaign``'s, or where it holds none of that chapter (a timed run left it
+    out), the reference's, as the chapter itself reads them (:func:`findings_markdown` says so)."""
     from ..judge import results
     from ..judge.analysis import of as reading
 
@@ -118,20 +128,23 @@ def findings(campaign: str | None = None, profile: str = "default") -> list[tupl
             continue
         hit = [c for c in reading(name).prose(df) if c.text.startswith(start)]
         if hit:
-            out.append((name, hit[0]))
+            out.append(Finding(name, hit[0], df.attrs.get("campaign", campaign)))
     return out
 
 
-def findings_markdown(found: list[tuple[str, object]], link) -> str:
+def findings_markdown(found: list[Finding], link, shown: str | None = None) -> str:
     """One bullet per finding, linking to its chapter (``link(name)``); a sentence the data no
-    longer bear out is struck and marked, as in its chapter."""
+    longer bear out is struck and marked, as in its chapter; one computed on another campaign's
+    samples than ``shown`` (the reader's run did not measure its chapter) names that campaign."""
     from ..judge import prose
     from ..measure.experiments import get
 
     lines = []
-    for name, check in found:
-        bullet = prose.markdown([check])[2:]
-        lines.append(f"- {bullet} [{get(name).title}]({link(name)})")
+    for f in found:
+        bullet = prose.markdown([f.check])[2:]
+        other = (f" *(from campaign `{f.campaign}`: your run did not measure this chapter)*"
+                 if shown is not None and f.campaign != shown else "")
+        lines.append(f"- {bullet}{other} [{get(f.chapter).title}]({link(f.chapter)})")
     return "\n".join(lines)
 
 
