@@ -130,21 +130,23 @@ def test_the_reference_decided_rows_are_judged_rows_with_a_definite_outcome(ref_
 
 
 def test_a_row_counts_where_the_reference_decides_it_at_the_planned_runs(ref_flat):
-    """A row the reference decided needs no more runs; one it left straddling counts only at the
-    runs its spread projects a definite outcome at, more than it had; a row no plausible number of
-    runs decides is not counted at all."""
+    """A row the reference decided counts at no more runs than it had; one it left straddling
+    counts only at the runs its spread projects a definite outcome at, more than it had and at most
+    the confidence sequence's; a row no plausible number of runs decides is not counted at all."""
     from gillab.judge import claims, report
 
-    flat = ref_flat
-    runs = budget.deciding_runs(flat)
-    decided = budget.decided_rows(flat)
-    assert {k for k, v in runs.items() if v == 0} == decided
-    j = report.straddling(report.judged(flat))
+    runs = budget.deciding_runs(ref_flat)
+    decided = budget.decided_rows(ref_flat)
+    j = report.judged(ref_flat)
     had = {f"{c} @ {b}": int(n) * claims.trial_size(c) for c, b, n in zip(j["claim_id"], j["condition"], j["n"])}
-    projected = {k: v for k, v in runs.items() if v}
-    assert projected and set(projected) <= set(had)
-    assert all(had[k] < v <= stats.ADAPTIVE_MAX * claims.trial_size(k.split(" @ ")[0]) for k, v in projected.items())
-    assert set(had) - set(projected), "every straddling row projected to decide: the projection cannot say no"
+    assert decided <= set(runs) and all(runs[k] <= had[k] for k in decided)
+    assert any(0 < runs[k] < had[k] for k in decided), "no decided row projected to fewer runs: the rule cannot say"
+    projected = {k: v for k, v in runs.items() if k not in decided}
+    assert projected and all(had[k] < v <= stats.ADAPTIVE_MAX * claims.trial_size(k.split(" @ ")[0])
+                             for k, v in projected.items())
+    straddling = report.straddling(j)
+    assert {f"{c} @ {b}" for c, b in zip(straddling["claim_id"], straddling["condition"])} - set(projected), \
+        "every straddling row projected to decide: the projection cannot say no"
 
 
 def test_fewer_planned_runs_decide_fewer_of_a_chapters_rows(ref_flat):

@@ -229,23 +229,33 @@ def decided_rows(flat=None) -> set[str]:
 
 def deciding_runs(flat=None) -> dict[str, int]:
     """Per judged row of the reference ("claim_id @ build") that its runs decide, the runs a point
-    needs for it: 0 where the reference's own runs decided it (:func:`decided_rows`), else the runs
-    (a best of 3: 3 per trial) at which the spread of the reference's runs projects its interval
-    wholly inside or outside the band (:func:`runs_to_decide`); a row no plausible number of runs
-    decides is not here."""
+    needs for it (a best of 3: 3 per trial): the fewest at which the spread of the reference's runs
+    projects its interval wholly inside or outside the band (:func:`fewest_runs`: at most the runs
+    it had where they decided it, more where its interval straddled the band); 0 for a row the
+    reference decided with an interval no spread projects (a count of what was seen); a row no
+    plausible number of runs decides is not here."""
     from . import claims, report
 
     flat = report.reference_flat(flat)
     if flat is None:
         return {}
-    out = dict.fromkeys(decided_rows(flat), 0)
-    j = report.straddling(report.judged(flat))
+    decided = decided_rows(flat)
+    j = report.judged(flat)
+    straddling = set(report.straddling(j).index)    # not those with too few runs for an interval
     known = claims.table().index
-    for _, r in j.iterrows():
-        more = runs_to_decide(r)
-        if more is not None:
-            size = claims.trial_size(r["claim_id"]) if r["claim_id"] in known else 1
-            out[f"{r['claim_id']} @ {r['condition']}"] = (int(r["n"]) + more) * size
+    out = {}
+    for i, r in j.iterrows():
+        key = f"{r['claim_id']} @ {r['condition']}"
+        settled = key in decided
+        if not settled and i not in straddling:
+            continue
+        # a straddling row, only beyond the runs it had (a range of fewer runs is narrower on
+        # average, but these runs straddled)
+        runs = fewest_runs(r, start=None if settled else int(r["n"]) + 1)
+        if runs is None and not settled:
+            continue
+        size = claims.trial_size(r["claim_id"]) if r["claim_id"] in known else 1
+        out[key] = 0 if runs is None else runs * size
     return out
 
 
@@ -370,10 +380,11 @@ def round_size(name: str) -> int:
     return max([claims.trial_size(cid) for cid in ids] or [1])
 
 
-def runs_to_decide(row, most: int | None = None) -> int | None:
-    """How many more runs (pairs, trials) an inconclusive row's interval would need, at its current
-    spread (:func:`gillab.stats.spread_factor`), to lie wholly inside or outside its band; None
-    where even ``most`` (the confidence sequence's 20) would not, or the row has no such interval."""
+def fewest_runs(row, most: int | None = None, start: int | None = None) -> int | None:
+    """The fewest runs (pairs, trials), from ``start`` (the runs its interval needs) to ``most``
+    (the confidence sequence's 20), at which a row's interval, at the spread of its runs so far
+    (:func:`gillab.stats.spread_factor`: narrower with more runs, wider with fewer), lies wholly
+    inside or outside its band; None where none does, or the row has no such interval."""
     from . import claims
     from .across import DEFINITE
 
@@ -386,13 +397,27 @@ def runs_to_decide(row, most: int | None = None) -> int | None:
         return None
     if method not in (*stats.ORDER, stats.RATIO) or any(math.isnan(float(x)) for x in (m, lo, hi)) or n < 1:
         return None
-    for later in range(max(n + 1, stats.runs_needed(method) or 1), most + 1):
-        f = stats.spread_factor(method, max(n, stats.runs_needed(method) or 1), later)
+    need = stats.runs_needed(method) or 1
+    for later in range(max(start or need, need), most + 1):
+        f = stats.spread_factor(method, max(n, need), later)
         out = claims.compare(comparison, float(row["published"]), row["band"], m - (m - lo) * f, m + (hi - m) * f,
                              (later, later) if method == stats.RATIO else later, method=method)
         if out in DEFINITE:
-            return later - n
+            return later
     return None
+
+
+def runs_to_decide(row, most: int | None = None) -> int | None:
+    """How many more runs (pairs, trials) an inconclusive row's interval would need, at its current
+    spread, to lie wholly inside or outside its band (:func:`fewest_runs` beyond the runs it has);
+    None where even ``most`` (the confidence sequence's 20) would not, or the row has no such
+    interval."""
+    try:
+        n = int(row["n"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    later = fewest_runs(row, most, n + 1)
+    return None if later is None else later - n
 
 
 class Open(NamedTuple):
