@@ -62,6 +62,7 @@ def test_a_finding_from_a_chapter_the_readers_run_left_out_names_the_campaign_it
     assert all(short.has(f.chapter) for f in found if f.campaign == short.id)
     text = landing.findings_markdown(found, lambda n: f"generated/{n}", short.id)
     assert text.count("your run did not measure this chapter") == len(borrowed)
+    assert text.count(f"from the reference campaign `{campaigns.reference_id()}`") == len(borrowed)
 
 
 def test_the_first_screen_says_how_much_of_the_readers_run_agrees_with_the_reference():

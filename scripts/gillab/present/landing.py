@@ -137,12 +137,15 @@ def findings_markdown(found: list[Finding], link, shown: str | None = None) -> s
     longer bear out is struck and marked, as in its chapter; one computed on another campaign's
     samples than ``shown`` (the reader's run did not measure its chapter) names that campaign."""
     from ..judge import prose
+    from ..measure.campaigns import reference_id
     from ..measure.experiments import get
 
+    ref = reference_id()
     lines = []
     for f in found:
         bullet = prose.markdown([f.check])[2:]
-        other = (f" *(from campaign `{f.campaign}`: your run did not measure this chapter)*"
+        which = "the reference campaign" if f.campaign == ref else "campaign"
+        other = (f" *(from {which} `{f.campaign}`: your run did not measure this chapter)*"
                  if shown is not None and f.campaign != shown else "")
         lines.append(f"- {bullet}{other} [{get(f.chapter).title}]({link(f.chapter)})")
     return "\n".join(lines)
