@@ -104,7 +104,8 @@ class ChapterForecast:
     @property
     def rank(self) -> tuple[float, float, float]:
         """The order a short run measures chapters in (smallest first): the most rows the
-        reference decides at the planned runs per minute, then the most judged rows per minute, then the shortest."""
+        reference decides at the planned runs per minute, then the most judged rows per minute,
+        then the shortest."""
         return (-self.decided_per_minute, -self.rows_per_minute, self.seconds)
 
 
@@ -235,18 +236,18 @@ def deciding_runs(flat=None) -> dict[str, int]:
     reference decided with an interval no spread projects (a count of what was seen); a row no
     plausible number of runs decides is not here."""
     from . import claims, report
+    from .across import DEFINITE
 
     flat = report.reference_flat(flat)
     if flat is None:
         return {}
-    decided = decided_rows(flat)
     j = report.judged(flat)
     straddling = set(report.straddling(j).index)    # not those with too few runs for an interval
     known = claims.table().index
     out = {}
     for i, r in j.iterrows():
         key = f"{r['claim_id']} @ {r['condition']}"
-        settled = key in decided
+        settled = r["outcome"] in DEFINITE          # as decided_rows reads the reference
         if not settled and i not in straddling:
             continue
         # a straddling row, only beyond the runs it had (a range of fewer runs is narrower on

@@ -1085,12 +1085,13 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     for `default` and `verdicts` (or with ``minutes``), the forecast (:mod:`gillab.judge.budget`): what
     each chapter's planned runs take on this machine and which judged rows they decide, printed
     before anything is measured; the chapters that do not fit the minutes are left out, the fewest
-    rows the reference decides at the planned runs per minute first (:attr:`gillab.judge.budget.ChapterForecast.rank`),
-    and named.  The chosen chapters' planned runs come first, then, while time is left, one more
-    round at a time where judged rows still straddle an edge of their band; no sample starts after
-    the deadline.  A chapter that fails (it cannot start, a build's environment cannot be made, its
-    store cannot be written) is recorded with why, and the others are measured all the same; Ctrl-C
-    stops the whole run.  The whole measurement is recorded in the campaign as ``reproduce-<started>.json``, saved after each
+    rows the reference decides at the planned runs per minute first
+    (:attr:`gillab.judge.budget.ChapterForecast.rank`), and named.  The chosen chapters' planned
+    runs come first, then, while time is left, one more round at a time where judged rows still
+    straddle an edge of their band; no sample starts after the deadline.  A chapter that fails (it
+    cannot start, a build's environment cannot be made, its store cannot be written) is recorded
+    with why, and the others are measured all the same; Ctrl-C stops the whole run.  The whole
+    measurement is recorded in the campaign as ``reproduce-<started>.json``, saved after each
     chapter (what :func:`reproduce_times` reports once committed to ``data/timing/``): how long the
     report took to measure, chapter by chapter, the forecast, and how quiet the machine was.
     Returns the book's folder (or the record's path with ``render=False``) and the chapters that
