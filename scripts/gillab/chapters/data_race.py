@@ -85,11 +85,16 @@ def prose(df: pd.DataFrame) -> list:
     gil_on = gil_by_condition(df)
 
     def tally(conds):
+        """Per build, the runs that lost updates, and in words where they ran: per loop size (the
+        document's f() is 1,000 iterations) and switch interval, a build's runs differ by grid."""
         parts, lost_any = [], {}
         for c in conds:
             g = ok[ok["condition"] == c]
             lost_any[c] = int((g["lost"] > 0).sum())
-            parts.append(f"{c}: {lost_any[c]} of {len(g)} runs lost updates")
+            where = [f"{int(it):,} iterations at {'the default interval' if pd.isna(si) else f'{si:g} s'}: "
+                     f"{int((x['lost'] > 0).sum())} of {len(x)}"
+                     for (it, si), x in g.groupby(["iterations", "switch_interval"], dropna=False)]
+            parts.append(f"{c}: {lost_any[c]} of {len(g)} runs lost updates ({'; '.join(where)})")
         return lost_any, "; ".join(parts)
 
     conds = sorted(ok["condition"].unique())

@@ -184,15 +184,20 @@ def findings(df: pd.DataFrame, spec: Spec) -> str:
     ratio_rows = [v for v in claims(df, spec)       # the published table's T(k)/T(1)
                   if v["unit"] == "ratio" and re.fullmatch(rf"{spec.experiment}/threads=\d+", v["claim_id"])]
     conds = sorted(s["condition"].unique())
-    agree = {c: sum(v["measured"].get(c, {}).get("verdict") == "agrees" for v in ratio_rows) for c in conds}
-    small = {c: sum(stats.too_few_runs(v["measured"].get(c, {}).get("why_inconclusive")) for v in ratio_rows)
-             for c in conds}
+    # each build's published ratios it was measured at (a build on the small grid misses some)
+    seen = {c: [v["measured"][c] for v in ratio_rows if v["measured"].get(c, {}).get("verdict")] for c in conds}
+    agree = {c: sum(m["verdict"] == "agrees" for m in seen[c]) for c in conds}
+    small = {c: sum(stats.too_few_runs(m.get("why_inconclusive")) for m in seen[c]) for c in conds}
+
+    def of(c):
+        left = len(ratio_rows) - len(seen[c])
+        return (f"{c}: {agree[c]} of {len(seen[c])}" + (f" ({small[c]} with too few runs to say)" if small[c] else "")
+                + (f" (the other {left} not measured)" if left else ""))
     return (f"Measured on {campaigns.cores_of(df)} cores, speedups with their intervals (95% once there are runs "
             "enough):\n\n" + "\n".join(lines)
-            + "\n\nPublished ratios T(k)/T(1) our measurement agrees with (its whole 95% interval inside the "
-            "claim's band): "
-            + "; ".join(f"{c}: {n} of {len(ratio_rows)}" + (f" ({small[c]} with too few runs to say)" if small[c] else "")
-                        for c, n in agree.items()) + ".")
+            + f"\n\nOf the document's {len(ratio_rows)} ratios T(k)/T(1), those our measurement agrees with (its "
+            "whole 95% interval inside the claim's band), of those measured on each build: "
+            + "; ".join(of(c) for c in conds) + ".")
 
 
 # -- figures ----------------------------------------------------------------------------------

@@ -105,15 +105,18 @@ def claims(df: pd.DataFrame) -> list[dict]:
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
-    """The document's table in long form: its time and ratio to 1 thread, then ours."""
+    """The document's table in long form: its time and its ratio to the mean of its one-thread
+    column (as the claims derive it: the interval does not matter with one thread, and its single
+    one-thread cells vary without cause), then ours (over our one thread at the same interval)."""
     s = summary(df)
     pub = published()
+    one = float(pub.loc[pub["threads"] == 1, "time_s"].mean())
     rows = []
     for si in sorted(pub["switch_interval_s"].unique(), reverse=True):
         p = pub[pub["switch_interval_s"] == si].set_index("threads")["time_s"]
         for k in sorted(pub["threads"].unique()):
             line = {"switch interval (s)": f"{si:g}", "threads": k,
-                    "document: s (x 1 thread)": f"{p[k]:.2f} ({p[k] / p[1]:.2f}x)"}
+                    "document: s (x its mean 1-thread s)": f"{p[k]:.2f} ({p[k] / one:.2f}x)"}
             for cond in sorted(s["condition"].unique()):
                 m = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], si) & (s["threads"] == k)]
                 line[f"{cond}: median s (x 1 thread)"] = (
@@ -248,18 +251,23 @@ def prose(df: pd.DataFrame) -> list:
                 "growth of the median involuntary switches per run: " + "; ".join(f"{c} {v:,.0f}x" for c, v in grow.items()),
                 said["each-hand-over-cheap"]))
     if free and 2 in set(ok["threads"]):
-        med = ok.groupby(["condition", "switch_interval", "threads"])["seconds"].median()
+        grp = ok.groupby(["condition", "switch_interval", "threads"])["seconds"]
+        med, runs = grp.median(), grp.size()
         worst = {}
         for c in free:
-            rs = [float(med[(c, si, 2)] / med[(c, si, 1)]) for si in sorted(ok["switch_interval"].unique())
+            at = [si for si in sorted(ok["switch_interval"].unique())
                   if (c, si, 2) in med.index and (c, si, 1) in med.index]
-            if rs:
-                worst[c] = max(rs)
+            if at:
+                n = min(min(int(runs[(c, si, 2)]), int(runs[(c, si, 1)])) for si in at)
+                worst[c] = (max(float(med[(c, si, 2)] / med[(c, si, 1)]) for si in at), at, n)
         out.append(Check(
-            "**Without a GIL** there is nothing to hand over: two threads beat one at every interval (T(2)/T(1) "
-            "below 0.8 everywhere)",
-            bool(worst) and all(v < 0.8 for v in worst.values()),
-            "the largest T(2)/T(1) over the intervals: " + "; ".join(f"{c} {v:.2f}" for c, v in worst.items())))
+            "**Without a GIL** there is nothing to hand over: two threads beat one at every interval each build "
+            "was measured at (T(2)/T(1) below 0.8 everywhere)",
+            bool(worst) and all(v < 0.8 for v, _, _ in worst.values()),
+            "the largest T(2)/T(1) over the intervals measured: " + "; ".join(
+                f"{c} {v:.2f} (at {len(at)} interval{'s' if len(at) != 1 else ''}"
+                + (f", {at[0]:g} s" if len(at) == 1 else "") + f"; {n} run{'s' if n != 1 else ''} a point at least)"
+                for c, (v, at, n) in worst.items())))
     return out
 
 
