@@ -266,20 +266,26 @@ def test_k_of_n_counts_machine_kinds_not_campaigns_and_leaves_other_code_out():
     assert r["campaigns"]["old"]["measured_with_this_code"] is False
 
 
-def test_the_sittings_of_a_kind_count_flips_among_the_headline_rows_judged_in_every_sitting(monkeypatch):
-    """The verdicts page's sittings paragraph: only rows judged (mechanism claims on their own
-    builds) in every sitting of the campaign's kind count; a flip is definite on two sides."""
+def test_the_sittings_of_a_kind_count_flips_among_its_headline_rows_judged_in_another_sitting(monkeypatch):
+    """The verdicts page's sittings paragraph: only the campaign's rows judged (mechanism claims on
+    their own builds) in at least one other sitting of its kind count, in every sitting that judged
+    them (a sitting may have measured other chapters); a sitting that judged nothing (traces alone)
+    is not one; a flip is definite on two sides."""
     from types import SimpleNamespace
 
-    kind = [SimpleNamespace(id=i, fingerprint="kindA") for i in ("a1", "a2")]
+    kind = [SimpleNamespace(id=i, fingerprint="kindA") for i in ("a1", "a2", "a3", "a4")]   # a3: traces alone
     other = SimpleNamespace(id="b1", fingerprint="kindB")
     monkeypatch.setattr(across, "counted", lambda: [*kind, other])
-    monkeypatch.setattr(campaigns, "boots", lambda c: {"a1": ["boot1"], "a2": ["boot2"], "b1": ["boot3"]}[c.id])
+    monkeypatch.setattr(campaigns, "boots", lambda c: {"a1": ["boot1"], "a2": ["boot2"], "a3": ["boot2"],
+                                                       "a4": ["boot2"], "b1": ["boot3"]}[c.id])
     rows = []
     for cond, (x, y) in {"same": ("agrees", "agrees"), "flip": ("agrees", "lower"), "differ": ("higher", "inconclusive"),
                          "both-inconclusive": ("inconclusive", "inconclusive")}.items():
         rows += [_row("a1", "kindA", x, cond=cond), _row("a2", "kindA", y, cond=cond)]
-    rows += [_row("a1", "kindA", "agrees", cond="one-sitting-only"),
+    rows += [_row("a2", "kindA", "agrees", cond="partial"), _row("a4", "kindA", "agrees", cond="partial"),
+             _row("a1", "kindA", "agrees", cond="one-sitting-only"),
+             _row("a1", "kindA", "agrees", cond="a2-not-measured"), _row("a2", "kindA", "not measured", cond="a2-not-measured"),
+             _row("a1", "kindA", "lower", cond="not-a2s"), _row("a4", "kindA", "agrees", cond="not-a2s"),
              _row("a1", "kindA", "agrees", cond="machine") | {"claim_role": "machine"},
              _row("a2", "kindA", "lower", cond="machine") | {"claim_role": "machine"},
              _row("a1", "kindA", "agrees", cond="old-code"), _row("a2", "kindA", "lower", cond="old-code", this_code=False)]
@@ -290,9 +296,11 @@ def test_the_sittings_of_a_kind_count_flips_among_the_headline_rows_judged_in_ev
         return pd.DataFrame([{"claim_role": "judged"} | r for r in rows])
     monkeypatch.setattr(across, "campaign_verdicts", verdicts)
     k = across.sittings_of_kind("a2")
-    assert seen == [["a1", "a2"]]                     # the kind's sittings only
-    assert (k["rows"], k["same_definite"], k["differ"], k["boots"]) == (4, 1, 1, 2)
+    assert seen == [["a1", "a2", "a3", "a4"]]         # the kind's sittings only
+    assert k["sittings"] == ["a1", "a2", "a4"]        # a3 judged nothing
+    assert (k["rows"], k["same_definite"], k["differ"], k["boots"]) == (5, 2, 1, 2)
     assert [f["condition"] for f in k["flips"]] == ["flip"]
+    assert across.sittings_of_kind("a3") is None      # judged nothing: not a sitting to set beside others
     assert across.sittings_of_kind("b1") is None      # the only sitting of its kind
 
 

@@ -150,11 +150,12 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
 
 def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict | None:
     """The headline rows of ``campaign_id`` (mechanism claims on their own builds) set beside
-    every other counted campaign of its machine kind (its other sittings): how many rows were
-    judged in all of them, how many have one definite outcome in all, how many differ (one
-    sitting inconclusive) and how many flip (definite on different sides: not yet a result on
-    this kind), with the rows that flip.  None where the campaign is the only sitting of its kind
-    here."""
+    every other counted campaign of its machine kind (its other sittings): of its rows judged in
+    at least one other sitting (a sitting may have measured other chapters), how many have one
+    definite outcome in every sitting that judged them, how many differ (one sitting
+    inconclusive) and how many flip (definite on different sides: not yet a result on this kind),
+    with the rows that flip; the sittings are those that judged any row (a campaign of traces
+    alone judges none).  None where the campaign is the only sitting of its kind here."""
     cs = counted()
     me = next((c for c in cs if c.id == campaign_id), None)
     if me is None or not me.fingerprint:
@@ -166,11 +167,13 @@ def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict 
     if v.empty:
         return None
     v = v[v["this_code"] & (v["claim_role"] == "judged")]      # the headline's rows (report.headline)
-    if v.empty:
+    v = v[v["outcome"] != "not measured"]                      # a sitting judges what it measured
+    kind = [c for c in kind if c.id in set(v["campaign"])]
+    if len(kind) < 2 or campaign_id not in set(v["campaign"]):
         return None
     rows, same, differ, flips = 0, 0, 0, []
     for (cid, cond), x in v.groupby(["claim_id", "condition"]):
-        if x["campaign"].nunique() < len(kind):                  # not judged in every sitting
+        if campaign_id not in set(x["campaign"]) or x["campaign"].nunique() < 2:   # this row in one sitting only
             continue
         rows += 1
         outcome, flip = kind_outcome(list(x["outcome"]))
