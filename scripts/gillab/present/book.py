@@ -531,16 +531,19 @@ def profile_minutes(profile: str = "seed") -> str:
     if rec is None:
         return f"*No record of the `{profile}` profile's chapter times in `data/timing/` (`gillab timing -P {profile}`).*\n"
     default = (timing_records("default") or [None])[-1]
-    dmin = {e["experiment"]: e["seconds"] / 60 for e in (default or {}).get("experiments", [])}
+    dmin: dict = {}
+    for e in (default or {}).get("experiments", []):     # a chapter's planned runs and its later rounds
+        dmin[e["experiment"]] = dmin.get(e["experiment"], 0.0) + e["seconds"] / 60
     rows = [f"| chapter | minutes in `default` | minutes in `{profile}` | `{profile}` runs (profiles) "
             "| samples stored of those asked |", "|---|---|---|---|---|"]
     total, whole = 0.0, 0
     for e in rec["experiments"]:
         total += e["seconds"]
-        whole += e["to_measure"] == 0
+        asks = asks_as_recorded(e, profile)
+        whole += e["to_measure"] == 0 and asks
         profiles = sorted({r["profile"] for r in e["runs"]})
         held = f"{e['stored']:,} of {e['planned']:,}" + ("" if e["to_measure"] == 0 else " (**not complete**)")
-        if not asks_as_recorded(e, profile):
+        if not asks:
             held += " (**the profile now asks for more**: measure it again with `-P " + profile + "`)"
         d = dmin.get(e["experiment"])
         rows.append(f"| `{e['experiment']}` | {'-' if d is None else f'{d:.1f}'} | {e['seconds'] / 60:.1f} "
@@ -548,9 +551,11 @@ def profile_minutes(profile: str = "seed") -> str:
     n = len(rec["experiments"])
     return (f"The `{profile}` profile in the reference campaign `{rec['campaign']}`: **{total / 60:.0f} minutes** of "
             f"measuring over its sittings, as its run files record (`data/timing/{profile}-chapters.json`, written "
-            f"{rec['written'][:10]}); {whole} of {n} chapters hold every sample the profile asks for. A chapter whose "
-            f"`{profile}` configuration is `default`'s (the same sizes) shares its samples, so its runs are `default`'s "
-            "and `verdicts`'s.\n\n" + "\n".join(rows) + "\n")
+            f"{rec['written'][:10]}); {whole} of {n} chapters hold every sample the profile asks for today. A chapter "
+            f"whose `{profile}` configuration is `default`'s (the same sizes) shares its samples, so its runs are "
+            "`default`'s and `verdicts`'s. The minutes in `default` are the newest whole run's"
+            + (f" (`{default['campaign']}`, every round of a chapter counted)" if default else "") + ".\n\n"
+            + "\n".join(rows) + "\n")
 
 
 def _by_chapter(judged):
@@ -683,7 +688,8 @@ def planned_run(flat=None, ref_flat=None) -> str:
     late = [n for n in rec.get("not_reached", {}) if n not in rec.get("left_out", {})]
     lines = [f"The newest whole `default` run (`data/timing/{rec['file']}`, campaign `{rec['campaign']}`, "
              f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
-             f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget and decided **{decided} of the "
+             f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget (its chapters' sweeps "
+             f"{sum(minutes.values()):.1f} of them, the rest the pace probe and the plan) and decided **{decided} of the "
              f"{len(judged)}** judged claims x builds of the chapters it measured on its own samples "
              f"({decided / max(len(judged), 1):.0%}); the report judges {every} on the reference "
              f"({decided / max(every, 1):.0%} of them decided by this run).", "", *rows, ""]
@@ -719,13 +725,13 @@ def planned_run(flat=None, ref_flat=None) -> str:
 def runs_by_design(flat=None) -> str:
     """Per chapter: the estimands of its judged claims (from the reference campaign's verdict
     rows) and the runs a 95% interval of each needs (a best of 3: trials of 3 runs), the repeats
-    `default` and `verdicts` give, and the minutes each profile's newest whole run spent on it:
-    which claims `default` leaves inconclusive by design, and what judging them costs (for the
-    method chapter; computed when the book builds; ``flat``: the reference's verdict rows, where the
-    caller has them)."""
+    `default` and `verdicts` give, and the minutes each profile's whole run in the reference
+    campaign spent on it: what judging them costs (for the method chapter; computed when the book
+    builds; ``flat``: the reference's verdict rows, where the caller has them)."""
     import math
 
     from ..judge import claims, report
+    from ..measure import campaigns
     from .. import stats
 
     flat = report.reference_flat(flat)
@@ -733,7 +739,9 @@ def runs_by_design(flat=None) -> str:
         return ""
     judged = report.judged(flat)
     judged = judged[judged["estimand"] != ""]
-    minutes = {p: _chapter_minutes(p) for p in ("default", "verdicts")}
+    # both profiles' minutes from the reference's own runs (the newest whole run of one profile may
+    # be another machine's, at another pace)
+    minutes = {p: _chapter_minutes(p, campaigns.reference_id()) for p in ("default", "verdicts")}
     rows = ["| chapter | judged claims x builds | what their intervals need | `default` gives | `verdicts` gives "
             "| minutes in `default` | minutes `verdicts` added |", "|---|---|---|---|---|---|---|"]
     for name, g in _by_chapter(judged):
@@ -754,10 +762,10 @@ def runs_by_design(flat=None) -> str:
             return "-" if m is None or (isinstance(m, float) and math.isnan(m)) else f"{m:.1f}"
         rows.append(f"| `{name}` | {len(g)} | {'; '.join(dict.fromkeys(needs))} | {gives} | {v['repeats']} "
                     f"| {mins('default')} | {mins('verdicts')} |")
-    return ("Which judged claims `default` leaves inconclusive by design, and what it costs to judge them: per "
-            "chapter, the intervals its judged claims rest on (on the reference campaign) and the runs each needs, "
-            "the repeats of each profile, and the minutes the newest whole run of each spent on the chapter "
-            "(`data/timing/`; `verdicts` runs into default's campaign and adds the rest).\n\n"
+    return ("What the judged claims need for a 95% interval, and what each profile gives them: per chapter, the "
+            "intervals its judged claims rest on (on the reference campaign) and the runs each needs, "
+            "the repeats of each profile, and the minutes the reference campaign's whole run of each spent on the "
+            "chapter (`data/timing/`; `verdicts` runs into default's campaign and adds the rest).\n\n"
             + "\n".join(rows) + "\n")
 
 
