@@ -210,7 +210,10 @@ class Chapter:
             g = grid.of(self.exp, self.params)
             where = g.describe_claim()
             lines += ["", f"The claims' points ({where}) get all {self.params['repeats']} repeats for the builds "
-                      f"`{self.params['claim_builds']}`, the runs their verdicts need; every other point "
+                      f"`{self.params['claim_builds']}`"
+                      + (" (a build outside `full_grid` at those of them on the small grid only: it is measured "
+                         "nowhere else)" if self.small_grid else "")
+                      + f", the runs their verdicts need; every other point "
                       f"{self.params['rest_repeats']} (`rest_repeats`, `claim_grid`, `claim_builds`)."]
         return "\n".join(lines)
 
