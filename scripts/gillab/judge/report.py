@@ -612,8 +612,12 @@ def counts_markdown(df) -> str:
     for role in ROLES[1:]:
         g = rest[rest["role"] == role]
         if len(g):
-            n = g["claim_id"].nunique()
-            extra.append(f"- {n} claim{'s' if n != 1 else ''} ({len(g)} claim x build pairs): {words[role]}.")
+            n, m = g["claim_id"].nunique(), int((g["outcome"] != "not measured").sum())
+            own = int(g["own builds"].astype(bool).sum()) if role == "machine" else len(g)
+            pairs = (f"{own} claim x build pairs on the builds the numbers were measured on, as the verdicts page "
+                     f"shows them, {len(g) - own} on other builds" if own < len(g) else f"{len(g)} claim x build pairs")
+            extra.append(f"- {n} claim{'s' if n != 1 else ''} ({pairs}"
+                         + (f"; {m} of them measured" if m < len(g) else "") + f"): {words[role]}.")
     camp = ", ".join(f"`{c}`" for c in sorted(set(df["campaign"].dropna())))
     return ("\n".join(lines) + "\n\nNot in these counts:\n\n" + "\n".join(extra)
             + f"\n\nFrom campaign(s) {camp}, profile `default`; the [verdicts page](generated/99_verdicts) has every one.")
