@@ -483,7 +483,9 @@ class Chapter:
         whose = self._whose(self.yours)
         display(Markdown(
             f"{whose[0].upper() + whose[1:]} `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
-            f"{len(both)} claims x conditions measured in both, {same + differ} have a definite outcome (agrees, "
+            f"{len(both)} claims x conditions measured in both (every row of the chapter, the authors' machine "
+            "numbers included; the first screen counts the judged rows alone), "
+            f"{same + differ} have a definite outcome (agrees, "
             f"higher or lower) in both: **{same} the same and {differ} different**; the other "
             f"{len(both) - same - differ} are inconclusive in one or both, which says nothing either way. "
             f"*{self.yours.role} / reference* is the ratio of the two values with the interval that follows from "
