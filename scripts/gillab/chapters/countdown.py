@@ -39,6 +39,12 @@ def prose(df) -> list:
             return float("nan")
 
     many = [k for k in sorted(ok["threads"].unique()) if k > 1]
+
+    def measured(c):
+        """The thread counts above one that build ``c`` was measured at beside one thread (a build
+        on the small grid misses some)."""
+        return [k for k in many if (c, k) in med.index] if (c, 1) in med.index else []
+
     out = []
     gil = [c for c in conds if gil_on.get(c)]
     if gil and many:
@@ -49,11 +55,6 @@ def prose(df) -> list:
             rr = stats.ratio_of_medians(t.loc[t["threads"] == k, "seconds"], t.loc[t["threads"] == 1, "seconds"])
             hi = rr["ci_hi"] if math.isfinite(rr["ci_hi"]) else rr["ratio"]
             return rr, bool(hi < 0.9)
-
-        def measured(c):
-            """The thread counts above one that build ``c`` was measured at (beside one thread)."""
-            have = set(ok.loc[ok["condition"] == c, "threads"])
-            return [k for k in many if k in have] if 1 in have else []
 
         r = {c: [(k, *faster(c, k)) for k in measured(c)] for c in gil}
         r = {c: v for c, v in r.items() if v}
@@ -73,10 +74,10 @@ def prose(df) -> list:
             f"**The old GIL of {old}** makes two threads *slower* than one (the \"Dave Beazley effect\" that Pitrou's "
             "new GIL set out to end), by a fifth or more",
             r2 >= 1.2, f"{old}: T(2)/T(1) = {r2:.2f}"))
-    free = [c for c in conds if not gil_on.get(c, True) and math.isfinite(ratio(c, 2))]
+    free = [c for c in conds if not gil_on.get(c, True) and 2 in measured(c)]
     if free:
         # the largest T(k)/T(1) over the thread counts above two each build was measured at (none: only 2)
-        more = {c: [ratio(c, k) for k in many if k > 2 and math.isfinite(ratio(c, k))] for c in free}
+        more = {c: [ratio(c, k) for k in measured(c) if k > 2] for c in free}
         r = {c: (ratio(c, 2), max(more[c]) if more[c] else None) for c in free}
         out.append(Check(
             "**The builds without a GIL** run the threads in parallel up to the cores of this machine: two threads "

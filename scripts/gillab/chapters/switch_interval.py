@@ -258,7 +258,7 @@ def prose(df: pd.DataFrame) -> list:
             at = [si for si in sorted(ok["switch_interval"].unique())
                   if (c, si, 2) in med.index and (c, si, 1) in med.index]
             if at:
-                n = min(min(int(runs[(c, si, 2)]), int(runs[(c, si, 1)])) for si in at)
+                n = min(int(runs[(c, si, k)]) for si in at for k in (1, 2))
                 worst[c] = (max(float(med[(c, si, 2)] / med[(c, si, 1)]) for si in at), at, n)
         out.append(Check(
             "**Without a GIL** there is nothing to hand over: two threads beat one at every interval each build "

@@ -613,7 +613,7 @@ def counts_markdown(df) -> str:
         g = rest[rest["role"] == role]
         if len(g):
             n, m = g["claim_id"].nunique(), int((g["outcome"] != "not measured").sum())
-            own = int(g["own builds"].astype(bool).sum()) if role == "machine" else len(g)
+            own = len(machine_context(df)) if role == "machine" else len(g)    # the verdicts page's table
             pairs = (f"{own} claim x build pairs on the builds the numbers were measured on, as the verdicts page "
                      f"shows them, {len(g) - own} on other builds" if own < len(g) else f"{len(g)} claim x build pairs")
             extra.append(f"- {n} claim{'s' if n != 1 else ''} ({pairs}"

@@ -531,9 +531,7 @@ def profile_minutes(profile: str = "seed") -> str:
     if rec is None:
         return f"*No record of the `{profile}` profile's chapter times in `data/timing/` (`gillab timing -P {profile}`).*\n"
     default = (timing_records("default") or [None])[-1]
-    dmin: dict = {}
-    for e in (default or {}).get("experiments", []):     # a chapter's planned runs and its later rounds
-        dmin[e["experiment"]] = dmin.get(e["experiment"], 0.0) + e["seconds"] / 60
+    dmin = _minutes_of(default)          # a chapter's planned runs and its later rounds, summed
     rows = [f"| chapter | minutes in `default` | minutes in `{profile}` | `{profile}` runs (profiles) "
             "| samples stored of those asked |", "|---|---|---|---|---|"]
     total, whole = 0.0, 0
