@@ -63,9 +63,9 @@ def prose(df) -> list:
             "T(k)/T(1) shown below 0.9: its whole 95% interval, where the runs give one)",
             not any(f for v in r.values() for _, _, f in v),
             "T(k)/T(1), median ratio [interval], at the thread counts each build was measured at: "
-            + "; ".join(f"{c} " + ", ".join(f"{k}: {x['ratio']:.2f}" + (f" [{x['ci_lo']:.2f}, {x['ci_hi']:.2f}]"
-                                                                       if math.isfinite(x["ci_hi"]) else "")
-                                            for k, x, _ in v) for c, v in r.items()),
+            + "; ".join(f"{c}: " + ", ".join(f"{k} threads {x['ratio']:.2f}"
+                                             + (f" [{x['ci_lo']:.2f}, {x['ci_hi']:.2f}]" if math.isfinite(x["ci_hi"]) else "")
+                                             for k, x, _ in v) for c, v in r.items()),
             said["only-thread-holding-gil"]))
     old = interpreters.role("old_gil")          # builds.toml [roles]: 2.7.18
     if old in conds and 2 in many:
