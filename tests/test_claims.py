@@ -98,7 +98,8 @@ def test_a_row_whose_threads_are_unsaid_is_refused(threads, about, words):
 def _row(**kw):
     base = {"claim_id": "x", "comparison": "at least", "value": "1", "derive": "", "about": "mechanism",
             "doc_statistic": "one run", "doc_statistic_words": "one run", "builds": "new GIL", "about_reason": "why",
-            "builds_reason": "why", "cpus": "", "threads": "1"}
+            "builds_reason": "why", "cpus": "", "threads": "1", "role": "claim", "premise": "",
+            "phrase": "either-or", "printed": "", "band": "", "unit": ""}
     return base | kw
 
 
@@ -108,23 +109,28 @@ def _row(**kw):
     ({"about": "cores", "cpus": "two"}, "a count (at least), or =N (exactly)"),
     ({"about": "cores", "cpus": ""}, "a cores claim names the logical CPUs"),
     ({"cpus": "=2"}, "a cores claim names the logical CPUs"),
+    ({"role": "noise"}, "role 'noise' is not one of"),
+    ({"about": "cores", "cpus": "4"}, "states what 2 would show (premise)"),
+    ({"about": "cores", "cpus": "4", "premise": "about 0.5 on 2 CPUs"}, "is not 'at least|at most X on N CPUs'"),
+    ({"phrase": "quite a lot"}, "is not in lexicon.csv"),
 ])
 def test_a_row_with_builds_or_cpus_outside_the_vocabulary_is_refused(change, words):
     assert claims.row_problem(_row()) == ""
     assert claims.row_problem(_row(about="cores", cpus="=2")) == ""
     assert claims.row_problem(_row(builds="ids:3.6.12,3.11.2")) == ""
+    assert claims.row_problem(_row(about="cores", cpus="3", premise="at least 0.5 on 2 CPUs")) == ""
     assert words in claims.row_problem(_row(**change))
 
 
 def test_builds_named_by_id_are_those_builds_and_no_other(monkeypatch):
     """``ids:A vs B``: that pair, in that order, and never the twin or today's pair; ``ids:a,b``:
-    one of those builds; ``stock new GIL vs old GIL``: a new-GIL build that is not a GIL-on twin
-    of a free-threaded build, against the old GIL."""
+    one of those builds; ``new GIL vs old GIL``: a stock new-GIL build (not a GIL-on twin of a
+    free-threaded build), against the old GIL."""
     fams = {"3.9.10": "new GIL", "nogil-3.9.10": "no GIL", "nogil-3.9.10-gil": "new GIL", "3.13.5": "new GIL",
             "3.13.5t": "no GIL", "3.13.5t-gil": "new GIL", "2.7.18": "old GIL", "3.6.12": "new GIL"}
     pair = pd.Series({"builds": "ids:3.9.10 vs nogil-3.9.10", "claim_id": "p"})
     some = pd.Series({"builds": "ids:3.6.12,3.9.10", "claim_id": "s"})
-    stock = pd.Series({"builds": "stock new GIL vs old GIL", "claim_id": "o"})
+    stock = pd.Series({"builds": "new GIL vs old GIL", "claim_id": "o"})
     rows = {"p": pair, "s": some, "o": stock}
     monkeypatch.setattr(claims, "get", lambda cid: rows[cid])
     assert claims.applies("p", "3.9.10 vs nogil-3.9.10 (10 threads)", fams)

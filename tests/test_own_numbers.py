@@ -1,13 +1,17 @@
-"""Every judged claims row fed the document's own numbers: runs drawn around the document's own
-value, with a spread of a quarter of the band, at the run count the row's plan takes, must
-agree; runs drawn at the value plus or minus twice the band must be judged higher or lower (for
-a one-sided row, on the side it can fail on).  A row that rejects its own document, or that no
-data could fail (a band around 0, a statistic without an interval), fails here with its id.
+"""Every judged claims row fed the document's own numbers: runs drawn at the value plus or minus
+twice the band must be judged higher or lower (for a one-sided row, on the side it can fail on);
+a row that no data could fail (a band around 0, a statistic without an interval) fails here with
+its id.  Runs drawn around the document's own value, with a spread of a quarter of the band, at
+the run count the row's plan takes, should agree: where they do not, the document's own numbers
+miss what its own words mean (the row's band is the lexicon's, never widened to let them through),
+and the row is reported by name as a finding about the document (a :class:`DocumentMiss` warning),
+not failed.
 
 The runs are the typical sample of their distribution (normal quantiles at (i - 0.5) / n, no
 random draws): what any run of that spread looks like, the same on every machine.  The judging
 is the verdicts' own (:func:`gillab.judge.claims.compare` on the interval each method computes)."""
 import math
+import warnings
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -53,63 +57,76 @@ def _plan() -> dict[str, tuple[str, int, float]]:
     return out
 
 
-# The rows that fail today, each with why: a strict register (a row that starts passing fails
-# here too, so that its entry is removed), emptied by the second reading of the claims (issue
-# "The documents' mechanisms, judged") and by paired rounds (issue "Your run can say yes or no").
-KNOWN: dict[str, str] = {}
+class DocumentMiss(UserWarning):
+    """A document's own number that its own words, read by the lexicon, do not let through."""
 
 
 def _rows():
     t = claims.table()
     t = t[t["about"].isin(JUDGED) & (t["comparison"] != "not testable")]
-    return [pytest.param(cid, marks=pytest.mark.xfail(strict=True, reason=KNOWN[cid])) if cid in KNOWN else cid
-            for cid in t["claim_id"]]
+    return list(t["claim_id"])
 
 
 @pytest.mark.parametrize("cid", _rows())
-def test_a_judged_row_agrees_with_its_document_and_can_fail(cid):
+def test_a_judged_row_can_fail_and_reports_where_its_document_misses_it(cid):
     c = claims.get(cid)
     plan = _plan().get(cid)
     if plan is None:
         pytest.skip(f"{cid}: the reference judged no build of it (a cores row on too few CPUs, or not measured)")
     method, n, published = plan
     v = published if not math.isnan(published) else float(c["published"])
-    check(cid, c, method, n, v)
+    miss = check(cid, c, method, n, v)
+    if miss:
+        warnings.warn(DocumentMiss(miss))
+    # the arithmetic register the book shows holds every row whose own number lies outside its reading
+    if cid in set(claims.own_misses()["claim_id"]):
+        assert miss, f"{cid}: the book names it a miss, the runs around its own number agree"
 
 
-def check(cid: str, c, method: str, n: int, v: float) -> None:
-    """The row ``c`` (a claims row) with value ``v``, judged by ``method`` over ``n`` runs: it lets
-    the document's own number through and can fail (AssertionError naming ``cid`` otherwise)."""
+def test_the_book_names_the_documents_own_misses():
+    misses = claims.own_misses()
+    assert len(misses) and (misses["phrase"] != "").all()
+    assert "sha256/beyond_cores/threads=4" in set(misses["claim_id"])      # 'doesn't help much' of 0.893
+
+
+def check(cid: str, c, method: str, n: int, v: float) -> str:
+    """The row ``c`` (a claims row) with value ``v``, judged by ``method`` over ``n`` runs: it can
+    fail (AssertionError naming ``cid`` otherwise); returns why its document's own number is not
+    let through ('' where it is)."""
     assert method in SIMULATED + (stats.COUNT, stats.PROPORTION), f"{cid}: {method}: no interval, so no data can fail it"
     if method not in SIMULATED:
-        return      # a count of the runs, read as it is, not estimated
+        return ""   # a count of the runs, read as it is, not estimated
     # the document's own number: ``own`` where the row's value is typed from its words, else the
     # value itself where it is derived from the document's tables (or the chapter's listings)
     own = float(c["own_value"]) if not math.isnan(c["own_value"]) else v if not c["value"] else math.nan
+    miss = ""
     if c["comparison"] == "about":
         b = float(c["band"])
         assert v != 0 and b > 0, f"{cid}: a band around {v} cannot be failed"
-        if not math.isnan(own):
-            assert claims.compare("about", v, b, *interval(method, own, b / 4, n), method=method) == "agrees", (
-                f"{cid}: the document's own {own:.4g} is not judged to agree with {v:.4g} +- {b:.0%}")
+        if not math.isnan(own) and claims.compare("about", v, b, *interval(method, own, b / 4, n),
+                                                  method=method) != "agrees":
+            miss = f"{cid}: the document's own {own:.4g} is not judged to agree with {v:.4g} +- {b:.0%}"
         assert claims.compare("about", v, b, *interval(method, v * (1 + 2 * b), b / 4, n), method=method) == "higher", cid
         if v * (1 - 2 * b) > 0:
             assert claims.compare("about", v, b, *interval(method, v * (1 - 2 * b), b / 4, n), method=method) == "lower", cid
-        return
+        return miss
     # one-sided: the margin is how far the document's own number clears the threshold (10%, the
     # precision the report reads the documents with, where the document gives no number)
     if math.isnan(own):
         margin = 0.10
     else:
         margin = own / v - 1 if c["comparison"] == "at least" else 1 - own / v
-        assert margin > 0, f"{cid}: the document's own {own:.4g} does not clear {c['comparison']} {v:.4g}"
-        spread = min(margin, 1.0) / 4
-        assert claims.compare(c["comparison"], v, None, *interval(method, own, spread, n), method=method) == "agrees", (
-            f"{cid}: the document's own {own:.4g} is not judged {c['comparison']} {v:.4g}")
+        if margin <= 0:
+            miss = f"{cid}: the document's own {own:.4g} does not clear {c['comparison']} {v:.4g}"
+            margin = 0.10
+        elif claims.compare(c["comparison"], v, None, *interval(method, own, min(margin, 1.0) / 4, n),
+                            method=method) != "agrees":
+            miss = f"{cid}: the document's own {own:.4g} is not judged {c['comparison']} {v:.4g}"
     spread = min(margin, 1.0) / 4
     fail_at = v * (1 - 2 * min(margin, 0.45)) if c["comparison"] == "at least" else v * (1 + 2 * margin)
     assert claims.compare(c["comparison"], v, None, *interval(method, fail_at, spread, n), method=method) in (
         "lower", "higher"), f"{cid}: runs at {fail_at:.4g} do not fail {c['comparison']} {v:.4g}"
+    return miss
 
 
 def _row(**kw):
@@ -118,8 +135,6 @@ def _row(**kw):
 
 
 @pytest.mark.parametrize("broken, words", [
-    (dict(band=0.1, own_value=1.3), "is not judged to agree"),                  # rejects its own document
-    (dict(comparison="at least", band=math.nan, own_value=0.9), "does not clear"),   # so does a threshold
     (dict(band=0.0), "cannot be failed"),                                       # a band around the value
     (dict(band=0.1, value="0", own_value=0.0), "cannot be failed"),             # a value of 0
 ])
@@ -130,7 +145,16 @@ def test_the_check_fails_a_row_broken_each_way(broken, words):
         check("broken", row, stats.MEDIAN, 8, v)
     with pytest.raises(AssertionError, match="no interval"):
         check("broken", _row(), stats.NO_INTERVAL, 8, 1.0)
-    check("sound", _row(own_value=1.02), stats.MEDIAN, 8, 1.0)        # a sound row passes
+    assert check("sound", _row(own_value=1.02), stats.MEDIAN, 8, 1.0) == ""        # a sound row passes
+
+
+@pytest.mark.parametrize("missed, words", [
+    (dict(band=0.1, own_value=1.3), "is not judged to agree"),                  # its words reject its own number
+    (dict(comparison="at least", band=math.nan, own_value=0.9), "does not clear"),   # so does a threshold
+])
+def test_a_document_that_misses_its_own_words_is_reported_not_failed(missed, words):
+    row = _row(**missed)
+    assert words in check("missed", row, stats.MEDIAN, 8, float(row["value"]))
 
 
 def test_the_typical_sample_is_what_its_name_says():

@@ -33,7 +33,16 @@ never counted, with a direction or ordering row for the sentence the document dr
 on having no more) and is judged only on a machine that has them; *not testable* says why.
 ``builds`` is the family of builds the claim speaks of, resolved per sample from the GIL state it
 recorded at run time (:func:`family`), or the builds.toml ids it names (``ids:``): a claim's
-verdict counts on those builds only, and the other builds' results are findings beside it.
+verdict counts on those builds only, and the other builds' results are findings beside it.  A
+family is of stock builds: the GIL-on twin of a free-threaded build (builds.toml ``gil_twin``)
+carries that build's costs, so it counts only where a row names it by id.
+
+Each compared row names the phrase of the document's it rests on (``phrase``), and its comparison,
+value and band are that phrase's in ``lexicon.csv`` (:mod:`gillab.judge.lexicon`; ``printed``:
+the numbers a printed number's band is read from).  ``role`` is *claim*, or *control* for a row
+that only noise can fail (shown with its outcome, never tallied).  ``premise`` states what a row
+that needs more CPUs than ours (or is context for its core count) takes the judging machine to
+show, as ``at least|at most X on N CPUs``, which the tests read against the reference.
 """
 from __future__ import annotations
 
@@ -56,12 +65,16 @@ FAMILIES = ("old GIL", "new GIL", "no GIL")
 # "default vs free-threaded" is a pair of builds.toml [pairs]: a GIL build against the free-threaded
 # build of its source (3.13.5 vs 3.13.5t), never the free-threaded binary with its GIL turned on
 # against itself (3.13.5t-gil vs 3.13.5t), which carries the free-threaded build's costs on both sides
-# "stock new GIL vs old GIL" is a new-GIL build that is not the free-threaded binary with its GIL
-# turned on (builds.toml ``gil_twin``) against the old GIL.  ``ids:A vs B`` or ``ids:a,b,...``
+# every family is of stock builds: the free-threaded binary with its GIL turned on (builds.toml
+# ``gil_twin``) is in none of them, only where a row names it.  ``ids:A vs B`` or ``ids:a,b,...``
 # names builds.toml ids exactly: a claim about one pair of builds ("nogil-3.9.10 against the
 # CPython 3.9 it was patched from") or about a set of releases, on those builds and no other
 BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "default vs free-threaded", "new GIL vs old GIL",
-          "stock new GIL vs old GIL", "own", "any")
+          "own", "any")
+# a row's role: a claim of the document's, or a control that only noise can fail (never tallied)
+CLAIM_ROLES = ("claim", "control")
+# what a row needing more CPUs than ours takes a machine with N CPUs to show
+_PREMISE = re.compile(r"^(?P<comparison>at least|at most) (?P<value>[\d.]+) on (?P<cpus>\d+) CPUs$")
 IDS = "ids:"
 # the statistic a document computed its number with (claims.csv ``doc_statistic``), and how many of
 # our independent runs make one trial of it: a best of 3 is the smallest of three runs, so three
@@ -71,8 +84,8 @@ IDS = "ids:"
 DOC_STATISTICS = {"best of 3": 3, "tool's mean": 1, "count in a window": 1, "one run": 1, "not stated": 1}
 COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "doc_statistic",
            "doc_statistic_words", "point", "comparison",
-           "value", "unit", "derive", "value_source", "band", "band_reason", "interpreter", "machine", "rests_on",
-           "about", "about_reason", "builds", "builds_reason", "cpus", "threads", "own")
+           "value", "unit", "derive", "value_source", "band", "band_reason", "phrase", "printed", "interpreter", "machine",
+           "rests_on", "about", "about_reason", "role", "premise", "builds", "builds_reason", "cpus", "threads", "own")
 # the threads (or pool workers, processes) a row's reading runs: a count or the machine's
 # cpu_count, "pinned" to the document's count or read as a "bound" where that is more than the
 # judging machine's cores may be (more than 2: every machine of this project has 2)
@@ -206,7 +219,21 @@ def row_problem(c) -> str:
         return "a cores claim names the logical CPUs it needs (cpus), no other claim does"
     if (c["about"] == "not testable") != (c["comparison"] == "not testable"):
         return "about and comparison disagree on 'not testable'"
-    return threads_problem(c)
+    if c["role"] not in CLAIM_ROLES:
+        return f"role {c['role']!r} is not one of {CLAIM_ROLES}"
+    if c["premise"].strip() and not _PREMISE.match(c["premise"].strip()):
+        return f"premise {c['premise']!r} is not 'at least|at most X on N CPUs'"
+    if c["about"] == "cores" and int(c["cpus"].lstrip("=")) > FEWEST_CORES and not c["premise"].strip():
+        return f"a row that needs more than {FEWEST_CORES} CPUs states what {FEWEST_CORES} would show (premise)"
+    from . import lexicon
+
+    return lexicon.problem(c) or threads_problem(c)
+
+
+def premise(claim_id: str) -> dict | None:
+    """A row's premise as {comparison, value, cpus}, or None where it states none."""
+    m = _PREMISE.match(get(claim_id)["premise"].strip())
+    return None if m is None else {"comparison": m["comparison"], "value": float(m["value"]), "cpus": int(m["cpus"])}
 
 
 def named_ids(builds: str) -> list[str]:
@@ -370,8 +397,8 @@ def context() -> pd.DataFrame:
 
 
 def tables() -> list[str]:
-    """Every table of published numbers (claims.csv and context.csv aside)."""
-    return sorted(p.stem for p in reference_dir().glob("*.csv") if p.stem not in ("claims", "context"))
+    """Every table of published numbers (claims.csv, context.csv and lexicon.csv aside)."""
+    return sorted(p.stem for p in reference_dir().glob("*.csv") if p.stem not in ("claims", "context", "lexicon"))
 
 
 def coverage() -> dict[str, dict[int, list[str]]]:
@@ -416,19 +443,6 @@ def summary() -> pd.DataFrame:
     for comp in COMPARISONS:
         out[comp] = [int(((t["document"] == d) & (t["comparison"] == comp)).sum()) for d in out["document"]]
     return out
-
-
-def bands() -> pd.DataFrame:
-    """The bands of the *about* claims: each band, how many claims use it, in which documents,
-    and the reasons given for it (each once)."""
-    t = _table()
-    t = t[t["comparison"] == "about"]
-    rows = []
-    for b, g in t.groupby("band", sort=True):
-        reasons = list(dict.fromkeys(g["band_reason"]))
-        rows.append({"band": f"+-{b:.0%}", "claims": len(g), "documents": ", ".join(sorted(set(g["document"]))),
-                     "reasons": "; ".join(reasons[:4]) + (f"; and {len(reasons) - 4} more" if len(reasons) > 4 else "")})
-    return pd.DataFrame(rows)
 
 
 def family(python: str, gil_enabled) -> str:
@@ -487,8 +501,8 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
         if any(_expected_family().get(b) != f for b, f in zip(here, fam)):
             return False
         return here == named if " vs " in want else len(here) == 1 and here[0] in named
-    if want == "stock new GIL vs old GIL":
-        return fam == ["new GIL", "old GIL"] and builds_in(condition)[0] not in _twins()
+    if want not in ("any", "own") and any(b in _twins() for b in builds_in(condition)):
+        return False        # a family is of stock builds: a GIL-on twin only where a row names it by id
     if want == "any":
         return True
     if want == "own":
@@ -513,7 +527,8 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
 
 def role(claim_id: str, condition: str, fams: dict[str, str], cpus_here: int | None) -> str:
     """Where a claim x condition belongs: *judged* (a mechanism, or a cores claim on a machine
-    with the CPUs, on the claim's own builds: the only rows the headline counts), *machine*
+    with the CPUs, on the claim's own builds: the only rows the headline counts), *control* (such
+    a row that only noise can fail: shown with its outcome, never counted), *machine*
     (an absolute of the author's machine: context), *needs cores* (this machine has too few
     logical CPUs), *other builds* (a finding beside the claim, never the claim failing), or
     *not testable*."""
@@ -527,7 +542,7 @@ def role(claim_id: str, condition: str, fams: dict[str, str], cpus_here: int | N
         return "needs cores"
     if condition != "-" and not applies(claim_id, condition, fams):
         return "other builds"
-    return "judged"
+    return "control" if c["role"] == "control" else "judged"
 
 
 def about_summary() -> pd.DataFrame:
@@ -628,3 +643,32 @@ def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
                     "published": value(cid), "unit": c["unit"], "band": band(cid), "published_as": c["quote"],
                     "measured": measured, "note": c["band_reason"]})
     return out
+
+
+def own_misses() -> pd.DataFrame:
+    """The rows whose document's own number falls outside what the row's phrase means: a finding
+    about the document (its words say more, or other, than its numbers), never a reason to widen
+    the row.  One line a row: id, phrase, the reading, the document's own number, and how far it
+    misses.  A row whose own number is the value it reads (a printed number) cannot miss."""
+    rows = []
+    for _, c in _table().iterrows():
+        if c["comparison"] == "not testable":
+            continue
+        own = c["own_value"] if not math.isnan(c["own_value"]) else c["published"] if not c["value"] else math.nan
+        v = c["published"]
+        if math.isnan(own) or math.isnan(v):
+            continue
+        if c["comparison"] == "about":
+            lo, hi = v * (1 - c["band"]), v * (1 + c["band"])
+            reading = f"about {v:.4g} +-{c['band']:.0%}"
+        elif c["comparison"] == "at least":
+            lo, hi, reading = v, math.inf, f"at least {v:.4g}"
+        else:
+            lo, hi, reading = -math.inf, v, f"at most {v:.4g}"
+        if lo - 1e-12 <= own <= hi + 1e-12:
+            continue
+        rows.append({"claim_id": c["claim_id"], "document": c["document"], "phrase": c["phrase"],
+                     "reading": reading, "document's own number": own,
+                     "outside by": (own / hi - 1) if own > hi else (own / lo - 1)})
+    return pd.DataFrame(rows, columns=["claim_id", "document", "phrase", "reading", "document's own number",
+                                       "outside by"])

@@ -297,7 +297,7 @@ def _about(claim_id: str) -> dict:
     return {"about": c["about"], "builds": c["builds"], "doc_statistic": c["doc_statistic"]}
 
 
-ROLES = ("judged", "machine", "needs cores", "other builds", "not testable")
+ROLES = ("judged", "control", "machine", "needs cores", "other builds", "not testable")
 
 
 # the machine claim of a document that says how fast the author's machine ran plain Python: one
@@ -602,7 +602,9 @@ def counts_markdown(df) -> str:
         lines.append(f"- **{caption}**: {n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build "
                      f"pairs: {parts}.")
     rest = df[df["role"] != "judged"]
-    words = {"machine": "absolute numbers of the authors' machines, set beside ours as context and never counted",
+    words = {"control": "controls: rows that only noise can fail (one thread, where nothing asks for the GIL), "
+                        "shown with their outcome and never counted",
+             "machine": "absolute numbers of the authors' machines, set beside ours as context and never counted",
              "other builds": "results on builds a claim does not speak of (findings beside the claim, not the claim "
                              "failing)",
              "needs cores": "claims that need more logical CPUs than the machine that measured them has (or "
