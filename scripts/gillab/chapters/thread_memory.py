@@ -68,15 +68,39 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
         saved_kib = (vm_default - out.loc[sel, "vm_per_thread_mib"].to_numpy(dtype=float)) * 1024
         with np.errstate(divide="ignore", invalid="ignore"):
             out.loc[sel, "stack_saving"] = saved_kib / (stack_default - out.loc[sel, "stack_kib"].to_numpy(dtype=float))
+        out = _stack_over_rlimit(out)
     return out
 
 
-STATISTICS = ("vm_per_thread_mib", "vm_over_rlimit", "small_over_default", "stack_saving", "rss_per_thread_kib",
+def _stack_over_rlimit(out: pd.DataFrame) -> pd.DataFrame:
+    """A thread's stack alone, over the stack limit its run recorded: the virtual size a thread
+    with the default stack adds, less what a thread adds besides its stack (the allocator's arenas
+    and heaps, its bookkeeping), which the same round's run with a stack of S shows as its growth
+    less S.  1 when each thread reserves its whole default stack; NaN where the round has no run
+    with a smaller stack or the limit is unlimited."""
+    threads = out["mode"] == "threads"
+    small = (out[threads & (out["stack_kb"] > 0)].groupby(["condition", "repeat"])
+             [["vm_per_thread_mib", "stack_kib"]].median())
+    sel = threads & (out["stack_kb"] == 0)
+    keys = list(zip(out.loc[sel, "condition"], out.loc[sel, "repeat"]))
+    other_kib = np.array([small["vm_per_thread_mib"].get(k, np.nan) * 1024 - small["stack_kib"].get(k, np.nan)
+                          for k in keys], dtype=float)
+    limit = pd.to_numeric(out.loc[sel, "stack_kib"], errors="coerce").to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out.loc[sel, "stack_over_rlimit"] = (out.loc[sel, "vm_per_thread_mib"].to_numpy(dtype=float) * 1024
+                                             - other_kib) / np.where(limit > 0, limit, np.nan)
+    return out
+
+
+STATISTICS = ("vm_per_thread_mib", "vm_over_rlimit", "stack_over_rlimit", "small_over_default", "stack_saving",
+              "rss_per_thread_kib",
               "rss_over_vm", "py_bytes_per_thread", "depth")
 
 
 # why a run gives a statistic no value, in the claim's note
-NO_VALUE_WHY = {"vm_over_rlimit": "the run's stack limit was unlimited: its threads' default stack is not recorded"}
+NO_VALUE_WHY = {"vm_over_rlimit": "the run's stack limit was unlimited: its threads' default stack is not recorded",
+                "stack_over_rlimit": "the run's stack limit was unlimited (its threads' default stack is not recorded), "
+                                     "or its round has no run with a smaller stack to tell the stack from the rest"}
 
 
 @frame_cached
