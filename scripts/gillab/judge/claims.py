@@ -259,7 +259,8 @@ def _expected_family() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _twins() -> frozenset[str]:
+def twins() -> frozenset[str]:
+    """The GIL-on twins of the free-threaded builds (builds.toml ``gil_twin``): in no family."""
     from ..measure import provision
 
     return frozenset(spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin)
@@ -501,7 +502,7 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
         if any(_expected_family().get(b) != f for b, f in zip(here, fam)):
             return False
         return here == named if " vs " in want else len(here) == 1 and here[0] in named
-    if want not in ("any", "own") and any(b in _twins() for b in builds_in(condition)):
+    if want not in ("any", "own") and any(b in twins() for b in builds_in(condition)):
         return False        # a family is of stock builds: a GIL-on twin only where a row names it by id
     if want == "any":
         return True
