@@ -41,13 +41,16 @@ def judge(kind: str, value: float, band: float, lo: float, hi: float, n: int) ->
 
 
 def value_of(c, computed: dict) -> float:
-    """The claim's value: typed in the table, or computed from the document's listings."""
-    return float(c["value"]) if pd.notna(c["value"]) else computed[c["statistic"]]
+    """The claim's value: typed in the table, or computed from the document's listings (none for
+    a statement that is not testable and gives no number)."""
+    if pd.notna(c["value"]):
+        return float(c["value"])
+    return np.nan if c["kind"] == "not testable" else computed[c["statistic"]]
 
 
 def describe(c, value: float) -> str:
     band = f" +-{float(c['band']):.0%}" if c["kind"] == "about" and pd.notna(c["band"]) else ""
-    return f"{c['kind']} {value:.3g}{band}"
+    return f"{c['kind']}{'' if np.isnan(value) else f' {value:.3g}'}{band}"
 
 
 def claims(s: pd.DataFrame, experiment: str, computed: dict | None = None,
