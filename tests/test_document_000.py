@@ -190,7 +190,7 @@ def test_every_published_cell_of_document_000_has_a_verdict():
 
 
 @pytest.mark.parametrize("runs, expected", [       # each list three times over: 15 runs, or 6
-    ([29_000, 30_500, 31_000, 29_500, 30_000], "agrees"),        # "about 30k" (band +-25%)
+    ([29_000, 30_500, 31_000, 29_500, 30_000], "agrees"),        # "about 30k" (band +-17%: one digit)
     ([6_000, 6_500, 5_800, 6_200, 6_100], "lower"),              # this VM alone
     ([9_000, 60_000, 11_000, 58_000, 30_000], "inconclusive"),   # runs flipping between regimes
     ([30_000, 30_100], "inconclusive"),                          # six runs support no verdict (needs 7)
@@ -204,7 +204,7 @@ def test_the_echo_rate_alone_agrees_differs_or_is_inconclusive(runs, expected):
     rows = {r["claim_id"]: r for r in convoy.claims(df)}
     got = rows["convoy/inline/no_cpu_thread"]
     assert got["published"] == claims.value("convoy/inline/no_cpu_thread")     # "about 30k", from the data
-    assert got["band"] == claims.band("convoy/inline/no_cpu_thread") == 0.25
+    assert got["band"] == claims.band("convoy/inline/no_cpu_thread") == 0.17     # the printed 30,000's digits
     assert got["measured"]["3.13.5"]["verdict"] == expected
 
 
