@@ -24,7 +24,6 @@ import re
 
 import pandas as pd
 
-from ..paths import reference_dir
 
 READINGS = ("about", "bound", "stated")
 COLUMNS = ("phrase", "words", "reading", "value", "band", "at_least", "at_most", "document_numbers", "reason")
@@ -40,13 +39,9 @@ _NUMBER = re.compile(r"[-+~]?(?P<int>\d[\d,]*)(?:\.(?P<dec>\d+))?(?P<k>k\b)?")
 def table() -> pd.DataFrame:
     """lexicon.csv, one row a phrase, indexed by it; refused with the reason where an entry
     does not say how its phrase reads."""
-    t = pd.read_csv(reference_dir() / "lexicon.csv", dtype=str, keep_default_na=False)
-    missing = set(COLUMNS) - set(t.columns)
-    if missing:
-        raise KeyError(f"lexicon.csv lacks the columns {sorted(missing)}")
-    dup = t["phrase"][t["phrase"].duplicated()]
-    if len(dup):
-        raise ValueError(f"lexicon.csv: phrases listed twice: {sorted(set(dup))}")
+    from .claims import read_keyed
+
+    t = read_keyed("lexicon.csv", COLUMNS, "phrase")
     for _, e in t.iterrows():
         why = entry_problem(e)
         if why:
