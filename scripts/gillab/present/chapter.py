@@ -346,6 +346,16 @@ class Chapter:
         rows, line = self._made(self.analysis.claims, what="Judged", claims_csv=True)
         display(tables.table(tables.verdict_table(rows, claims.families(self.df), min(cpus) if cpus else None)))
         display(line)
+        misses = claims.own_misses()
+        misses = misses[misses["claim_id"].isin({r["claim_id"] for r in rows})]
+        own = "document's own number"
+        if len(misses):
+            display(Markdown(
+                "**Where the document's own numbers miss its own words** (a finding about the document: the band is "
+                "the lexicon's, never widened to let them through): " + "; ".join(
+                    f"`{m['claim_id']}` reads '{m['phrase']}' as {m['reading']}, and the document's own number is "
+                    f"{m[own]:.4g} ({m['outside by']:+.1%} outside)" for _, m in misses.iterrows())
+                + ". The verdicts page lists every such row."))
         text, line = self._made(self.analysis.findings, what="Written")
         display(Markdown(text))
         display(line)
