@@ -53,6 +53,7 @@ import re
 import pandas as pd
 
 from .. import stats
+from . import results
 from ..paths import reference_dir
 
 COMPARISONS = ("about", "at least", "at most", "not testable")
@@ -168,22 +169,9 @@ def _refs(c) -> list[str]:
     return out + re.findall(r"\w+\[[^\]]*\]", str(c["rests_on"]))
 
 
-def read_keyed(name: str, columns, key: str) -> pd.DataFrame:
-    """A table of ``data/reference`` as text, refused where it lacks one of ``columns`` or lists a
-    ``key`` twice (claims.csv, lexicon.csv)."""
-    t = pd.read_csv(reference_dir() / name, dtype=str, keep_default_na=False)
-    missing = set(columns) - set(t.columns)
-    if missing:
-        raise KeyError(f"{name} lacks the columns {sorted(missing)}")
-    dup = t[key][t[key].duplicated()]
-    if len(dup):
-        raise ValueError(f"{name}: {key} values listed twice: {sorted(set(dup))}")
-    return t
-
-
 @functools.lru_cache(maxsize=None)
 def _table() -> pd.DataFrame:
-    t = read_keyed("claims.csv", COLUMNS, "claim_id")
+    t = results.keyed("claims.csv", COLUMNS, "claim_id")
     published, own = [], []
     for _, c in t.iterrows():
         why = row_problem(c)

@@ -24,6 +24,8 @@ import re
 
 import pandas as pd
 
+from . import results
+
 
 READINGS = ("about", "bound", "stated")
 COLUMNS = ("phrase", "words", "reading", "value", "band", "at_least", "at_most", "document_numbers", "reason")
@@ -39,9 +41,7 @@ _NUMBER = re.compile(r"[-+~]?(?P<int>\d[\d,]*)(?:\.(?P<dec>\d+))?(?P<k>k\b)?")
 def table() -> pd.DataFrame:
     """lexicon.csv, one row a phrase, indexed by it; refused with the reason where an entry
     does not say how its phrase reads."""
-    from .claims import read_keyed
-
-    t = read_keyed("lexicon.csv", COLUMNS, "phrase")
+    t = results.keyed("lexicon.csv", COLUMNS, "phrase")
     for _, e in t.iterrows():
         why = entry_problem(e)
         if why:

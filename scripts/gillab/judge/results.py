@@ -118,6 +118,19 @@ def _read(path: str) -> None:
             got.append(path)
 
 
+def keyed(name: str, columns, key: str) -> pd.DataFrame:
+    """A table of ``data/reference`` as text (claims.csv, lexicon.csv), refused where it lacks one
+    of ``columns`` or lists a ``key`` twice."""
+    t = pd.read_csv(reference_dir() / name, dtype=str, keep_default_na=False)
+    missing = set(columns) - set(t.columns)
+    if missing:
+        raise KeyError(f"{name} lacks the columns {sorted(missing)}")
+    dup = t[key][t[key].duplicated()]
+    if len(dup):
+        raise ValueError(f"{name}: {key} values listed twice: {sorted(set(dup))}")
+    return t
+
+
 def reference(name: str) -> pd.DataFrame:
     """A table of published numbers from ``data/reference/<name>.csv``."""
     path = reference_dir() / f"{name}.csv"
