@@ -32,14 +32,18 @@ def reference_copy(tmp_path, monkeypatch):
     """A copy of data/reference the test may damage, read instead of the real one."""
     from gillab import paths
 
+    from gillab.judge import lexicon, results
+
     dest = tmp_path / "reference"
     shutil.copytree(paths.reference_dir(), dest)
-    monkeypatch.setattr(claims, "reference_dir", lambda: dest)
-    claims._table.cache_clear()
-    claims._raw.cache_clear()
+    for module in (claims, results):        # claims.csv and lexicon.csv are read through results.keyed
+        monkeypatch.setattr(module, "reference_dir", lambda: dest)
+    caches = (claims._table, claims._raw, lexicon.table)
+    for cache in caches:
+        cache.cache_clear()
     yield dest
-    claims._table.cache_clear()
-    claims._raw.cache_clear()
+    for cache in caches:
+        cache.cache_clear()
 
 
 @pytest.mark.parametrize("column, value, words", [
