@@ -55,6 +55,16 @@ def test_the_printed_numbers_rule_reads_the_digits():
         lexicon.digits_band("")
 
 
+def test_the_method_states_the_lexicons_numbers():
+    """book/method.md says in words what the main entries read; the words follow the data."""
+    text = " ".join((claims.reference_dir().parents[1] / "book" / "method.md").read_text().split())
+    e = lexicon.table()
+    assert f'"the same" is within {float(e.at["the same", "band"]):.0%}' in text
+    assert float(e.at["much", "at_least"]) == 2 and '"much" or "significant" is a factor of two' in text
+    assert float(e.at["massively", "at_least"]) == 10 and '"massively" one of ten' in text
+    assert f"never under {float(e.at['the same', 'band']):.0%}" in text
+
+
 def test_a_lexicon_entry_that_does_not_say_how_it_reads_is_refused():
     good = lexicon.table().loc["much"].to_dict()
     assert lexicon.entry_problem(good) == ""
@@ -137,13 +147,13 @@ def premise_problems(flat: pd.DataFrame, table: pd.DataFrame, cpus_here: int) ->
     of their own builds contradict."""
     out = []
     for cid, c in table[table["premise"] != ""].iterrows():
-        p = claims._PREMISE.match(c["premise"])
-        if int(p["cpus"]) != cpus_here:
+        p = claims.premise(c["premise"])
+        if p["cpus"] != cpus_here:
             continue
         g = flat[(flat["claim_id"] == cid) & (flat["condition"] != "-") & flat["measured"].notna()]
         g = g[g["own builds"]]
         for _, r in g.iterrows():
-            ok = r["measured"] >= float(p["value"]) if p["comparison"] == "at least" else r["measured"] <= float(p["value"])
+            ok = r["measured"] >= p["value"] if p["comparison"] == "at least" else r["measured"] <= p["value"]
             if not ok:
                 out.append(f"{cid} on {r['condition']}: {r['measured']:.3g} is not {c['premise']}")
     return out

@@ -53,7 +53,7 @@ import re
 import pandas as pd
 
 from .. import stats
-from . import results
+from . import lexicon, results
 from ..paths import reference_dir
 
 COMPARISONS = ("about", "at least", "at most", "not testable")
@@ -215,18 +215,17 @@ def row_problem(c) -> str:
         return "about and comparison disagree on 'not testable'"
     if c["role"] not in CLAIM_ROLES:
         return f"role {c['role']!r} is not one of {CLAIM_ROLES}"
-    if c["premise"].strip() and not _PREMISE.match(c["premise"].strip()):
+    if c["premise"].strip() and premise(c["premise"]) is None:
         return f"premise {c['premise']!r} is not 'at least|at most X on N CPUs'"
     if c["about"] == "cores" and int(c["cpus"].lstrip("=")) > FEWEST_CORES and not c["premise"].strip():
         return f"a row that needs more than {FEWEST_CORES} CPUs states what {FEWEST_CORES} would show (premise)"
-    from . import lexicon
-
     return lexicon.problem(c) or threads_problem(c)
 
 
-def premise(claim_id: str) -> dict | None:
-    """A row's premise as {comparison, value, cpus}, or None where it states none."""
-    m = _PREMISE.match(get(claim_id)["premise"].strip())
+def premise(text: str) -> dict | None:
+    """A row's premise (``at least 0.5 on 2 CPUs``) as {comparison, value, cpus}; None where the
+    text is not one."""
+    m = _PREMISE.match(text.strip())
     return None if m is None else {"comparison": m["comparison"], "value": float(m["value"]), "cpus": int(m["cpus"])}
 
 
