@@ -43,11 +43,12 @@ def interval(method: str, center: float, spread: float, n: int) -> tuple[float, 
 
 @lru_cache(maxsize=1)
 def _plan() -> dict[str, tuple[str, int, float]]:
-    """Per judged claim: the interval method its chapter computes, the number of runs (pairs,
-    trials) the reference's default + verdicts plan gave it, and the chapter's published value
-    (the document's own number, also where the chapter computes it from the document's listings)."""
+    """Per judged claim (and control, which is read the same way and only never tallied): the
+    interval method its chapter computes, the number of runs (pairs, trials) the reference's
+    default + verdicts plan gave it, and the chapter's published value (the document's own number,
+    also where the chapter computes it from the document's listings)."""
     flat = report.flat(report.verdicts(campaigns.reference_id()))
-    flat = flat[flat["role"] == "judged"]
+    flat = flat[flat["role"].isin(["judged", "control"])]
     out = {}
     for cid, g in flat.groupby("claim_id"):
         measured = g[g["n"].notna()]
