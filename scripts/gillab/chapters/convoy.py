@@ -287,8 +287,9 @@ def prose(df: pd.DataFrame) -> list:
     on = sorted(c for c, g in thr.groupby("condition") if g["gil_enabled"].all())
     # the stock GIL builds; a free-threaded binary with its GIL turned on carries that build's costs,
     # and is shown beside them
-    gil = [c for c in on if c not in published_claims.twins()]
-    twins = [c for c in on if c in published_claims.twins()]
+    twin_ids = published_claims.twins()
+    gil = [c for c in on if c not in twin_ids]
+    twins = [c for c in on if c in twin_ids]
     free = sorted(c for c, g in thr.groupby("condition") if not g["gil_enabled"].any())
     out = []
     if gil:

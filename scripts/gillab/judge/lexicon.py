@@ -32,9 +32,9 @@ COLUMNS = ("phrase", "words", "reading", "value", "band", "at_least", "at_most",
 DIGITS = "digits"
 # the unit of a row whose statistic is the share of a rate lost (1 - kept): its fall reads as 1 - at_most
 SHARE_LOST = "share lost"
-# one printed number: an optional sign or tilde, digits with thousands commas, a decimal part,
-# and a k for thousands (12k); units and percent signs around it are read past
-_NUMBER = re.compile(r"[-+~]?(?P<int>\d[\d,]*)(?:\.(?P<dec>\d+))?(?P<k>k\b)?")
+# one printed number: digits with thousands commas and a decimal part; a sign, a tilde, a k for
+# thousands (12k), units and percent signs around it are read past (none moves the relative unit)
+_NUMBER = re.compile(r"(?P<int>\d[\d,]*)(?:\.(?P<dec>\d+))?")
 
 
 @functools.lru_cache(maxsize=None)
