@@ -5,13 +5,14 @@
 #   widget JavaScript       npm (fetches @jupyter-widgets/html-manager once)
 #   browser test            chromium
 #   B2-style downloads      nginx-light (started by the harness with its own config), curl
-#   tests                   iproute2 (`ss`: the echo server listens on loopback only)
+#   tests                   iproute2 (`ss`: the echo server listens on loopback only), strace (the GIL
+#                           trace's recorder makes no system call per event), patch (the trace's hooks)
 set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for pkg in gcc make pkg-config xz-utils libssl-dev zlib1g-dev libbz2-dev liblzma-dev \
-           libsqlite3-dev libffi-dev git curl ca-certificates nginx-light iproute2; do
+           libsqlite3-dev libffi-dev git curl ca-certificates nginx-light iproute2 strace patch; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 command -v python3 >/dev/null || need+=(python3)

@@ -370,3 +370,132 @@ def test_a_trace_median_prints_no_95_percent_interval_on_too_few_values():
     n = next(k for k in range(2, 40) if stats.conclusive(stats.MEDIAN, k))
     enough = trace_view.median_with_interval(range(n))
     assert enough["lo"] <= enough["median"] <= enough["hi"]
+
+
+# -- the recorder keeps out of the GIL's way (version 2) -------------------------------------------
+RECORDS = ("gillab_trace(", "gillab_record(", "GILLAB_TAKE_BEGIN", "GILLAB_TAKE_END", "GILLAB_DROP",
+           "GILLAB_TICKS_ACQUIRED")
+PATCHED = {"python-2.7.18-gil-trace.patch": ("Python-2.7.18.tar.xz", ["Python/ceval.c"]),
+           "python-3.9.10-gil-trace.patch": ("Python-3.9.10.tar.xz", ["Python/ceval_gil.h"]),
+           "nogil-3.9.10-gil-trace.patch": ("nogil-3.9.10.tar.xz", ["Python/ceval_gil.h"]),
+           "python-3.13.5-gil-trace.patch": ("python3.13_3.13.5.orig.tar.xz", ["Python/ceval_gil.c"])}
+
+
+def patched_source(patch: str, tmp_path) -> dict[str, str]:
+    """The files a trace patch touches, patched: extracted from the build's source tarball (where
+    the sources are, as for a build) and the patch applied with ``patch``."""
+    import shutil
+    import tarfile
+
+    from gillab.paths import repo_root
+
+    tarball, _ = PATCHED[patch]
+    found = [d / tarball for d in provision.source_dirs() if (d / tarball).is_file()]
+    if not found:
+        msg = f"source {tarball} not found (build the traced interpreters first)"
+        pytest.fail(msg) if os.environ.get("CI") else pytest.skip(msg)
+    text = (repo_root() / "patches" / patch).read_text()
+    touched = sorted({ln[6:].strip() for ln in text.splitlines() if ln.startswith("--- a/")})
+    with tarfile.open(found[0]) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        for rel in touched:
+            member = tar.getmember(f"{top}/{rel}")
+            member.name = rel
+            tar.extract(member, tmp_path)
+    assert shutil.which("patch"), "the patch tool is needed (scripts/install-system-deps.sh)"
+    subprocess.run(["patch", "-s", "-p1", "-i", str(repo_root() / "patches" / patch)], cwd=tmp_path, check=True)
+    return {rel: (tmp_path / rel).read_text() for rel in touched + ["Python/gillab_gil_trace.h"]}
+
+
+def function_body(src: str, name: str) -> str:
+    """The body of the C function ``name`` (its definition: the name at a line's start)."""
+    start = next(i for i, ln in enumerate(src.splitlines(True)) if ln.startswith(f"{name}(")
+                 or ln.startswith(f"static void {name}(") or ln.startswith(f"static void\n{name}("))
+    lines = src.splitlines(True)[start:]
+    depth, out = 0, []
+    for ln in lines:
+        out.append(ln)
+        depth += ln.count("{") - ln.count("}")
+        if depth == 0 and "}" in ln:
+            break
+    return "".join(out)
+
+
+@pytest.mark.parametrize("patch", [p for p in PATCHED if p != "python-2.7.18-gil-trace.patch"])
+def test_no_event_is_recorded_while_the_gil_mutex_is_held(patch, tmp_path):
+    """From the first lock of the GIL's mutex to its last unlock, take_gil and drop_gil only read
+    the clock (GILLAB_*_STAMP); every event is recorded outside the mutex."""
+    files = patched_source(patch, tmp_path)
+    src = files[PATCHED[patch][1][0]]
+    for fn in ("take_gil", "drop_gil"):
+        body = function_body(src, fn)
+        if "MUTEX_LOCK(gil->mutex)" not in body:
+            continue
+        inside = body[body.index("MUTEX_LOCK(gil->mutex)"):body.rindex("MUTEX_UNLOCK(gil->mutex)")]
+        assert not [r for r in RECORDS if r in inside], (patch, fn)
+        assert "GILLAB_REQUEST_STAMP" in inside or fn == "drop_gil"
+    header = files["Python/gillab_gil_trace.h"]
+    for stamp in ("GILLAB_REQUEST_STAMP", "GILLAB_TAKE_STAMP"):
+        lines = header[header.index(f"#define {stamp}"):].splitlines()
+        end = next(i for i, ln in enumerate(lines) if not ln.endswith("\\"))
+        macro = "\n".join(lines[:end + 1])         # the definition: its continued lines
+        assert "gillab_stamp()" in macro and not [r for r in RECORDS if r in macro], stamp
+
+
+def test_the_old_gil_hand_off_has_nothing_between_its_release_and_acquire(tmp_path):
+    src = patched_source("python-2.7.18-gil-trace.patch", tmp_path)["Python/ceval.c"]
+    gap = src[src.index("GILLAB_TICKS_RELEASE();"):src.index("GILLAB_TICKS_ACQUIRED();")]
+    gap = gap[gap.index("PyThread_release_lock(interpreter_lock);"):]
+    assert "PyThread_acquire_lock(interpreter_lock, 1);" in gap and "gillab" not in gap.lower()
+
+
+@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+def test_a_thread_id_is_read_once_per_thread_not_per_event(traced, build, tmp_path):
+    """Thousands of events, a handful of ``gettid`` calls (strace counts them)."""
+    import shutil
+
+    assert shutil.which("strace"), "strace is needed (scripts/install-system-deps.sh)"
+    path, log = tmp_path / "g.trace", tmp_path / "strace.log"
+    subprocess.run(["strace", "-f", "-qq", "-e", "trace=gettid", "-o", str(log), traced[build], "-c",
+                    spin(5_000_000, 0.0002)], env={"PATH": os.environ["PATH"], traces.TRACE_ENV: str(path)},
+                   check=True, timeout=120, cwd=tmp_path)
+    tr = traces.parse(path.read_bytes())
+    calls = sum("gettid" in ln for ln in log.read_text().splitlines())
+    assert len(tr.events) > 1000 and calls <= 2 * len(tr.threads) + 4, (len(tr.events), calls)
+
+
+@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+def test_a_drop_for_io_is_never_labelled_forced(traced, build, tmp_path):
+    """A thread that sleeps (a blocking call) beside a spinning one drops of its own accord every
+    time, even while its own drop request is pending; only the spinner is asked to drop."""
+    program = ("import sys, threading, time\nsys.setswitchinterval(0.001)\n"
+               "def f():\n    n = 0\n    while not done:\n        n += 1\n"
+               "done = False\nt = threading.Thread(target=f)\nt.start()\n"
+               "for _ in range(200):\n    time.sleep(0.0005)\ndone = True\nt.join()\n")
+    tr = run_traced(traced[build], program, tmp_path)
+    ev = tr.events
+    main = ev[ev["tid"] == tr.pid]
+    voluntary, forced = (main["event"] == traces.DROP).sum(), (main["event"] == traces.DROP_FORCED).sum()
+    assert voluntary >= 150 and forced <= 0.05 * voluntary, (voluntary, forced)
+    assert (ev[ev["tid"] != tr.pid]["event"] == traces.DROP_FORCED).sum() >= 100
+
+
+def test_a_wait_under_way_when_the_window_opens_is_kept_clipped(traced, tmp_path):
+    program = spin(40_000_000, 0.005)
+    tr = run_traced(traced["3.13.5+trace"], program, tmp_path, {traces.WINDOW_ENV: "100,100"})
+    s = traces.spans(tr)
+    clipped = s[s["clipped"]]
+    assert len(clipped) >= 1 and (clipped["start_ns"] == clipped["start_ns"].min()).all()
+    assert int(clipped["start_ns"].min()) == int(tr.events["t_ns"].min())
+
+
+def test_roles_name_the_threads_in_the_timeline_and_the_export():
+    meta = {"condition": "3.9.10", "roles": {"100": "main (accepts)", "7": "handler"},
+            "sample_result": {"client_pid": 555, "client_condition": "3.13.5", "client_cpu": 0,
+                              "placement": "pinned"}}
+    tr = traces.parse(raw(TURN), meta)
+    assert [tr.label(t) for t in tr.threads] == ["main (accepts)", "handler"]
+    doc = traces.chrome(tr)
+    names = {e["args"]["name"] for e in doc["traceEvents"] if e["name"] in ("thread_name", "process_name")}
+    assert {"main (accepts)", "handler", "client"} <= names
+    assert any(e["name"] == "process_name" and e["pid"] == 555 for e in doc["traceEvents"])

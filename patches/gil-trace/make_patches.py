@@ -4,7 +4,8 @@
                                                 nogil-3.9.10/, Python-3.13.5/ unpacked>
 
 Each patch adds ``Python/gillab_gil_trace.h`` (this folder's copy) and a few hooks, one line
-each, at the points where its GIL implementation is asked for, taken and let go.  Every hook
+each, at the points where its GIL implementation is asked for, taken and let go: inside a GIL
+mutex a hook only reads the clock (see the header).  Every hook
 is anchored on text that must occur exactly once, so a source that differs stops the script.
 Then update the patches' sha256 in builds.toml (``sha256sum patches/*.patch``).
 """
@@ -45,12 +46,26 @@ OLD_GIL = {"Python/ceval.c": [
     ("        int err = errno;\n        PyThread_acquire_lock(interpreter_lock, 1);\n",
      f"        int err = errno;\n        {T}(GILLAB_EV_WANT);\n        PyThread_acquire_lock(interpreter_lock, 1);\n"
      f"        {T}(GILLAB_EV_TAKE);\n"),
+    # the check interval's hand-off: nothing between the release and the acquire
     ("                PyThread_release_lock(interpreter_lock);\n\n                /* Other threads may run now */\n\n"
      "                PyThread_acquire_lock(interpreter_lock, 1);\n",
-     f"                {T}(GILLAB_EV_DROP_TICKS);\n                PyThread_release_lock(interpreter_lock);\n\n"
-     f"                /* Other threads may run now */\n\n                {T}(GILLAB_EV_WANT);\n"
-     f"                PyThread_acquire_lock(interpreter_lock, 1);\n                {T}(GILLAB_EV_TAKE);\n"),
+     "                GILLAB_TICKS_RELEASE();\n                PyThread_release_lock(interpreter_lock);\n\n"
+     "                /* Other threads may run now */\n\n"
+     "                PyThread_acquire_lock(interpreter_lock, 1);\n                GILLAB_TICKS_ACQUIRED();\n"),
 ]}
+
+
+def _take_gil(begin: str, request: str, take: str, end: str) -> list[tuple[str, str]]:
+    """take_gil's four hooks: WANT before the mutex, drop requests and the take stamped inside
+    it, all recorded after the function's last unlock."""
+    return [
+        (begin, begin.replace("    MUTEX_LOCK(gil->mutex);\n", "    GILLAB_TAKE_BEGIN();\n    MUTEX_LOCK(gil->mutex);\n", 1)),
+        (request, request.replace(request.lstrip(" "), "GILLAB_REQUEST_STAMP();\n", 1)
+         .replace("GILLAB_REQUEST_STAMP();\n", "GILLAB_REQUEST_STAMP();\n" + request, 1)),
+        (take, f"{take}    GILLAB_TAKE_STAMP();\n"),
+        (end, end.replace("    MUTEX_UNLOCK(gil->mutex);\n", "    MUTEX_UNLOCK(gil->mutex);\n    GILLAB_TAKE_END();\n", 1)),
+    ]
+
 
 NEW_GIL_39 = {"Python/ceval_gil.h": [
     ("#include <errno.h>\n", '#include <errno.h>\n#include "gillab_gil_trace.h"\n'),
@@ -58,18 +73,20 @@ NEW_GIL_39 = {"Python/ceval_gil.h": [
      "static void create_gil(struct _gil_runtime_state *gil)\n{\n    gillab_impl = 2;\n"
      "    gillab_interval_us = &gil->interval;\n"),
     ("    MUTEX_LOCK(gil->mutex);\n    _Py_ANNOTATE_RWLOCK_RELEASED",
-     f"    {T}(_Py_atomic_load_relaxed(&ceval2->gil_drop_request) ? GILLAB_EV_DROP_FORCED : GILLAB_EV_DROP);\n"
-     "    MUTEX_LOCK(gil->mutex);\n    _Py_ANNOTATE_RWLOCK_RELEASED"),
-    ("    assert(gil_created(gil));\n\n    MUTEX_LOCK(gil->mutex);\n",
-     f"    assert(gil_created(gil));\n\n    {T}(GILLAB_EV_WANT);\n    MUTEX_LOCK(gil->mutex);\n"),
-    ("            SET_GIL_DROP_REQUEST(interp);\n",
-     f"            {T}(GILLAB_EV_REQUEST);\n            SET_GIL_DROP_REQUEST(interp);\n"),
-    ("    _Py_atomic_store_relaxed(&gil->locked, 1);\n",
-     f"    _Py_atomic_store_relaxed(&gil->locked, 1);\n    {T}(GILLAB_EV_TAKE);\n"),
+     "    GILLAB_DROP();\n    MUTEX_LOCK(gil->mutex);\n    _Py_ANNOTATE_RWLOCK_RELEASED"),
+    *_take_gil("    assert(gil_created(gil));\n\n    MUTEX_LOCK(gil->mutex);\n",
+               "            SET_GIL_DROP_REQUEST(interp);\n",
+               "    _Py_atomic_store_relaxed(&gil->locked, 1);\n",
+               "    MUTEX_UNLOCK(gil->mutex);\n\n    errno = err;\n}\n"),
+], "Python/ceval.c": [
+    # the eval loop lets the GIL go because it was asked: the drop's hook reads this thread's flag
+    ("        drop_gil(ceval, ceval2, tstate);\n\n        /* Other threads may run now */\n",
+     "        gillab_asked = 1;\n        drop_gil(ceval, ceval2, tstate);\n        gillab_asked = 0;\n\n"
+     "        /* Other threads may run now */\n"),
 ]}
 
-# nogil's eval loop clears its drop request before it lets the GIL go (ceval_meta.c), so drop_gil
-# cannot see it: the loop says so in a thread-local flag that only the trace reads
+# nogil's eval loop (ceval_meta.c, a file of its own) says so in a thread-local flag that only the
+# trace reads
 NOGIL_39 = {"Python/ceval_gil.h": [
     ("#include <errno.h>\n", '#include <errno.h>\n#include "gillab_gil_trace.h"\n'
      "__thread int _Py_gillab_asked = 0;   /* set by ceval_meta.c: this drop was asked for */\n"),
@@ -77,16 +94,12 @@ NOGIL_39 = {"Python/ceval_gil.h": [
      "static void create_gil(struct _gil_runtime_state *gil)\n{\n    gillab_impl = 3;\n"
      "    gillab_interval_us = &gil->interval;\n"),
     ("    MUTEX_LOCK(gil->mutex);\n    _Py_ANNOTATE_RWLOCK_RELEASED",
-     f"    {T}(_Py_gillab_asked || (tstate != NULL && (_Py_atomic_load_uintptr_relaxed(&tstate->eval_breaker)\n"
-     "                                                 & EVAL_DROP_GIL)) ? GILLAB_EV_DROP_FORCED : GILLAB_EV_DROP);\n"
-     "    _Py_gillab_asked = 0;\n"
+     "    gillab_asked = _Py_gillab_asked;\n    _Py_gillab_asked = 0;\n    GILLAB_DROP();\n"
      "    MUTEX_LOCK(gil->mutex);\n    _Py_ANNOTATE_RWLOCK_RELEASED"),
-    ("    assert(gil_created(gil));\n\n    MUTEX_LOCK(gil->mutex);\n",
-     f"    assert(gil_created(gil));\n\n    {T}(GILLAB_EV_WANT);\n    MUTEX_LOCK(gil->mutex);\n"),
-    ("            _PyThreadState_Signal(gil->holder, EVAL_DROP_GIL);\n",
-     f"            {T}(GILLAB_EV_REQUEST);\n            _PyThreadState_Signal(gil->holder, EVAL_DROP_GIL);\n"),
-    ("    _Py_atomic_store_relaxed(&gil->locked, 1);\n",
-     f"    _Py_atomic_store_relaxed(&gil->locked, 1);\n    {T}(GILLAB_EV_TAKE);\n"),
+    *_take_gil("    assert(gil_created(gil));\n\n    MUTEX_LOCK(gil->mutex);\n",
+               "            _PyThreadState_Signal(gil->holder, EVAL_DROP_GIL);\n",
+               "    _Py_atomic_store_relaxed(&gil->locked, 1);\n",
+               "    MUTEX_UNLOCK(gil->mutex);\n\n    errno = err;\n}\n"),
 ], "Python/ceval_meta.c": [
     ('#include "Python.h"\n', '#include "Python.h"\nextern __thread int _Py_gillab_asked;   /* gil-lab\'s GIL trace */\n'),
     ("    if ((b & EVAL_DROP_GIL) != 0) {\n        _PyThreadState_Unsignal(tstate, EVAL_DROP_GIL);\n",
@@ -100,18 +113,15 @@ NEW_GIL_313 = {"Python/ceval_gil.c": [
      "static void create_gil(struct _gil_runtime_state *gil)\n{\n    gillab_impl = 4;\n"
      "    gillab_interval_us = &gil->interval;\n"),
     ("    drop_gil_impl(tstate, gil);\n\n#ifdef FORCE_SWITCHING\n",
-     f"    {T}(tstate != NULL && _Py_eval_breaker_bit_is_set(tstate, _PY_GIL_DROP_REQUEST_BIT)\n"
-     "                 ? GILLAB_EV_DROP_FORCED : GILLAB_EV_DROP);\n    drop_gil_impl(tstate, gil);\n\n"
-     "#ifdef FORCE_SWITCHING\n"),
-    ("    assert(gil_created(gil));\n\n    MUTEX_LOCK(gil->mutex);\n\n    int drop_requested = 0;\n",
-     f"    assert(gil_created(gil));\n\n    {T}(GILLAB_EV_WANT);\n    MUTEX_LOCK(gil->mutex);\n\n"
-     "    int drop_requested = 0;\n"),
-    ("            _Py_set_eval_breaker_bit(holder_tstate, _PY_GIL_DROP_REQUEST_BIT);\n",
-     f"            {T}(GILLAB_EV_REQUEST);\n"
-     "            _Py_set_eval_breaker_bit(holder_tstate, _PY_GIL_DROP_REQUEST_BIT);\n"),
-    ("    /* We now hold the GIL */\n    _Py_atomic_store_int_relaxed(&gil->locked, 1);\n",
-     "    /* We now hold the GIL */\n    _Py_atomic_store_int_relaxed(&gil->locked, 1);\n"
-     f"    {T}(GILLAB_EV_TAKE);\n"),
+     "    GILLAB_DROP();\n    drop_gil_impl(tstate, gil);\n\n#ifdef FORCE_SWITCHING\n"),
+    *_take_gil("    assert(gil_created(gil));\n\n    MUTEX_LOCK(gil->mutex);\n\n    int drop_requested = 0;\n",
+               "            _Py_set_eval_breaker_bit(holder_tstate, _PY_GIL_DROP_REQUEST_BIT);\n",
+               "    /* We now hold the GIL */\n    _Py_atomic_store_int_relaxed(&gil->locked, 1);\n",
+               "    MUTEX_UNLOCK(gil->mutex);\n\n    errno = err;\n    return;\n}\n"),
+    # the eval loop lets the GIL go because it was asked: the drop's hook reads this thread's flag
+    ("        /* Give another thread a chance */\n        _PyThreadState_Detach(tstate);\n",
+     "        /* Give another thread a chance */\n        gillab_asked = 1;\n        _PyThreadState_Detach(tstate);\n"
+     "        gillab_asked = 0;\n"),
 ]}
 
 PATCHES = [

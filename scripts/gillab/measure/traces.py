@@ -39,7 +39,9 @@ EVENTS_ENV = "GILLAB_GIL_TRACE_EVENTS"
 SUFFIX = ".gtrace.xz"
 MAGIC = b"GILTRACE"
 HEADER = struct.Struct("<8sIIQQQQQII")            # 64 bytes: see patches/gil-trace/gillab_gil_trace.h
-EVENT = np.dtype([("t_ns", "<u8"), ("tid", "<u4"), ("event", "u1"), ("pad", "u1", (3,))])
+EVENT = np.dtype([("t_ns", "<u8"), ("tid", "<u4"), ("event", "u1"), ("flags", "u1"), ("pad", "u1", (2,))])
+VERSIONS = (1, 2)             # 1: the first recorder (hooks inside the GIL's mutex); 2: kept out of it
+CLIPPED = 1                   # flags: a wait or hold under way when the window opened, cut at its edge
 
 WANT, TAKE, DROP, REQUEST, DROP_FORCED, DROP_TICKS = 1, 2, 3, 4, 5, 6
 EVENT_NAMES = {WANT: "wants", TAKE: "takes", DROP: "drops", REQUEST: "asks the holder to drop",
@@ -68,6 +70,7 @@ class Trace:
     meta: dict = field(default_factory=dict)
     ppid: int = 0
     unfinished: int = 0           # slots another thread was still writing when the file was written
+    version: int = 2              # the recorder's version (VERSIONS)
 
     @property
     def old_gil(self) -> bool:
@@ -82,8 +85,10 @@ class Trace:
 
     @functools.cached_property
     def _labels(self) -> dict[int, str]:
+        roles = {int(t): str(r) for t, r in (self.meta.get("roles") or {}).items()}
         others = [t for t in self.threads if t != self.pid]
-        return {self.pid: "main", **{t: f"thread {k}" for k, t in enumerate(others, 1)}}
+        default = {self.pid: "main", **{t: f"thread {k}" for k, t in enumerate(others, 1)}}
+        return {t: roles.get(t, name) for t, name in default.items()}
 
     @functools.cached_property
     def _spans(self) -> pd.DataFrame:
@@ -94,7 +99,8 @@ class Trace:
         return int(self.events["t_ns"][-1] - self.events["t_ns"][0]) if len(self.events) else 0
 
     def label(self, tid: int) -> str:
-        """``main`` for the main thread, else ``thread k`` by first event (k from 1)."""
+        """The thread's role where the recorder named it (``handler``, ``CPU thread 1``: the
+        metadata's ``roles``), else ``main`` for the main thread and ``thread k`` by first event."""
         return self._labels[tid]
 
 
@@ -103,8 +109,8 @@ def parse(data: bytes, meta: dict | None = None, where: str = "trace") -> Trace:
     if len(data) < HEADER.size:
         raise TraceError(f"{where}: {len(data)} bytes, shorter than a trace's header")
     magic, version, impl, t0, n, lost, pid, interval, reason, ppid = HEADER.unpack_from(data)
-    if magic != MAGIC or version != 1:
-        raise TraceError(f"{where}: not a GIL trace of version 1 (magic {magic!r}, version {version})")
+    if magic != MAGIC or version not in VERSIONS:
+        raise TraceError(f"{where}: not a GIL trace of version 1 or 2 (magic {magic!r}, version {version})")
     body = len(data) - HEADER.size
     if body != n * EVENT.itemsize:
         raise TraceError(f"{where}: the header says {n} events, the file holds {body / EVENT.itemsize:g}: cut short")
@@ -121,7 +127,7 @@ def parse(data: bytes, meta: dict | None = None, where: str = "trace") -> Trace:
     if bad:
         raise TraceError(f"{where}: unknown event codes {bad}: damaged")
     order = np.argsort(events["t_ns"], kind="stable")   # threads write their slots a few ns apart
-    return Trace(impl, t0, lost, pid, interval, reason, events[order], dict(meta or {}), ppid, unfinished)
+    return Trace(impl, t0, lost, pid, interval, reason, events[order], dict(meta or {}), ppid, unfinished, version)
 
 
 def read(path: Path) -> Trace:
@@ -177,7 +183,8 @@ def stored(folder: Path) -> tuple[list[Trace], list[str]]:
 # -- what a trace says --------------------------------------------------------------------------
 def spans(trace: Trace) -> pd.DataFrame:
     """Each thread's holds (from taking the GIL to dropping it) and waits (from wanting it to
-    taking it): columns thread (tid), kind, start_ns, end_ns, dur_ns, and for a hold how it
+    taking it): columns thread (tid), kind, start_ns, end_ns, dur_ns, clipped (under way when
+    the window opened: its start is the window's, version 2 only), and for a hold how it
     ended (``drops``, ``drops when asked``, ``drops at its check interval``).  Computed once per
     trace (every table and figure of a chapter reads them); callers select, never change them."""
     return trace._spans
@@ -188,17 +195,18 @@ def _spans_of(trace: Trace) -> pd.DataFrame:
     for tid in trace.threads:
         ev = trace.events[trace.events["tid"] == tid]
         want = take = None
-        for t, e in zip(ev["t_ns"].tolist(), ev["event"].tolist()):
+        want_clipped = take_clipped = False
+        for t, e, f in zip(ev["t_ns"].tolist(), ev["event"].tolist(), ev["flags"].tolist()):
             if e == WANT:
-                want = t
+                want, want_clipped = t, bool(f & CLIPPED)
             elif e == TAKE:
                 if want is not None:
-                    rows.append((tid, "wait", want, t, ""))
-                want, take = None, t
+                    rows.append((tid, "wait", want, t, "", want_clipped))
+                want, take, take_clipped = None, t, bool(f & CLIPPED)
             elif e in DROPS and take is not None:
-                rows.append((tid, "hold", take, t, EVENT_NAMES[e]))
+                rows.append((tid, "hold", take, t, EVENT_NAMES[e], take_clipped))
                 take = None
-    out = pd.DataFrame(rows, columns=["tid", "kind", "start_ns", "end_ns", "ended_by"])
+    out = pd.DataFrame(rows, columns=["tid", "kind", "start_ns", "end_ns", "ended_by", "clipped"])
     out["dur_ns"] = out["end_ns"] - out["start_ns"]
     return out
 
@@ -244,13 +252,22 @@ def waits_in_intervals(trace: Trace, tid: int) -> np.ndarray:
 
 def chrome(trace: Trace) -> dict:
     """The trace as Chrome trace-event JSON (``chrome://tracing``, Perfetto): holds and waits as
-    complete events, drop requests as instants, one row per thread, times in µs."""
+    complete events, drop requests as instants, one row per thread named by its role (handler,
+    CPU thread, main), the echo client as a process of its own with where it ran, times in µs."""
     t0 = int(trace.events["t_ns"][0]) if len(trace.events) else 0
     out = [{"ph": "M", "name": "process_name", "pid": trace.pid,
             "args": {"name": f"{trace.meta.get('condition', '?')} {trace.meta.get('experiment', '')} "
                              f"{trace.meta.get('point', '')}".strip()}}]
     for tid in trace.threads:
         out.append({"ph": "M", "name": "thread_name", "pid": trace.pid, "tid": tid, "args": {"name": trace.label(tid)}})
+    r = trace.meta.get("sample_result") or {}
+    if r.get("client_pid"):         # the echo client: another process, untraced; named, with where it ran
+        where = {k: r.get(k) for k in ("client_cpu", "client_share", "client_migrations", "placement",
+                                       "placement_regime") if r.get(k) is not None}
+        out += [{"ph": "M", "name": "process_name", "pid": int(r["client_pid"]),
+                 "args": {"name": f"client ({r.get('client_condition', '?')}, untraced, not in this trace)"}},
+                {"ph": "M", "name": "thread_name", "pid": int(r["client_pid"]), "tid": int(r["client_pid"]),
+                 "args": {"name": "client", **where}}]
     for r in spans(trace).itertuples():
         out.append({"ph": "X", "name": "holds the GIL" if r.kind == "hold" else "waits for the GIL",
                     "cat": r.kind, "pid": trace.pid, "tid": int(r.tid), "ts": (r.start_ns - t0) / 1e3,
