@@ -8,9 +8,27 @@ window is stored as a row.  A point's rate is the median over its **runs** (each
 window) with its interval over runs: windows of one process are not independent samples."""
 from __future__ import annotations
 
+import os
+
 from ..experiment import Experiment
-from ..profiles import Param, ParameterError
+from ..profiles import Param, ParameterError, as_list, switch_interval
+from ..placement import PLACEMENTS
 from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample, echo_waits, intervals
+
+
+def pinned_intervals(value) -> list[float]:
+    """A list of switch intervals (possibly empty: no pinned point)."""
+    return [switch_interval(v) for v in as_list(value)] if value not in (None, "", []) else []
+
+
+def placements(value) -> list[str]:
+    """Which placements to measure: ``os`` (where the operating system puts the threads) and/or
+    ``pinned`` (the document's setting, :func:`gillab.measure.placement.pin`)."""
+    out = [str(v) for v in as_list(value)]
+    bad = [v for v in out if v not in PLACEMENTS]
+    if not out or bad:
+        raise ValueError(f"placements must be among {PLACEMENTS}, got {out}")
+    return out
 
 
 class Convoy(Experiment):
@@ -24,28 +42,54 @@ class Convoy(Experiment):
         "cpu_threads": Param("cpu_threads", counts, "CPU-bound threads next to the server, e.g. [0, 1, 2, 4]"),
         "cpu_processes": Param("cpu_processes", counts,
                                "CPU-bound processes instead (at the default 5 ms interval), e.g. [1, 2, 3, 4]"),
+        "placements": Param("placements", placements, "os (the threads where the OS puts them), pinned, or both"),
+        "pinned_intervals": Param("pinned_intervals", pinned_intervals,
+                                  "which of switch_intervals are also measured pinned (CPU threads on a CPU of their "
+                                  "own), e.g. [0.01, 0.005, 0.001]; [] for none"),
+        "pinned_threads": Param("pinned_threads", counts,
+                                "which of cpu_threads are measured at the pinned points, e.g. [0, 1, 2]"),
         **ECHO_PARAMS,
     }
     point_keys = ("switch_interval", "cpu_threads", "cpu_processes")
+    # the pinned points add points of their own without changing what any other point's sample is:
+    # how much is measured, so (like a small grid) not part of the configuration id
+    extent_params = ("placements", "pinned_intervals", "pinned_threads")
     workloads = SERVER_WORKLOADS
     measuring_code = SERVER_CODE
 
     def points(self, p):
-        pts = [{"switch_interval": si, "cpu_threads": n, "cpu_processes": 0}
-               for si in p["switch_intervals"] for n in p["cpu_threads"]]
-        pts += [{"switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": m} for m in p["cpu_processes"] if m]
+        pts = []
+        if "os" in p["placements"]:
+            pts += [{"switch_interval": si, "cpu_threads": n, "cpu_processes": 0}
+                    for si in p["switch_intervals"] for n in p["cpu_threads"]]
+            pts += [{"switch_interval": 0.005, "cpu_threads": 0, "cpu_processes": m} for m in p["cpu_processes"] if m]
+        if "pinned" in p["placements"]:
+            # the grid's own intervals and counts that pinned_* name: a grid narrowed on the command
+            # line (or a claim tier) narrows the pinned points alike
+            pts += [{"switch_interval": si, "cpu_threads": n, "cpu_processes": 0, "placement": "pinned"}
+                    for si in p["switch_intervals"] if si in p["pinned_intervals"]
+                    for n in p["cpu_threads"] if n in p["pinned_threads"]]
         return pts
+
+    def config(self, p):
+        return {k: v for k, v in super().config(p).items() if k not in self.extent_params}
 
     def check(self, p):
         if p["switch_interval"] is not None:
             raise ParameterError("convoy: use switch_intervals (a list) instead of switch_interval")
         if max(p["cpu_threads"] + p["cpu_processes"]) > 64:
             raise ParameterError("convoy: more than 64 CPU-bound threads or processes is not a meaningful point")
+        pinned = "pinned" in p["placements"] and p["pinned_intervals"]
+        if pinned and p["affinity"] is not None:
+            raise ParameterError("convoy: pinned points choose their own CPUs; unset affinity or pinned_intervals")
+        if pinned and len(os.sched_getaffinity(0)) < 2:
+            raise ParameterError("convoy: pinned points need at least 2 CPUs (the CPU threads get one of their own); "
+                                 "set pinned_intervals=[]")
 
     def run_sample(self, p, point, cond):
         return echo_sample(p, cond, cpu_threads=point["cpu_threads"], cpu_processes=point["cpu_processes"],
                            switch=point["switch_interval"], server_affinity=p["affinity"],
-                           client_affinity=p["affinity"])
+                           client_affinity=p["affinity"], placement=point.get("placement", "os"))
 
 
 waits = echo_waits      # what a sample waits out: the client's windows

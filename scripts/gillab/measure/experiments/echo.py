@@ -7,9 +7,11 @@ affinity sweep the same parameters (:func:`intervals`, :func:`counts`, :data:`EC
 their chapters read the samples alike is :mod:`gillab.chapters.echo`."""
 from __future__ import annotations
 
+import os
 import time
 
 from .. import interpreters, runner, servers
+from .. import placement as placement_mod
 from ..profiles import Param, as_list, positive_float, positive_int, switch_interval
 
 
@@ -48,19 +50,31 @@ def client_condition(server_cond):
 
 
 def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: float | None,
-                server_affinity=None, client_affinity=None) -> runner.Sample:
-    """One server (with its CPU-bound neighbours) and one client run against it."""
+                server_affinity=None, client_affinity=None, placement: str = "os") -> runner.Sample:
+    """One server (with its CPU-bound neighbours) and one client run against it, and where their
+    threads ran (:mod:`gillab.measure.placement`).  ``placement="pinned"`` puts the CPU threads on
+    a CPU of their own and the server's other threads and the client on another
+    (:func:`gillab.measure.placement.pin`), before the client connects."""
+    if placement not in placement_mod.PLACEMENTS:
+        raise ValueError(f"placement must be one of {placement_mod.PLACEMENTS}, got {placement!r}")
     client = client_condition(cond)
     span = p["warmup_s"] + p["windows"] * p["window_s"]
     t0 = time.perf_counter()
     with servers.workload_server(cond, "echo_server", {"cpu_threads": cpu_threads, "cpu_processes": cpu_processes},
                                  switch_interval=switch, affinity=server_affinity) as srv:
-        cs = runner.run(client, "echo_client", {"port": srv.port, "warmup_s": p["warmup_s"],
-                                                "windows": p["windows"], "window_s": p["window_s"]},
-                        timeout=span + 30, affinity=client_affinity)
+        cpu_tids = list(srv.ready.get("cpu_tids", []))
+        pinned_cpus = None
+        if placement == "pinned":
+            home, away = placement_mod.pin(srv.proc.pid, cpu_tids, sorted(os.sched_getaffinity(0)))
+            client_affinity, pinned_cpus = home, {"server": home, "cpu_threads": away, "client": home}
+        with placement_mod.Sampler(srv.proc.pid) as where:
+            cs = runner.run(client, "echo_client", {"port": srv.port, "warmup_s": p["warmup_s"],
+                                                    "windows": p["windows"], "window_s": p["window_s"]},
+                            timeout=span + 30, affinity=client_affinity)
         sdata = srv.result(timeout=60)
-        handler = srv.thread_stats(sdata["result"]["handler_tid"])
-        cpu = [srv.thread_stats(t) for t in srv.ready.get("cpu_tids", [])]
+        handler_tid = sdata["result"]["handler_tid"]
+        handler = srv.thread_stats(handler_tid)
+        cpu = [srv.thread_stats(t) for t in cpu_tids]
     result = {**cs.result, **sdata["result"], "client_condition": client.id,
               "client_affinity": ",".join(map(str, cs.runtime.get("affinity") or [])),
               "handler_ctx_voluntary": handler.get("ctx_voluntary"),
@@ -68,7 +82,11 @@ def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: 
               "handler_last_cpu": handler.get("last_cpu"),
               "server_affinity": ",".join(map(str, sdata["runtime"].get("affinity") or [])),
               "cpu_threads_ctx_involuntary": sum(c.get("ctx_involuntary", 0) for c in cpu),
-              "cpu_threads_cpu_s": sum(c.get("cpu_s", 0.0) for c in cpu)}
+              "cpu_threads_cpu_s": sum(c.get("cpu_s", 0.0) for c in cpu),
+              "cpu_tids": ",".join(map(str, cpu_tids)), "server_pid": srv.proc.pid,
+              **placement_mod.summary(where, handler_tid, cpu_tids, placement)}
+    if pinned_cpus:
+        result["pinned_cpus"] = ";".join(f"{k}={','.join(map(str, v))}" for k, v in pinned_cpus.items())
     return runner.Sample(result=result, runtime=sdata["runtime"] | {"gil_enabled_after": None},
                          rusage={}, wall_s=time.perf_counter() - t0)
 
@@ -82,4 +100,5 @@ def echo_waits(p: dict, point: dict) -> float:
 # what a sample of the echo server beside its client runs: its two programs and the helpers that
 # shape it (the convoy and affinity chapters measure it so)
 SERVER_WORKLOADS = ("echo_server", "echo_client")
-SERVER_CODE = (echo_sample, client_condition, servers.workload_server, servers.Server)
+SERVER_CODE = (echo_sample, client_condition, servers.workload_server, servers.Server, placement_mod.pin,
+               placement_mod.Sampler)
