@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from gillab.measure import placement
@@ -72,3 +74,36 @@ def test_pinned_points_keep_the_configuration_and_need_two_cpus(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     with pytest.raises(ParameterError, match="2 CPUs"):
         exp.resolve("default")
+
+
+def _rows(placement_, condition, si, n, rps, rounds=7, regime=None):
+    out = []
+    for k in range(rounds):
+        out.append({"condition": condition, "switch_interval": si, "cpu_threads": n, "cpu_processes": 0,
+                    "run_id": "r", "repeat": k, "window": 0, "rps": rps * (1 + 0.01 * k),
+                    "placement": placement_, "placement_regime": regime or ("pinned" if placement_ == "pinned"
+                                                                            else "handler beside a CPU thread"),
+                    "handler_ctx_involuntary": 10, "handler_ctx_voluntary": 100, "requests_served": 100,
+                    "client_cpu_share": 0.1, "gil_enabled": True, "status": "ok"})
+    return out
+
+
+def test_the_convoy_chapter_never_pools_pinned_and_unpinned_runs():
+    """Unpinned runs at 20 RPS, pinned at 100 (5 ms, one CPU thread; 10,000 alone): the rates and
+    the unpinned cost read only the unpinned, the judged mechanism only the pinned."""
+    from gillab.chapters import convoy
+
+    rows = (_rows(np.nan, "3.9.10", 0.005, 0, 10_000) + _rows(np.nan, "3.9.10", 0.005, 1, 20)
+            + _rows("pinned", "3.9.10", 0.005, 0, 10_000) + _rows("pinned", "3.9.10", 0.005, 1, 100))
+    df = pd.DataFrame(rows)
+    s = convoy.summary(df)
+    assert float(s[s["cpu_threads"] == 1]["rps_median"].iloc[0]) == pytest.approx(20 * 1.03, rel=0.01)
+    w = convoy.waits_summary(df)
+    pinned = w[w["placement"] == "pinned"].iloc[0]
+    assert pinned["judged"] and pinned["waits"] == pytest.approx((1 / 103 - 1 / 10300) / 0.005, rel=0.02)
+    assert not w[w["placement"] == "os"]["judged"].any()
+    c = convoy.cost_by_placement(df)
+    assert set(c["placement"]) == {"pinned", "handler beside a CPU thread"}
+    assert c.set_index("placement").loc["pinned", "cost"] == pytest.approx(1.94, rel=0.03)
+    mech = [r for r in convoy.claims(df) if r["claim_id"] == "convoy/mechanism/si=0.005/cpu_threads=1"][0]
+    assert mech["measured"]["3.9.10"]["median"] == pytest.approx(pinned["waits"])

@@ -43,6 +43,43 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _where(per: pd.DataFrame, role: str) -> str:
+    """A role's CPU as the placement reads saw it (its most frequent CPU and the share of reads
+    there, median over runs), or "not read" for samples stored before placements were recorded."""
+    col, share = f"{role}_cpu", f"{role}_share"
+    if col not in per or per[col].isna().all():
+        return "not read"
+    cpus = per[col].dropna().astype(int)
+    return f"CPU {cpus.mode().iloc[0]} ({float(per[share].median()):.0%} of reads)"
+
+
+def placement_table(df: pd.DataFrame) -> pd.DataFrame:
+    """What a request costs by where the threads ran: per build, client placement and CPU threads,
+    the median rate, the cost of a request against the same placement alone in switch intervals
+    (5 ms: ``(1/RPS - 1/RPS alone) / interval``, each run against the median alone, the median over
+    runs with its 95% interval), and where the handler, the CPU threads and the client ran."""
+    rows = []
+    for (cond, client), g in df.groupby(["condition", "client"], sort=True):
+        alone = per_run(g[g["cpu_threads"] == 0])
+        rps0 = float(alone.median()) if len(alone) else math.nan
+        for n, h in g.groupby("cpu_threads"):
+            runs = per_run(h)
+            per = h.drop_duplicates(["run_id", "repeat"])
+            given = pd.to_numeric(per["switch_interval"], errors="coerce").dropna() if "switch_interval" in per else []
+            si = float(given.iloc[0]) if len(given) else 0.005     # the interpreter's default when none was set
+            cost = ([(1 / x - 1 / rps0) / si for x in runs if x > 0] if n and rps0 == rps0 and rps0 > 0 else [])
+            c = stats.summarize(cost)
+            rows.append({"build": cond, "client": client, "CPU threads": int(n), "runs": len(runs),
+                         "median RPS": f"{float(runs.median()):,.0f}",
+                         "a request costs (intervals, 95%)": "-" if not n else (
+                             f"{c['median']:.2f} [{c['ci_lo']:.2f}, {c['ci_hi']:.2f}]"
+                             if stats.conclusive(stats.MEDIAN, c["n"]) else
+                             f"{c['median']:.2f} (n={c['n']}: too few runs)"),
+                         "handler ran on": _where(per, "handler"), "CPU threads ran on": _where(per, "cpu_threads"),
+                         "client ran on": _where(per, "client")})
+    return pd.DataFrame(rows)
+
+
 def claims(df: pd.DataFrame) -> list[dict]:
     from ..judge import claims as published_claims
 
@@ -203,4 +240,4 @@ def prose(df: pd.DataFrame) -> list:
     return out
 
 
-ANALYSIS = ModuleAnalysis(__name__)
+ANALYSIS = ModuleAnalysis(__name__, extras=('placement_table',))

@@ -335,6 +335,13 @@ class Chapter:
         display(tables.table(table, precision=precision))
         display(line)
 
+    def table(self, which: str, precision: int = 3) -> None:
+        """One of the analysis's further tables (``extras``), made from the data shown, with the
+        line naming the function that made it and the files it read."""
+        table, line = self._made(getattr(self.analysis, which), what="Made")
+        display(tables.table(table, precision=precision))
+        display(line)
+
     def claims(self, df: pd.DataFrame | None = None) -> list[dict]:
         return self.analysis.claims(self.df if df is None else df)
 
@@ -421,11 +428,14 @@ class Chapter:
         files = [f"data/results/{camp.id}/traces/{self.exp.name}/"]
         m = camp.machine
         first = trs[0].meta
+        rounds = max(t.meta.get("rounds", 1) for t in trs)
         display(Markdown(
             f"Traces of campaign `{camp.id}` ({m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores), recorded "
-            f"{first.get('recorded_at', '?')[:16]} with the traced builds (`<build>+trace`): one sample each, a window "
-            f"of {first.get('window_ms', ['?', '?'])[1]} ms. They explain the measurements above; the traced builds' "
-            "own numbers are never counted in a verdict (their hooks cost time: the method chapter measures how much)."
+            f"{first.get('recorded_at', '?')[:16]} with the traced builds (`<build>+trace`): "
+            + (f"{rounds} runs a point, " if rounds > 1 else "one sample each, ")
+            + f"a window of {first.get('window_ms', ['?', '?'])[1]} ms a run. They explain the measurements above; "
+            "the traced builds' own numbers are never counted in a verdict (their hooks cost time: the method chapter "
+            "measures how much)."
             + (f" **{len(damaged)} trace(s) could not be read** and are left out: " + "; ".join(damaged) if damaged
                else "")))
         fig = section.figure
