@@ -360,16 +360,12 @@ def test_a_campaign_carries_its_traces_and_a_damaged_one_is_refused_on_import(da
         exchange.check(cut, reference=False)
 
 
-def test_a_trace_median_prints_no_95_percent_interval_on_too_few_values():
-    from gillab import stats
+def test_the_waits_of_one_window_carry_no_95_percent_interval_however_many():
+    """n counts runs: the waits of one traced window are one run's, so their median has no interval."""
     from gillab.present import trace_view
 
-    few = trace_view.median_with_interval([1.0, 2.0])
-    assert few["median"] == 1.5 and few["lo"] != few["lo"]
-    assert "too few" in trace_view._interval_text(few["median"], few["lo"], few["hi"])
-    n = next(k for k in range(2, 40) if stats.conclusive(stats.MEDIAN, k))
-    enough = trace_view.median_with_interval(range(n))
-    assert enough["lo"] <= enough["median"] <= enough["hi"]
+    one = trace_view.median_with_interval(range(200))
+    assert one["median"] == 99.5 and one["n"] == 200 and one["lo"] != one["lo"] and one["hi"] != one["hi"]
 
 
 # -- the recorder keeps out of the GIL's way (version 2) -------------------------------------------
@@ -499,3 +495,13 @@ def test_roles_name_the_threads_in_the_timeline_and_the_export():
     names = {e["args"]["name"] for e in doc["traceEvents"] if e["name"] in ("thread_name", "process_name")}
     assert {"main (accepts)", "handler", "client"} <= names
     assert any(e["name"] == "process_name" and e["pid"] == 555 for e in doc["traceEvents"])
+
+
+def test_a_traced_statistic_over_too_few_runs_says_so():
+    from gillab.present import trace_view
+
+    few = trace_view.over_runs([1.0, 1.1, 0.9, 1.2, 1.0, 1.05])
+    assert not few["conclusive"] and "too few runs" in trace_view.over_runs_text(few)
+    enough = trace_view.over_runs([1.0, 1.1, 0.9, 1.2, 1.0, 1.05, 0.95])
+    assert enough["conclusive"] and enough["lo"] <= enough["median"] <= enough["hi"]
+    assert "[" in trace_view.over_runs_text(enough)

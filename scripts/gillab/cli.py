@@ -564,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--redo", action="store_true", help="record again a trace that is there already")
     t.set_defaults(fn=cmd_trace_record)
     t = tsub.add_parser("overhead", help="what the traced builds cost: interleaved rounds, tracing off and on")
-    t.add_argument("--rounds", type=int, default=8, help="rounds to add (default 8)")
+    t.add_argument("--rounds", type=int, default=12, help="rounds to add (default 12)")
     t.add_argument("--build", action="append", dest="builds", help="only this build; repeatable")
     t.add_argument("--campaign", help="default: your newest campaign on this machine")
     t.set_defaults(fn=cmd_trace_overhead)

@@ -1,10 +1,14 @@
 """Record GIL traces: one sample of a chapter's point under the traced twin of a build.
 
 ``gillab trace record`` runs, for each chosen point of :data:`PLAN` (the chapters whose documents
-state a mechanism), one sample of the chapter's own experiment under ``<build>+trace``
+state a mechanism), samples of the chapter's own experiment under ``<build>+trace``
 (builds.toml ``[[trace]]``) with the trace's environment set: the file to write (``%p``: one per
 process, so that a child started with exec keeps its own), and a window of a few hundred ms
-inside the sample's steady part.  The workload's process (the root of the processes that wrote a
+inside the sample's steady part.  A shot with ``rounds`` records that many windows, one per run
+(a traced statistic's interval is over runs, as every other one's); a convoy shot also measures,
+in each round and at the same placement, the *untraced* build's rate with its CPU threads and
+alone (in a rotated order), so that the chapter can set the traced waits beside the untraced
+cost of a request from one sitting.  The workload's process (the root of the processes that wrote a
 trace) is kept in the campaign, under ``traces/<experiment>/``, with the run's metadata (machine,
 load average, build, point, the sample's result as context): :func:`gillab.measure.traces.store`.
 
@@ -41,6 +45,8 @@ class Shot:
     builds: tuple[str, ...]
     window: tuple[int, int]
     why: str
+    rounds: int = 1             # runs traced, one window each (a statistic over runs needs 7: gillab.stats)
+    untraced: bool = False      # convoy: each round also measures the untraced build (busy and alone)
 
 
 NEW_GIL = ("3.9.10", "3.13.5")
@@ -48,10 +54,30 @@ BOTH_GILS = ("2.7.18", "3.9.10", "3.13.5")
 SWITCH = (1e-06, 1e-05, 0.0001, 0.001, 0.005, 0.01, 0.1)
 
 
+CONVOY_ROUNDS = 8             # one more than a median's 95% interval needs (a failed run leaves 7)
+CONVOY_WINDOW = (450, 700)    # inside the client's counted window at the default profile's timing
+
+
+def _convoy_shots() -> list[Shot]:
+    """The convoy's traced points: 1, 5 and 10 ms beside one CPU thread, pinned (the document's
+    setting, where the mechanism rows are judged) and where the OS puts the threads (the regimes),
+    and two CPU threads pinned at 5 ms; each over :data:`CONVOY_ROUNDS` runs with its untraced twin."""
+    out = []
+    for placement in ("pinned", "os"):
+        pts = [(si, 1) for si in (0.01, 0.005, 0.001)] + ([(0.005, 2)] if placement == "pinned" else [])
+        for si, n in pts:
+            point = {"switch_interval": si, "cpu_threads": n, "cpu_processes": 0}
+            if placement == "pinned":
+                point["placement"] = "pinned"
+            out.append(Shot("convoy", point, NEW_GIL, CONVOY_WINDOW,
+                            f"the echo server's handler beside {n} CPU-bound thread{'s' if n > 1 else ''}, "
+                            f"{'pinned' if placement == 'pinned' else 'placed by the OS'}: how long each request "
+                            "waits for the GIL, and who holds it meanwhile", CONVOY_ROUNDS, True))
+    return out
+
+
 def _plan() -> list[Shot]:
-    out = [Shot("convoy", {"switch_interval": s, "cpu_threads": n, "cpu_processes": 0}, NEW_GIL, (500, 300),
-                "the echo server's handler beside CPU-bound threads: how long each request waits")
-           for s in SWITCH for n in (0, 1, 2)]
+    out = _convoy_shots()
     out.append(Shot("countdown", {"threads": 2}, BOTH_GILS, (200, 100),
                     "two CPU-bound threads: the old GIL's ticks against the new GIL's forced switching"))
     for task in ("pi", "regex", "bz2", "countdown"):
@@ -92,7 +118,7 @@ def with_env(cond: Condition, *pairs: tuple[str, str]) -> Condition:
 def shots(experiment: str | None = None, builds: list[str] | None = None) -> list[Shot]:
     out = [s for s in PLAN if experiment in (None, s.experiment)]
     if builds:
-        out = [Shot(s.experiment, s.point, tuple(b for b in s.builds if b in builds), s.window, s.why) for s in out]
+        out = [dataclasses.replace(s, builds=tuple(b for b in s.builds if b in builds)) for s in out]
     return [s for s in out if s.builds]
 
 
@@ -116,39 +142,80 @@ def check(todo: list[tuple[Shot | None, str]]) -> dict[str, Condition]:
     return out
 
 
-def name_of(shot: Shot, build: str) -> str:
-    return f"{point_key(shot.point)}__{build}".replace("/", "_")
+def name_of(shot: Shot, build: str, k: int = 0) -> str:
+    """A trace's file name: the point and build, and the round when the shot has several."""
+    base = f"{point_key(shot.point)}__{build}".replace("/", "_")
+    return base if shot.rounds == 1 else f"{base}__r{k}"
 
 
 def record(experiment: str | None = None, builds: list[str] | None = None, campaign: str | None = None,
            redo: bool = False, progress=print) -> dict:
     """Record the plan's traces (of one experiment, or all) into the reader's campaign (or the
     one named); a trace already there is kept unless ``redo``.  Returns what was done."""
-    todo = [(s, b) for s in shots(experiment, builds) for b in s.builds]
+    # rounds outermost: a sitting cut short has every point's first rounds, not some points' all
+    plan = shots(experiment, builds)
+    todo = [(s, b, k) for k in range(max((s.rounds for s in plan), default=0))
+            for s in plan for b in s.builds if k < s.rounds]
     if not todo:
         raise interpreters.ConditionError("nothing to trace: no shot of the plan matches")
-    conds = check(todo)
+    conds = check([(s, b) for s, b, _ in todo])
+    base = {c.id: c for c in interpreters.discover()}
     camp = campaigns.for_measuring(campaign)
     done, kept, failed = [], [], []
-    for i, (shot, build) in enumerate(todo, 1):
+    for i, (shot, build, k) in enumerate(todo, 1):
         folder = camp.dir / "traces" / shot.experiment
-        name = name_of(shot, build)
+        name = name_of(shot, build, k)
         if not redo and (folder / f"{name}{traces.SUFFIX}").exists():
             kept.append(name)
             continue
-        progress(f"[trace {i}/{len(todo)}] {shot.experiment} {point_key(shot.point)} on {build}+trace")
+        progress(f"[trace {i}/{len(todo)}] {shot.experiment} {point_key(shot.point)} on {build}+trace"
+                 + (f", round {k + 1}/{shot.rounds}" if shot.rounds > 1 else ""))
         try:
-            done.append(str(one(shot, conds[build], folder, name).relative_to(camp.dir)))
+            done.append(str(one(shot, conds[build], folder, name, k, base.get(build)).relative_to(camp.dir)))
         except (traces.TraceError, RuntimeError, OSError) as exc:
             failed.append(f"{shot.experiment} {name}: {exc}")
             progress(f"  failed: {exc}")
     return {"campaign": camp.id, "recorded": done, "kept": kept, "failed": failed}
 
 
-def one(shot: Shot, traced: Condition, folder: Path, name: str) -> Path:
-    """One sample of ``shot`` under ``traced``, its workload process's trace stored as ``name``."""
+def roles(result: dict) -> dict[str, str]:
+    """The threads an echo sample names (thread id -> role): the handler, each CPU thread, and
+    the server's main thread; the client is another process (its pid, in ``client_pid``)."""
+    out = {}
+    if result.get("server_pid"):
+        out[str(result["server_pid"])] = "main (accepts)"
+    tids = [t for t in str(result.get("cpu_tids") or "").split(",") if t]
+    for j, t in enumerate(tids, 1):
+        out[t] = f"CPU thread {j}" if len(tids) > 1 else "CPU thread"
+    if result.get("handler_tid"):
+        out[str(result["handler_tid"])] = "handler"
+    return out
+
+
+def untraced_twin(exp, p: dict, point: dict, cond: Condition, k: int) -> dict:
+    """The untraced build at ``point`` and alone (0 CPU threads, same placement), in an order
+    rotated by round ``k``: each run's median window rate, and the cost of a request in switch
+    intervals that the convoy's mechanism rows read, ``(1/busy - 1/alone) / interval``."""
+    alone = {**point, "cpu_threads": 0}
+    out = {}
+    for which, pt in ((("busy", point), ("alone", alone)) if k % 2 == 0 else (("alone", alone), ("busy", point))):
+        sample = exp.run_sample(p, pt, cond)
+        rates = sorted(float(r["rps"]) for r in sample.result["rows"])
+        out[f"rps_{which}"] = rates[len(rates) // 2] if rates else float("nan")
+        out[f"placement_regime_{which}"] = sample.result.get("placement_regime")
+    si = point["switch_interval"]
+    ok = out["rps_busy"] > 0 and out["rps_alone"] > 0
+    out["cost_per_request_intervals"] = (1 / out["rps_busy"] - 1 / out["rps_alone"]) / si if ok else float("nan")
+    out["condition"] = cond.id
+    return out
+
+
+def one(shot: Shot, traced: Condition, folder: Path, name: str, k: int = 0, untraced: Condition | None = None) -> Path:
+    """One sample of ``shot`` under ``traced``, its workload process's trace stored as ``name``
+    (round ``k``); with the untraced build's twin samples first where the shot asks for them."""
     exp = experiments.get(shot.experiment)
     p = exp.resolve("default")
+    twin = untraced_twin(exp, p, shot.point, untraced, k) if shot.untraced and untraced is not None else None
     with tempfile.TemporaryDirectory(prefix="gillab-trace-") as tmp:
         cond = with_env(traced, (traces.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")),
                         (traces.WINDOW_ENV, f"{shot.window[0]},{shot.window[1]}"))
@@ -172,7 +239,10 @@ def one(shot: Shot, traced: Condition, folder: Path, name: str) -> Path:
                 "loadavg_after": metadata.loadavg(), "seconds": round(time.time() - t0, 3),
                 "other_processes": len(written) - 1, "machine_id": metadata.machine_id(),
                 "boot_id": metadata.boot_id(), "commit": metadata.git_commit(),
+                "round": k, "rounds": shot.rounds, "placement": shot.point.get("placement", "os"),
+                "roles": roles(sample.result), "recorder_version": root[0].version,
                 "sample_result": json.loads(json.dumps(sample.result, default=str)),
+                **({"untraced": twin} if twin else {}),
                 "note": "a traced build's sample: context for the trace, never counted in a verdict"}
         return traces.store(raw, folder, name, meta)
 
@@ -194,7 +264,8 @@ def main_record(args) -> int:
 
 # -- what tracing costs ---------------------------------------------------------------------------
 OVERHEAD_POINTS = (("countdown", {"threads": 1}, BOTH_GILS), ("countdown", {"threads": 2}, BOTH_GILS),
-                   ("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0}, NEW_GIL))
+                   *(("convoy", {"switch_interval": si, "cpu_threads": 1, "cpu_processes": 0, "placement": "pinned"},
+                      NEW_GIL) for si in (0.001, 0.005, 0.01)))
 OVERHEAD_BUILDS = ("2.7.18", "3.9.10", "3.13.5")
 VARIANTS = ("untraced", "traced, off", "traced, on")
 OVERHEAD_FILE = "overhead.csv"
@@ -209,7 +280,7 @@ def seconds_of(experiment: str, result: dict) -> float:
     return 1.0 / rates[len(rates) // 2] if rates and rates[len(rates) // 2] > 0 else float("nan")
 
 
-def overhead(rounds: int = 8, builds: tuple = OVERHEAD_BUILDS, campaign: str | None = None, progress=print) -> Path:
+def overhead(rounds: int = 12, builds: tuple = OVERHEAD_BUILDS, campaign: str | None = None, progress=print) -> Path:
     """Interleaved rounds of each build's untraced binary, its traced twin with tracing off, and
     with it on (the whole run), at :data:`OVERHEAD_POINTS`; the three in a rotated order each
     round.  Every sample is appended to ``traces/overhead.csv`` of the campaign as it is

@@ -47,7 +47,9 @@ def title_of(tr: traces.Trace) -> str:
     p = dict(tr.meta.get("point", {}))
     if "switch_interval" in p and p["switch_interval"] is not None:
         p["switch_interval"] = f"{p['switch_interval'] * 1e3:g} ms"
-    return f"{tr.meta.get('condition', '?')}: " + ", ".join(f"{k} {v}" for k, v in p.items())
+    rounds = tr.meta.get("rounds", 1)
+    run = f", run {tr.meta.get('round', 0) + 1} of {rounds}" if rounds and rounds > 1 else ""
+    return f"{tr.meta.get('condition', '?')}: " + ", ".join(f"{k} {v}" for k, v in p.items()) + run
 
 
 def _rows(tr: traces.Trace, start_ms: float, length_ms: float) -> tuple[list[int], pd.DataFrame]:
@@ -139,13 +141,13 @@ def blocking_thread(tr: traces.Trace) -> int | None:
 
 
 def median_with_interval(x) -> dict:
-    """Median of the waits in one window with the distribution-free 95% interval over them
-    (:func:`gillab.stats.median_interval`)."""
+    """Median of the waits in one window, and no interval: the waits of one window are one run's
+    (the method counts runs, and one run has no 95% interval; a statistic over runs is
+    :func:`over_runs`'s)."""
     x = np.asarray(x, dtype=float)
     if len(x) == 0:
         return {"n": 0, "median": float("nan"), "lo": float("nan"), "hi": float("nan")}
-    lo, hi = stats.median_interval(x) if stats.conclusive(stats.MEDIAN, len(x)) else (float("nan"), float("nan"))
-    return {"n": int(len(x)), "median": float(np.median(x)), "lo": float(lo), "hi": float(hi)}
+    return {"n": int(len(x)), "median": float(np.median(x)), "lo": float("nan"), "hi": float("nan")}
 
 
 def none_yet(experiment: str) -> str:
@@ -228,46 +230,149 @@ def _fmt(x: float, unit: str = "", digits: int = 2) -> str:
     return "n/a" if x != x else f"{x:.{digits}g}{unit}"
 
 
-def _with_interval(row, pattern: str) -> str:
-    """``median (lo-hi)`` of a row's ``pattern.format('median'|'lo'|'hi')`` columns."""
-    return _interval_text(*(row[pattern.format(k)] for k in ("median", "lo", "hi")))
+def handler_of(tr: traces.Trace) -> int | None:
+    """The echo server's handler: named by the sample (its result), else the thread that blocks most."""
+    return tr.meta.get("sample_result", {}).get("handler_tid") or blocking_thread(tr)
 
 
-def _interval_text(m: float, lo: float, hi: float) -> str:
-    if m != m:
+def convoy_run(tr: traces.Trace) -> dict:
+    """What one traced run of the echo server says (one window): its requests (the handler's I/O
+    calls, a ``recv`` and a ``send`` each), the handler's wait for the GIL per request in switch
+    intervals, the share of its I/O calls after which it waited at least half an interval (a long
+    wait), the CPU threads' forced holds in intervals, hand-offs per second, the share of the
+    handler's waiting time during which a CPU thread held the GIL, and where the threads ran."""
+    tid = handler_of(tr)
+    calls = io_calls(tr, tid) if tid else pd.DataFrame(columns=["t_ns", "lost", "wait_ms"])
+    per_ms = tr.interval / 1e3 if (tr.interval and not tr.old_gil) else float("nan")
+    s = traces.spans(tr)
+    mine = s[(s["tid"] == tid) & (s["kind"] == "wait")]
+    requests = len(calls) / 2
+    cpu_tids = {int(t) for t in str(tr.meta.get("sample_result", {}).get("cpu_tids") or "").split(",") if t}
+    cpu_holds = s[(s["kind"] == "hold") & s["tid"].isin(cpu_tids or set(tr.threads) - {tid, tr.pid})]
+    forced = cpu_holds[cpu_holds["ended_by"] == traces.EVENT_NAMES[traces.DROP_FORCED]]["dur_ns"] / 1e6
+    # of the handler's waiting time, how much a CPU thread held the GIL (interval overlap)
+    held = 0
+    if len(mine) and len(cpu_holds):
+        hs, he = cpu_holds["start_ns"].to_numpy(), cpu_holds["end_ns"].to_numpy()
+        for a, b in zip(mine["start_ns"].to_numpy(), mine["end_ns"].to_numpy()):
+            held += int(np.clip(np.minimum(he, b) - np.maximum(hs, a), 0, None).sum())
+    waited = int(mine["dur_ns"].sum())
+    r = tr.meta.get("sample_result", {})
+    twin = tr.meta.get("untraced") or {}
+    return {"condition": tr.meta.get("condition"), "placement": tr.meta.get("placement", "os"),
+            "switch_interval": tr.meta.get("point", {}).get("switch_interval"),
+            "cpu_threads": tr.meta.get("point", {}).get("cpu_threads"), "round": tr.meta.get("round", 0),
+            "requests": requests, "io_calls": int(len(calls)),
+            "waits_per_request": (waited / 1e6 / per_ms / requests) if requests else float("nan"),
+            "long_wait_share": float((calls["wait_ms"] >= per_ms / 2).mean()) if len(calls) else float("nan"),
+            "long_waits": int((calls["wait_ms"] >= per_ms / 2).sum()) if len(calls) else 0,
+            "cpu_hold_intervals": float(forced.median() / per_ms) if len(forced) else float("nan"),
+            "handoffs_per_s": traces.handoffs(tr) / (tr.span_ns / 1e9 or float("nan")),
+            "cpu_held_share_of_wait": held / waited if waited else float("nan"),
+            "regime": r.get("placement_regime", "not read"),
+            "handler_with_cpu_thread": r.get("handler_with_cpu_thread"),
+            "handler_involuntary": r.get("handler_ctx_involuntary"),
+            "untraced_cost": twin.get("cost_per_request_intervals", float("nan")),
+            "untraced_regime": twin.get("placement_regime_busy")}
+
+
+RUN_STATS = {"waits_per_request": "a request waits (intervals)", "long_wait_share": "I/O calls with a long wait",
+             "cpu_hold_intervals": "CPU thread's forced hold (intervals)", "handoffs_per_s": "hand-offs / s",
+             "cpu_held_share_of_wait": "handler's wait under a CPU thread's hold"}
+
+
+def over_runs(values) -> dict:
+    """A traced statistic over runs: the median and its 95% interval (:func:`gillab.stats.summarize`),
+    or "too few runs" below the runs a median's interval needs."""
+    v = [float(x) for x in values if x == x]
+    r = stats.summarize(v)
+    return {"n": r["n"], "median": r["median"], "lo": r["ci_lo"], "hi": r["ci_hi"],
+            "conclusive": stats.conclusive(stats.MEDIAN, r["n"])}
+
+
+def over_runs_text(r: dict, digits: int = 3) -> str:
+    if r["n"] == 0:
         return "-"
-    return f"{m:.3g} (too few for a 95% interval)" if lo != lo else f"{m:.3g} ({lo:.3g}-{hi:.3g})"
+    m = f"{r['median']:.{digits}g}"
+    return f"{m} [{r['lo']:.{digits}g}, {r['hi']:.{digits}g}]" if r["conclusive"] else f"{m} (n={r['n']}: too few runs)"
+
+
+def agreement(runs: pd.DataFrame) -> dict:
+    """Traced waits per request against the untraced build's cost per request, round by round
+    (both from one sitting at one placement): the median ratio over rounds with its interval,
+    and in words whether they agree (the interval holds 1), differ, or rest on too few rounds."""
+    pairs = {int(r["round"]): (r["waits_per_request"], r["untraced_cost"]) for _, r in runs.iterrows()}
+    r = stats.paired_ratio({k: a for k, (a, _) in pairs.items()}, {k: b for k, (_, b) in pairs.items()})
+    if not stats.conclusive(stats.PAIRED, r["n"]):
+        word = f"too few rounds (n={r['n']})"
+    elif r["ci_lo"] <= 1 <= r["ci_hi"]:
+        word = "agree"
+    else:
+        word = "traced higher" if r["ci_lo"] > 1 else "traced lower"
+    return {**r, "word": word}
+
+
+def convoy_points(trs: list[traces.Trace]) -> pd.DataFrame:
+    """Per build, placement, interval and CPU threads: every traced statistic over its runs, the
+    untraced cost per request over the same rounds, and whether traced and untraced agree."""
+    runs = pd.DataFrame([convoy_run(tr) for tr in trs if tr.meta.get("point", {}).get("cpu_threads", 0) > 0])
+    if runs.empty:
+        return runs
+    rows = []
+    keys = ["condition", "placement", "switch_interval", "cpu_threads"]
+    for key, g in runs.groupby(keys, sort=True):
+        row = dict(zip(keys, key))
+        row["runs"], row["requests"] = len(g), int(g["requests"].sum())
+        row["long_waits"] = int(g["long_waits"].sum())
+        for col in RUN_STATS:
+            row[col] = over_runs(g[col])
+        row["untraced_cost"] = over_runs(g["untraced_cost"])
+        row["agreement"] = agreement(g)
+        regimes = g["regime"].value_counts()
+        row["regimes"] = "; ".join(f"{k} ({v})" for k, v in regimes.items())
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def convoy(trs: list[traces.Trace]) -> Section | None:
-    rows = pd.DataFrame([io_story(tr) for tr in trs if tr.meta["point"]["cpu_threads"] > 0])
-    shown = [t for t in (pick(trs, b, switch_interval=0.005, cpu_threads=1) for b in ("3.9.10", "3.13.5")) if t]
-    if rows.empty or not shown:
+    pts = convoy_points(trs)
+    if pts.empty:
         return None
+    first = [t for t in trs if t.meta.get("round", 0) == 0]
+    shown = [t for t in (pick(first, b, switch_interval=0.005, cpu_threads=1, **pl)
+                         for pl in ({"placement": "pinned"}, {}) for b in ("3.9.10", "3.13.5")) if t]
+    shown = [t for i, t in enumerate(shown) if t not in shown[:i]][:4]
     fig = timeline(shown, 0.0, 40.0, io=True)
     table = pd.DataFrame({
-        "build": rows["condition"], "interval (ms)": rows["switch_interval"] * 1e3, "CPU threads": rows["cpu_threads"],
-        "I/O calls": rows["io_calls"], "share that lost the GIL": rows["lost_share"].round(2),
-        "their median wait, intervals (95%)": [_with_interval(r, "lost_wait_{}_intervals") for _, r in rows.iterrows()],
-        "a request waits (intervals)": (2 * rows["wait_per_call_intervals"]).round(2)}).sort_values(
-            ["build", "interval (ms)", "CPU threads"])
+        "build": pts["condition"], "placement": pts["placement"], "interval (ms)": pts["switch_interval"] * 1e3,
+        "CPU threads": pts["cpu_threads"], "runs": pts["runs"], "requests": pts["requests"],
+        "long waits": pts["long_waits"],
+        **{RUN_STATS[c]: [over_runs_text(r) for r in pts[c]] for c in RUN_STATS},
+        "untraced: a request costs (intervals)": [over_runs_text(r) for r in pts["untraced_cost"]],
+        "traced / untraced": [f"{a['ratio']:.2f} [{a['ci_lo']:.2f}, {a['ci_hi']:.2f}]: {a['word']}"
+                              if a["n"] else "-" for a in pts["agreement"]],
+        "placement seen (runs)": pts["regimes"]})
     sentences = []
     for b in ("3.9.10", "3.13.5"):
-        r = rows[(rows["condition"] == b) & np.isclose(rows["switch_interval"], 0.005) & (rows["cpu_threads"] == 1)]
-        if r.empty:
-            continue
-        r = r.iloc[0]
-        sentences.append(
-            f"On `{b}` at 5 ms next to one CPU thread, the handler let the GIL go {r['io_calls']} times in the traced "
-            f"window (each `recv` and each `send`); {r['lost_share']:.0%} of those times a CPU thread took it, and "
-            f"the handler then waited a median {_fmt(r['lost_wait_median_ms'], ' ms', 3)} (95% interval "
-            f"{_fmt(r['lost_wait_lo_ms'], '', 3)}-{_fmt(r['lost_wait_hi_ms'], ' ms', 3)} over {r['lost_wait_n']} waits), "
-            f"{r['lost_wait_median_intervals']:.2f} switch intervals, to get it back; the other times it had the "
-            f"GIL back before any other thread took it. A request therefore waited "
-            f"{2 * r['wait_per_call_intervals']:.2f} intervals on average, where the document's model has 2 "
-            "(every `recv` and every `send` losing the GIL for one interval).")
-    explore = sorted([t for t in trs if t.meta["point"]["cpu_threads"] == 1],
-                     key=lambda t: (t.meta["condition"], -t.meta["point"]["switch_interval"]))
+        for placement in ("pinned", "os"):
+            r = pts[(pts["condition"] == b) & (pts["placement"] == placement)
+                    & np.isclose(pts["switch_interval"], 0.005) & (pts["cpu_threads"] == 1)]
+            if r.empty:
+                continue
+            r = r.iloc[0]
+            w, u, a, cpu = r["waits_per_request"], r["untraced_cost"], r["agreement"], r["cpu_held_share_of_wait"]
+            where = "pinned (the CPU thread on a CPU of its own)" if placement == "pinned" else "where the OS put the threads"
+            sentences.append(
+                f"On `{b}` at 5 ms next to one CPU thread, {where}, over {r['runs']} runs ({r['requests']:.0f} requests "
+                f"traced): a request waited {over_runs_text(w)} switch intervals for the GIL (median over runs, 95% "
+                f"interval); the untraced build's requests cost {over_runs_text(u)} intervals in the same rounds, so the "
+                f"two {a['word']}" + (f" (traced / untraced {a['ratio']:.2f} [{a['ci_lo']:.2f}, {a['ci_hi']:.2f}])"
+                                      if a["n"] else "")
+                + f". While the handler waited, a CPU thread held the GIL {over_runs_text(cpu, 2)} of the time; "
+                f"placements seen: {r['regimes']}.")
+    explore = sorted([t for t in trs if t.meta.get("point", {}).get("cpu_threads") == 1],
+                     key=lambda t: (t.meta["condition"], t.meta.get("placement", "os"),
+                                    -t.meta["point"]["switch_interval"], t.meta.get("round", 0)))
     return Section(fig, table, sentences, explore,
                    lambda t: float(np.clip(8 * t.meta["point"]["switch_interval"] * 1e3, 2, 250)), io=True)
 
@@ -281,7 +386,7 @@ def ccbench(trs: list[traces.Trace]) -> Section | None:
     table = pd.DataFrame({
         "task": rows["task"], "build": rows["condition"], "I/O calls": rows["io_calls"],
         "lost the GIL": rows["lost_share"].round(2),
-        "their median wait, ms (95%)": [_with_interval(r, "lost_wait_{}_ms") for _, r in rows.iterrows()],
+        "their median wait, ms (one run)": rows["lost_wait_median_ms"].round(3),
         "wait per call (ms)": rows["wait_per_call_ms"].round(3),
         "drops/s: check interval": rows["tick_drops_per_s"].round(0), "forced": rows["forced_drops_per_s"].round(0)}
     ).sort_values(["task", "build"])
@@ -348,7 +453,11 @@ CHAPTERS = {"convoy": convoy, "ccbench": ccbench, "countdown": countdown, "data_
 
 # -- what tracing costs (the method chapter) ------------------------------------------------------
 WORKLOADS = {"countdown threads=1": "countdown, 1 thread", "countdown threads=2": "countdown, 2 threads",
-             "convoy cpu_processes=0,cpu_threads=1,switch_interval=0.005": "echo beside 1 CPU thread, 5 ms"}
+             "convoy cpu_processes=0,cpu_threads=1,switch_interval=0.005": "echo beside 1 CPU thread, 5 ms",
+             **{f"convoy cpu_processes=0,cpu_threads=1,placement=pinned,switch_interval={si}":
+                f"echo beside 1 CPU thread, {si * 1e3:g} ms, pinned" for si in (0.001, 0.005, 0.01)}}
+
+
 def overhead_ratios(df: pd.DataFrame) -> pd.DataFrame:
     """Per build and point: the traced twin's time over the untraced build's, tracing off and on,
     each the median of the per-round ratios with its 95% interval over the rounds."""
@@ -373,7 +482,7 @@ def overhead_markdown() -> str:
     held = [c for c in campaigns.all_campaigns() if (c.dir / "traces" / OVERHEAD_FILE).is_file()]
     if not held:
         return ("No campaign here holds the traced builds' overhead yet: `make interpreters TRACE=1`, then "
-                "`gillab trace overhead` (8 interleaved rounds of 24 samples).\n")
+                "`gillab trace overhead` (12 interleaved rounds of 36 samples).\n")
     camp = held[-1]
     df = pd.read_csv(camp.dir / "traces" / OVERHEAD_FILE)
     table = overhead_ratios(df)
@@ -388,24 +497,17 @@ def overhead_markdown() -> str:
 
 
 def hold_lengths(trs: list[traces.Trace]) -> pd.DataFrame:
-    """For the convoy's traces next to one CPU thread: the CPU thread's holds that ended in a
-    forced drop, their median with its 95% interval over the holds of the window, in ms and in
-    switch intervals (the new GIL lets a holder run until a waiter has waited one interval)."""
-    rows = []
-    for tr in trs:
-        p = tr.meta.get("point", {})
-        if p.get("cpu_threads") != 1 or tr.old_gil:
-            continue
-        handler = tr.meta.get("sample_result", {}).get("handler_tid")
-        s = traces.spans(tr)
-        forced = s[(s["kind"] == "hold") & (s["tid"] != handler)
-                   & (s["ended_by"] == traces.EVENT_NAMES[traces.DROP_FORCED])]["dur_ns"] / 1e6
-        w = median_with_interval(forced)
-        per_ms = tr.interval / 1e3
-        rows.append({"build": tr.meta.get("condition"), "interval (ms)": per_ms, "holds": w["n"],
-                     "median hold, ms (95%)": _interval_text(w["median"], w["lo"], w["hi"]),
-                     "in intervals": round(w["median"] / per_ms, 2) if w["n"] else float("nan")})
-    return pd.DataFrame(rows).sort_values(["build", "interval (ms)"]) if rows else pd.DataFrame()
+    """For the convoy's traces next to one CPU thread: how long the CPU thread held the GIL before
+    a forced drop, in switch intervals (each run's median hold), the median over runs with its
+    95% interval (the new GIL lets a holder run until a waiter has waited one interval)."""
+    pts = convoy_points(trs)
+    if pts.empty:
+        return pd.DataFrame()
+    pts = pts[pts["cpu_threads"] == 1]
+    return pd.DataFrame({"build": pts["condition"], "placement": pts["placement"],
+                         "interval (ms)": pts["switch_interval"] * 1e3, "runs": pts["runs"],
+                         "forced hold, intervals (95%)": [over_runs_text(r) for r in pts["cpu_hold_intervals"]]}
+                        ).sort_values(["build", "placement", "interval (ms)"])
 
 
 def holds_markdown() -> str:
@@ -415,9 +517,9 @@ def holds_markdown() -> str:
     table = hold_lengths(trs)
     if table.empty:
         return ""
-    lines = ["| build | interval (ms) | forced holds | median hold, ms (95%) | in intervals |", "|---|---|---|---|---|"]
-    lines += [f"| `{r['build']}` | {r['interval (ms)']:g} | {r['holds']} | {r['median hold, ms (95%)']} | "
-              f"{r['in intervals']} |" for _, r in table.iterrows()]
+    lines = ["| build | placement | interval (ms) | runs | forced hold, intervals (95%) |", "|---|---|---|---|---|"]
+    lines += [f"| `{r['build']}` | {r['placement']} | {r['interval (ms)']:g} | {r['runs']} | "
+              f"{r['forced hold, intervals (95%)']} |" for _, r in table.iterrows()]
     return ("\nHow long the CPU thread beside the echo server holds the GIL before a forced drop, against the "
-            f"switch interval (campaign `{camp.id}`, `traces/convoy/`; the interval is over the holds of one "
-            "window):\n\n" + "\n".join(lines) + "\n")
+            f"switch interval (campaign `{camp.id}`, `traces/convoy/`; each run's median hold, the median over runs "
+            "with its 95% interval, or \"too few runs\"):\n\n" + "\n".join(lines) + "\n")
