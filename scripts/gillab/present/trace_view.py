@@ -259,6 +259,9 @@ def convoy_run(tr: traces.Trace) -> dict:
     waited = int(mine["dur_ns"].sum())
     r = tr.meta.get("sample_result", {})
     twin = tr.meta.get("untraced") or {}
+    rates = sorted(float(w["rps"]) for w in r.get("rows", []))
+    own = rates[len(rates) // 2] if rates else float("nan")          # the traced run's own rate
+    alone, si = twin.get("rps_alone", float("nan")), tr.meta.get("point", {}).get("switch_interval") or float("nan")
     return {"condition": tr.meta.get("condition"), "placement": tr.meta.get("placement", "os"),
             "switch_interval": tr.meta.get("point", {}).get("switch_interval"),
             "cpu_threads": tr.meta.get("point", {}).get("cpu_threads"), "round": tr.meta.get("round", 0),
@@ -273,6 +276,10 @@ def convoy_run(tr: traces.Trace) -> dict:
             "handler_with_cpu_thread": r.get("handler_with_cpu_thread"),
             "handler_involuntary": r.get("handler_ctx_involuntary"),
             "untraced_cost": twin.get("cost_per_request_intervals", float("nan")),
+            # the traced run's own cost per request, read as the untraced one is (against the
+            # untraced rate alone): where traced and untraced differ, it says whether the trace
+            # missed part of its run's cost or the traced binary ran differently
+            "traced_cost": (1 / own - 1 / alone) / si if own > 0 and alone > 0 else float("nan"),
             "untraced_regime": twin.get("placement_regime_busy")}
 
 
@@ -327,7 +334,10 @@ def convoy_points(trs: list[traces.Trace]) -> pd.DataFrame:
         for col in RUN_STATS:
             row[col] = over_runs(g[col])
         row["untraced_cost"] = over_runs(g["untraced_cost"])
+        row["traced_cost"] = over_runs(g["traced_cost"])
         row["agreement"] = agreement(g)
+        row["own"] = agreement(g.assign(untraced_cost=g["traced_cost"]))    # waits against the traced run's cost
+        row["binary"] = agreement(g.assign(waits_per_request=g["traced_cost"]))   # traced run against untraced
         regimes = g["regime"].value_counts()
         row["regimes"] = "; ".join(f"{k} ({v})" for k, v in regimes.items())
         rows.append(row)
@@ -351,6 +361,7 @@ def convoy(trs: list[traces.Trace]) -> Section | None:
         "untraced: a request costs (intervals)": [over_runs_text(r) for r in pts["untraced_cost"]],
         "traced / untraced": [f"{a['ratio']:.2f} [{a['ci_lo']:.2f}, {a['ci_hi']:.2f}]: {a['word']}"
                               if a["n"] else "-" for a in pts["agreement"]],
+        "traced run: a request costs (intervals)": [over_runs_text(r) for r in pts["traced_cost"]],
         "placement seen (runs)": pts["regimes"]})
     sentences = []
     for b in ("3.9.10", "3.13.5"):
@@ -370,6 +381,27 @@ def convoy(trs: list[traces.Trace]) -> Section | None:
                                       if a["n"] else "")
                 + f". While the handler waited, a CPU thread held the GIL {over_runs_text(cpu, 2)} of the time; "
                 f"placements seen: {r['regimes']}.")
+    for r in pts.itertuples():
+        a, own, binary = r.agreement, r.own, r.binary
+        if a["n"] == 0 or a["word"] == "agree" or a["word"].startswith("too few"):
+            continue
+        parts = []
+        if binary["n"] and binary["word"] not in ("agree",) and not binary["word"].startswith("too few"):
+            parts.append(f"the traced run itself cost {over_runs_text(r.traced_cost)} intervals a request against "
+                         f"{over_runs_text(r.untraced_cost)} untraced (ratio {binary['ratio']:.2f} "
+                         f"[{binary['ci_lo']:.2f}, {binary['ci_hi']:.2f}]): the traced binary ran this point "
+                         "differently from the untraced one")
+        if own["n"] and own["word"] == "agree":
+            parts.append("its waits account for its own run's cost")
+        elif own["n"] and not own["word"].startswith("too few"):
+            parts.append(f"its waits cover {own['ratio']:.0%} [{own['ci_lo']:.0%}, {own['ci_hi']:.0%}] of its own run's "
+                         "cost per request, the rest is not a wait for the GIL in the traced window")
+        sentences.append(
+            f"On `{r.condition}` at {r.switch_interval * 1e3:g} ms next to {r.cpu_threads} CPU threads "
+            f"({'pinned' if r.placement == 'pinned' else 'placed by the OS'}), traced and untraced differ: a request "
+            f"waited {over_runs_text(r.waits_per_request)} intervals in the traces against "
+            f"{over_runs_text(r.untraced_cost)} untraced ({a['word']}, ratio {a['ratio']:.2f} "
+            f"[{a['ci_lo']:.2f}, {a['ci_hi']:.2f}])" + ("; " + "; and ".join(parts) if parts else "") + ".")
     explore = sorted([t for t in trs if t.meta.get("point", {}).get("cpu_threads") == 1],
                      key=lambda t: (t.meta["condition"], t.meta.get("placement", "os"),
                                     -t.meta["point"]["switch_interval"], t.meta.get("round", 0)))
