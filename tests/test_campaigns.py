@@ -274,7 +274,8 @@ def test_a_killed_sweep_keeps_its_samples_and_resumes(gate, data_dir, sig):
 def test_sigkill_of_a_server_experiment_leaves_no_server_and_resumes(builds, data_dir):
     """kill -9 of `gillab measure convoy` while the echo server and its CPU-bound thread run."""
     args = ["measure", "convoy", "-P", "smoke", "-p", "conditions=3.13.5", "-p", "switch_intervals=[0.005]",
-            "-p", "cpu_threads=[1]", "-p", "cpu_processes=[1]", "-p", "windows=30", "-p", "window_s=1"]
+            "-p", "cpu_threads=[1]", "-p", "cpu_processes=[1]", "-p", "placements=os", "-p", "windows=30",
+            "-p", "window_s=1"]
     proc = subprocess.Popen([sys.executable, "-m", "gillab", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120

@@ -338,12 +338,12 @@ CHANGES = {   # (file, edit, the experiments whose key must change)
                                 {n for n in experiments.names()
                                  if "countdown" in (experiments.get(n).workloads or (experiments.get(n).workload,))}),
     "a parameter's default": ("measure/runner.py", _first_default, set(experiments.names())),
-    "a helper's parameter default": ("measure/experiments/echo.py", _swap("server_affinity=None, client_affinity=None)",
-                                                                  "server_affinity=None, client_affinity=0)"),
+    "a helper's parameter default": ("measure/experiments/echo.py", _swap('client_affinity=None, placement: str = "os")',
+                                                                  'client_affinity=0, placement: str = "os")'),
                                      {n for n in experiments.names()
                                       if echo.echo_sample in experiments.get(n).measuring_code}),
-    "a statement of run_sample": ("measure/experiments/convoy.py", _swap('client_affinity=p["affinity"])',
-                                                                 "client_affinity=None)"), {"convoy"}),
+    "a statement of run_sample": ("measure/experiments/convoy.py", _swap('client_affinity=p["affinity"], placement',
+                                                                 "client_affinity=None, placement"), {"convoy"}),
     "a parameter's parser": ("measure/experiments/convoy.py", _swap('"cpu_threads", counts,', '"cpu_threads", intervals,'),
                              {"convoy"}),
 }

@@ -58,6 +58,9 @@ def _checkout(tmp_path: Path) -> tuple[Path, Path]:
     ref = (ROOT / "data" / "results" / "REFERENCE").read_text().strip()
     (results / ref).symlink_to(ROOT / "data" / "results" / ref, target_is_directory=True)
     (results / "REFERENCE").write_text(ref + "\n")
+    declared = ROOT / "data" / "results" / keyguard.MEASURE_AGAIN_FILE     # what this checkout declares
+    if declared.exists():
+        shutil.copy2(declared, results / keyguard.MEASURE_AGAIN_FILE)
     return scripts, results
 
 
@@ -94,8 +97,9 @@ def test_a_change_of_words_keeps_the_guard_green_and_a_change_of_code_turns_it_r
 
     # declared: green; each declaration names the reference, the key it changed to and why
     entry = '[[chapter]]\nname = "{}"\nreference = "{}"\ncode_key = "{}"\nreason = "the loop stops at 1"\n\n'
+    before = (results / keyguard.MEASURE_AGAIN_FILE).read_text() if (results / keyguard.MEASURE_AGAIN_FILE).exists() else ""
     (results / keyguard.MEASURE_AGAIN_FILE).write_text(
-        "".join(entry.format(n, ref, keys[n]) for n in ("countdown", "switch_interval")))
+        before + "\n" + "".join(entry.format(n, ref, keys[n]) for n in ("countdown", "switch_interval")))
     declared = _codekeys(scripts, "--check")
     assert declared.returncode == 0, declared.stdout
     assert "to be measured again: countdown" in declared.stdout
@@ -103,8 +107,8 @@ def test_a_change_of_words_keeps_the_guard_green_and_a_change_of_code_turns_it_r
     # a declaration that no longer holds is red: another change of the code, another reference,
     # and a chapter that is this code again (the list is emptied when the reference is measured again)
     (results / keyguard.MEASURE_AGAIN_FILE).write_text(
-        entry.format("countdown", ref, "0" * 16) + entry.format("switch_interval", "another-reference",
-                                                                keys["switch_interval"])
+        before + "\n" + entry.format("countdown", ref, "0" * 16)
+        + entry.format("switch_interval", "another-reference", keys["switch_interval"])
         + entry.format("sha256", ref, keys["sha256"]))
     stale = _codekeys(scripts, "--check")
     assert stale.returncode == 1
