@@ -631,7 +631,7 @@ def placement_figure(df: pd.DataFrame):
         return None
     cols = min(2, len(conds))
     rows = -(-len(conds) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False, sharex=True, sharey=True)
     placements = [k for k in REGIME_ORDER if k in set(c["placement"])]
     for ax, cond in zip(axes.flat, conds):
         ax.axhline(2, color="black", linestyle="--", linewidth=1, label="document's model: 2")
@@ -648,6 +648,7 @@ def placement_figure(df: pd.DataFrame):
             plots.mark_weak(ax, bars, list(g["weak"]))
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xlim(5e-4, 0.2)          # every panel the same intervals, measured there or not
         ax.set_xlabel("switch interval (s)")
         ax.set_title(f"{cond}: one CPU thread", fontsize=10)
     for ax in axes.flat[len(conds):]:

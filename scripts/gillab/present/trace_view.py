@@ -349,9 +349,9 @@ def convoy(trs: list[traces.Trace]) -> Section | None:
     if pts.empty:
         return None
     first = [t for t in trs if t.meta.get("round", 0) == 0]
-    shown = [t for t in (pick(first, b, switch_interval=0.005, cpu_threads=1, **pl)
-                         for pl in ({"placement": "pinned"}, {}) for b in ("3.9.10", "3.13.5")) if t]
-    shown = [t for i, t in enumerate(shown) if t not in shown[:i]][:4]
+    shown = [t for t in (pick([x for x in first if x.meta.get("placement", "os") == placement], b,
+                              switch_interval=0.005, cpu_threads=1)
+                         for placement in ("pinned", "os") for b in ("3.9.10", "3.13.5")) if t]
     fig = timeline(shown, 0.0, 40.0, io=True)
     table = pd.DataFrame({
         "build": pts["condition"], "placement": pts["placement"], "interval (ms)": pts["switch_interval"] * 1e3,
