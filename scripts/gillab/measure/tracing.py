@@ -200,8 +200,7 @@ def untraced_twin(exp, p: dict, point: dict, cond: Condition, k: int) -> dict:
     out = {}
     for which, pt in ((("busy", point), ("alone", alone)) if k % 2 == 0 else (("alone", alone), ("busy", point))):
         sample = exp.run_sample(p, pt, cond)
-        rates = sorted(float(r["rps"]) for r in sample.result["rows"])
-        out[f"rps_{which}"] = rates[len(rates) // 2] if rates else float("nan")
+        out[f"rps_{which}"] = median_rate(sample.result)
         out[f"placement_regime_{which}"] = sample.result.get("placement_regime")
     si = point["switch_interval"]
     ok = out["rps_busy"] > 0 and out["rps_alone"] > 0
@@ -271,13 +270,19 @@ VARIANTS = ("untraced", "traced, off", "traced, on")
 OVERHEAD_FILE = "overhead.csv"
 
 
+def median_rate(result: dict) -> float:
+    """An echo sample's rate: its median window's requests per second (nan without windows)."""
+    rates = sorted(float(r["rps"]) for r in result.get("rows", []))
+    return rates[len(rates) // 2] if rates else float("nan")
+
+
 def seconds_of(experiment: str, result: dict) -> float:
     """What one sample cost, as a time: the countdown's seconds, the echo's time per request
     (the inverse of its median window's rate)."""
     if experiment == "countdown":
         return float(result["seconds"])
-    rates = sorted(float(r["rps"]) for r in result["rows"])
-    return 1.0 / rates[len(rates) // 2] if rates and rates[len(rates) // 2] > 0 else float("nan")
+    rate = median_rate(result)
+    return 1.0 / rate if rate > 0 else float("nan")
 
 
 def overhead(rounds: int = 12, builds: tuple = OVERHEAD_BUILDS, campaign: str | None = None, progress=print) -> Path:

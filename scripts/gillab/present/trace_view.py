@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..measure import campaigns, traces
+from ..measure.tracing import median_rate
 from .. import stats
 from ..measure.experiment import point_key
 
@@ -259,8 +260,7 @@ def convoy_run(tr: traces.Trace) -> dict:
     waited = int(mine["dur_ns"].sum())
     r = tr.meta.get("sample_result", {})
     twin = tr.meta.get("untraced") or {}
-    rates = sorted(float(w["rps"]) for w in r.get("rows", []))
-    own = rates[len(rates) // 2] if rates else float("nan")          # the traced run's own rate
+    own = median_rate(r)                                              # the traced run's own rate
     alone, si = twin.get("rps_alone", float("nan")), tr.meta.get("point", {}).get("switch_interval") or float("nan")
     return {"condition": tr.meta.get("condition"), "placement": tr.meta.get("placement", "os"),
             "switch_interval": tr.meta.get("point", {}).get("switch_interval"),
