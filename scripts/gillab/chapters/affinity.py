@@ -9,7 +9,8 @@ import pandas as pd
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
-from .echo import per_run
+from .echo import median_text, per_run
+from ..measure.experiments.echo import request_cost
 from ..measure.experiments.affinity import PLACEMENTS
 
 
@@ -67,14 +68,11 @@ def placement_table(df: pd.DataFrame) -> pd.DataFrame:
             per = h.drop_duplicates(["run_id", "repeat"])
             given = pd.to_numeric(per["switch_interval"], errors="coerce").dropna() if "switch_interval" in per else []
             si = float(given.iloc[0]) if len(given) else 0.005     # the interpreter's default when none was set
-            cost = ([(1 / x - 1 / rps0) / si for x in runs if x > 0] if n and rps0 == rps0 and rps0 > 0 else [])
-            c = stats.summarize(cost)
+            c = stats.summarize([request_cost(x, rps0, si) for x in runs] if n else [])
             rows.append({"build": cond, "client": client, "CPU threads": int(n), "runs": len(runs),
                          "median RPS": f"{float(runs.median()):,.0f}",
-                         "a request costs (intervals, 95%)": "-" if not n else (
-                             f"{c['median']:.2f} [{c['ci_lo']:.2f}, {c['ci_hi']:.2f}]"
-                             if stats.conclusive(stats.MEDIAN, c["n"]) else
-                             f"{c['median']:.2f} (n={c['n']}: too few runs)"),
+                         "a request costs (intervals, 95%)": "-" if not n else median_text(
+                             c["median"], c["ci_lo"], c["ci_hi"], c["n"]),
                          "handler ran on": _where(per, "handler"), "CPU threads ran on": _where(per, "cpu_threads"),
                          "client ran on": _where(per, "client")})
     return pd.DataFrame(rows)

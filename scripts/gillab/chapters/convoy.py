@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from .echo import inline_row, per_run
+from .echo import inline_row, median_text, per_run
+from ..measure.experiments.echo import request_cost
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
 
@@ -43,30 +44,19 @@ run_values = per_run      # what the documents' conclusions (claims.csv) take th
 # The two are never pooled: the rates, figures and conclusions read the unpinned samples (what a
 # reader's OS does, as in the document's own runs), the mechanism rows the pinned ones.
 PINNED = "pinned"
-_SPLIT: dict = {}
 
 
-def _split(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(unpinned, pinned) samples of ``df``, the same two frames for as long as ``df`` lives (so
-    that every summary of them is computed once); samples stored before placements were recorded
-    are unpinned."""
-    import weakref
-
-    hit = _SPLIT.get(id(df))
-    if hit is None or hit[0]() is not df:
-        for k in [k for k, (ref, _) in _SPLIT.items() if ref() is None]:
-            del _SPLIT[k]
-        where = df["placement"].fillna("os") if "placement" in df else pd.Series("os", index=df.index)
-        hit = _SPLIT[id(df)] = (weakref.ref(df), (df[where != PINNED], df[where == PINNED]))
-    return hit[1]
+def _placed(df: pd.DataFrame) -> pd.Series:
+    """Each sample's placement: ``os`` for samples stored before placements were recorded."""
+    return df["placement"].fillna("os") if "placement" in df else pd.Series("os", index=df.index)
 
 
 def unpinned(df: pd.DataFrame) -> pd.DataFrame:
-    return _split(df)[0]
+    return df[_placed(df) != PINNED]
 
 
 def pinned(df: pd.DataFrame) -> pd.DataFrame:
-    return _split(df)[1]
+    return df[_placed(df) == PINNED]
 
 
 @frame_cached
@@ -107,20 +97,13 @@ def model_rps(rps0: float, si: np.ndarray, cpu_threads: int = 1) -> np.ndarray:
 MECHANISM = "convoy/mechanism/"
 
 
-def _waits(rps_n: float, rps_0: float, si: float) -> float:
-    """The extra time a request costs next to CPU threads, in switch intervals."""
-    if not (rps_n > 0 and rps_0 > 0):
-        return math.nan
-    return (1.0 / rps_n - 1.0 / rps_0) / si
-
-
 def waits_by_round(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
     """One build's GIL waits per request at ``si`` with ``n`` CPU threads, one value per
     interleaved round: (1/RPS with n CPU threads - 1/RPS alone) / si, both rates of that round's
     runs (each run's median window), so that the round's drift cancels."""
     g = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["cpu_processes"] == 0)]
     busy, alone = per_run(g[g["cpu_threads"] == n]), per_run(g[g["cpu_threads"] == 0])
-    return {k: _waits(float(busy[k]), float(alone[k]), si) for k in busy.index.intersection(alone.index)}
+    return {k: request_cost(float(busy[k]), float(alone[k]), si) for k in busy.index.intersection(alone.index)}
 
 
 def waits_interval(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
@@ -129,7 +112,7 @@ def waits_interval(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
     return stats.paired_median(waits_by_round(df, cond, si, n).values())
 
 
-def published_waits() -> pd.DataFrame:
+def publishedrequest_cost() -> pd.DataFrame:
     """The document's table read the same way: its waits per request at each cell, beside the
     model's 2n."""
     pub = published()
@@ -138,7 +121,7 @@ def published_waits() -> pd.DataFrame:
     for _, r in pub[pub["cpu_bound_threads"] > 0].iterrows():
         si, n = float(r["switch_interval_s"]), int(r["cpu_bound_threads"])
         rows.append({"switch_interval": si, "cpu_threads": n, "model": 2.0 * n,
-                     "published": _waits(float(r["rps"]), float(alone[r["switch_interval_s"]]), si)})
+                     "published": request_cost(float(r["rps"]), float(alone[r["switch_interval_s"]]), si)})
     return pd.DataFrame(rows)
 
 
@@ -162,7 +145,7 @@ def waits_summary(df: pd.DataFrame) -> pd.DataFrame:
     document's table read the same way, and whether claims.csv judges that cell (pinned only:
     the document's setting)."""
     judged = mechanism_cells()
-    pub = published_waits().set_index(["switch_interval", "cpu_threads"])["published"]
+    pub = publishedrequest_cost().set_index(["switch_interval", "cpu_threads"])["published"]
     rows = []
     for placement, part in (("pinned", pinned(df)), ("os", unpinned(df))):
         ok = part[(part["cpu_processes"] == 0)]
@@ -203,7 +186,7 @@ def cost_by_placement(df: pd.DataFrame) -> pd.DataFrame:
                 ivcsw=("handler_ctx_involuntary", "first"))
             runs["regime"] = runs["regime"].fillna("not read") if placement == "os" else "pinned"
             for (n, regime), r in runs.groupby([runs.index.get_level_values(0), "regime"]):
-                cost = [_waits(x, rps0, float(si)) for x in r["rps"]]
+                cost = [request_cost(x, rps0, float(si)) for x in r["rps"]]
                 sm = stats.summarize(cost, lower_is_better=True)
                 rows.append({"condition": cond, "switch_interval": float(si), "cpu_threads": int(n),
                              "placement": regime, "runs": sm["n"], "cost": sm["median"], "ci_lo": sm["ci_lo"],
@@ -227,9 +210,7 @@ def placement_table(df: pd.DataFrame) -> pd.DataFrame:
         "build": c["condition"], "interval (s)": c["switch_interval"].map(lambda x: f"{x:g}"),
         "CPU threads": c["cpu_threads"], "placement": c["placement"], "runs": c["runs"],
         "median RPS": c["rps"].map(lambda x: f"{x:,.0f}"),
-        "a request costs (intervals, 95%)": [
-            f"{r.cost:.2f} [{r.ci_lo:.2f}, {r.ci_hi:.2f}]" if not r.weak else f"{r.cost:.2f} (n={r.runs}: too few runs)"
-            for r in c.itertuples()],
+        "a request costs (intervals, 95%)": [median_text(r.cost, r.ci_lo, r.ci_hi, r.runs) for r in c.itertuples()],
         "handler's involuntary switches (median)": c["handler_involuntary"].map(
             lambda x: "-" if x != x else f"{x:,.0f}")})
 
@@ -571,7 +552,7 @@ def mechanism_figure(df: pd.DataFrame):
 
     w = waits_summary(df)
     gil = w[w["condition"].isin([c for c, on in gil_by_condition(df).items() if on])]
-    pub = published_waits()
+    pub = publishedrequest_cost()
     levels = sorted(gil["cpu_threads"].unique()) or [1]
     pal = plots.palette(w["condition"].unique())
     fig, axes = plt.subplots(1, len(levels), figsize=(max(6.0, 4.2 * len(levels)), 3.8), squeeze=False,

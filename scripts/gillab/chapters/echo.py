@@ -17,3 +17,13 @@ def inline_row(inline: pd.DataFrame, scenario: str) -> pd.Series:
     if len(hit) != 1:
         raise KeyError(f"pbts13_t6_echo_inline_numbers.csv: {len(hit)} rows for {scenario!r}")
     return hit.iloc[0]
+
+
+def median_text(median: float, lo: float, hi: float, n: int) -> str:
+    """A median over ``n`` runs with its 95% interval, or "too few runs" below the runs a median's
+    interval needs (:func:`gillab.stats.conclusive`)."""
+    from .. import stats
+
+    if stats.conclusive(stats.MEDIAN, n):
+        return f"{median:.2f} [{lo:.2f}, {hi:.2f}]"
+    return f"{median:.2f} (n={n}: too few runs)"

@@ -30,6 +30,7 @@ from pathlib import Path
 from . import campaigns, interpreters, metadata, provision, traces
 from . import experiments
 from .experiment import point_key
+from .experiments.echo import request_cost
 from .interpreters import Condition
 
 BUDGET_BYTES = 16 * 2**20    # every trace of a campaign together, compressed (tests/test_traces.py)
@@ -202,9 +203,7 @@ def untraced_twin(exp, p: dict, point: dict, cond: Condition, k: int) -> dict:
         sample = exp.run_sample(p, pt, cond)
         out[f"rps_{which}"] = median_rate(sample.result)
         out[f"placement_regime_{which}"] = sample.result.get("placement_regime")
-    si = point["switch_interval"]
-    ok = out["rps_busy"] > 0 and out["rps_alone"] > 0
-    out["cost_per_request_intervals"] = (1 / out["rps_busy"] - 1 / out["rps_alone"]) / si if ok else float("nan")
+    out["cost_per_request_intervals"] = request_cost(out["rps_busy"], out["rps_alone"], point["switch_interval"])
     out["condition"] = cond.id
     return out
 

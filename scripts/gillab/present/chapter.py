@@ -331,9 +331,7 @@ class Chapter:
         return out
 
     def side_by_side(self, precision: int = 3) -> None:
-        table, line = self._made(self.analysis.side_by_side, what="Made")
-        display(tables.table(table, precision=precision))
-        display(line)
+        self.table("side_by_side", precision)
 
     def table(self, which: str, precision: int = 3) -> None:
         """One of the analysis's further tables (``extras``), made from the data shown, with the

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..measure import campaigns, traces
+from ..measure.experiments.echo import request_cost
 from ..measure.tracing import median_rate
 from .. import stats
 from ..measure.experiment import point_key
@@ -279,7 +280,7 @@ def convoy_run(tr: traces.Trace) -> dict:
             # the traced run's own cost per request, read as the untraced one is (against the
             # untraced rate alone): where traced and untraced differ, it says whether the trace
             # missed part of its run's cost or the traced binary ran differently
-            "traced_cost": (1 / own - 1 / alone) / si if own > 0 and alone > 0 else float("nan"),
+            "traced_cost": request_cost(own, alone, si),
             "untraced_regime": twin.get("placement_regime_busy")}
 
 

@@ -91,6 +91,15 @@ def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: 
                          rusage={}, wall_s=time.perf_counter() - t0)
 
 
+def request_cost(rps_busy: float, rps_alone: float, interval: float) -> float:
+    """The extra time a request costs next to CPU threads, in switch intervals:
+    ``(1/RPS busy - 1/RPS alone) / interval`` (nan unless both rates are positive).  The convoy's
+    mechanism rows, its placements, its traces' untraced twins and the affinity chapter read it."""
+    if not (rps_busy > 0 and rps_alone > 0):
+        return float("nan")
+    return (1.0 / rps_busy - 1.0 / rps_alone) / interval
+
+
 def echo_waits(p: dict, point: dict) -> float:
     """The seconds an echo sample waits whatever the machine's speed: the client's warm-up and
     counting windows (convoy's and affinity's ``waits``, :func:`gillab.measure.experiments.waits`)."""
