@@ -107,3 +107,12 @@ def test_the_convoy_chapter_never_pools_pinned_and_unpinned_runs():
     assert c.set_index("placement").loc["pinned", "cost"] == pytest.approx(1.94, rel=0.03)
     mech = [r for r in convoy.claims(df) if r["claim_id"] == "convoy/mechanism/si=0.005/cpu_threads=1"][0]
     assert mech["measured"]["3.9.10"]["median"] == pytest.approx(pinned["waits"])
+
+
+def test_the_chapters_state_the_sampling_period_the_harness_uses():
+    from gillab.paths import repo_root
+
+    ms = f"every {placement.PERIOD_S * 1000:g} ms"
+    for nb in ("03_convoy.md", "05_affinity.md"):
+        text = " ".join((repo_root() / "notebooks" / nb).read_text().split())
+        assert ms in text, nb

@@ -505,3 +505,17 @@ def test_a_traced_statistic_over_too_few_runs_says_so():
     enough = trace_view.over_runs([1.0, 1.1, 0.9, 1.2, 1.0, 1.05, 0.95])
     assert enough["conclusive"] and enough["lo"] <= enough["median"] <= enough["hi"]
     assert "[" in trace_view.over_runs_text(enough)
+
+
+def test_the_prose_states_the_convoy_trace_plan_the_code_runs():
+    """The method chapter's convoy trace plan (points, runs) is the one tracing.PLAN runs."""
+    from gillab.paths import repo_root
+
+    text = " ".join((repo_root() / "book" / "method.md").read_text().split())
+    assert f"are traced over {tracing.CONVOY_ROUNDS} runs" in text
+    convoy = [s for s in tracing.PLAN if s.experiment == "convoy"]
+    one = sorted({s.point["switch_interval"] for s in convoy if s.point["cpu_threads"] == 1})
+    assert one == [0.001, 0.005, 0.01] and "(1, 5 and 10 ms next to one CPU thread" in text
+    two = [s.point for s in convoy if s.point["cpu_threads"] == 2]
+    assert two == [{"switch_interval": 0.005, "cpu_threads": 2, "cpu_processes": 0, "placement": "pinned"}]
+    assert "two CPU threads pinned at 5 ms" in text
