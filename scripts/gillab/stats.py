@@ -202,6 +202,16 @@ def conclusive(method: str, n) -> bool:
     return coverage(method, n) >= LEVEL - 1e-12
 
 
+def bracket(lo: float, hi: float, n, method: str = MEDIAN, spec: str = ".2f") -> str:
+    """An interval as the prose prints it, ``[lo, hi]``, or where ``n`` runs are too few for a 95%
+    interval of ``method`` (:func:`conclusive`), the number of runs and that there is none: a
+    sentence never prints the range of one or two runs as if it were an interval."""
+    if conclusive(method, n):
+        return f"[{lo:{spec}}, {hi:{spec}}]"
+    k = min(n) if isinstance(n, tuple) else n
+    return f"(n = {k}: too few runs for a 95% interval)"
+
+
 def runs_needed(method: str) -> int | None:
     """The fewest runs (per group, for a ratio of medians) that give ``method`` a 95% interval."""
     if method in (PROPORTION, COUNT):

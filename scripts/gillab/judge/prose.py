@@ -4,11 +4,12 @@ A chapter's prose about its own results is a list of :class:`Check`: the sentenc
 data shown bear it out, and the evidence (numbers computed from the same data).  A sentence the
 data still bear out is printed with its evidence; one they no longer bear out (a reader's rerun
 on another machine, or new reference data) is struck through and marked "no longer true on this
-run", with the evidence.  Missing data is not a contradiction: a sentence that does not hold
-because a number it rests on was not measured in this run (a point or build the profile's grid
-leaves out: a NaN in its evidence) is marked "not measured in this run", with how to measure it,
-never struck.  The test suite runs every chapter's checks on the committed reference data and
-fails if any of them is false there.
+run", with the evidence; one whose interval reaches across it (or with too few runs for an interval)
+is marked "not shown by this run", never struck and never stated as found.  Missing data is not
+a contradiction: a sentence that does not hold because a number it rests on was not measured in
+this run (a point or build the profile's grid leaves out: a NaN in its evidence) is marked "not
+measured in this run", with how to measure it, never struck.  The test suite runs every chapter's
+checks on the committed reference data and fails if any of them is false there.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class Check:
     holds: bool        # whether the data bear it out
     evidence: str      # the numbers behind it, computed from the data
     why: str = ""      # what explains it (not a measurement: the mechanism, the setup)
+    open: bool = False  # neither borne out nor contradicted: an interval reaches across the sentence's
+                        # boundary, or too few runs for one (never struck; ``holds`` is then False)
 
 
 # The words of a chapter's checked sentences live in its text (notebooks/NN_<name>.md), in one
@@ -85,6 +88,9 @@ def parse_words(text: str, where: str = "the text") -> dict[str, str]:
 
 NOT_TRUE = "No longer true on this run"
 NOT_MEASURED = "Not measured in this run"
+NOT_SHOWN = "Not shown by this run"
+WHY_NOT_SHOWN = ("an interval reaches across what the sentence says, or the runs are too few for a 95% interval: "
+                 "more runs (the `verdicts` profile) can settle it")
 HOW_TO_MEASURE = ("a number shown as nan was not measured: the profile's grid leaves that build or point out; "
                   "`-p full_grid=all` in the rerun command below measures every build at every point")
 _NAN = re.compile(r"(?<![\w.])nan(?!\w)")
@@ -115,20 +121,36 @@ def measured(pairs: dict) -> dict:
     return {k: v for k, v in pairs.items() if not any(map(math.isnan, v))}
 
 
+def state(c: Check) -> str:
+    """What the data say of the sentence: ``"holds"``, ``"not measured"`` (a number it rests on
+    is NaN), ``"not shown"`` (:attr:`Check.open`) or ``"not true"``."""
+    if c.holds:
+        return "holds"
+    if missing(c):
+        return "not measured"
+    return "not shown" if c.open else "not true"
+
+
 def markdown(checks: list[Check]) -> str:
     """One bullet per check: the sentence and its evidence; one the data do not bear out struck
-    through and marked, unless a number it rests on was not measured (then marked so, unstruck)."""
+    through (as HTML ``<del>``, which the book's Markdown and Jupyter both render, where ``~~``
+    would print as tildes) and marked, unless a number it rests on was not measured or its
+    interval does not settle it (then marked so, unstruck)."""
     if not checks:
         return ""
     lines = []
     for c in checks:
         tail = f" {c.why}" if c.why else ""
-        if c.holds:
+        which = state(c)
+        if which == "holds":
             lines.append(f"- {c.text} ({c.evidence}).{tail}")
-        elif missing(c):
+        elif which == "not measured":
             lines.append(f"- {c.text} **{NOT_MEASURED}:** {c.evidence} ({HOW_TO_MEASURE}).")
+        elif which == "not shown":
+            lines.append(f"- {c.text} **{NOT_SHOWN}:** {c.evidence} ({WHY_NOT_SHOWN}).")
         else:
-            lines.append(f"- ~~{c.text}~~ **{NOT_TRUE}:** {c.evidence}.")
+            lines.append(f'- <del class="gillab-struck">{c.text}</del> **{NOT_TRUE}:** {c.evidence}. '
+                         "*(Struck: the data shown on this page contradict it.)*")
     return "\n".join(lines)
 
 
