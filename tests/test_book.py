@@ -195,3 +195,40 @@ def test_notebooks_run_in_a_kernel_on_unix_sockets_not_tcp(tmp_path):
         warned = "running over TCP without encryption" in err.read_text()
         assert warned == (transport == "tcp"), err.read_text()[-500:]
     assert book.ipc_kernel_manager(asynchronous=False)(kernel_name="python3").transport == "ipc"   # the shared kernel
+
+
+def test_a_chapter_the_readers_run_did_not_measure_opens_with_a_banner(tmp_path):
+    """A chapter whose samples the run shown did not measure shows the reference's, and says so at
+    its top: the banner names the run, the reference campaign and both machines; a chapter the run
+    measured has none.  On the committed data, no measuring."""
+    short = next(c for c in campaigns.all_campaigns() if c.is_contributed and not c.has("sha256") and c.has("convoy"))
+    ref = campaigns.reference_id()
+    pages = {name: book.execute(name, "default", {"campaign": short.id}, output_dir=tmp_path)
+             for name in ("sha256", "convoy")}
+
+    def banner(path):
+        _, outs = outputs(path)
+        html = ["".join(o["data"]["text/html"]) for o in outs if "text/html" in o.get("data", {})]
+        return [h for h in html if "gillab-borrowed" in h]
+
+    (lent,) = banner(pages["sha256"])
+    assert short.id in lent and ref in lent and "did not measure this chapter" in lent
+    assert "gillab measure sha256" in lent
+    assert banner(pages["convoy"]) == []
+    # it is the first thing the chapter shows after its title: no output comes before it
+    nb, _ = outputs(pages["sha256"])
+    first = next(c for c in nb["cells"] if c["cell_type"] == "code" and c.get("outputs"))
+    assert "gillab-borrowed" in json.dumps(first["outputs"])
+    # and the built page shows it, as an admonition, before the chapter's first section
+    (tmp_path / "book").mkdir()
+    root = book.stage(tmp_path / "book")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: sha256\nchapters:\n  - file: convoy\n")
+    for name, path in pages.items():
+        (root / f"{name}.ipynb").write_bytes(Path(path).read_bytes())
+    jb = Path(sys.executable).with_name("jupyter-book")
+    subprocess.run([str(jb), "build", str(root), "--builder", "html"], check=True, capture_output=True)
+    html = {n: (root / "_build" / "html" / f"{n}.html").read_text() for n in pages}
+    assert html["sha256"].count('class="admonition warning gillab-borrowed"') == 1
+    assert html["sha256"].index("gillab-borrowed") < html["sha256"].index('id="what-the-document-claimed"')
+    assert "gillab-borrowed" not in html["convoy"]
+    assert "~~" not in html["sha256"] + html["convoy"]

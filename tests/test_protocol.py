@@ -204,6 +204,8 @@ def test_no_cell_of_substance_is_copied_between_notebooks():
     seen, glue = {}, 0
     for nb in book.notebook_files().values():
         for cell in _cells(nb):
+            if cell.cell_type == "code" and cell.source.strip() == chapter.OPENING_CELL:
+                continue        # the names before the parameters: the same opening in every chapter, by design
             if _glue(cell):
                 glue += 1
                 continue
@@ -233,6 +235,8 @@ def test_chapters_are_text_named_and_numbered_as_the_book_orders_them():
         assert nb == f"{i:02d}_{name}.md", (name, nb)
         src = (notebooks_dir() / nb).read_text()
         assert f'ch = Chapter("{name}", globals(), _before)' in src, name
+        first = next(c for c in notebooks.read(notebooks_dir() / nb).cells if c.cell_type == "code")
+        assert first.source.strip() == chapter.OPENING_CELL, name     # before the parameters cell
     assert not list(notebooks_dir().glob("*.ipynb")) or all(
         p.with_suffix(".md").is_file() for p in notebooks_dir().glob("*.ipynb"))   # only ones written from text
     for path in notebooks.sources():

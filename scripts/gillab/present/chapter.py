@@ -29,6 +29,9 @@ NOTEBOOK_PARAMS = {
                       optional=True),
     "live": Param("live", bool, "show the kernel-driven explorer (make live)"),
 }
+# every chapter's first code cell, before its parameters cell: the names that exist before papermill
+# injects any (``Chapter`` refuses an injected name the chapter does not know); the same by design
+OPENING_CELL = "from gillab.present.chapter import Chapter\n\n_before = set(globals())"
 NOTEBOOK_DEFAULTS = {"profile": '"default"', "measure": "False", "campaign": "None", "live": "True"}
 ANNOTATIONS = {"profile": "str", "measure": "bool", "live": "bool"}
 
@@ -131,6 +134,7 @@ class Chapter:
         self.profile = g.get("profile", "default")
         self.measure = bool(g.get("measure", False))
         self.campaign = g.get("campaign") or None   # asked for; after loading: the campaign shown
+        self.asked = self.campaign
         self.live = bool(g.get("live", False))
         self.overrides = {k: g[k] for k in set(COMMON) | set(self.exp.params) if g.get(k) is not None}
         self.params = self.exp.resolve(self.profile, self.overrides)
@@ -140,6 +144,43 @@ class Chapter:
         plots.setup()
         pd.set_option("display.max_colwidth", None)
         self.df = self._load()
+
+    def borrowed_from(self):
+        """The reader's run this chapter's data are not from, or None: set when the samples shown
+        are the reference's while the book shows a run of the reader's (the campaign asked for, or
+        their newest here) that did not measure this chapter's configuration."""
+        from . import landing
+
+        if self.df is not self.reference_df or self.reference is None:
+            return None
+        try:
+            run = self.yours or landing.reader_campaign(self.asked)
+        except campaigns.NoCampaign:
+            return None
+        return run if run is not None and run.id != self.reference.id else None
+
+    def banner(self) -> None:
+        """At the top of the chapter, when its data are borrowed (:meth:`borrowed_from`): whose
+        samples every figure, table, verdict and sentence below shows, on which machine, and how to
+        measure the chapter here.  Nothing when the data are the run's own."""
+        from html import escape
+
+        from . import landing
+
+        run = self.borrowed_from()
+        if run is None:
+            return
+        ref = self.reference
+        display(HTML(
+            '<div class="admonition warning gillab-borrowed"><p class="admonition-title">Borrowed: not measured in '
+            "your run</p><p>"
+            + escape(f"Your run (campaign {run.id}, on {landing.machine_words(run)}) did not measure this chapter. "
+                     f"Every figure, table, verdict and sentence on this page is the committed reference campaign's "
+                     f"({ref.id}, measured on {landing.machine_words(ref)})"
+                     + (", another machine than yours: its absolute numbers are not yours, and \"this machine\" on "
+                        "this page is that one." if run.fingerprint != ref.fingerprint else ".")
+                     + " To measure it here: ")
+            + f"<code>{escape(self.measure_command())}</code>.</p></div>"))
 
     def method(self) -> None:
         """The parameters this chapter ran with (every value, where it came from) and the data
