@@ -38,7 +38,8 @@ def test_the_findings_are_the_chapters_checks_on_the_reference_and_all_hold():
     assert 6 <= len(found) <= 10 and {f.campaign for f in found} == {ref}
     assert all(f.check.holds for f in found), [f.check.text for f in found if not f.check.holds]
     text = landing.findings_markdown(found, lambda n: f"generated/{n}", ref)
-    assert text.count("\n- ") == len(found) - 1 and "(generated/data_race)" in text
+    assert text.count("\n- ") == len(found) and "(generated/data_race)" in text
+    assert text.startswith("**What the reference campaign found**")
     assert "your run did not measure" not in text
     # each is its chapter's own sentence, computed from that chapter's samples
     from gillab.judge import results
@@ -61,8 +62,56 @@ def test_a_finding_from_a_chapter_the_readers_run_left_out_names_the_campaign_it
     assert borrowed and all(not short.has(f.chapter) for f in borrowed)
     assert all(short.has(f.chapter) for f in found if f.campaign == short.id)
     text = landing.findings_markdown(found, lambda n: f"generated/{n}", short.id)
-    assert text.count("your run did not measure this chapter") == len(borrowed)
-    assert text.count(f"from the reference campaign `{campaigns.reference_id()}`") == len(borrowed)
+    own, lent = text.split(f"**Borrowed from the reference campaign `{campaigns.reference_id()}`**")
+    assert own.startswith("**What your run found**") and own.count("\n- ") == len(found) - len(borrowed)
+    assert "your run did not measure these chapters" in lent and lent.count("\n- ") == len(borrowed)
+    # a borrowed sentence about "this machine" is about the reference's, and says so
+    assert "this machine" not in lent and ("the reference's machine" in lent) == any(
+        "this machine" in f.check.text for f in borrowed)
+
+
+def test_the_first_screen_says_whose_run_it_shows_and_what_it_borrowed():
+    """The reader's machine beside the reference's, with the run's pace, load and steal from its
+    record, and which chapters it measured and which the book borrows (with the plan's reason)."""
+    from gillab.measure import experiments
+
+    names = experiments.names()
+    short = next(c for c in campaigns.all_campaigns() if c.is_contributed and landing.run_record(c)
+                 and any(not c.has(n) for n in names))
+    ref = campaigns.load(campaigns.reference_id())
+    text = landing.run_markdown(short, ref, names)
+    rec = landing.run_record(short)
+    mine = [n for n in names if short.has(n)]
+    assert f"Measured by your run: {len(mine)} of {len(names)} chapters" in text
+    lent = [n for n in names if not short.has(n) and ref.has(n)]
+    assert f"Borrowed from the reference: {len(lent)}" in text
+    assert all(experiments.get(n).title in text for n in names)
+    assert f"{rec['speed_factor']:.2f}x the reference's time" in text and f"{rec['cpu_steal_share']:.1%}" in text
+    assert str(rec["loadavg_start"][0]) in text
+    if short.fingerprint != ref.fingerprint:
+        assert "**another machine**" in text
+    left = [n for n in lent if n in rec.get("left_out", {})]
+    assert not left or all(f"`{n}`" in text for n in left) and "budget" in text
+    alone = landing.run_markdown(None, ref, names)
+    assert "reference campaign" in alone and "no run of yours" in alone
+
+
+def test_the_counts_of_the_first_screen_say_which_are_the_readers_own():
+    """Per document, the counts come from the reader's run where it measured the chapter, else from
+    the reference, and each document's line says which."""
+    from gillab.present import book
+
+    short = next(c for c in campaigns.all_campaigns() if c.is_contributed and landing.run_record(c))
+    yours, ref = report.campaign_verdicts(campaign=short.id)
+    mixed = landing.mixed_rows(yours, ref)
+    assert set(mixed["source"]) <= {"your run", "reference"}
+    assert set(mixed.loc[mixed["source"] == "your run", "experiment"]) == {r["experiment"] for r in yours}
+    assert not set(mixed.loc[mixed["source"] == "reference", "experiment"]) & {r["experiment"] for r in yours}
+    text = book.verdict_counts(yours, ref)
+    docs = sorted(set(report.headline(mixed)["document"]))
+    assert all(("*(all from your run)*" in ln or "borrowed from the reference" in ln)
+               for ln in text.splitlines() if ln.startswith("- **") and "claim x build" in ln), text
+    assert len([ln for ln in text.splitlines() if ln.startswith("- **")]) == len(docs)
 
 
 def test_the_first_screen_says_how_much_of_the_readers_run_agrees_with_the_reference():

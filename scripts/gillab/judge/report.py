@@ -599,8 +599,15 @@ def counts_markdown(df) -> str:
                                                  else "") for o in OUTCOMES if o in c.index)
         caption = DOCUMENTS.get(doc, f"Document {doc}")
         n = g["claim_id"].nunique()
+        whose = ""
+        if "source" in g.columns:        # the first screen: the reader's rows, the reference's where borrowed
+            by = g.groupby("source")["experiment"].unique()
+            mine, lent = sorted(by.get("your run", [])), sorted(by.get("reference", []))
+            whose = (" *(all from your run)*" if not lent else
+                     " *(all borrowed from the reference: your run did not measure this document)*" if not mine else
+                     f" *(your run: {', '.join(mine)}; borrowed from the reference: {', '.join(lent)})*")
         lines.append(f"- **{caption}**: {n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build "
-                     f"pairs: {parts}.")
+                     f"pairs: {parts}.{whose}")
     rest = df[df["role"] != "judged"]
     words = {"control": "controls: rows that only noise can fail (one thread, where nothing asks for the GIL), "
                         "shown with their outcome and never counted",

@@ -365,8 +365,9 @@ def verdict_counts(yours: list[dict], ref: list[dict]) -> str:
     the reader's campaign where there is one, else the reference (computed when the book builds
     from :func:`gillab.judge.report.campaign_verdicts`)."""
     from ..judge import report
+    from . import landing as land
 
-    return report.counts_markdown(report.flat(yours or ref))
+    return report.counts_markdown(land.mixed_rows(yours, ref) if yours else report.flat(ref))
 
 
 def conditions_table() -> str:
@@ -382,11 +383,12 @@ def conditions_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "default") -> str:
-    """The first screen (:mod:`gillab.present.landing`): writes ``landing.png`` into ``gen`` and returns
-    the Markdown that shows it (with its alt text) and the findings, each linking to its chapter,
+def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "default", campaign: str | None = None) -> str:
+    """The first screen (:mod:`gillab.present.landing`): whose run it shows (the reader's machine
+    beside the reference's, what was measured and what borrowed), then the figure (written as
+    ``landing.png`` into ``gen``, with its alt text) and the findings, each linking to its chapter,
     from the reader's campaign where there is one beside the reference (their verdict rows:
-    :func:`gillab.judge.report.campaign_verdicts`)."""
+    :func:`gillab.judge.report.campaign_verdicts`); ``campaign``: the one asked for, if any."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -394,15 +396,21 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
 
     from . import landing as land, plots
     from ..judge import report
+    from ..measure import campaigns
 
     plots.setup()
+    mine = land.reader_campaign(campaign or (yours[0]["campaign"] if yours else None))
+    rid = campaigns.reference_id()
+    refc = campaigns.load(rid) if rid else None
+    head = land.run_markdown(mine, refc, experiments.names())
     panels, titles = {}, {}
     for label, rows in (("yours", yours), ("reference", ref)):
         if rows:
             panels[label] = report.flat(rows)
-            titles[label] = f"{'your campaign' if label == 'yours' else 'the reference campaign'} {rows[0]['campaign']}"
+            titles[label] = (f"your run {rows[0]['campaign']}: the chapters it measured" if label == "yours"
+                             else f"the reference campaign {rows[0]['campaign']}")
     if not panels:
-        return "*No campaign holds any samples yet: `make reproduce` measures them.*\n"
+        return head + "\n*No campaign holds any samples yet: `make reproduce` measures them.*\n"
     shown = panels.get("yours", panels.get("reference"))
     fig = land.figure(panels, titles)
     fig.savefig(gen / "landing.png", dpi=100, bbox_inches="tight")
@@ -411,23 +419,22 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
     alt = land.alt_text(shown).replace('"', "'")
     found = land.findings(shown["campaign"].iloc[0], profile)
     chapter = {n: "generated/" + Path(experiments.get(n).notebook).stem for n in experiments.names()}
+    whose = "your run" if "yours" in panels else "the reference campaign"
     return "\n".join([
+        head,
         "```{figure} generated/landing.png",
         f":alt: {alt}",
         ":width: 100%",
         "",
         f"The documents' claims about a mechanism, each judged on the builds it speaks of, by document and build "
-        f"family: one count per claim and build. Of the {sh['held'] + sh['failed']} with a definite outcome "
+        f"family: one count per claim and build. Of {whose}'s {sh['held'] + sh['failed']} with a definite outcome "
         f"{sh['held']} hold and {sh['failed']} do not; {sh['open']} cannot be judged here (an interval that straddles "
         "the document's band, or too few runs for one). Every one is on the [verdicts](generated/99_verdicts) page."
-        + (" Left: your campaign; right: the reference campaign." if len(panels) == 2 else ""),
+        + (" Top: your run, the chapters it measured (a document it did not measure has no bar there); bottom: the "
+           "reference campaign, every chapter." if len(panels) == 2 else ""),
         "```",
         "",
         *([land.beside_reference_sentence(panels["yours"], panels["reference"]), ""] if len(panels) == 2 else []),
-        f"**What we found** (computed from {'your campaign' if 'yours' in panels else 'the reference campaign'} "
-        f"`{shown['campaign'].iloc[0]}` when this book was built; each "
-        "sentence is checked against its chapter's samples, with the numbers that bear it out):",
-        "",
         land.findings_markdown(found, chapter.get, shown["campaign"].iloc[0]),
         "",
     ]) + "\n"
@@ -650,7 +657,7 @@ def _decided_table(judged, minutes: dict[str, float], few=None, total: float | N
     return rows
 
 
-def planned_run(flat=None, ref_flat=None) -> str:
+def planned_run(flat=None, ref_flat=None, record: dict | None = None) -> str:
     """What the newest committed whole `default` run decided on its own samples (a record written by a
     planned run: it holds its forecast), chapter by chapter: judged claims x builds, decided, and
     inconclusive for too few runs, with the minutes it spent; and the rows it left to `verdicts`,
@@ -664,9 +671,13 @@ def planned_run(flat=None, ref_flat=None) -> str:
     from ..judge.across import DEFINITE
 
     recs = [r for r in timing_records("default") if "forecast" in r]
+    if record is not None and "forecast" in record and record.get("profile") == "default":
+        recs = [record]                       # the reader's own run, from its campaign's folder
     if not recs:
         return ""
     rec = recs[-1]
+    where = (f"data/results/{rec['campaign']}/{rec['file']}" if rec is record else f"data/timing/{rec['file']}")
+    which = "Your run" if rec is record else "The newest whole `default` run"
     try:
         campaigns.load(rec["campaign"])
     except campaigns.NoCampaign:
@@ -684,7 +695,7 @@ def planned_run(flat=None, ref_flat=None) -> str:
     every = len(ref_j) if ref_j is not None else len(judged)
     skipped = {**rec.get("left_out", {}), **rec.get("not_reached", {})}
     late = [n for n in rec.get("not_reached", {}) if n not in rec.get("left_out", {})]
-    lines = [f"The newest whole `default` run (`data/timing/{rec['file']}`, campaign `{rec['campaign']}`, "
+    lines = [f"{which} (`{where}`, campaign `{rec['campaign']}`, "
              f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
              f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget (its chapters' sweeps "
              f"{sum(minutes.values()):.1f} of them, the rest the pace probe and the plan) and decided **{decided} of the "
@@ -1021,7 +1032,11 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     from ..judge import report
 
     yours, ref = report.campaign_verdicts(campaign=campaign)
-    (gen / "landing.md").write_text(landing(gen, yours, ref))
+    from . import landing as land
+
+    mine = land.reader_campaign(campaign or (yours[0]["campaign"] if yours else None))
+    run_rec = land.run_record(mine) if mine is not None else None    # the method chapter shows the reader's plan
+    (gen / "landing.md").write_text(landing(gen, yours, ref, campaign=campaign))
     ref_flat = report.flat(ref) if ref else None          # read once, by the method chapter's tables
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times()
@@ -1029,7 +1044,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
                                             + "\n" + runs_by_design(ref_flat) + "\n" + efficiency(ref_flat)
                                             + ("\n" + straddling(ref_flat, " on the reference campaign")
                                                if ref_flat is not None else "")
-                                            + "\n" + planned_run(ref_flat=ref_flat)
+                                            + "\n" + planned_run(ref_flat=ref_flat, record=run_rec)
                                             + "\n" + profile_minutes("seed"))
     if (root / "_toc.yml").read_text() != toc_text():
         (root / "_toc.yml").write_text(toc_text())

@@ -58,31 +58,33 @@ def counts(flat: pd.DataFrame) -> pd.DataFrame:
 
 def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None):
     """Horizontal stacked bars, one per document and build family: claims x builds that hold, do
-    not hold, cannot be judged here; one panel per campaign (``panels``: label -> flat rows)."""
+    not hold, cannot be judged here; one panel per campaign (``panels``: label -> flat rows),
+    stacked one above the other on one x scale (the counts are compared), at a size whose text
+    reads at 10 px or more when the page shows the figure at its content width (about 800 px)."""
     import matplotlib.pyplot as plt
 
     tables = {k: counts(v) for k, v in panels.items()}
     keys = sorted({(d, f) for t in tables.values() for d, f in zip(t["document"], t["family"])})
     if not keys:
         return None
-    fig, axes = plt.subplots(1, len(tables), figsize=(8.0 if len(tables) == 1 else 5.2 * len(tables),
-                                                      0.2 * len(keys) + 1.3), sharey=True, squeeze=False)
+    n = len(tables)
+    fig, axes = plt.subplots(n, 1, figsize=(8.0, n * (0.28 * len(keys) + 0.9) + 0.6), sharex=True, squeeze=False)
     y = {k: i for i, k in enumerate(reversed(keys))}
-    for ax, (label, t) in zip(axes[0], tables.items()):
+    for ax, (label, t) in zip(axes[:, 0], tables.items()):
         left = pd.Series(0.0, index=range(len(t)))
         for cls, colour in COLOURS.items():
             ax.barh([y[(d, f)] for d, f in zip(t["document"], t["family"])], t[cls], left=left, color=colour,
                     edgecolor="#999999", linewidth=0.4, label=cls)
             left = left + t[cls]
-        ax.set_title((titles or {}).get(label, label), fontsize=9, loc="left")
-        ax.set_xlabel("claims x builds", fontsize=8)
-        ax.tick_params(labelsize=8)
+        ax.set_title((titles or {}).get(label, label), fontsize=11, loc="left")
+        ax.set_yticks(list(y.values()), [f"doc {d}: {f}" for d, f in y])
+        ax.set_ylim(-0.6, len(keys) - 0.4)
+        ax.tick_params(labelsize=10)
         ax.grid(axis="y", visible=False)
-    axes[0, 0].set_yticks(list(y.values()), [f"doc {d}: {f}" for d, f in y])
+    axes[-1, 0].set_xlabel("claims x builds", fontsize=10)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=len(COLOURS), frameon=False,
-               bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.legend(handles, labels, fontsize=10, loc="upper center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
     return fig
 
 
@@ -133,21 +135,43 @@ def findings(campaign: str | None = None, profile: str = "default") -> list[Find
 
 
 def findings_markdown(found: list[Finding], link, shown: str | None = None) -> str:
-    """One bullet per finding, linking to its chapter (``link(name)``); a sentence the data no
-    longer bear out is struck and marked, as in its chapter; one computed on another campaign's
-    samples than ``shown`` (the reader's run did not measure its chapter) names that campaign."""
+    """The findings in two groups: those computed from ``shown`` (the campaign the first screen
+    shows: the reader's run, or the reference alone), then those borrowed from another campaign
+    because the run shown did not measure their chapter, under a heading that names that campaign
+    and its machine; in a borrowed sentence "this machine" is that campaign's machine, and says
+    so.  Each bullet links to its chapter; a sentence the data no longer bear out is struck and
+    marked, as in its chapter."""
     from ..judge import prose
+    from ..measure import campaigns
     from ..measure.campaigns import reference_id
     from ..measure.experiments import get
 
     ref = reference_id()
+    own = [f for f in found if shown is None or f.campaign == shown]
+    lent = [f for f in found if shown is not None and f.campaign != shown]
+
+    def bullet(f, machine_of=None):
+        text = prose.markdown([f.check])[2:]
+        if machine_of:
+            text = text.replace("this machine", machine_of)
+        return f"- {text} [{get(f.chapter).title}]({link(f.chapter)})"
+
+    whose = "the reference campaign" if shown == ref else "your run"
     lines = []
-    for f in found:
-        bullet = prose.markdown([f.check])[2:]
-        which = "the reference campaign" if f.campaign == ref else "campaign"
-        other = (f" *(from {which} `{f.campaign}`: your run did not measure this chapter)*"
-                 if shown is not None and f.campaign != shown else "")
-        lines.append(f"- {bullet}{other} [{get(f.chapter).title}]({link(f.chapter)})")
+    if own:
+        lines += [f"**What {whose} found** (campaign `{shown}`, computed when this book was built; each sentence is "
+                  "checked against its chapter's samples, with the numbers that bear it out):", ""]
+        lines += [bullet(f) for f in own]
+    for camp in sorted({f.campaign for f in lent}):
+        try:
+            words = machine_words(campaigns.load(camp))
+        except campaigns.NoCampaign:
+            words = "its machine"
+        which = "the reference campaign" if camp == ref else "campaign"
+        lines += ["", f"**Borrowed from {which} `{camp}`** (measured on {words}; your run did not measure these "
+                  "chapters, so these sentences are about that machine, not yours):", ""]
+        lines += [bullet(f, f"the reference's machine ({words})" if camp == ref else f"that machine ({words})")
+                  for f in lent if f.campaign == camp]
     return "\n".join(lines)
 
 
@@ -193,3 +217,136 @@ def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
             + (f", and {n} contradict ({which}{more})." if n else ", and none contradicts.")
             + (" The others are inconclusive in one run or both." if r["definite"] < r["both"] else ""))
 
+
+
+# -- the reader's run, on the first screen ---------------------------------------------------------
+def reader_campaign(campaign: str | None = None):
+    """The campaign whose run the book shows as the reader's: ``campaign`` if named (not the
+    reference), else the reader's newest campaign on this machine that holds samples; None when
+    the book shows the reference alone."""
+    from ..measure import campaigns
+
+    if campaign:
+        c = campaigns.load(campaign)
+        return None if c.is_reference else c
+    mine = [c for c in campaigns.own() if c.experiments()]
+    return mine[-1] if mine else None
+
+
+def run_record(c) -> dict | None:
+    """The newest record of a whole ``gillab reproduce`` run kept in campaign ``c``'s folder (its
+    plan: pace, chapters left out, load, steal), if the campaign was measured by one."""
+    import json
+
+    recs = sorted(c.dir.glob("reproduce-*.json"))
+    for path in reversed(recs):
+        try:
+            return json.loads(path.read_text()) | {"file": path.name}
+        except ValueError:
+            continue
+    return None
+
+
+def machine_words(c) -> str:
+    """A campaign's machine in a few words: CPU model with vendor family / model, cores, memory."""
+    m = c.machine_record
+    cpu = m.get("cpu") or {}
+    fm = f" (family {cpu.get('family')}, model {cpu.get('model')})" if cpu.get("family") is not None else ""
+    return (f"{m.get('cpu_model') or 'an unrecorded CPU'}{fm}, {m.get('cpu_count') or '?'} cores, "
+            f"{round((m.get('memory_bytes') or 0) / 2 ** 30)} GiB")
+
+
+def sources(yours, ref, names: list[str]) -> dict[str, str]:
+    """Chapter -> whose samples the book shows for it: ``"yours"`` (the reader's campaign holds
+    it), ``"reference"`` (it does not: borrowed) or ``"none"``."""
+    out = {}
+    for name in names:
+        if yours is not None and yours.has(name):
+            out[name] = "yours"
+        elif ref is not None and ref.has(name):
+            out[name] = "reference"
+        else:
+            out[name] = "none"
+    return out
+
+
+def _run_column(c, rec: dict | None, role: str) -> dict:
+    m = c.machine_record
+    cpu = m.get("cpu") or {}
+    load = (" → ".join(f"{(rec.get(k) or ['-'])[0]}" for k in ("loadavg_start", "loadavg_end"))
+            if rec else "not recorded")
+    steal = rec.get("cpu_steal_share") if rec else None
+    pace = (f"{rec['speed_factor']:.2f}x the reference's time" if rec and rec.get("speed_factor") is not None
+            else "1 (the yardstick)" if role == "reference" else "not recorded")
+    return {"CPU": f"{m.get('cpu_model') or 'not recorded'}",
+            "vendor, family / model": (f"{cpu.get('vendor')}, {cpu.get('family')} / {cpu.get('model')}"
+                                       if cpu.get("family") is not None else "not recorded"),
+            "cores": str(m.get("cpu_count") or "not recorded"),
+            "memory": f"{round((m.get('memory_bytes') or 0) / 2 ** 30)} GiB",
+            "pace (3.13.5's one-thread countdown)": pace,
+            "load average, start → end": load,
+            "CPU time stolen by the hypervisor": "not recorded" if steal is None else f"{steal:.1%}",
+            "measured": (rec.get("started", "")[:16].replace("T", " ") + " UTC") if rec else c.created[:10]}
+
+
+def run_markdown(yours, ref, names: list[str]) -> str:
+    """The first screen's account of the run shown: the reader's machine beside the reference's
+    (CPU, cores, pace, load, steal, from the campaigns' records), which chapters the reader's run
+    measured and which the book borrows from the reference (and why, where the run's plan says),
+    so that no number below is mistaken for the reader's."""
+    from ..measure.experiments import get
+
+    if yours is None:
+        if ref is None:
+            return ""
+        return (f"**Whose numbers.** This book shows the committed **reference campaign** `{ref.id}`, measured on "
+                f"{machine_words(ref)}: no run of yours is in `data/results/` yet. `make reproduce` measures every "
+                "chapter on your machine within its budget and rebuilds this page from your samples, beside the "
+                "reference's.\n")
+    src = sources(yours, ref, names)
+    rec, ref_rec = run_record(yours), (run_record(ref) if ref is not None else None)
+    cols = {f"your run `{yours.id}`": _run_column(yours, rec, "yours")}
+    if ref is not None:
+        cols[f"the reference `{ref.id}`"] = _run_column(ref, ref_rec, "reference")
+    keys = list(next(iter(cols.values())))
+    table = ["| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    table += [f"| {k} | " + " | ".join(str(v[k]) for v in cols.values()) + " |" for k in keys]
+    own = [n for n in names if src[n] == "yours"]
+    borrowed = [n for n in names if src[n] == "reference"]
+    same_kind = ref is not None and yours.fingerprint and yours.fingerprint == ref.fingerprint
+    lines = [f"**Your run.** The campaign this book shows first, `{yours.id}`, was measured on "
+             f"{machine_words(yours)}"
+             + ("" if ref is None else
+                (", the same kind of machine as the reference's." if same_kind else
+                 f"; the reference campaign `{ref.id}` on {machine_words(ref)}: **another machine**, so "
+                 "absolute numbers differ between them and the verdicts are each machine's own.")),
+             "", *table, ""]
+    why = ""
+    if rec and rec.get("left_out"):
+        left = [n for n in borrowed if n in rec["left_out"]]
+        if left:
+            why = (f" Its plan left {', '.join(f'`{n}`' for n in left)} out to fit its "
+                   f"{rec.get('budget_minutes') or '?'}-minute budget at this machine's pace"
+                   + (f" ({rec['speed']})" if rec.get("speed") else "") + ".")
+    lines.append(f"**Measured by your run: {len(own)} of {len(names)} chapters** ("
+                 + ", ".join(get(n).title for n in own) + ")."
+                 + (f" **Borrowed from the reference: {len(borrowed)}** ("
+                    + ", ".join(get(n).title for n in borrowed) + "): their pages carry a banner, and every figure, "
+                    "table, verdict and finding of theirs below is the reference's, marked as such." + why
+                    if borrowed else " Nothing below is borrowed from the reference."))
+    return "\n".join(lines) + "\n"
+
+
+def mixed_rows(yours_rows: list[dict], ref_rows: list[dict]) -> pd.DataFrame:
+    """The verdict rows the book shows per chapter: the reader's where their campaign measured
+    the chapter, else the reference's, each with its ``source`` (``"your run"`` or
+    ``"reference"``)."""
+    mine = report.flat(yours_rows) if yours_rows else pd.DataFrame()
+    ref = report.flat(ref_rows) if ref_rows else pd.DataFrame()
+    have = set(mine["experiment"]) if len(mine) else set()
+    parts = []
+    if len(mine):
+        parts.append(mine.assign(source="your run"))
+    if len(ref):
+        parts.append(ref[~ref["experiment"].isin(have)].assign(source="reference"))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
