@@ -186,3 +186,36 @@ def test_a_word_the_text_lacks_names_the_text():
     with pytest.raises(KeyError, match="notebooks/x.md has no words for `b`"):
         said["b"]
     assert prose.parse_words("no words cell here") == {}
+
+
+def test_switch_intervals_page_gives_one_number_per_point():
+    """The figure and the table beside the document's (the summary), the findings, the checked
+    sentences and the verdicts read one slowdown per build, interval and thread count: the claims'
+    (paired by round), never a second statistic of the same point."""
+    from gillab.chapters import switch_interval as si
+
+    df = _reference("switch_interval")
+    s = si.summary(df).set_index(["condition", "switch_interval", "threads"])
+    rows = {r["claim_id"]: r for r in si.claims(df)}
+    checked = 0
+    for cid, row in rows.items():
+        point = dict(kv.split("=") for kv in cid.split("/")[1:])
+        k, interval = int(point["threads"]), float(point["si"])
+        if k == 1:
+            continue
+        for cond, m in row["measured"].items():
+            got = s.loc[(cond, interval, k)]
+            assert got["slowdown"] == pytest.approx(m["median"]), (cid, cond)
+            assert (got["slowdown_ci_lo"], got["slowdown_ci_hi"]) == pytest.approx((m["ci_lo"], m["ci_hi"]))
+            checked += 1
+    assert checked > 10
+    findings = si.findings(df)
+    for line in findings.splitlines():     # each finding's ratio is the summary's at its point
+        cond = line.split("**")[1]
+        smallest = s.loc[cond].index.get_level_values(0).min()
+        kmax = s.loc[(cond, smallest)].index.max()
+        assert f"take {s.loc[(cond, smallest, kmax), 'slowdown']:.2f}x" in line, line
+    for c in si.prose(df):
+        if c.text.startswith("**With the GIL**"):
+            m = rows[f"switch_interval/si={df['switch_interval'].min():g}/threads={int(df['threads'].max())}"]["measured"]
+            assert all(f"{cond} {v['median']:.2f} [" in c.evidence for cond, v in m.items() if cond in c.evidence)
