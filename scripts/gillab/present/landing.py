@@ -76,6 +76,9 @@ def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None
             ax.barh([y[(d, f)] for d, f in zip(t["document"], t["family"])], t[cls], left=left, color=colour,
                     edgecolor="#999999", linewidth=0.4, label=cls)
             left = left + t[cls]
+        absent = set(keys) - set(zip(t["document"], t["family"]))
+        for k in absent:       # a row the other panel has: this campaign did not measure it
+            ax.text(0.3, y[k], "not measured in this campaign", fontsize=9, color="0.45", va="center")
         ax.set_title((titles or {}).get(label, label), fontsize=11, loc="left")
         ax.set_yticks(list(y.values()), [f"doc {d}: {f}" for d, f in y])
         ax.set_ylim(-0.6, len(keys) - 0.4)
@@ -170,7 +173,7 @@ def findings_markdown(found: list[Finding], link, shown: str | None = None) -> s
         which = "the reference campaign" if camp == ref else "campaign"
         lines += ["", f"**Borrowed from {which} `{camp}`** (measured on {words}; your run did not measure these "
                   "chapters, so these sentences are about that machine, not yours):", ""]
-        lines += [bullet(f, f"the reference's machine ({words})" if camp == ref else f"that machine ({words})")
+        lines += [bullet(f, "the reference's machine" if camp == ref else "that machine")
                   for f in lent if f.campaign == camp]
     return "\n".join(lines)
 
