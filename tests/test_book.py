@@ -79,6 +79,9 @@ def test_book_pages_exist(built_book):
     assert "_static/widgets/embed.js" in text
     # nothing is loaded from elsewhere (thebe's URL is a string it would use only if launched)
     assert not re.findall(r'(?:src|href)="https?://', text)
+    # no page prints Markdown it could not render: a struck sentence is <del>, never literal tildes
+    tildes = [p.relative_to(html).as_posix() for p in html.rglob("*.html") if "~~" in p.read_text()]
+    assert not tildes, f"literal ~~ in {tildes}"
 
 
 def test_papermill_with_an_unknown_parameter_fails_before_measuring(builds, tmp_path):
