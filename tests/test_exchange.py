@@ -298,20 +298,49 @@ def test_the_sittings_of_a_kind_count_flips_among_its_headline_rows_judged_in_an
     k = across.sittings_of_kind("a2")
     assert seen == [["a1", "a2", "a3", "a4"]]         # the kind's sittings only
     assert k["sittings"] == ["a1", "a2", "a4"]        # a3 judged nothing
-    assert (k["rows"], k["same_definite"], k["differ"], k["boots"]) == (5, 2, 1, 2)
+    # same, partial: the same; flip: different; differ, both-inconclusive: open
+    assert k["counts"] == {"both": 5, "the same": 2, "different": 1, "open": 2} and k["boots"] == 2
     assert [f["condition"] for f in k["flips"]] == ["flip"]
     assert across.sittings_of_kind("a3") is None      # judged nothing: not a sitting to set beside others
     assert across.sittings_of_kind("b1") is None      # the only sitting of its kind
 
 
-def test_the_same_inconclusive_outcome_everywhere_is_not_counted_as_a_definite_agreement():
+@pytest.mark.parametrize("a, b, word", [
+    ("agrees", "agrees", "the same"), ("lower", "lower", "the same"),                 # both definite, equal
+    ("agrees", "lower", "different"), ("higher", "lower", "different"),               # both definite, not equal
+    ("agrees", "inconclusive", "open"), ("inconclusive", "higher", "open"),           # inconclusive in one
+    ("inconclusive", "inconclusive", "open"),                                         # ... or in both
+    ("agrees", "not measured", "not judged in both"), ("not testable here", "agrees", "not judged in both"),
+])
+def test_two_campaigns_outcomes_are_the_same_different_or_open(a, b, word):
+    assert across.pair_outcome(a, b) == word == across.pair_outcome(b, a)
+
+
+def test_pairs_are_counted_the_same_way_from_tuples_and_from_a_frame():
+    pairs = [("agrees", "agrees"), ("agrees", "lower"), ("agrees", "inconclusive"), ("inconclusive", "inconclusive"),
+             ("agrees", "not measured")]
+    want = {"both": 4, "the same": 1, "different": 1, "open": 2}
+    assert across.pair_counts(pairs) == want
+    assert across.pair_counts(pd.DataFrame(pairs, columns=["x", "y"]), "x", "y") == want
+    words = pd.DataFrame({"w": [across.pair_outcome(a, b) for a, b in pairs]})
+    assert across.pair_counts(words, "w") == want
+    # more than two campaigns: two definite outcomes that differ make it different, whatever the rest
+    assert across.outcomes_compared(["agrees", "inconclusive", "lower"]) == "different"
+    assert across.outcomes_compared(["agrees", "agrees", "inconclusive"]) == "open"
+    assert across.outcomes_compared(["agrees", "agrees", "agrees"]) == "the same"
+
+
+def test_the_same_inconclusive_outcome_everywhere_is_open_not_the_same():
     v = pd.DataFrame([_row("a1", "kindA", "inconclusive", cond="x"), _row("b1", "kindB", "inconclusive", cond="x"),
-                      _row("a1", "kindA", "lower", cond="y"), _row("b1", "kindB", "lower", cond="y")])
-    x, y = across.rows(verdicts=v)
-    assert x["same_everywhere"] and not x["definite_everywhere"]
-    assert y["same_everywhere"] and y["definite_everywhere"]
-    s = across.summary([x, y])
-    assert (int(s["same outcome on all"].sum()), int(s["of which definite"].sum())) == (2, 1)
+                      _row("a1", "kindA", "lower", cond="y"), _row("b1", "kindB", "lower", cond="y"),
+                      _row("a1", "kindA", "lower", cond="z"), _row("a2", "kindA", "agrees", cond="z"),
+                      _row("a1", "kindA", "lower", cond="w")])                                     # one campaign only
+    x, y, z, w = sorted(across.rows(verdicts=v), key=lambda r: "xyzw".index(r["condition"]))
+    assert (x["compared"], y["compared"], z["compared"], w["compared"]) == ("open", "the same", "different",
+                                                                            "not judged in both")
+    s = across.summary([x, y, z, w]).iloc[0]
+    assert (s["judged on 2+ campaigns"], s["the same"], s["different"], s["open"]) == (3, 1, 1, 1)
+    assert s["of the different, flip within one kind"] == 1
 
 
 @pytest.fixture(scope="module")

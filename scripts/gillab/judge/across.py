@@ -35,6 +35,63 @@ DEFINITE = ("agrees", "higher", "lower")
 DIFFERS = "differs between sittings"
 KIND_OUTCOMES = (*DEFINITE, "inconclusive", DIFFERS)
 
+# Two campaigns' outcomes for one claim x build, compared (:func:`pair_outcome`): the one
+# vocabulary of every page that sets campaigns side by side.
+SAME, DIFFERENT, OPEN = "the same", "different", "open"
+NOT_BOTH = "not judged in both"
+JUDGED = (*DEFINITE, "inconclusive")        # an outcome of a judgement (not "not measured", "not testable here")
+PAIR_OUTCOMES = (SAME, DIFFERENT, OPEN)
+PAIR_WORDS = {SAME: "the same (one definite outcome in both)",
+              DIFFERENT: "different (definite in both, on different sides)",
+              OPEN: "open (inconclusive in one or both)"}
+
+
+def outcomes_compared(outcomes) -> str:
+    """Several campaigns' outcomes for one claim x build, compared: *the same* where every one
+    is definite (agrees, higher, lower: :data:`DEFINITE`) and they are equal; *different* where
+    two are definite and not equal (whatever the others are: two campaigns contradict each
+    other); *open* where one or more is inconclusive and no two definite ones differ;
+    :data:`NOT_BOTH` where fewer than two campaigns judged it (an outcome other than
+    :data:`JUDGED`, e.g. "not measured", is no judgement and is left out)."""
+    judged = [o for o in outcomes if o in JUDGED]
+    if len(judged) < 2:
+        return NOT_BOTH
+    definite = {o for o in judged if o in DEFINITE}
+    if len(definite) > 1:
+        return DIFFERENT
+    if len(definite) == 1 and all(o in DEFINITE for o in judged):
+        return SAME
+    return OPEN
+
+
+def pair_outcome(a: str, b: str) -> str:
+    """Two campaigns' outcomes for one claim x build: "the same" (both definite, equal),
+    "different" (both definite, not equal), "open" (inconclusive in one or both), or
+    "not judged in both" (one of them has no judgement: not counted)."""
+    return outcomes_compared([a, b])
+
+
+def pair_counts(pairs, a: str | None = None, b: str | None = None) -> dict[str, int]:
+    """Pairs of outcomes counted: ``{"both": n, "the same": n, "different": n, "open": n}``, where
+    *both* is the pairs judged in both (the sum of the other three); a pair not judged in both is
+    not counted.  ``pairs``: (a, b) tuples, or a frame whose columns ``a`` and ``b`` hold the two
+    outcomes; a frame with a column of :func:`pair_outcome`'s words is counted with ``a`` naming
+    it and ``b`` None."""
+    if isinstance(pairs, pd.DataFrame):
+        words = list(pairs[a]) if b is None else [pair_outcome(x, y) for x, y in zip(pairs[a], pairs[b])]
+    else:
+        words = [pair_outcome(x, y) for x, y in pairs]
+    out = {k: sum(1 for w in words if w == k) for k in PAIR_OUTCOMES}
+    return {"both": sum(out.values()), **out}
+
+
+def counts_sentence(c: dict[str, int], what: str = "claims x builds", where: str = "in both",
+                    some: str = "one or both") -> str:
+    """:func:`pair_counts` in words: 'of **60** claims x builds judged in both, **50** the same,
+    **2** different, **8** open (inconclusive in one or both)' (Markdown)."""
+    return (f"of **{c['both']}** {what} judged {where}, **{c[SAME]}** the same, **{c[DIFFERENT]}** different, "
+            f"**{c[OPEN]}** open (inconclusive in {some})")
+
 
 def counted() -> list[campaigns.Campaign]:
     """The campaigns the across-machines comparison reads: the reference, every contributed
@@ -116,8 +173,10 @@ def kind_interval(lows, highs) -> tuple[float, float]:
 def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "default",
          verdicts: pd.DataFrame | None = None) -> list[dict]:
     """Per claim x condition: every campaign's outcome and ours / published with its interval;
-    every machine kind's outcome from its counted campaigns; and k of n machines per outcome
-    (what ``gillab verdicts --machines --json`` prints)."""
+    every machine kind's outcome from its counted campaigns; k of n machines per outcome; the
+    counted campaigns' outcomes compared (``compared``: :func:`outcomes_compared`, the same,
+    different, open, or not judged in two); and whether two sittings of one machine kind flip
+    (``flips``: definite on different sides) (what ``gillab verdicts --machines --json`` prints)."""
     v = campaign_verdicts(cs, profile) if verdicts is None else verdicts
     if v.empty:
         return []
@@ -138,11 +197,12 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
             flips |= flip
         counts = {o: sum(1 for x in kinds.values() if x == o) for o in KIND_OUTCOMES}
         same = len(set(g.loc[g["this_code"], "outcome"])) == 1 and int(g["this_code"].sum()) > 1
+        compared = outcomes_compared(list(g.loc[g["this_code"], "outcome"]))
         out.append({
             "document": doc, "experiment": exp, "claim_id": cid, "claim": first["claim"], "condition": cond,
             "build": first["build"], "published": first["published"], "unit": first["unit"],
             "campaigns": per_campaign, "machines": kinds, "machine_intervals": hulls, "n_machines": len(kinds),
-            "n_campaigns": int(g["this_code"].sum()), "flips": flips,
+            "n_campaigns": int(g["this_code"].sum()), "flips": flips, "compared": compared,
             "same_everywhere": same, "definite_everywhere": same and g.loc[g["this_code"], "outcome"].iloc[0] in DEFINITE,
             **counts})
     return out
@@ -151,11 +211,12 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
 def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict | None:
     """The headline rows of ``campaign_id`` (mechanism claims on their own builds) set beside
     every other counted campaign of its machine kind (its other sittings): of its rows judged in
-    at least one other sitting (a sitting may have measured other chapters), how many have one
-    definite outcome in every sitting that judged them, how many differ (one sitting
-    inconclusive) and how many flip (definite on different sides: not yet a result on this kind),
-    with the rows that flip; the sittings are those that judged any row (a campaign of traces
-    alone judges none).  None where the campaign is the only sitting of its kind here."""
+    at least one other sitting (a sitting may have measured other chapters), the outcomes of every
+    sitting that judged them compared (:func:`outcomes_compared`) and counted as
+    :func:`pair_counts` counts (``counts``: both, the same, different, open), with the rows that
+    are *different*, which **flip** (two sittings of one kind definite on different sides: not yet
+    a result on this kind); the sittings are those that judged any row (a campaign of traces alone
+    judges none).  None where the campaign is the only sitting of its kind here."""
     cs = counted()
     me = next((c for c in cs if c.id == campaign_id), None)
     if me is None or not me.fingerprint:
@@ -167,44 +228,37 @@ def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict 
     if v.empty:
         return None
     v = v[v["this_code"] & (v["claim_role"] == "judged")]      # the headline's rows (report.headline)
-    v = v[v["outcome"] != "not measured"]                      # a sitting judges what it measured
+    v = v[v["outcome"].isin(JUDGED)]                           # a sitting judges what it measured
     kind = [c for c in kind if c.id in set(v["campaign"])]
     if len(kind) < 2 or campaign_id not in set(v["campaign"]):
         return None
-    rows, same, differ, flips = 0, 0, 0, []
+    words, flips = [], []
     for (cid, cond), x in v.groupby(["claim_id", "condition"]):
         if campaign_id not in set(x["campaign"]) or x["campaign"].nunique() < 2:   # this row in one sitting only
             continue
-        rows += 1
-        outcome, flip = kind_outcome(list(x["outcome"]))
-        if flip:
+        words.append(outcomes_compared(list(x["outcome"])))
+        if words[-1] == DIFFERENT:
             flips.append({"claim_id": cid, "condition": cond, **dict(zip(x["campaign"], x["outcome"]))})
-        elif outcome == DIFFERS:
-            differ += 1
-        elif outcome in DEFINITE:
-            same += 1
     boots = set().union(*(campaigns.boots(c) for c in kind))
     return {"fingerprint": me.fingerprint, "sittings": [c.id for c in kind], "boots": len(boots),
-            "rows": rows, "same_definite": same, "differ": differ, "flips": flips}
+            "counts": pair_counts(pd.DataFrame({"compared": words}), "compared"), "flips": flips}
 
 
 def summary(table: list[dict]) -> pd.DataFrame:
-    """Per document: claim x condition rows judged on at least two counted campaigns, how many
-    have the same outcome on all of them (and how many of those a definite one: inconclusive
-    everywhere is the same outcome, but says nothing), how many differ, how many flip."""
+    """Per document: the claim x condition rows judged on two or more counted campaigns, their
+    outcomes compared (:func:`outcomes_compared`: the same, different, open), and how many of the
+    different ones flip between two sittings of one machine kind."""
     df = pd.DataFrame(table)
     if df.empty:
         return df
-    both = df[df["n_campaigns"] >= 2]
+    both = df[df["compared"] != NOT_BOTH]
     if both.empty:
         return pd.DataFrame()
     g = both.groupby("document")
     return pd.DataFrame({
-        "claims x builds on 2+ campaigns": g.size(),
-        "same outcome on all": g["same_everywhere"].sum().astype(int),
-        "of which definite": g["definite_everywhere"].sum().astype(int),
-        "outcome differs": (g.size() - g["same_everywhere"].sum()).astype(int),
-        "of which flip (definite both ways)": g["flips"].sum().astype(int),
+        "judged on 2+ campaigns": g.size(),
+        **{w: g["compared"].apply(lambda s, w=w: int((s == w).sum())) for w in PAIR_OUTCOMES},
+        "of the different, flip within one kind": g["flips"].sum().astype(int),
     }).reset_index()
 
 
