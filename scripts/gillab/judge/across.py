@@ -85,6 +85,23 @@ def pair_counts(pairs, a: str | None = None, b: str | None = None) -> dict[str, 
     return {"both": sum(out.values()), **out}
 
 
+def beside(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """Two campaigns' flat verdict rows (:func:`gillab.judge.report.flat`, e.g. their headlines,
+    :func:`gillab.judge.report.headline`) claim x condition by claim x condition, for the rows
+    both hold: ``claim_id``, ``condition``, the outcomes ``a`` and ``b``, and ``compared``
+    (:func:`pair_outcome`); count it with ``pair_counts(frame, "compared")``."""
+    keys = ["claim_id", "condition"]
+
+    def outcomes(flat: pd.DataFrame, name: str) -> pd.DataFrame:
+        if flat.empty:
+            return pd.DataFrame(columns=[*keys, name])
+        f = flat[flat["condition"] != "-"].drop_duplicates(keys)
+        return f[[*keys, "outcome"]].rename(columns={"outcome": name})
+    out = outcomes(a, "a").merge(outcomes(b, "b"), on=keys, how="inner")
+    out["compared"] = [pair_outcome(p, q) for p, q in zip(out["a"], out["b"])]
+    return out
+
+
 def counts_sentence(c: dict[str, int], what: str = "claims x builds", where: str = "in both",
                     some: str = "one or both") -> str:
     """:func:`pair_counts` in words: 'of **60** claims x builds judged in both, **50** the same,

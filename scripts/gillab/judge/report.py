@@ -160,10 +160,14 @@ def ratio_ci(a: dict, b: dict) -> tuple[float, float, float]:
 
 def compare(yours: list[dict], ref: list[dict]):
     """Claim by claim and condition by condition: the reference campaign's value and outcome,
-    yours, whether the outcome is the same, and yours / reference with its CI."""
+    yours, whether the outcome is the same ("yes" / "NO", "-" where one of them did not measure
+    it), the two outcomes compared (``compared``: :func:`gillab.judge.across.pair_outcome`, the
+    same, different, open or not judged in both: what the pages count), and yours / reference
+    with its CI."""
     import pandas as pd
 
     from ..measure.interpreters import display_order
+    from .across import pair_outcome
 
     by_ref = {(r["experiment"], r["claim_id"]): r for r in ref}
     by_you = {(r["experiment"], r["claim_id"]): r for r in yours}
@@ -182,6 +186,8 @@ def compare(yours: list[dict], ref: list[dict]):
                 "reference": value_cell(mr), "reference outcome": mr["verdict"] if mr else "not measured",
                 "yours": value_cell(my), "your outcome": my["verdict"] if my else "not measured",
                 "same outcome": ("-" if not (mr and my) else "yes" if mr["verdict"] == my["verdict"] else "NO"),
+                "compared": pair_outcome(mr["verdict"] if mr else "not measured",
+                                         my["verdict"] if my else "not measured"),
                 "yours / reference": "-" if ratio != ratio else
                 (f"{ratio:.2f}" + ("" if lo != lo else f" [{lo:.2f}, {hi:.2f}]")),
             })

@@ -150,24 +150,28 @@ def verdict_table(rows: list[dict], fams: dict | None = None, cpus: int | None =
 
 def compare_view(df, name: str = "yours"):
     """The comparison as a reader scans it: value, interval and outcome in one cell per
-    campaign, each claim named once (on its first condition). ``name`` heads the shown
-    campaign's columns ("yours", or "contributed" for a campaign from another machine)."""
+    campaign, each claim named once (on its first condition), and the two outcomes compared
+    (:func:`gillab.judge.across.pair_outcome`: the same, different, open). ``name`` heads the
+    shown campaign's columns ("yours", or "contributed" for a campaign from another machine)."""
     if df.empty:
         return df
+    same = df["compared"] if "compared" in df.columns else df["same outcome"]
     out = pd.DataFrame({
         "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
         "condition": df["condition"], "published": df["published"],
         "reference: value [interval], outcome": df["reference"] + " · " + df["reference outcome"],
         name: df["yours"] + " · " + df["your outcome"],
-        "same outcome": df["same outcome"], f"{name} / reference [interval, at least 90%]": df["yours / reference"],
+        "same outcome": same, f"{name} / reference [interval, at least 90%]": df["yours / reference"],
     })
     return out
 
 
 def compare_counts(df):
-    """Per experiment: claims x conditions with the same outcome in both campaigns, and not."""
-    both = df[df["same outcome"] != "-"]
-    return pd.DataFrame({
-        "same outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "yes").sum())),
-        "different outcome": both.groupby("experiment")["same outcome"].apply(lambda s: int((s == "NO").sum())),
-    }).reset_index()
+    """Per experiment: the claims x conditions judged in both campaigns, and how many of them
+    are the same, different and open (:func:`gillab.judge.across.pair_counts` of
+    :func:`gillab.judge.report.compare`'s ``compared``)."""
+    from .across import pair_counts
+
+    rows = [{"experiment": e, **pair_counts(g, "compared")} for e, g in df.groupby("experiment", sort=True)]
+    out = pd.DataFrame(rows, columns=["experiment", "both", "the same", "different", "open"])
+    return out[out["both"] > 0].rename(columns={"both": "judged in both"}).reset_index(drop=True)
