@@ -206,7 +206,7 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
     one column per build family, a single claim x build with its interval, several counted."""
     import pandas as pd
 
-    from gillab.judge import report
+    from gillab.judge import claims, report
 
     rows = [("000", "countdown/threads=2", "new GIL", "3.9.10", "higher", 1.7, 1.6, 1.9),
             ("000", "countdown/threads=4", "new GIL", "3.9.10", "inconclusive", 2.0, 1.5, 2.5),
@@ -219,6 +219,10 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
     assert t.loc["countdown/threads=… (2 points)", "new GIL"] == "✓1 ↑1 ?1"
     assert t.loc["countdown/threads=… (2 points)", "published"] == "per point"
     assert t.loc["data_race/lost_updates", "no GIL"] == "✓ 2 [2, 2]" and t.loc["data_race/lost_updates", "new GIL"] == ""
+    assert t.loc["countdown/threads=… (2 points)", "claim_ids"] == ["countdown/threads=2", "countdown/threads=4"]
+    # one claim: its published value with the comparison and band claims.csv gives it, in words
+    c = claims.get("data_race/lost_updates")
+    assert t.loc["data_race/lost_updates", "published"].startswith(f"{c['comparison']} 1")
 
 
 def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do():

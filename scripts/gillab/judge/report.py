@@ -547,10 +547,13 @@ def summary_by_family(df):
     per claim judged on its own builds (the claims a document's table makes once per point, one
     line together), and per build family (old GIL, new GIL, no GIL, a GIL build against one
     without) the outcome with ours [interval] where one claim x build answers, or the outcomes
-    counted where several do (:data:`MARKS`)."""
+    counted where several do (:data:`MARKS`).  ``claim`` names the line by its ids (a pattern
+    for several), ``claim_ids`` lists them (the page names them by the document's words,
+    :func:`gillab.judge.tables.claim_cell`), ``published`` is the value with its comparison and
+    band in words (:func:`gillab.judge.tables.band_words`)."""
     import pandas as pd
 
-    from .tables import fmt
+    from .tables import band_words, fmt
 
     if df.empty:
         return pd.DataFrame()
@@ -561,8 +564,11 @@ def summary_by_family(df):
     rows = []
     for (doc, pat), g in d.groupby(["document", "pattern"], sort=False):
         n = g["claim_id"].nunique()
+        first = g.iloc[0]
         row = {"doc": doc, "claim": pat + (f" ({n} points)" if n > 1 else ""),
-               "published": fmt(g["published"].iloc[0]) if n == 1 else "per point"}
+               "claim_ids": list(dict.fromkeys(g["claim_id"])),
+               "published": band_words(first["claim_id"], first["published"], first.get("unit", ""))
+               if n == 1 else "per point"}
         for grp in groups:
             h = g[g["group"] == grp]
             if len(h) == 1:

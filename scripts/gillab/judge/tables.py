@@ -69,21 +69,111 @@ def fmt(v) -> str:
     return f"{v:.3g}"
 
 
-def published_cell(claim_id: str, value, unit: str) -> str:
-    """The published value as the verdict reads it, from claims.csv: ``1.01 ratio +-10%``,
-    ``at least 0.99``, ``not testable``."""
+def band_words(claim_id: str, value, unit: str = "") -> str:
+    """The published value with its comparison and band in words, from claims.csv: ``about 6.52 s
+    ±10% (5.87 to 7.17)`` (the band relative to the value, as the verdict reads it: agrees when the
+    whole interval lies between the two ends), ``at least 2``, ``at most 1.1``; the value alone
+    for a row that is no claim of claims.csv.  A unit *ratio* is left out (the number says it)."""
     from . import claims
 
-    base = f"{fmt(value)} {unit or ''}".strip()
+    u = "" if unit in (None, "", "ratio") else f" {unit}"
+    base = f"{fmt(value)}{u}"
     try:
         c = claims.get(claim_id)
     except KeyError:
         return base
-    if c["comparison"] == "about":
-        return f"{base} +-{c['band']:.0%}"
+    if c["comparison"] == "about" and c["band"] == c["band"]:
+        try:
+            lo, hi = sorted((float(value) * (1 - c["band"]), float(value) * (1 + c["band"])))
+        except (TypeError, ValueError):
+            return f"about {base} ±{c['band']:.0%}"
+        return f"about {base} ±{c['band']:.0%} ({fmt(lo)} to {fmt(hi)})"
     if c["comparison"] == "not testable":
-        return "not testable" if base == "-" else f"{base} (not testable)"
+        return "not testable" if fmt(value) == "-" else f"{base} (not testable)"
     return f"{c['comparison']} {base}"
+
+
+def published_cell(claim_id: str, value, unit: str) -> str:
+    """The published value as the verdict reads it (:func:`band_words`): ``about 1.01 ±10% (0.909
+    to 1.11)``, ``at least 0.99``, ``not testable``."""
+    return band_words(claim_id, value, unit)
+
+
+def short(text: str, limit: int = 80) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters, with an ellipsis where it
+    was cut; never reworded."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if " " in cut[limit // 2:]:
+        cut = cut[:cut.rindex(" ")]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def said(claim_ids, limit: int = 80) -> str:
+    """The document's words for a claim (claims.csv ``quote``), or for several claims (a
+    document's table, one claim per point) each distinct quote in its own quotation marks, as
+    many as fit in ``limit`` characters; shortened by :func:`short`, never reworded.  '' for an
+    id that is no claim of claims.csv."""
+    from . import claims
+
+    ids = [claim_ids] if isinstance(claim_ids, str) else list(claim_ids)
+    quotes = []
+    for cid in ids:
+        try:
+            q = " ".join(str(claims.get(cid)["quote"]).split())
+        except KeyError:
+            continue
+        if q and q not in quotes:
+            quotes.append(q)
+    if not quotes:
+        return ""
+    if len(quotes) == 1:
+        return f"“{short(quotes[0], limit - 2)}”"
+    out = f"“{short(quotes[0], limit - 2)}”"
+    for q in quotes[1:]:
+        nxt = f"{out}, “{q}”"
+        if len(nxt) > limit - 3:
+            return out + ", …"
+        out = nxt
+    return out
+
+
+def claim_cell(claim_ids, label: str = "", ours: str = "", limit: int = 80) -> str:
+    """A claim named by its document's words (:func:`said`), for an HTML table: the quote, then
+    (smaller) what ours measures where ``ours`` is given, then in grey the claim's id or
+    ``label`` (a pattern of ids: ``countdown/threads=… (3 points)``).  Falls back to ``ours``, then
+    to the id, where claims.csv has no words for it."""
+    from html import escape
+
+    ids = [claim_ids] if isinstance(claim_ids, str) else list(claim_ids)
+    label = label or (ids[0] if len(ids) == 1 else f"{len(ids)} claims")
+    words = said(ids, limit)
+    head = escape(words) if words else escape(short(ours, limit) if ours else label)
+    parts = [head]
+    if ours and words:
+        parts.append(f'<span style="font-size: 0.85em">ours: {escape(ours)}</span>')
+    if words or ours:
+        # the id may break after a slash, so it never widens its column
+        parts.append('<span style="font-size: 0.8em; color: #6c757d">'
+                     + escape(label).replace("/", "/<wbr>") + "</span>")
+    return "<br>".join(parts)
+
+
+def named(df: pd.DataFrame, ours: str | None = None, id_col: str = "claim_id", at: int = 0) -> pd.DataFrame:
+    """``df`` with its claims named by the documents' words: a column ``claim`` of
+    :func:`claim_cell` (the quote, what ours measures from column ``ours`` where given, the id in
+    grey) put at position ``at``, empty where the row above names the same claim; the id column
+    and ``ours`` are dropped."""
+    out = df.copy()
+    cells = [claim_cell(i, ours=str(o) if ours else "") for i, o in
+             zip(out[id_col], out[ours] if ours else [""] * len(out))]
+    repeat = out[id_col].eq(out[id_col].shift())
+    cells = ["" if r else c for c, r in zip(cells, repeat)]
+    out = out.drop(columns=[c for c in {id_col, ours, "claim"} if c and c in out.columns])
+    out.insert(min(at, len(out.columns)), "claim", cells)
+    return out
 
 
 def value_cell(m: dict | None) -> str:

@@ -141,48 +141,111 @@ OUTCOME_COLOURS = {"agrees": "#1b7837", "higher": "#d95f02", "lower": "#7570b3",
                    "not testable here": "#cccccc", "not measured": "#eeeeee"}
 
 
+BAND_COLOUR = "#1b7837"     # the band is where an interval agrees: the colour of *agrees*, light
+
+
+def claim_band(claim_id: str) -> tuple[float, float] | None:
+    """What *agrees* means for a claim, in ours-over-published coordinates (claims.csv's comparison
+    and band): *about* a value within a relative band b, (1 - b, 1 + b); *at least* the value,
+    (1, inf); *at most*, (0, 1); None for a row without a comparison (not testable, or no claim of
+    claims.csv).  An interval of ours / published agrees when it lies wholly inside."""
+    from ..judge import claims
+
+    try:
+        c = claims.get(claim_id)
+    except KeyError:
+        return None
+    if c["comparison"] == "about" and c["band"] == c["band"]:
+        return tuple(sorted((1 - float(c["band"]), 1 + float(c["band"]))))
+    return {"at least": (1.0, float("inf")), "at most": (0.0, 1.0)}.get(c["comparison"])
+
+
+def claim_label(claim_id: str, shared: bool, limit: int = 44) -> str:
+    """A claim's row label: its document's words, shortened (:func:`gillab.judge.tables.said`);
+    where several rows share the words (a conclusion drawn at several points), shorter, with the
+    point from the id (``si=0.01, cpu_threads=2``, else its last part); the id's tail where
+    claims.csv has no words."""
+    from ..judge.tables import said
+
+    point = ", ".join(p for p in claim_id.split("/") if "=" in p) or claim_id.rsplit("/", 1)[-1]
+    words = said(claim_id, max(limit - (len(point) + 3 if shared else 0), 22))
+    if not words:
+        return claim_id.split("/", 1)[-1][:limit]
+    return f"{words} · {point}" if shared and point else words
+
+
 def verdicts_figure(flat: pd.DataFrame):
-    """Every claim at a glance: ours / published (log scale) with its CI, one row per claim
-    grouped by document, one marker per build, coloured by outcome.  Values that cannot be
-    put on a log scale (a published 0, a negative statistic) are listed under the figure."""
+    """Every claim at a glance: ours / published (log scale) with its interval, one row per claim
+    named by its document's words, grouped by document under a heading row, one marker per build,
+    coloured by outcome; behind each row, the claim's band (:func:`claim_band`: where an interval
+    agrees), so that a reader sees why each outcome is what it is.  Drawn to be read at 675 px
+    wide (7.5 in at 90 dpi, the page's figure), every text at least 8.5 pt.  Values that cannot
+    be put on a log scale (a published 0, a negative statistic) are left out (the page counts
+    them)."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
+    from ..judge.tables import said
     from ..measure.interpreters import display_order
 
+    font = 8.5
     d = flat[(flat["ours_over_published"] > 0) & flat["ours_over_published"].notna()].copy()
     claims = (flat[["document", "claim_id"]].drop_duplicates().sort_values(["document"], kind="stable"))
-    ypos = {cid: i for i, cid in enumerate(claims["claim_id"])}
+    # one row per claim, a heading row above each document's
+    ypos, heads, y = {}, {}, 0
+    for doc, g in claims.groupby("document", sort=False):
+        heads[doc] = y
+        y += 1
+        for cid in g["claim_id"]:
+            ypos[cid] = y
+            y += 1
+    quotes = {cid: said(cid, 200) for cid in ypos}
+    shared = {cid: sum(q == quotes[cid] for q in quotes.values()) > 1 and bool(quotes[cid]) for cid in ypos}
     conds = display_order([b for b in flat["build"].unique() if b != "-"])
     markers = {c: "osD^v<>PX*hp"[i % 12] for i, c in enumerate(conds)}      # more builds and pairs than shapes: reused
-    offsets = {c: (i - (len(conds) - 1) / 2) * 0.8 / max(len(conds), 1) for i, c in enumerate(conds)}
-    fig, ax = plt.subplots(figsize=(11, 0.23 * len(claims) + 1.6))
+    offsets = {c: (i - (len(conds) - 1) / 2) * 0.7 / max(len(conds), 1) for i, c in enumerate(conds)}
+    row_in, top_in, bottom_in = 0.2, 0.25, 0.75 + 0.2 * ((len(OUTCOME_COLOURS) + len(conds) + 2) // 3)
+    height = row_in * y + top_in + bottom_in
+    fig, ax = plt.subplots(figsize=(7.5, height))
+    fig.subplots_adjust(left=0.5, right=0.98, top=1 - top_in / height, bottom=bottom_in / height)
+    ends = [v for v in (list(d["ratio_low"]) + list(d["ratio_high"]) + list(d["ours_over_published"]))
+            if v == v and v > 0 and np.isfinite(v)]
+    bands = {cid: claim_band(cid) for cid in ypos}
+    ends += [e for b in bands.values() if b for e in b if 0 < e < float("inf")]
+    lo_x, hi_x = (min(ends) / 1.5, max(ends) * 1.5) if ends else (0.1, 10)
+    for cid, band in bands.items():
+        if band:
+            ax.fill_betweenx([ypos[cid] - 0.45, ypos[cid] + 0.45], max(band[0], lo_x), min(band[1], hi_x),
+                             color=BAND_COLOUR, alpha=0.14, linewidth=0, zorder=0)
     for _, r in d.iterrows():
-        y = ypos[r["claim_id"]] + offsets[r["build"]]
+        yy = ypos[r["claim_id"]] + offsets.get(r["build"], 0)
         lo = r["ratio_low"] if r["ratio_low"] > 0 else r["ours_over_published"]
         hi = r["ratio_high"] if r["ratio_high"] > 0 else r["ours_over_published"]
         col = OUTCOME_COLOURS.get(r["outcome"], "black")
-        ax.plot([lo, hi], [y, y], color=col, linewidth=1.2, alpha=0.8)
-        ax.plot(r["ours_over_published"], y, marker=markers.get(r["build"], "o"), color=col, markersize=4.5,
+        ax.plot([lo, hi], [yy, yy], color=col, linewidth=1.2, alpha=0.8)
+        ax.plot(r["ours_over_published"], yy, marker=markers.get(r["build"], "o"), color=col, markersize=4.5,
                 linestyle="none")
     ax.axvline(1, color="black", linewidth=0.8)
     ax.set_xscale("log")
-    ax.set_yticks(range(len(claims)), [c.split("/", 1)[-1][:38] for c in claims["claim_id"]], fontsize=6)
-    ax.set_ylim(len(claims) - 0.5, -0.5)
-    prev = None
-    for i, doc in enumerate(claims["document"]):
-        if doc != prev and i:
-            ax.axhline(i - 0.5, color="0.4", linewidth=0.8)
-        if doc != prev:
-            ax.text(1.005, i - 0.4, f"document {doc}", transform=ax.get_yaxis_transform(), fontsize=8, va="top")
-        prev = doc
-    ax.set_xlabel("ours / published (log scale; the line at 1 is the document's value), with its interval")
-    handles = [Line2D([], [], color=c, marker="s", linestyle="none", label=o) for o, c in OUTCOME_COLOURS.items()
-               if o in set(flat["outcome"])]
+    ax.set_xlim(lo_x, hi_x)
+    ax.set_yticks([ypos[c] for c in claims["claim_id"]],
+                  [claim_label(c, shared[c]) for c in claims["claim_id"]], fontsize=font)
+    ax.tick_params(axis="x", labelsize=font)
+    ax.set_ylim(y - 0.5, -0.5)
+    for doc, hy in heads.items():
+        if hy:
+            ax.axhline(hy - 0.5, color="0.4", linewidth=0.8)
+        ax.text(-0.01, hy, f"Document {doc}", transform=ax.get_yaxis_transform(), fontsize=font + 0.5,
+                fontweight="bold", va="center", ha="right")
+    ax.set_xlabel("ours / published with its interval (log scale)\nthe line at 1: the document's value",
+                  fontsize=font)
+    handles = [Patch(color=BAND_COLOUR, alpha=0.25, label="the band: agrees inside")]
+    handles += [Line2D([], [], color=c, marker="s", linestyle="none", label=o) for o, c in OUTCOME_COLOURS.items()
+                if o in set(d["outcome"])]
     handles += [Line2D([], [], color="0.3", marker=markers[c], linestyle="none", label=c) for c in conds]
-    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.6 / (0.23 * len(claims) + 1.6)),
-              ncol=6, frameon=False)
-    fig.tight_layout()
+    fig.legend(handles=handles, fontsize=font, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+               frameon=False)
     return fig
 
 
