@@ -181,7 +181,7 @@ def compare(yours: list[dict], ref: list[dict]):
             my = (y or {}).get("measured", {}).get(cond)
             ratio, lo, hi = ratio_ci(my, mr) if (mr and my) else (float("nan"),) * 3
             out.append({
-                "experiment": key[0], "claim": base["claim"], "condition": cond,
+                "experiment": key[0], "claim_id": key[1], "claim": base["claim"], "condition": cond,
                 "published": f"{fmt(base['published'])} {base['unit']}",
                 "reference": value_cell(mr), "reference outcome": mr["verdict"] if mr else "not measured",
                 "yours": value_cell(my), "your outcome": my["verdict"] if my else "not measured",

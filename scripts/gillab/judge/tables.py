@@ -14,6 +14,15 @@ def table(df: pd.DataFrame, precision: int = 3):
     return df.style.hide(axis="index").format(precision=precision, na_rep="-")
 
 
+def fit(df: pd.DataFrame, precision: int = 3, size: str = "0.875em"):
+    """:func:`table` for a page whose tables must fit its content column (about 690 px at a
+    1280 px wide browser): a smaller type, and every cell's text at its top, so that a cell of
+    several lines reads beside its neighbours.  The columns must still be breakable (words, not
+    one long token: :func:`claim_cell` lets an id break after its slashes)."""
+    return table(df, precision).set_table_attributes(f'style="font-size: {size}"').set_table_styles(
+        [{"selector": "td", "props": [("vertical-align", "top")]}], overwrite=False)
+
+
 def image(fig, alt: str, dpi: int = 90) -> str:
     """``fig`` as an HTML image embedded in the page (a PNG) with ``alt`` as its alt text; the
     figure is closed."""
@@ -246,8 +255,13 @@ def compare_view(df, name: str = "yours"):
     if df.empty:
         return df
     same = df["compared"] if "compared" in df.columns else df["same outcome"]
+    if "claim_id" in df.columns:     # named by the document's words, with what ours measures
+        first = df["claim_id"].ne(df["claim_id"].shift())
+        claim = [claim_cell(i, ours=c) if f else "" for i, c, f in zip(df["claim_id"], df["claim"], first)]
+    else:
+        claim = df["claim"].where(df["claim"].ne(df["claim"].shift()), "")
     out = pd.DataFrame({
-        "claim": df["claim"].where(df["claim"].ne(df["claim"].shift()), ""),
+        "claim": claim,
         "condition": df["condition"], "published": df["published"],
         "reference: value [interval], outcome": df["reference"] + " · " + df["reference outcome"],
         name: df["yours"] + " · " + df["your outcome"],
