@@ -279,6 +279,32 @@ def summary(table: list[dict]) -> pd.DataFrame:
     }).reset_index()
 
 
+def paired(table: list[dict], base: str, other: str, this_code: bool | None = True) -> list[tuple[dict, dict]]:
+    """The claim x condition rows of :func:`rows` judged in both ``base`` and ``other``: (base's
+    entry, other's entry) per row.  ``this_code``: True, only rows both measured with this
+    checkout's measuring code (what every count reads); False, only the others (one of the two
+    measured with other code: shown, not counted); None, all."""
+    out = []
+    for r in table:
+        a, b = r["campaigns"].get(base), r["campaigns"].get(other)
+        if not (a and b) or pair_outcome(a["outcome"], b["outcome"]) == NOT_BOTH:
+            continue
+        ours = a["measured_with_this_code"] and b["measured_with_this_code"]
+        if this_code is None or ours == this_code:
+            out.append((a, b))
+    return out
+
+
+def against(table: list[dict], base: str) -> pd.DataFrame:
+    """Every other campaign of :func:`rows` beside ``base`` (the reference): its claim x condition
+    rows judged in both with this checkout's code (:func:`paired`) counted by :func:`pair_counts`,
+    and how many more are judged in both but measured with other code (not counted)."""
+    others = sorted({c for r in table for c in r["campaigns"]} - {base})
+    rows = [{"campaign": o, **pair_counts([(a["outcome"], b["outcome"]) for a, b in paired(table, base, o)]),
+             "other code": len(paired(table, base, o, this_code=False))} for o in others]
+    return pd.DataFrame(rows, columns=["campaign", "both", *PAIR_OUTCOMES, "other code"])
+
+
 def apart(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The campaigns x experiments measured with other measuring code than this harness's: shown
     apart, not counted."""

@@ -249,51 +249,83 @@ def verdicts_figure(flat: pd.DataFrame):
     return fig
 
 
-def across_figure(table: list[dict], base: str):
+PAIR_COLOURS = {"the same": "#029e73", "different": "#d55e00", "open": "#949494"}
+
+
+def across_figure(table: list[dict], base: str, per_row: int = 3):
     """Every other campaign against ``base`` (the reference): ours / published in ``base`` (x)
-    and in the other campaign (y), log scales, each claim x build a point with both intervals,
-    coloured by whether the two outcomes are the same, differ, or flip (definite both ways).
-    One panel per other campaign; points off a log scale are left out and counted in the title."""
+    and in the other campaign (y), log scales shared by every panel, each claim x build judged in
+    both a point with both intervals, coloured by the two outcomes compared
+    (:func:`gillab.judge.across.pair_outcome`: the same, different, open).  Each panel's title
+    counts those measured with this checkout's code in both (:func:`gillab.judge.across.paired`,
+    as :func:`gillab.judge.across.against` does); a hollow point was measured with other code
+    (shown, not counted).  One panel per other campaign, ``per_row`` to a row, drawn to be read
+    at the page's width (6.8 in at 100 dpi, every text at least 8 pt); points off a log scale are
+    left out and counted in the title."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
     from ..judge import across
 
-    others = sorted({c for r in table for c in r["campaigns"]} - {base})
-    fig, axes = plt.subplots(1, max(len(others), 1), figsize=(5.6 * max(len(others), 1) + 1, 5.8), squeeze=False)
-    colours = {"same outcome": "#029e73", "outcome differs": "#de8f05", "flips (definite both ways)": "#d55e00"}
-    for ax, other in zip(axes[0], others or [None]):
-        left_out = 0
-        for r in table:
-            a, b = r["campaigns"].get(base), r["campaigns"].get(other)
-            if not (a and b):
-                continue
+    font = 8
+    others = sorted({c for r in table for c in r["campaigns"]} - {base}) or [None]
+    ncols = min(per_row, len(others))
+    nrows = -(-len(others) // ncols)
+    width = 6.8
+    panel = (width - 0.9) / ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (panel + 0.55) + 0.8), squeeze=False,
+                             sharex=True, sharey=True)
+    drawn = []
+    for ax, other in zip(axes.flat, others):
+        left_out, words, apart = 0, [], 0
+        for a, b in across.paired(table, base, other, this_code=None):
+            word = across.pair_outcome(a["outcome"], b["outcome"])
+            counted = a["measured_with_this_code"] and b["measured_with_this_code"]
+            apart += not counted
             xs = (a["ratio_low"], a["ours_over_published"], a["ratio_high"])
             ys = (b["ratio_low"], b["ours_over_published"], b["ratio_high"])
+            if counted:
+                words.append(word)
             if not (xs[1] > 0 and ys[1] > 0):
                 left_out += 1
                 continue
-            outcome, flips = across.kind_outcome([a["outcome"], b["outcome"]])
-            kind = ("flips (definite both ways)" if flips else
-                    "outcome differs" if outcome == across.DIFFERS else "same outcome")
-            col = colours[kind]
+            col = PAIR_COLOURS[word]
             ax.plot([x if x > 0 else xs[1] for x in (xs[0], xs[2])], [ys[1]] * 2, color=col, alpha=0.35, lw=0.8)
             ax.plot([xs[1]] * 2, [y if y > 0 else ys[1] for y in (ys[0], ys[2])], color=col, alpha=0.35, lw=0.8)
-            ax.plot(xs[1], ys[1], "o", color=col, markersize=3.5, alpha=0.85)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        lo, hi = min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])
-        ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, linestyle="--")
+            ax.plot(xs[1], ys[1], "o", color=col, markersize=3.5 if counted else 4.5, alpha=0.85, label=word,
+                    markeredgewidth=0.8, markerfacecolor=col if counted else "none")
+            drawn += [xs[1], ys[1]]
+        c = across.pair_counts(pd.DataFrame({"compared": words}), "compared")
+        name = str(other)
+        if len(name) > 22 and "-" in name:      # a long campaign id on two lines, so titles never touch
+            name = name[:name.rindex("-") + 1] + "\n" + name[name.rindex("-") + 1:]
+        ax.set_title(f"{name}\n{c['the same']} same, {c['different']} different, {c['open']} open"
+                     + (f"\n+{apart} of other code (hollow)" if apart else "")
+                     + (f"\n({left_out} off a log scale)" if left_out else ""), fontsize=font)
+        ax.tick_params(labelsize=font)
+    for ax in axes.flat[len(others):]:
+        ax.set_visible(False)
+    ax = axes.flat[0]
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if drawn:
+        lo, hi = min(drawn) / 2, max(drawn) * 2
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
-        ax.set_xlabel("reference campaign: ours / published")
-        ax.set_ylabel("this campaign: ours / published")
-        ax.set_title(f"{other}\nagainst the reference {base}" + (f"\n({left_out} pairs off a log scale, not drawn)"
-                                                                  if left_out else ""), fontsize=9)
-    handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=k) for k, c in colours.items()]
+        for a in axes.flat[:len(others)]:
+            a.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, linestyle="--", zorder=0)
+    for i, a in enumerate(axes.flat[:len(others)]):
+        if i + ncols >= len(others):      # the lowest panel of its column shows its scale
+            a.xaxis.set_tick_params(labelbottom=True)
+    fig.supxlabel(f"the reference campaign {base}: ours / published", fontsize=font, y=0.6 / fig.get_size_inches()[1])
+    fig.supylabel("the campaign of the panel: ours / published", fontsize=font)
+    handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=across.PAIR_WORDS[k])
+               for k, c in PAIR_COLOURS.items()]
     handles.append(Line2D([], [], color="0.4", linestyle="--", label="the same value in both campaigns"))
-    fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=8)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    handles.append(Line2D([], [], color="0.3", marker="o", markerfacecolor="none", linestyle="none",
+                          label="measured with other code: not counted"))
+    fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=font)
+    fig.tight_layout(rect=(0, 0.75 / fig.get_size_inches()[1], 1, 1), h_pad=0.6, w_pad=0.4)
     return fig
 
 
