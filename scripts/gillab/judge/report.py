@@ -9,7 +9,7 @@ from ..measure import codekey
 from .. import stats
 from .analysis import of as reading
 from ..measure.experiments import get, names
-from .tables import fmt, value_cell
+from .tables import band_words, fmt, value_cell
 
 
 def profile_config(experiment: str, profile: str = "default") -> str | None:
@@ -182,7 +182,7 @@ def compare(yours: list[dict], ref: list[dict]):
             ratio, lo, hi = ratio_ci(my, mr) if (mr and my) else (float("nan"),) * 3
             out.append({
                 "experiment": key[0], "claim_id": key[1], "claim": base["claim"], "condition": cond,
-                "published": f"{fmt(base['published'])} {base['unit']}",
+                "published": band_words(key[1], base["published"], base["unit"]),
                 "reference": value_cell(mr), "reference outcome": mr["verdict"] if mr else "not measured",
                 "yours": value_cell(my), "your outcome": my["verdict"] if my else "not measured",
                 "same outcome": ("-" if not (mr and my) else "yes" if mr["verdict"] == my["verdict"] else "NO"),

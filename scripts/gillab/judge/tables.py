@@ -265,7 +265,7 @@ def compare_view(df, name: str = "yours"):
         "condition": df["condition"], "published": df["published"],
         "reference: value [interval], outcome": df["reference"] + " · " + df["reference outcome"],
         name: df["yours"] + " · " + df["your outcome"],
-        "same outcome": same, f"{name} / reference [interval, at least 90%]": df["yours / reference"],
+        "same outcome": same, f"{name} / reference [interval]": df["yours / reference"],
     })
     return out
 
