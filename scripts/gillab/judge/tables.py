@@ -167,7 +167,8 @@ def claim_cell(claim_ids, label: str = "", ours: str = "", limit: int = 80) -> s
         # the id may break after a slash, so it never widens its column
         parts.append('<span style="font-size: 0.8em; color: #6c757d">'
                      + escape(label).replace("/", "/<wbr>") + "</span>")
-    return "<br>".join(parts)
+    # a quote's long token (2_io_bound_single_thread:) may break too, so the cell never widens its table
+    return '<div style="overflow-wrap: anywhere; min-width: 9em">' + "<br>".join(parts) + "</div>"
 
 
 def named(df: pd.DataFrame, ours: str | None = None, id_col: str = "claim_id", at: int = 0) -> pd.DataFrame:
@@ -259,10 +260,11 @@ def compare_view(df, name: str = "yours"):
         first = df["claim_id"].ne(df["claim_id"].shift())
         claim = [claim_cell(i, ours=c) if f else "" for i, c, f in zip(df["claim_id"], df["claim"], first)]
     else:
-        claim = df["claim"].where(df["claim"].ne(df["claim"].shift()), "")
+        first = df["claim"].ne(df["claim"].shift())
+        claim = df["claim"].where(first, "")
     out = pd.DataFrame({
         "claim": claim,
-        "condition": df["condition"], "published": df["published"],
+        "condition": df["condition"], "published": df["published"].where(first, ""),
         "reference: value [interval], outcome": df["reference"] + " · " + df["reference outcome"],
         name: df["yours"] + " · " + df["your outcome"],
         "same outcome": same, f"{name} / reference [interval]": df["yours / reference"],
