@@ -124,11 +124,11 @@ def test_the_first_screen_says_how_much_of_the_readers_run_agrees_with_the_refer
                              ("d", "3.9.10"): "lower"}),
                        flat({("e", "3.13.5"): "higher"}, role="other builds")])    # not a headline row of yours
     r = landing.beside_reference(yours, ref)
-    assert (r["both"], r["definite"], r["same"]) == (4, 3, 2)
-    assert r["contradict"] == [{"claim_id": "b", "condition": "3.9.10", "yours": "lower", "reference": "higher"}]
+    # one definition with the verdicts and machines pages: judged in both = the same + different + open
+    assert (r["both"], r["the same"], r["different"], r["open"]) == (4, 2, 1, 1)
+    assert r["differ"] == [{"claim_id": "b", "condition": "3.9.10", "yours": "lower", "reference": "higher"}]
     text = landing.beside_reference_sentence(yours, ref)
-    assert "of the 4 claims x builds both judge, 3 have a definite outcome in both; 2 of those are the same" in text
-    assert "1 contradict (`b` on 3.9.10: yours lower, the reference higher)" in text
-    assert "none contradicts" in landing.beside_reference_sentence(ref, ref)
+    assert "of **4** claims x builds judged in both, **2** the same, **1** different, **1** open" in text
+    assert "Different: `b` on 3.9.10: yours lower, the reference higher." in text
+    assert "**0** different" in landing.beside_reference_sentence(ref, ref)
     assert "no claim x build in common" in landing.beside_reference_sentence(flat({("z", "x"): "agrees"}), ref)
-

@@ -14,7 +14,6 @@ from typing import NamedTuple
 import pandas as pd
 
 from ..judge import report
-from ..judge.across import DEFINITE
 from ..judge.report import family_group, profile_config
 
 # the findings of the first screen: (chapter, the words its sentence starts with), in the order
@@ -189,37 +188,36 @@ def share(flat: pd.DataFrame) -> dict[str, float]:
 
 def beside_reference(yours: pd.DataFrame, ref: pd.DataFrame) -> dict:
     """The reader's headline rows (claims judged on the builds they speak of) set beside the
-    reference's, claim x build by claim x build: how many are judged in both, how many have a
-    definite outcome in both, how many of those give the same outcome, and which contradict (a
-    definite outcome on each side, not the same)."""
-    def headline(flat: pd.DataFrame) -> pd.Series:
-        j = report.headline(flat)
-        j = j[j["condition"] != "-"]
-        return j.drop_duplicates(["claim_id", "condition"]).set_index(["claim_id", "condition"])["outcome"]
+    reference's, claim x build by claim x build, counted with the one definition every page uses
+    (:func:`gillab.judge.across.pair_outcome`): of those judged in both, *the same* (one definite
+    outcome in both), *different* (definite in both, not equal) and *open* (inconclusive in one
+    or both); and the rows that differ."""
+    from ..judge import across
 
-    a, b = headline(yours), headline(ref)
-    both = a.index.intersection(b.index)
-    definite = [k for k in both if a[k] in DEFINITE and b[k] in DEFINITE]
-    contradict = [{"claim_id": k[0], "condition": k[1], "yours": a[k], "reference": b[k]}
-                  for k in definite if a[k] != b[k]]
-    return {"both": len(both), "definite": len(definite), "same": len(definite) - len(contradict),
-            "contradict": contradict}
+    both = across.beside(report.headline(yours), report.headline(ref))
+    counted = both[both["compared"] != across.NOT_BOTH]
+    differ = [{"claim_id": r.claim_id, "condition": r.condition, "yours": r.a, "reference": r.b}
+              for r in counted[counted["compared"] == across.DIFFERENT].itertuples()]
+    return across.pair_counts(counted, "compared") | {"differ": differ}
 
 
 def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
-    """One sentence for the first screen: how much of the reader's run agrees with the reference."""
+    """One sentence for the first screen: how much of the reader's run agrees with the reference,
+    in the words the verdicts and machines pages count with."""
+    from ..judge import across
+
     r = beside_reference(yours, ref)
     if not r["both"]:
         return "Your campaign and the reference judge no claim x build in common yet."
-    n = len(r["contradict"])
+    n = len(r["differ"])
     which = "; ".join(f"`{c['claim_id']}` on {c['condition']}: yours {c['yours']}, the reference {c['reference']}"
-                      for c in r["contradict"][:3])
+                      for c in r["differ"][:3])
     more = f" and {n - 3} more" if n > 3 else ""
-    return (f"**Your run beside the reference:** of the {r['both']} claims x builds both judge, {r['definite']} "
-            f"have a definite outcome in both; {r['same']} of those are the same"
-            + (f", and {n} contradict ({which}{more})." if n else ", and none contradicts.")
-            + (" The others are inconclusive in one run or both." if r["definite"] < r["both"] else ""))
-
+    return (f"**Your run beside the reference** (the claims judged on the builds they speak of): "
+            + across.counts_sentence(r) + "."
+            + (f" Different: {which}{more}." if n else "")
+            + " The [verdicts](generated/99_verdicts) and [across machines](generated/98_machines) pages count "
+              "with the same words.")
 
 
 # -- the reader's run, on the first screen ---------------------------------------------------------
