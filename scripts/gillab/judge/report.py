@@ -553,7 +553,7 @@ def summary_by_family(df):
     band in words (:func:`gillab.judge.tables.band_words`)."""
     import pandas as pd
 
-    from .tables import band_words, fmt
+    from .tables import band_words
 
     if df.empty:
         return pd.DataFrame()

@@ -213,7 +213,7 @@ def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
     which = "; ".join(f"`{c['claim_id']}` on {c['condition']}: yours {c['yours']}, the reference {c['reference']}"
                       for c in r["differ"][:3])
     more = f" and {n - 3} more" if n > 3 else ""
-    return (f"**Your run beside the reference** (the claims judged on the builds they speak of): "
+    return ("**Your run beside the reference** (the claims judged on the builds they speak of): "
             + across.counts_sentence(r) + "."
             + (f" Different: {which}{more}." if n else "")
             + " The [verdicts](generated/99_verdicts) and [across machines](generated/98_machines) pages count "
