@@ -8,30 +8,36 @@ from . import doc002
 
 
 def prose(df) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..judge.prose import Check, cores_of, gil_by_condition, ok_rows
+    """The chapter's sentences about why ours differ, each checked against ``df``: the speed-up of
+    the pool over one thread is the inverse of the verdicts' time ratio (the conclusions of
+    claims.csv, ``primes/conclusion/...``: pool / one thread, same build), and a sentence holds only
+    where its whole 95% interval says it."""
+    from ..judge.analysis import of
+    from ..judge.prose import Check, cores_of, gil_by_condition, interval, inverted, settle
 
     said = chapter_words("primes")     # the words cell of its text
 
-    ok = ok_rows(df)
-    med = ok.groupby(["condition", "mode"])["seconds"].median()
+    rows = {r["claim_id"]: r["measured"] for r in of("primes").claims(df)}
     gil_on = gil_by_condition(df)
-    speed = {c: float(med[(c, "single")] / med[(c, "threads")]) for c in gil_on
-             if (c, "single") in med.index and (c, "threads") in med.index}
+    speed = {c: inverted(m) for c, m in rows.get("primes/conclusion/gil_threads_no_gain", {}).items() if c in gil_on}
     out = []
-    gil = {c: v for c, v in speed.items() if gil_on[c]}
+
+    def shown(got):
+        return ("speedup of the pool over one thread (median time in one thread / over the pool) [95% interval]: "
+                + "; ".join(f"{c} {interval(m)}" for c, m in got.items()))
+    gil = {c: m for c, m in speed.items() if gil_on[c]}
     if gil:
         out.append(Check("With the GIL, the pool is no faster than one thread, as the document found",
-                         all(v <= 1.05 for v in gil.values()),
-                         "speedup of the pool over one thread: " + "; ".join(f"{c} {v:.2f}" for c, v in gil.items())))
-    free = {c: v for c, v in speed.items() if not gil_on[c]}
+                         **settle(gil.values(), lambda lo, hi: hi <= 1.05, lambda lo, hi: lo > 1.05),
+                         evidence=shown(gil)))
+    free = {c: m for c, m in speed.items() if not gil_on[c]}
     cores = cores_of(df, "primes")
     if free and cores:
         out.append(Check(f"Without the GIL the pool is faster, but its speedup is bounded by the {cores} cores of "
                          "the machine that measured it",
-                         all(1.2 <= v <= cores * 1.05 for v in free.values()),
-                         "speedup of the pool over one thread: " + "; ".join(f"{c} {v:.2f}" for c, v in free.items()),
-                         said["document-machine-had-more"]))
+                         **settle(free.values(), lambda lo, hi: 1.2 <= lo and hi <= cores * 1.05,
+                                  lambda lo, hi: hi < 1.2 or lo > cores * 1.05),
+                         evidence=shown(free), why=said["document-machine-had-more"]))
     return out
 
 

@@ -8,28 +8,34 @@ from . import doc002
 
 
 def prose(df) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    """The chapter's sentences about why ours differ, each checked against ``df``: each ratio is
+    the verdicts' (:func:`doc002.claims`: free-threaded / GIL time, paired by interleaved repeat),
+    and a sentence holds only where its whole 95% interval says it."""
     from ..measure import interpreters
-    from ..judge.prose import Check
+    from ..judge.prose import Check, interval, inverted, settle
 
     said = chapter_words("st_loop")     # the words cell of its text
 
-    med = df[df["status"] == "ok"].groupby("condition")["seconds"].median()
+    rows = doc002.claims(df, "st_loop")
+    pair = next((r["measured"] for r in rows if r["table"] == "pyconjp2025_observations"), {})
     out = []
     gil, free = interpreters.today_pair()       # builds.toml [pairs], today's: 3.13.5 and 3.13.5t
     twin = interpreters.twin_of(free)
-    if twin and {free, twin} <= set(med.index):
-        r = float(med[twin] / med[free])
+    if twin and doc002.pair_label((twin, free)) in pair:
+        # the verdicts' ratio is free / twin: the sentence's twin / free is its inverse
+        m = inverted(pair[doc002.pair_label((twin, free))])
         out.append(Check(
             f"`{twin}` / `{free}` isolates the GIL on one binary: for a single thread, holding an uncontested "
             "GIL costs almost nothing (within 5%)",
-            abs(r - 1) <= 0.05, f"{twin} / {free} = {r:.3f} (medians)"))
-    if {gil, free} <= set(med.index):
-        r = float(med[free] / med[gil])
+            **settle([m], lambda lo, hi: 0.95 <= lo and hi <= 1.05, lambda lo, hi: hi < 0.95 or lo > 1.05),
+            evidence=f"median of per-repeat ratios [95% interval]: {twin} / {free} = {interval(m, '.3f')}"))
+    if doc002.pair_label((gil, free)) in pair:
+        m = pair[doc002.pair_label((gil, free))]
         out.append(Check(
             "The free-threaded build pays a single-thread cost on this loop",
-            r > 1.0, f"{free} / {gil} = {r:.2f} (medians)",
-            said["comes-from-biased-reference"]))
+            **settle([m], lambda lo, hi: lo > 1.0, lambda lo, hi: hi <= 1.0),
+            evidence=f"median of per-repeat ratios [95% interval]: {free} / {gil} = {interval(m, '.3f')}",
+            why=said["comes-from-biased-reference"]))
     return out
 
 

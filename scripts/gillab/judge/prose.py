@@ -14,6 +14,7 @@ checks on the committed reference data and fails if any of them is false there.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 
@@ -119,6 +120,61 @@ def measured(pairs: dict) -> dict:
     import math
 
     return {k: v for k, v in pairs.items() if not any(map(math.isnan, v))}
+
+
+def _method_n(m: dict) -> tuple[str, object]:
+    """An interval's estimand and n, from a :mod:`gillab.stats` result (``method``; a ratio of
+    medians' ``n_num`` / ``n_den``) or a verdict row's entry (``estimand``, ``n_each``)."""
+    from .. import stats
+
+    method = m.get("method") or m.get("estimand") or stats.MEDIAN
+    if method == stats.RATIO and "n_num" in m:
+        return method, (m["n_num"], m["n_den"])
+    return method, m.get("n_each", m.get("n"))
+
+
+def interval(m: dict, spec: str = ".2f", unit: str = "") -> str:
+    """An estimate as a sentence's evidence prints it: ``1.25 [1.19, 1.31], n = 7 pairs``, or
+    where its runs are too few for a 95% interval, ``1.25 (n = 1: too few runs for a 95%
+    interval)`` (:func:`gillab.stats.bracket`).  ``m``: a :mod:`gillab.stats` result or a verdict
+    row's entry (its ``median``, else its ``ratio``)."""
+    from .. import stats
+
+    method, n = _method_n(m)
+    value = m["median"] if "median" in m else m["ratio"]
+    text = f"{value:{spec}}{unit} {stats.bracket(m['ci_lo'], m['ci_hi'], n, method, spec)}"
+    return text + (f", n = {stats._n_words(method, n)}" if stats.conclusive(method, n) else "")
+
+
+def inverted(m: dict) -> dict:
+    """The same estimate read the other way round (b / a for a / b): its median and interval
+    inverted, its n and estimand kept, so that a sentence stated as a speed-up reads the
+    verdicts' time ratio."""
+    def inv(x):
+        return 1 / x if x else math.inf
+
+    out = dict(m)
+    for key in ("median", "ratio"):
+        if key in m:
+            out[key] = inv(m[key])
+    out["ci_lo"], out["ci_hi"] = inv(m["ci_hi"]), inv(m["ci_lo"])
+    return out
+
+
+def settle(intervals, says, against) -> dict:
+    """Whether a sentence about every one of ``intervals`` holds, is contradicted or is left open,
+    as :class:`Check`'s ``holds`` and ``open``: it holds only when every interval is a 95% one
+    (enough runs, :func:`gillab.stats.conclusive`) and lies wholly where the sentence says
+    (``says(lo, hi)``); it is contradicted when some 95% interval lies wholly on the other side
+    (``against(lo, hi)``); otherwise (an interval reaches across, or the runs are too few) it is
+    open.  No intervals: neither."""
+    from .. import stats
+
+    ms = list(intervals)
+    full = [stats.conclusive(*_method_n(m)) for m in ms]
+    holds = bool(ms) and all(full) and all(says(m["ci_lo"], m["ci_hi"]) for m in ms)
+    contradicted = any(f and against(m["ci_lo"], m["ci_hi"]) for f, m in zip(full, ms))
+    return {"holds": holds, "open": bool(ms) and not holds and not contradicted}
 
 
 def state(c: Check) -> str:
