@@ -68,6 +68,16 @@ def _by_repeat(g: pd.DataFrame) -> pd.Series:
     return g.drop_duplicates("repeat", keep="last").set_index("repeat")["seconds"]
 
 
+def time_ratio(g: pd.DataFrame, k: int, d: int, size: int) -> dict:
+    """T(k)/T(d) of one build's samples ``g`` as the verdicts read it (:func:`claims`): with trials
+    of ``size`` runs (a best of 3: 3), the median of the per-trial ratios of the trials' values,
+    paired by trial; with one run a trial, the ratio of medians."""
+    num, den = _by_repeat(g[g["threads"] == k]), _by_repeat(g[g["threads"] == d])
+    if size > 1:
+        return stats.paired_ratio(stats.trials(num, size), stats.trials(den, size), stats.PAIRED_TRIALS)
+    return stats.ratio_of_medians(num, den)
+
+
 _POINT = re.compile(r"^threads=(?P<k>\d+)(?: / threads=(?P<d>\d+))?$")
 
 
@@ -127,9 +137,7 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
                 median_of_runs = float(tk["seconds"].median() * scale)
                 note = "" if scale == 1 else f"scaled x{scale:g} from {spec.size_words(spec.seed_size / scale)}; "
             else:
-                num, den = _by_repeat(tk), _by_repeat(td)
-                r = (stats.paired_ratio(stats.trials(num, size), stats.trials(den, size), stats.PAIRED_TRIALS)
-                     if size > 1 else stats.ratio_of_medians(num, den))
+                r = time_ratio(g, k, d, size)
                 value, best = r["ratio"], float(tk["seconds"].min() / td["seconds"].min())
                 median_of_runs = float(tk["seconds"].median() / td["seconds"].median())
                 note = ""
