@@ -177,6 +177,14 @@ def settle(intervals, says, against) -> dict:
     return {"holds": holds, "open": bool(ms) and not holds and not contradicted}
 
 
+def together(*parts: dict) -> dict:
+    """One sentence's :func:`settle` outcome from its parts' (a sentence that says two things):
+    it holds when every part holds, is contradicted when one part is, and is open otherwise."""
+    holds = all(p["holds"] for p in parts)
+    contradicted = any(not p["holds"] and not p["open"] for p in parts)
+    return {"holds": holds, "open": not holds and not contradicted}
+
+
 def state(c: Check) -> str:
     """What the data say of the sentence: ``"holds"``, ``"not measured"`` (a number it rests on
     is NaN), ``"not shown"`` (:attr:`Check.open`) or ``"not true"``."""
