@@ -231,40 +231,52 @@ def findings(df: pd.DataFrame) -> str:
 
 
 def prose(df: pd.DataFrame) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
+    """The chapter's sentences about why ours differ, each checked against ``df``: each statistic is
+    the claims' (:func:`summary`: the median over runs with its interval over runs), and a sentence
+    holds only where its whole 95% interval says it."""
+    from .. import stats
     from ..judge import results
-    from ..judge.prose import Check, gil_by_condition
+    from ..judge.prose import Check, gil_by_condition, interval, settle
 
     said = chapter_words("fib_server")     # the words cell of its text
 
     s = summary(df)
-    med = s.set_index(["condition", "kind", "statistic"])["median"] if len(s) else pd.Series(dtype=float)
+    at = s.set_index(["condition", "kind", "statistic"]) if len(s) else pd.DataFrame()
     gil_on = gil_by_condition(df)
+
+    def got(conds, st):
+        """Per build of ``conds`` measured: the thread server's ``st``, median over runs, interval, n."""
+        return {c: {"median": float(r["median"]), "ci_lo": float(r["ci_lo"]), "ci_hi": float(r["ci_hi"]),
+                    "n": int(r["runs"]), "method": stats.MEDIAN}
+                for c in conds if (c, "thread", st) in at.index for r in [at.loc[(c, "thread", st)]]}
+    how = "median over runs [95% interval]"
     out = []
     p2 = results.reference("beazley_perf2_requests_per_second")
     theirs = float(p2[(p2["server"] == "threaded fib server") & (p2["phase"] == "perf2 alone")]["requests_per_second"].median())
-    ours = {c: float(med[(c, "thread", "rate_before")]) for c in gil_on if (c, "thread", "rate_before") in med.index}
+    ours = got(gil_on, "rate_before")
     if ours:
         out.append(Check("perf2 alone, against the thread server, answers fewer requests per second here than on the "
                          "document's machine, with or without a GIL",
-                         all(v < theirs for v in ours.values()),
-                         f"the document's median {theirs:,.0f}/s; ours: " + "; ".join(
-                             f"{c} {v:,.0f}/s ({v / theirs:.0%})" for c, v in ours.items()),
-                         said["each-request-wakes-server"]))
+                         **settle(ours.values(), lambda lo, hi: hi < theirs, lambda lo, hi: lo >= theirs),
+                         evidence=f"the document's median {theirs:,.0f}/s; ours, {how}: " + "; ".join(
+                             f"{c} {interval(m, ',.0f', '/s')} ({m['median'] / theirs:.0%})" for c, m in ours.items()),
+                         why=said["each-request-wakes-server"]))
     free = [c for c, on in gil_on.items() if not on]
-    steady = {c: float(med[(c, "thread", "perf2_steady")]) for c in free if (c, "thread", "perf2_steady") in med.index}
+    steady = got(free, "perf2_steady")
     if steady:
         out.append(Check("Without a GIL, perf2's rate against the thread server rises while the long request runs, where "
                          "the document saw it collapse: the long request keeps the other core busy, and the loop runs "
                          "faster next to a busy core than next to a sleeping one",
-                         all(v > 1 for v in steady.values()),
-                         "rate while it runs over the rate before: " + "; ".join(f"{c} {v:.2f}x" for c, v in steady.items())))
-    two = {c: float(med[(c, "thread", "perf1_ratio")]) for c in free if (c, "thread", "perf1_ratio") in med.index}
+                         **settle(steady.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
+                         evidence=f"rate while it runs over the rate before, {how}: "
+                                  + "; ".join(f"{c} {interval(m, '.2f', 'x')}" for c, m in steady.items())))
+    two = got(free, "perf1_ratio")
     if two:
         out.append(Check("Without a GIL, a second perf1 client leaves the thread server's answers about as fast as they "
                          "were: two clients, two cores",
-                         all(v <= 1.3 for v in two.values()),
-                         "answer time with two clients over one: " + "; ".join(f"{c} {v:.2f}x" for c, v in two.items())))
+                         **settle(two.values(), lambda lo, hi: hi <= 1.3, lambda lo, hi: lo > 1.3),
+                         evidence=f"answer time with two clients over one, {how}: "
+                                  + "; ".join(f"{c} {interval(m, '.2f', 'x')}" for c, m in two.items())))
     return out
 
 

@@ -100,38 +100,48 @@ def findings(df: pd.DataFrame) -> str:
 
 
 def prose(df: pd.DataFrame) -> list:
-    """The chapter's sentences about what the free-threaded builds change, each checked against ``df``."""
-    from ..judge.prose import Check, gil_by_condition, ok_rows
+    """The chapter's sentences about what the free-threaded builds change, each checked against
+    ``df``: each share is the claims' (:func:`summary`: at the largest size, the median over runs
+    with its interval over runs), and a sentence holds only where its whole 95% interval says it."""
+    from .. import stats
+    from ..judge.prose import Check, gil_by_condition, interval, settle
 
     said = chapter_words("stall")     # the words cell of its text
 
-    runs = per_run(ok_rows(df))
-    if not len(runs):
+    s = summary(df)
+    if not len(s):
         return []
-    big = runs[runs["n"] == runs["n"].max()]
     gil_on = gil_by_condition(df)
-    silent = big[~big["signal"]].groupby("condition")["silent_fraction"].median()
+
+    def got(point, st):
+        """Per build: ``st`` at ``point``, the median over runs with its interval and n."""
+        g = s[(s["point"] == point) & (s["statistic"] == st)]
+        return {r.condition: {"median": r.median, "ci_lo": r.ci_lo, "ci_hi": r.ci_hi, "n": int(r.runs),
+                              "method": stats.MEDIAN} for r in g.itertuples()}
+    how = "median over runs [95% interval]"
+    silent = got("no signal", "silent_fraction")
     out = []
-    with_gil = {c: v for c, v in silent.items() if gil_on.get(c)}
-    without = {c: v for c, v in silent.items() if gil_on.get(c) is False}
+    with_gil = {c: m for c, m in silent.items() if gil_on.get(c)}
+    without = {c: m for c, m in silent.items() if gil_on.get(c) is False}
     if with_gil:
         out.append(Check("With a GIL (the free-threaded binary with its GIL put back included) the heartbeat is silent "
                          "for the whole scan",
-                         all(v >= 0.95 for v in with_gil.values()),
-                         "share of the scan without a heartbeat: " + "; ".join(f"{c} {v:.0%}" for c, v in with_gil.items())))
+                         **settle(with_gil.values(), lambda lo, hi: lo >= 0.95, lambda lo, hi: hi < 0.95),
+                         evidence=f"share of the scan without a heartbeat, {how}: "
+                                  + "; ".join(f"{c} {interval(m, '.0%')}" for c, m in with_gil.items())))
     if without:
         out.append(Check("Without a GIL the heartbeat thread is not silenced for the whole scan: it runs on the other "
                          "core",
-                         all(v < 0.9 for v in without.values()),
-                         "share of the scan without a heartbeat: " + "; ".join(f"{c} {v:.0%}" for c, v in without.items())))
-    if "interrupt_wait" in big:
-        wait = big[big["signal"]].groupby("condition")["interrupt_wait"].median().dropna()
-        if len(wait):
-            out.append(Check("Ctrl-C waits for the scan in every build: the KeyboardInterrupt comes only when the `in` ends",
-                             bool((wait >= 0.9).all()),
-                             "share of the scan's remaining time a SIGINT waited: " + "; ".join(
-                                 f"{c} {v:.0%}" for c, v in wait.items()),
-                             said["signal-python-handler-runs"]))
+                         **settle(without.values(), lambda lo, hi: hi < 0.9, lambda lo, hi: lo >= 0.9),
+                         evidence=f"share of the scan without a heartbeat, {how}: "
+                                  + "; ".join(f"{c} {interval(m, '.0%')}" for c, m in without.items())))
+    wait = got("sigint", "interrupt_wait")
+    if wait:
+        out.append(Check("Ctrl-C waits for the scan in every build: the KeyboardInterrupt comes only when the `in` ends",
+                         **settle(wait.values(), lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
+                         evidence=f"share of the scan's remaining time a SIGINT waited, {how}: "
+                                  + "; ".join(f"{c} {interval(m, '.0%')}" for c, m in wait.items()),
+                         why=said["signal-python-handler-runs"]))
     return out
 
 
