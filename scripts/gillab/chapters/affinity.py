@@ -194,47 +194,62 @@ def explorer(df: pd.DataFrame):
 
 
 def prose(df: pd.DataFrame) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..judge.prose import Check, gil_by_condition, measured, ok_rows
+    """The chapter's sentences about why ours differ, each checked against ``df``: each ratio of two
+    points is computed as the conclusions compute theirs (claims.csv ``affinity/conclusion/...``: each
+    run's median window, paired by round, :func:`gillab.judge.claims.round_ratio`), and a sentence
+    holds only where its whole 95% interval says it."""
+    from ..judge import claims as published_claims
+    from ..judge.prose import Check, gil_by_condition, interval, ok_rows, settle
 
     said = chapter_words("affinity")     # the words cell of its text
 
     ok = ok_rows(df)
-    # each run's median window, then the median over runs
-    med = ok.groupby(["condition", "client", "cpu_threads", "run_id", "repeat"])["rps"].median().groupby(
-        level=["condition", "client", "cpu_threads"]).median()
     gil_on = gil_by_condition(df)
     conds = sorted(ok["condition"].unique())
 
-    def m(c, client, n):
-        return float(med.get((c, client, n), math.nan))
+    def runs(c, client, n):
+        return per_run(ok[(ok["condition"] == c) & (ok["client"] == client) & (ok["cpu_threads"] == n)])
 
+    def ratio(c, num, den):
+        """(client, CPU threads) ``num`` over ``den`` for build ``c``: the ratio, its interval, and the
+        two medians (RPS); None where either point was not measured."""
+        a, b = runs(c, *num), runs(c, *den)
+        if not len(a) or not len(b):
+            return None
+        return published_claims.round_ratio(a, b) | {"rps": (float(a.median()), float(b.median()))}
+
+    def shown(label, m):
+        return f"{label} {interval(m)} (medians {m['rps'][0]:,.0f} vs {m['rps'][1]:,.0f} RPS)"
+    how = "ratio of the runs' rates paired by round, median [95% interval]"
     out = []
     gil = [c for c in conds if gil_on.get(c)]
-    r = measured({c: (m(c, "same", 1), m(c, "other", 1)) for c in gil})
+    r = {c: m for c in gil if (m := ratio(c, ("same", 1), ("other", 1)))}
     if r:
         out.append(Check(
             "**The author's update holds**: with the GIL and one CPU thread, all on one core, the server answers "
             "at least ten times as many requests when the client shares that core as when it runs on the other",
-            all(a >= 10 * b for a, b in r.values()),
-            "medians, client on the same core vs the other: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in r.items()),
-            said["client-other-core-every"]))
+            **settle(r.values(), lambda lo, hi: lo >= 10, lambda lo, hi: hi < 10),
+            evidence=f"client on the same core / on the other, {how}: " + "; ".join(shown(c, m) for c, m in r.items()),
+            why=said["client-other-core-every"]))
     free = [c for c in conds if not gil_on.get(c, True)]
     top = int(ok["cpu_threads"].max())
-    r = {c: measured({cl: (m(c, cl, 1), m(c, cl, top)) for cl in ("same", "other")}) for c in free}
+    r = {c: {cl: m for cl in ("same", "other") if (m := ratio(c, (cl, top), (cl, 1)))} for c in free}
     r = {c: v for c, v in r.items() if v}
     if r:
         out.append(Check(
             f"**The builds without a GIL** have no convoy; on one core their handler and CPU threads share the "
             f"core's time, so {top} CPU threads leave fewer requests than one, whatever the placement",
-            all(b < a for v in r.values() for a, b in v.values()),
-            "; ".join(f"{c}: " + ", ".join(f"{cl} {a:,.0f} → {b:,.0f}" for cl, (a, b) in v.items()) for c, v in r.items())))
-    alone = measured({c: (m(c, "same", 0), m(c, "other", 0)) for c in conds})
+            **settle([m for v in r.values() for m in v.values()], lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
+            evidence=f"{top} CPU threads / one, {how}: " + "; ".join(
+                f"{c}: " + ", ".join(shown(cl, m) for cl, m in v.items()) for c, v in r.items())))
+    alone = {c: m for c in conds if (m := ratio(c, ("same", 0), ("other", 0)))}
     out.append(Check(
         "Alone, a client on the same core is faster than one on the other core on this machine",
-        bool(alone) and all(a > b for a, b in alone.values()),
-        "medians alone, same vs other core: " + "; ".join(f"{c} {a:,.0f} vs {b:,.0f}" for c, (a, b) in alone.items()),
-        said["hand-over-one-core"]))
+        **(settle(alone.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) if alone
+           else {"holds": False, "open": False}),
+        evidence=f"alone, client on the same core / on the other, {how}: "
+                 + ("; ".join(shown(c, m) for c, m in alone.items()) if alone else "nan (not measured)"),
+        why=said["hand-over-one-core"]))
     return out
 
 
