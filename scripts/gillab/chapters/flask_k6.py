@@ -203,34 +203,48 @@ def explorer(df: pd.DataFrame):
 
 
 def prose(df: pd.DataFrame) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..judge.prose import Check
+    """The chapter's sentences about why ours differ, each checked against ``df``: each build against
+    another is the verdicts' ratio (:func:`readings`: requests completed in the window, the median of
+    per-repeat ratios), and a sentence holds only where its whole 95% interval says it."""
+    from ..judge.prose import Check, interval, settle, together
 
     from ..measure import interpreters
 
     said = chapter_words("flask_k6")     # the words cell of its text
 
-    med = df[df["status"] == "ok"].groupby(["endpoint", "condition"])["completed_in_window"].median()
+    ok = df[df["status"] == "ok"]
+    col = READINGS[0][0]
     out = []
     gil, free = interpreters.today_pair()       # builds.toml [pairs], today's: 3.13.5 and 3.13.5t
     twin = interpreters.twin_of(free)
+
+    def more(sel, a, b):
+        """Build ``a``'s requests completed in the window over build ``b``'s, paired by repeat."""
+        return stats.paired_ratio(_by_repeat(sel, a, col), _by_repeat(sel, b, col))
+
+    def shown(sel, m, a, b):
+        return (f"{a} / {b} {interval(m)} (medians {_by_repeat(sel, a, col).median():,.0f} vs "
+                f"{_by_repeat(sel, b, col).median():,.0f})")
+    how = "requests completed in the window, median of per-repeat ratios [95% interval]"
     for ep in ("io_fixed", "io"):
-        keys = [(ep, c) for c in (gil, free, twin)]
-        if all(k in med.index for k in keys):
-            a, b, c = (float(med[k]) for k in keys)
+        sel = ok[ok["endpoint"] == ep]
+        have = set(sel["condition"])
+        if {gil, free, twin} <= have:
+            ft, tw = more(sel, free, gil), more(sel, twin, gil)
             out.append(Check(
                 f"On `/{ep}` the free-threaded *binary* completes more requests than `{gil}` whether its GIL is on "
                 "or off, so the difference comes from the build, not from the GIL",
-                b > a and c > a,
-                f"requests completed in the window, medians: {gil} {a:,.0f}, {free} {b:,.0f}, {twin} {c:,.0f}",
-                "" if ep == "io" else said["free-threaded-build-allocates"]))
-        elif all(k in med.index for k in keys[:2]):
-            a, b = (float(med[k]) for k in keys[:2])
+                **together(*(settle([m], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) for m in (ft, tw))),
+                evidence=f"{how}: {shown(sel, ft, free, gil)}; {shown(sel, tw, twin, gil)}",
+                why="" if ep == "io" else said["free-threaded-build-allocates"]))
+        elif {gil, free} <= have:
+            ft = more(sel, free, gil)
             out.append(Check(
                 f"On `/{ep}` the free-threaded build completes more requests than `{gil}`; whether the build or its "
                 f"missing GIL makes the difference needs `{twin}` on this endpoint, which this run's grid leaves "
                 "out (`-p full_grid=all` measures it)",
-                b > a, f"requests completed in the window, medians: {gil} {a:,.0f}, {free} {b:,.0f}"))
+                **settle([ft], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
+                evidence=f"{how}: {shown(sel, ft, free, gil)}"))
     return out
 
 
