@@ -66,6 +66,42 @@ def test_a_sentence_its_interval_does_not_settle_is_neither_stated_nor_struck():
     assert line.startswith("- Eight threads cost more than one **") and "[0.97, 1.71]" in line
 
 
+def test_a_sentence_holds_or_is_struck_only_on_its_whole_interval():
+    """"Above 1" holds only when the whole 95% interval is above 1, is struck only when the whole
+    interval is at or below it, and is left open when the interval reaches across 1 or the runs
+    are too few for a 95% interval (then never struck, whatever the runs show); the evidence prints
+    each median with its interval, and n once where every interval shares it."""
+    from gillab import stats
+
+    def m(lo, hi, n=8):
+        return {"median": (lo + hi) / 2, "ci_lo": lo, "ci_hi": hi, "n": n, "method": stats.MEDIAN}
+    above = (lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1)
+    held, struck, left = ({"holds": True, "open": False}, {"holds": False, "open": False}, {"holds": False, "open": True})
+    assert prose.settle([m(1.1, 1.3)], *above) == held
+    assert prose.settle([m(0.9, 1.3)], *above) == left
+    assert prose.settle([m(0.7, 0.9)], *above) == struck
+    assert prose.settle([m(1.1, 1.3, n=1)], *above) == left and prose.settle([m(0.7, 0.9, n=1)], *above) == left
+    assert prose.settle([m(1.1, 1.3), m(0.9, 1.3)], *above) == left
+    assert prose.settle([m(1.1, 1.3), m(0.7, 0.9)], *above) == struck
+    assert prose.together(held, left) == left and prose.together(held, struck) == struck
+    assert prose.listed("T(2)/T(1)", [("a", m(1.1, 1.3)), ("b", m(1.2, 1.4))]) == \
+        "T(2)/T(1), n = 8 runs each: a 1.20 [1.10, 1.30]; b 1.30 [1.20, 1.40]"
+    assert prose.interval(m(1.1, 1.3, n=1)) == "1.20 (n = 1: too few runs for a 95% interval)"
+    assert prose.inverted(m(0.5, 2.0))["ci_lo"] == 0.5 and prose.inverted(m(0.5, 2.0))["ci_hi"] == 2.0
+
+
+def test_the_single_thread_cost_follows_the_paired_interval():
+    """st_loop's "pays a single-thread cost" on doctored reference samples: the free-threaded build
+    made a third slower than its GIL twin in every repeat holds; made a fifth faster, is struck."""
+    df = _reference("st_loop")
+    gil = df[df["condition"] == "3.13.5"].set_index("repeat")["seconds"]
+    free = df["condition"] == "3.13.5t"
+    for factor, state in ((4 / 3, "holds"), (0.8, "not true")):
+        fake = df.copy()
+        fake.loc[free, "seconds"] = fake.loc[free, "repeat"].map(gil).to_numpy() * factor
+        assert prose.state(_check("st_loop", fake, "The free-threaded build pays")) == state, factor
+
+
 def test_missing_data_is_not_a_contradiction():
     """A sentence that fails because a number it rests on was not measured (NaN) says so, with how
     to measure it, and is not struck; one that fails on numbers all measured is struck."""

@@ -199,7 +199,7 @@ def prose(df: pd.DataFrame) -> list:
     run's median window, paired by round, :func:`gillab.judge.claims.round_ratio`), and a sentence
     holds only where its whole 95% interval says it."""
     from ..judge import claims as published_claims
-    from ..judge.prose import Check, gil_by_condition, interval, ok_rows, settle
+    from ..judge.prose import Check, gil_by_condition, listed, ok_rows, settle
 
     said = chapter_words("affinity")     # the words cell of its text
 
@@ -219,7 +219,7 @@ def prose(df: pd.DataFrame) -> list:
         return published_claims.round_ratio(a, b) | {"rps": (float(a.median()), float(b.median()))}
 
     def shown(label, m):
-        return f"{label} {interval(m)} (medians {m['rps'][0]:,.0f} vs {m['rps'][1]:,.0f} RPS)"
+        return label, m, f" (medians {m['rps'][0]:,.0f} vs {m['rps'][1]:,.0f} RPS)"
     how = "ratio of the runs' rates paired by round, median [95% interval]"
     out = []
     gil = [c for c in conds if gil_on.get(c)]
@@ -229,7 +229,7 @@ def prose(df: pd.DataFrame) -> list:
             "**The author's update holds**: with the GIL and one CPU thread, all on one core, the server answers "
             "at least ten times as many requests when the client shares that core as when it runs on the other",
             **settle(r.values(), lambda lo, hi: lo >= 10, lambda lo, hi: hi < 10),
-            evidence=f"client on the same core / on the other, {how}: " + "; ".join(shown(c, m) for c, m in r.items()),
+            evidence=listed(f"client on the same core / on the other, {how}", [shown(c, m) for c, m in r.items()]),
             why=said["client-other-core-every"]))
     free = [c for c in conds if not gil_on.get(c, True)]
     top = int(ok["cpu_threads"].max())
@@ -240,15 +240,16 @@ def prose(df: pd.DataFrame) -> list:
             f"**The builds without a GIL** have no convoy; on one core their handler and CPU threads share the "
             f"core's time, so {top} CPU threads leave fewer requests than one, whatever the placement",
             **settle([m for v in r.values() for m in v.values()], lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
-            evidence=f"{top} CPU threads / one, {how}: " + "; ".join(
-                f"{c}: " + ", ".join(shown(cl, m) for cl, m in v.items()) for c, v in r.items())))
+            evidence=listed(f"{top} CPU threads / one, {how}",
+                            [shown(f"{c}, client on the {cl} core", m) for c, v in r.items() for cl, m in v.items()])))
     alone = {c: m for c in conds if (m := ratio(c, ("same", 0), ("other", 0)))}
     out.append(Check(
         "Alone, a client on the same core is faster than one on the other core on this machine",
         **(settle(alone.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) if alone
            else {"holds": False, "open": False}),
-        evidence=f"alone, client on the same core / on the other, {how}: "
-                 + ("; ".join(shown(c, m) for c, m in alone.items()) if alone else "nan (not measured)"),
+        evidence=(listed(f"alone, client on the same core / on the other, {how}",
+                         [shown(c, m) for c, m in alone.items()]) if alone
+                  else f"alone, client on the same core / on the other, {how}: nan (not measured)"),
         why=said["hand-over-one-core"]))
     return out
 

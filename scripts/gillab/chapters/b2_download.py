@@ -391,7 +391,7 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each ratio is the
     verdicts' (:func:`claims`: paired by repeat), the CPU per second of two builds compared round by
     round, and a sentence holds only where its whole 95% interval says it."""
-    from ..judge.prose import Check, interval, settle
+    from ..judge.prose import Check, listed, settle
 
     said = chapter_words("b2_download")     # the words cell of its text
 
@@ -405,9 +405,8 @@ def prose(df: pd.DataFrame) -> list:
             f"On loopback and 2 cores, nothing comes near the document's {theirs:g}x "
             "for many files: no build pair at the tool's 10 threads reaches 3x",
             **settle(many.values(), lambda lo, hi: hi < 3, lambda lo, hi: lo >= 3),
-            evidence=f"speed-up of many files, free-threaded / GIL, {how}: "
-                     + "; ".join(f"{pair} {interval(m, '.2f', 'x')}"
-                                 for pair, m in sorted(many.items(), key=lambda kv: -kv[1]["median"])),
+            evidence=listed(f"speed-up of many files, free-threaded / GIL, {how}",
+                            sorted(many.items(), key=lambda kv: -kv[1]["median"]), ".2f", "x"),
             why=said["nginx-answers-from-page"]))
     ok = df[(df["status"] == "ok") & (df["condition"] != "curl")] if "status" in df else df[df["condition"] != "curl"]
     conds = set(ok["condition"])
@@ -427,18 +426,16 @@ def prose(df: pd.DataFrame) -> list:
             "The builds without a GIL use more CPU per second of download than their GIL twins: their threads "
             "really run at once",
             **settle(more.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-            evidence="CPU seconds per wall second, free-threaded / GIL, the median over rounds of each round's median "
-                     "ratio over the points [95% interval]: " + "; ".join(
-                         f"{f} / {g} {interval(m)} (medians {med[f]:.2f} vs {med[g]:.2f})"
-                         for (g, f), m in more.items())))
+            evidence=listed("CPU seconds per wall second, free-threaded / GIL, the median over rounds of each round's "
+                            "median ratio over the points [95% interval]",
+                            [(f"{f} / {g}", m, f" (medians {med[f]:.2f} vs {med[g]:.2f})") for (g, f), m in more.items()])))
     mp = rows.get("b2_download/mp_queue", {}).get("measured", {})
     if mp:
         out.append(Check(
             "A writer process fed by a `multiprocessing.Queue` is slower than a writer thread in every build and "
             "scenario, as the document found",
             **settle(mp.values(), lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
-            evidence=f"speed with the process / with the thread, {how}: "
-                     + "; ".join(f"{k} {interval(m)}" for k, m in mp.items()),
+            evidence=listed(f"speed with the process / with the thread, {how}", mp.items()),
             why=said["pickles-every-chunk-through"]))
     return out
 
@@ -446,7 +443,7 @@ def prose(df: pd.DataFrame) -> list:
 def history_prose(df: pd.DataFrame) -> list:
     """The version sweep's sentences, each checked against its samples: the streams counted as
     observed, curl against the fastest build on its whole 95% interval (paired by repeat)."""
-    from ..judge.prose import Check, interval, settle
+    from ..judge.prose import Check, listed, settle
 
     out = []
     ok = df[df["condition"] != "curl"]
@@ -469,11 +466,11 @@ def history_prose(df: pd.DataFrame) -> list:
         out.append(Check(
             "The server is not what limits any build: curl fetches the same files faster than the fastest build downloads them",
             **settle([m for _, m in faster.values()], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-            evidence="curl's MB/s over the fastest build's, median of per-repeat ratios [95% interval]: " + "; ".join(
-                f"{sc}: curl / {c} {interval(m)} (medians {curl[sc].median():,.0f} vs "
-                f"{s.loc[(s['scenario'] == sc) & (s['condition'] == c), 'median'].iloc[0]:,.0f} MB/s)"
-                if sc in curl else f"{sc}: curl nan MB/s, fastest build {c}"
-                for sc, (c, m) in faster.items())))
+            evidence=listed("curl's MB/s over the fastest build's, median of per-repeat ratios [95% interval]", [
+                (f"{sc}: curl / {c}", m,
+                 f" (medians {curl[sc].median() if sc in curl else math.nan:,.0f} vs "
+                 f"{s.loc[(s['scenario'] == sc) & (s['condition'] == c), 'median'].iloc[0]:,.0f} MB/s)")
+                for sc, (c, m) in faster.items()])))
     return out
 
 

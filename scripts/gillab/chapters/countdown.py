@@ -24,7 +24,7 @@ def prose(df) -> list:
     each one-thread ratio of two builds the conclusions' (a ratio of medians), and a sentence holds
     only where its whole 95% interval says it."""
     from ..judge import claims as published_claims
-    from ..judge.prose import Check, gil_by_condition, interval, ok_rows, settle, together
+    from ..judge.prose import Check, gil_by_condition, interval, listed, ok_rows, settle, together
 
     said = chapter_words("countdown")     # the words cell of its text
 
@@ -53,8 +53,8 @@ def prose(df) -> list:
             "**The GIL builds** behave as the document says: more threads do not make the loop faster (every ratio "
             "T(k)/T(1) at 0.9 or above: its whole 95% interval)",
             **settle([m for v in r.values() for _, m in v], lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
-            evidence=f"T(k)/T(1), {how}, at the thread counts each build was measured at: "
-            + "; ".join(f"{c}: " + ", ".join(f"{k} threads {interval(m)}" for k, m in v) for c, v in r.items()),
+            evidence=listed(f"T(k)/T(1), {how}, at the thread counts each build was measured at",
+                            [(f"{c}, {k} threads", m) for c, v in r.items() for k, m in v]),
             why=said["only-thread-holding-gil"]))
     old = interpreters.role("old_gil")          # builds.toml [roles]: 2.7.18
     if old in conds and 2 in measured(old):
@@ -75,10 +75,9 @@ def prose(df) -> list:
             **together(settle(two.values(), lambda lo, hi: hi <= 0.75, lambda lo, hi: lo > 0.75),
                        settle([m for v in more.values() for _, m in v], lambda lo, hi: hi <= 1.25,
                               lambda lo, hi: lo > 1.25) if any(more.values()) else {"holds": True, "open": False}),
-            evidence=f"T(2)/T(1), and T(k)/T(2) above two threads, {how}: "
-            + "; ".join(f"{c} {interval(two[c])}, " + (", ".join(f"T({k})/T(2) {interval(m)}" for k, m in more[c])
-                                                        if more[c] else "not measured above 2 threads")
-                        for c in free)))
+            evidence=listed(f"T(2)/T(1), and T(k)/T(2) above two threads, {how}",
+                            [(f"{c}, T(2)/T(1)", two[c], "" if more[c] else ", not measured above 2 threads")
+                             for c in free] + [(f"{c}, T({k})/T(2)", m) for c in free for k, m in more[c]])))
     today = interpreters.today_pair()           # builds.toml [pairs]: today's first, then the era's
     pairs = [(g, f) for g, f in [today] + [p for p in interpreters.pairs() if p != today] if g in conds and f in conds]
     if pairs:
@@ -91,8 +90,8 @@ def prose(df) -> list:
             "under its GIL twin built from the same source)",
             **(settle([cost[today]], lambda lo, hi: lo > 1.0, lambda lo, hi: hi <= 1.0) if today in cost
                else {"holds": False, "open": False}),
-            evidence="one-thread time ratios, ratio of medians [95% interval]: "
-            + "; ".join(f"{f} / {g} {interval(m)}" for (g, f), m in cost.items()),
+            evidence=listed("one-thread time ratios, ratio of medians [95% interval]",
+                            [(f"{f} / {g}", m) for (g, f), m in cost.items()]),
             why=said["biased-reference-counting-per"]))
     return out
 

@@ -236,7 +236,7 @@ def prose(df: pd.DataFrame) -> list:
     holds only where its whole 95% interval says it."""
     from .. import stats
     from ..judge import results
-    from ..judge.prose import Check, gil_by_condition, interval, settle
+    from ..judge.prose import Check, gil_by_condition, listed, settle
 
     said = chapter_words("fib_server")     # the words cell of its text
 
@@ -258,8 +258,9 @@ def prose(df: pd.DataFrame) -> list:
         out.append(Check("perf2 alone, against the thread server, answers fewer requests per second here than on the "
                          "document's machine, with or without a GIL",
                          **settle(ours.values(), lambda lo, hi: hi < theirs, lambda lo, hi: lo >= theirs),
-                         evidence=f"the document's median {theirs:,.0f}/s; ours, {how}: " + "; ".join(
-                             f"{c} {interval(m, ',.0f', '/s')} ({m['median'] / theirs:.0%})" for c, m in ours.items()),
+                         evidence=f"the document's median {theirs:,.0f}/s; " + listed(
+                             f"ours, {how}", [(c, m, f" ({m['median'] / theirs:.0%})") for c, m in ours.items()],
+                             ",.0f", "/s"),
                          why=said["each-request-wakes-server"]))
     free = [c for c, on in gil_on.items() if not on]
     steady = got(free, "perf2_steady")
@@ -268,15 +269,13 @@ def prose(df: pd.DataFrame) -> list:
                          "the document saw it collapse: the long request keeps the other core busy, and the loop runs "
                          "faster next to a busy core than next to a sleeping one",
                          **settle(steady.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-                         evidence=f"rate while it runs over the rate before, {how}: "
-                                  + "; ".join(f"{c} {interval(m, '.2f', 'x')}" for c, m in steady.items())))
+                         evidence=listed(f"rate while it runs over the rate before, {how}", steady.items(), ".2f", "x")))
     two = got(free, "perf1_ratio")
     if two:
         out.append(Check("Without a GIL, a second perf1 client leaves the thread server's answers about as fast as they "
                          "were: two clients, two cores",
                          **settle(two.values(), lambda lo, hi: hi <= 1.3, lambda lo, hi: lo > 1.3),
-                         evidence=f"answer time with two clients over one, {how}: "
-                                  + "; ".join(f"{c} {interval(m, '.2f', 'x')}" for c, m in two.items())))
+                         evidence=listed(f"answer time with two clients over one, {how}", two.items(), ".2f", "x")))
     return out
 
 

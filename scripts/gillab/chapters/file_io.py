@@ -11,7 +11,7 @@ def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each ratio is
     the verdicts' (:func:`doc002.claims`: free-threaded / GIL time, paired by interleaved repeat),
     and the sentence holds only where every whole 95% interval says it."""
-    from ..judge.prose import Check, interval, settle
+    from ..judge.prose import Check, listed, settle
 
     said = chapter_words("file_io")     # the words cell of its text
 
@@ -23,8 +23,7 @@ def prose(df) -> list:
     return [Check("The builds differ little, as the document found: every ratio free-threaded / GIL lies between "
                   "0.8 and 1.25",
                   **settle(got.values(), lambda lo, hi: 0.8 <= lo and hi <= 1.25, lambda lo, hi: hi < 0.8 or lo > 1.25),
-                  evidence="free-threaded / GIL time, median of per-repeat ratios [95% interval]: "
-                           + "; ".join(f"{k} {interval(m)}" for k, m in got.items()),
+                  evidence=listed("free-threaded / GIL time, median of per-repeat ratios [95% interval]", got.items()),
                   why=said["fsyncs-dominate-kernel-does"])]
 
 

@@ -206,7 +206,7 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each build against
     another is the verdicts' ratio (:func:`readings`: requests completed in the window, the median of
     per-repeat ratios), and a sentence holds only where its whole 95% interval says it."""
-    from ..judge.prose import Check, interval, settle, together
+    from ..judge.prose import Check, listed, settle, together
 
     from ..measure import interpreters
 
@@ -223,8 +223,8 @@ def prose(df: pd.DataFrame) -> list:
         return stats.paired_ratio(_by_repeat(sel, a, col), _by_repeat(sel, b, col))
 
     def shown(sel, m, a, b):
-        return (f"{a} / {b} {interval(m)} (medians {_by_repeat(sel, a, col).median():,.0f} vs "
-                f"{_by_repeat(sel, b, col).median():,.0f})")
+        return (f"{a} / {b}", m, f" (medians {_by_repeat(sel, a, col).median():,.0f} vs "
+                                 f"{_by_repeat(sel, b, col).median():,.0f})")
     how = "requests completed in the window, median of per-repeat ratios [95% interval]"
     for ep in ("io_fixed", "io"):
         sel = ok[ok["endpoint"] == ep]
@@ -235,7 +235,7 @@ def prose(df: pd.DataFrame) -> list:
                 f"On `/{ep}` the free-threaded *binary* completes more requests than `{gil}` whether its GIL is on "
                 "or off, so the difference comes from the build, not from the GIL",
                 **together(*(settle([m], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) for m in (ft, tw))),
-                evidence=f"{how}: {shown(sel, ft, free, gil)}; {shown(sel, tw, twin, gil)}",
+                evidence=listed(how, [shown(sel, ft, free, gil), shown(sel, tw, twin, gil)]),
                 why="" if ep == "io" else said["free-threaded-build-allocates"]))
         elif {gil, free} <= have:
             ft = more(sel, free, gil)
@@ -244,7 +244,7 @@ def prose(df: pd.DataFrame) -> list:
                 f"missing GIL makes the difference needs `{twin}` on this endpoint, which this run's grid leaves "
                 "out (`-p full_grid=all` measures it)",
                 **settle([ft], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-                evidence=f"{how}: {shown(sel, ft, free, gil)}"))
+                evidence=listed(how, [shown(sel, ft, free, gil)])))
     return out
 
 

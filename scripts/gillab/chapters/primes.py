@@ -13,7 +13,7 @@ def prose(df) -> list:
     claims.csv, ``primes/conclusion/...``: pool / one thread, same build), and a sentence holds only
     where its whole 95% interval says it."""
     from ..judge.analysis import of
-    from ..judge.prose import Check, cores_of, gil_by_condition, interval, inverted, settle
+    from ..judge.prose import Check, cores_of, gil_by_condition, inverted, listed, settle
 
     said = chapter_words("primes")     # the words cell of its text
 
@@ -23,8 +23,8 @@ def prose(df) -> list:
     out = []
 
     def shown(got):
-        return ("speedup of the pool over one thread (median time in one thread / over the pool) [95% interval]: "
-                + "; ".join(f"{c} {interval(m)}" for c, m in got.items()))
+        return listed("speedup of the pool over one thread (median time in one thread / over the pool) "
+                      "[95% interval]", got.items())
     gil = {c: m for c, m in speed.items() if gil_on[c]}
     if gil:
         out.append(Check("With the GIL, the pool is no faster than one thread, as the document found",

@@ -28,7 +28,7 @@ def prose(df) -> list:
     only where its whole 95% interval says it."""
     from .. import stats
     from ..judge import claims as published_claims
-    from ..judge.prose import Check, gil_by_condition, interval, ok_rows, settle
+    from ..judge.prose import Check, gil_by_condition, interval, listed, ok_rows, settle
 
     said = chapter_words("sha256")     # the words cell of its text
 
@@ -43,7 +43,7 @@ def prose(df) -> list:
         "**Here the GIL does not matter**: every build, with or without a GIL, hashes two messages at once "
         "(T(2)/T(1) below 0.75)",
         **settle(r2.values(), lambda lo, hi: hi < 0.75, lambda lo, hi: lo >= 0.75),
-        evidence=f"T(2)/T(1), {how}: " + "; ".join(f"{c} {interval(m)}" for c, m in r2.items()),
+        evidence=listed(f"T(2)/T(1), {how}", r2.items()),
         why=said["hashing-runs-c-openssl"])]
     free = [c for c in r2 if not gil_on.get(c, True)]
     gil = [c for c in r2 if gil_on.get(c)]
@@ -58,14 +58,16 @@ def prose(df) -> list:
         best = min(gil, key=lambda c: r2[c]["median"])
         method = stats.PAIRED_TRIALS if size > 1 else stats.PAIRED
         against = {c: stats.paired_ratio(per_trial(c), per_trial(best), method) for c in free}
+        parts = [f"best GIL build {best} {interval(r2[best])}"]
+        if any(m["n"] for m in against.values()):
+            parts.append(listed(f"each build without a GIL's T(2)/T(1) over {best}'s, per trial, median [95% interval]",
+                                [(c, m) for c, m in against.items() if m["n"]]))
+        parts += [f"{c}: no complete trial of {size} runs, too few runs for a 95% interval"
+                  for c, m in against.items() if not m["n"]]
         out.append(Check(
             "A build without a GIL gains nothing more: its T(2)/T(1) is within 10% of the best GIL build's",
             **settle(against.values(), lambda lo, hi: 0.9 <= lo and hi <= 1.1, lambda lo, hi: hi < 0.9 or lo > 1.1),
-            evidence=f"best GIL build {best} {interval(r2[best])}; each build without a GIL's T(2)/T(1) over "
-                     f"{best}'s, per trial, median [95% interval]: "
-                     + "; ".join(f"{c} {interval(m)}" if m["n"] else
-                                 f"{c} (no complete trial of {size} runs: too few runs for a 95% interval)"
-                                 for c, m in against.items())))
+            evidence="; ".join(parts)))
     one = rows.get("sha256/threads=1")
     if one and one["measured"]:
         out.append(Check(
@@ -73,8 +75,8 @@ def prose(df) -> list:
             f"than the document's {one['published']:g} s",
             **settle(one["measured"].values(), lambda lo, hi: hi < one["published"],
                      lambda lo, hi: lo >= one["published"]),
-            evidence="seconds for the document's size, best of 3, median over trials [95% interval]: "
-                     + "; ".join(f"{c} {interval(m)}" for c, m in one["measured"].items()),
+            evidence=listed("seconds for the document's size, best of 3, median over trials [95% interval]",
+                            one["measured"].items()),
             why=said["cpu-has-sha-extensions"]))
     return out
 

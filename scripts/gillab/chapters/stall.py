@@ -104,7 +104,7 @@ def prose(df: pd.DataFrame) -> list:
     ``df``: each share is the claims' (:func:`summary`: at the largest size, the median over runs
     with its interval over runs), and a sentence holds only where its whole 95% interval says it."""
     from .. import stats
-    from ..judge.prose import Check, gil_by_condition, interval, settle
+    from ..judge.prose import Check, gil_by_condition, listed, settle
 
     said = chapter_words("stall")     # the words cell of its text
 
@@ -127,20 +127,18 @@ def prose(df: pd.DataFrame) -> list:
         out.append(Check("With a GIL (the free-threaded binary with its GIL put back included) the heartbeat is silent "
                          "for the whole scan",
                          **settle(with_gil.values(), lambda lo, hi: lo >= 0.95, lambda lo, hi: hi < 0.95),
-                         evidence=f"share of the scan without a heartbeat, {how}: "
-                                  + "; ".join(f"{c} {interval(m, '.0%')}" for c, m in with_gil.items())))
+                         evidence=listed(f"share of the scan without a heartbeat, {how}", with_gil.items(), ".0%")))
     if without:
         out.append(Check("Without a GIL the heartbeat thread is not silenced for the whole scan: it runs on the other "
                          "core",
                          **settle(without.values(), lambda lo, hi: hi < 0.9, lambda lo, hi: lo >= 0.9),
-                         evidence=f"share of the scan without a heartbeat, {how}: "
-                                  + "; ".join(f"{c} {interval(m, '.0%')}" for c, m in without.items())))
+                         evidence=listed(f"share of the scan without a heartbeat, {how}", without.items(), ".0%")))
     wait = got("sigint", "interrupt_wait")
     if wait:
         out.append(Check("Ctrl-C waits for the scan in every build: the KeyboardInterrupt comes only when the `in` ends",
                          **settle(wait.values(), lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
-                         evidence=f"share of the scan's remaining time a SIGINT waited, {how}: "
-                                  + "; ".join(f"{c} {interval(m, '.0%')}" for c, m in wait.items()),
+                         evidence=listed(f"share of the scan's remaining time a SIGINT waited, {how}", wait.items(),
+                                         ".0%"),
                          why=said["signal-python-handler-runs"]))
     return out
 

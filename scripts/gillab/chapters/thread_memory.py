@@ -224,7 +224,7 @@ def prose(df: pd.DataFrame) -> list:
     with a stack or a ratio with 1 holds only where its whole 95% interval over runs says it; the
     recursion's outcomes are counted in the runs measured, as observed."""
     from .. import stats
-    from ..judge.prose import Check, interval, ok_rows, settle, together
+    from ..judge.prose import Check, listed, ok_rows, settle, together
 
     said = chapter_words("thread_memory")     # the words cell of its text
 
@@ -241,9 +241,9 @@ def prose(df: pd.DataFrame) -> list:
                          "with a smaller one, in every build",
                          **together(*(settle([m], lambda lo, hi, st=st: lo > st, lambda lo, hi, st=st: hi <= st)
                                       for m, st in vm.values())),
-                         evidence=f"virtual size per thread, {how} / stack, KiB: " + "; ".join(
-                             f"{c} {'default' if not kb else f'{kb:g} KiB'} {interval(m, ',.0f')} / {st:,.0f}"
-                             for (c, kb), (m, st) in vm.items()),
+                         evidence=listed(f"virtual size per thread, {how} / stack, KiB",
+                                         [(f"{c} {'default' if not kb else f'{kb:g} KiB'}", m, f" / {st:,.0f}")
+                                          for (c, kb), (m, st) in vm.items()], ",.0f"),
                          why=said["beside-stack-memory-allocator"]))
         ratio = {c: stats.summarize(g["small_over_default"])
                  for c, g in th.dropna(subset=["small_over_default"]).groupby("condition")} \
@@ -251,8 +251,8 @@ def prose(df: pd.DataFrame) -> list:
         if ratio:
             out.append(Check("A smaller stack (`threading.stack_size`) lowers the virtual size per thread in every build",
                              **settle(ratio.values(), lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
-                             evidence=f"smaller stack over the default in the same repeat, {how}: "
-                                      + "; ".join(f"{c} {interval(m)}" for c, m in ratio.items())))
+                             evidence=listed(f"smaller stack over the default in the same repeat, {how}",
+                                             ratio.items())))
     rec = ok[ok["mode"] == "recursion"]
     if len(rec):
         kind = {c: _recurses_in_c(g["python"].iloc[0], g["nogil_fork"].iloc[0]) for c, g in rec.groupby("condition")}

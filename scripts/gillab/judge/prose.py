@@ -133,17 +133,39 @@ def _method_n(m: dict) -> tuple[str, object]:
     return method, m.get("n_each", m.get("n"))
 
 
-def interval(m: dict, spec: str = ".2f", unit: str = "") -> str:
-    """An estimate as a sentence's evidence prints it: ``1.25 [1.19, 1.31], n = 7 pairs``, or
-    where its runs are too few for a 95% interval, ``1.25 (n = 1: too few runs for a 95%
-    interval)`` (:func:`gillab.stats.bracket`).  ``m``: a :mod:`gillab.stats` result or a verdict
-    row's entry (its ``median``, else its ``ratio``)."""
+def interval(m: dict, spec: str = ".2f", unit: str = "", n: bool = True) -> str:
+    """An estimate as a sentence's evidence prints it: ``1.25 [1.19, 1.31], n = 7 pairs`` (without
+    n when ``n`` is false: :func:`each_n` says it once), or where its runs are too few for a 95%
+    interval, ``1.25 (n = 1: too few runs for a 95% interval)`` (:func:`gillab.stats.bracket`).
+    ``m``: a :mod:`gillab.stats` result or a verdict row's entry (its ``median``, else its ``ratio``)."""
     from .. import stats
 
-    method, n = _method_n(m)
+    method, k = _method_n(m)
     value = m["median"] if "median" in m else m["ratio"]
-    text = f"{value:{spec}}{unit} {stats.bracket(m['ci_lo'], m['ci_hi'], n, method, spec)}"
-    return text + (f", n = {stats._n_words(method, n)}" if stats.conclusive(method, n) else "")
+    text = f"{value:{spec}}{unit} {stats.bracket(m['ci_lo'], m['ci_hi'], k, method, spec)}"
+    return text + (f", n = {stats._n_words(method, k)}" if n and stats.conclusive(method, k) else "")
+
+
+def each_n(intervals) -> str:
+    """``n = 7 pairs each`` where every one of ``intervals`` is a 95% interval of one estimand over
+    the same n (the evidence then says it once, and :func:`interval` leaves it out), else ''."""
+    from .. import stats
+
+    seen = {(method, tuple(k) if isinstance(k, (list, tuple)) else k) for method, k in map(_method_n, intervals)}
+    if len(seen) != 1:
+        return ""
+    method, k = seen.pop()
+    return f"n = {stats._n_words(method, k)} each" if stats.conclusive(method, k) else ""
+
+
+def listed(head: str, items, spec: str = ".2f", unit: str = "") -> str:
+    """A sentence's evidence over several estimates: ``head, n = 7 pairs each: a 1.00 [0.82, 1.11];
+    b ...`` (n said once where every interval shares it, else with each: :func:`interval`).
+    ``items``: (label, estimate) or (label, estimate, words after it)."""
+    items = [(it[0], it[1], it[2] if len(it) > 2 else "") for it in items]
+    each = each_n([m for _, m, _ in items]) if len(items) > 1 else ""
+    return (f"{head}, {each}: " if each else f"{head}: ") + "; ".join(
+        f"{label} {interval(m, spec, unit, n=not each)}{after}" for label, m, after in items)
 
 
 def inverted(m: dict) -> dict:
