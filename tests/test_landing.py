@@ -32,11 +32,16 @@ def test_the_figure_counts_claims_by_document_and_build_family():
     assert fig is not None and len(fig.axes) == 1
 
 
-def test_the_findings_are_the_chapters_checks_on_the_reference_and_all_hold():
+def test_the_findings_are_the_chapters_checks_on_the_reference_and_none_is_struck():
     ref = campaigns.reference_id()
     found = landing.findings(ref)
     assert 6 <= len(found) <= 10 and {f.campaign for f in found} == {ref}
-    assert all(f.check.holds for f in found), [f.check.text for f in found if not f.check.holds]
+    # on the reference a finding holds, or its interval does not settle it and it says so; never struck
+    from gillab.judge import prose
+
+    states = {f.check.text: prose.state(f.check) for f in found}
+    assert set(states.values()) <= {"holds", "not shown"}, states
+    assert sum(s == "holds" for s in states.values()) >= len(found) - 2, states
     text = landing.findings_markdown(found, lambda n: f"generated/{n}", ref)
     assert text.count("\n- ") == len(found) and "(generated/data_race)" in text
     assert text.startswith("**What the reference campaign found**")

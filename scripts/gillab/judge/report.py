@@ -167,7 +167,7 @@ def compare(yours: list[dict], ref: list[dict]):
     import pandas as pd
 
     from ..measure.interpreters import display_order
-    from .across import pair_outcome
+    from .pairs import pair_outcome
 
     by_ref = {(r["experiment"], r["claim_id"]): r for r in ref}
     by_you = {(r["experiment"], r["claim_id"]): r for r in yours}

@@ -276,7 +276,7 @@ def compare_counts(df):
     """Per experiment: the claims x conditions judged in both campaigns, and how many of them
     are the same, different and open (:func:`gillab.judge.across.pair_counts` of
     :func:`gillab.judge.report.compare`'s ``compared``)."""
-    from .across import pair_counts
+    from .pairs import pair_counts
 
     rows = [{"experiment": e, **pair_counts(g, "compared")} for e, g in df.groupby("experiment", sort=True)]
     out = pd.DataFrame(rows, columns=["experiment", "both", "the same", "different", "open"])
