@@ -355,7 +355,8 @@ def convoy(trs: list[traces.Trace]) -> Section | None:
                          for placement in ("pinned", "os") for b in ("3.9.10", "3.13.5")) if t]
     fig = timeline(shown, 0.0, 40.0, io=True)
     table = pd.DataFrame({
-        "build": pts["condition"], "placement": pts["placement"], "interval (ms)": pts["switch_interval"] * 1e3,
+        "build": pts["condition"], "placement": pts["placement"],
+        "interval (ms)": (pts["switch_interval"] * 1e3).map(lambda x: f"{x:g}"),
         "CPU threads": pts["cpu_threads"], "runs": pts["runs"], "requests": pts["requests"],
         "long waits": pts["long_waits"],
         **{RUN_STATS[c]: [over_runs_text(r) for r in pts[c]] for c in RUN_STATS},
