@@ -2,6 +2,7 @@
 the numbers come from :mod:`gillab.judge.report` and the experiments' analyses)."""
 from __future__ import annotations
 
+import contextlib
 import math
 
 import pandas as pd
@@ -70,7 +71,72 @@ def collapsed(summary: str, *objs, alt: str = ""):
             parts.append(o.to_html())
         else:
             parts.append(f"<p>{escape(str(o))}</p>")
-    return HTML(f'<details class="gillab-collapsed"><summary>{escape(summary)}</summary>{"".join(parts)}</details>')
+    return HTML(details(summary, "".join(parts)))
+
+
+def details(summary: str, html: str) -> str:
+    """``html`` inside a closed ``<details>`` headed by ``summary`` (plain text)."""
+    from html import escape
+
+    return (f'<details class="gillab-collapsed" style="margin: 0.6em 0"><summary style="cursor: pointer">'
+            f"{escape(summary)}</summary>{html}</details>")
+
+
+@contextlib.contextmanager
+def folded(title: str):
+    """What the block displays, from its first table or figure on (tables, figures as images,
+    Markdown, the lines under them, printed text), inside one closed ``<details>`` whose summary
+    counts what it holds: ``'<title>: 2 tables, 28 rows (96 cells not measured)'``.  The words
+    before it (what introduces and counts) stay shown; a block without a table or figure is shown
+    as it was, and what cannot be folded into HTML (a widget) is displayed after the fold."""
+    from html import escape
+
+    from IPython.display import HTML, display
+    from IPython.utils.capture import capture_output
+    from markdown_it import MarkdownIt
+
+    with capture_output(stdout=True, stderr=False, display=True) as cap:
+        yield
+    md = MarkdownIt("commonmark").enable("table")
+
+    def as_html(o) -> str | None:
+        if "text/html" in o.data:
+            return o.data["text/html"]
+        return md.render(o.data["text/markdown"]) if "text/markdown" in o.data else None
+
+    outs = [(o, as_html(o)) for o in cap.outputs]
+    first = next((i for i, (_, h) in enumerate(outs) if h is not None and contents(h) != "text"), None)
+    if first is None:
+        for o, _ in outs:
+            o.display()
+        print(cap.stdout, end="")
+        return
+    for o, _ in outs[:first]:
+        o.display()
+    inside = "".join(h for _, h in outs[first:] if h is not None)
+    inside += f"<pre>{escape(cap.stdout)}</pre>" if cap.stdout else ""
+    display(HTML(details(f"{title}: {contents(inside)}", inside)))
+    for o, h in outs[first:]:
+        if h is None:
+            o.display()
+
+
+def contents(html: str) -> str:
+    """What a piece of the book's HTML holds, counted: '2 tables, 28 rows (96 cells not
+    measured), 1 figure'; 'text' where it holds neither."""
+    import re
+
+    n_tables = len(re.findall(r"<table\b", html))
+    rows = sum(len(re.findall(r"<tr\b", body)) for body in re.findall(r"<tbody>(.*?)</tbody>", html, re.S))
+    empty = len(re.findall(r"<td\b[^>]*>\s*not measured\s*</td>", html))
+    figures = len(re.findall(r"<img\b", html))
+    out = []
+    if n_tables:
+        out.append(f"{n_tables} table{'s' if n_tables != 1 else ''}, {rows} row{'s' if rows != 1 else ''}"
+                   + (f" ({empty} cell{'s' if empty != 1 else ''} not measured)" if empty else ""))
+    if figures:
+        out.append(f"{figures} figure{'s' if figures != 1 else ''}")
+    return ", ".join(out) or "text"
 
 
 def published(df: pd.DataFrame):
