@@ -293,6 +293,19 @@ _ROLE_NOTE = {"machine": "the author's machine: context", "other builds": "a bui
               "a finding", "not testable": "not testable here"}
 
 
+def cell_words(claim_id: str, cond: str, m: dict | None, c, fams: dict | None, cpus: int | None) -> dict:
+    """One claim x condition in words: its value with interval, its outcome, what the cell is
+    where it is not a verdict on the claim (context, a finding on another build, too few cores;
+    '' for a verdict) and the analysis's note on it.  ``c``: the claim's row of claims.csv (None
+    for a claim it lacks)."""
+    from . import claims
+
+    role = claims.role(claim_id, cond, fams, cpus) if fams is not None and c is not None else "judged"
+    why = (f"needs {'exactly ' if c['cpus_exact'] else ''}{int(c['cpus'])} CPUs: not judged" if role == "needs cores"
+           else _ROLE_NOTE.get(role, ""))
+    return {"value": value_cell(m), "outcome": outcome_words(m or {}), "role": why, "note": (m or {}).get("note") or ""}
+
+
 def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None = None):
     """One line per published claim, one column per condition: 'value [CI] verdict'.  With the
     conditions' families (``claims.families``) and the machine's logical CPUs, each line says what
@@ -313,12 +326,9 @@ def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None 
         if fams is not None and c is not None:
             line["about"] = f"{c['about']}, {c['builds']} builds" if c["builds"] != "any" else f"{c['about']}, any build"
         for cond, m in r["measured"].items():   # columns are put in display order below
-            note = f" ({m['note']})" if m.get("note") else ""
-            role = claims.role(r["claim_id"], cond, fams, cpus) if fams is not None and c is not None else "judged"
-            why = (f" [needs {'exactly ' if c['cpus_exact'] else ''}{int(c['cpus'])} CPUs: not judged]"
-                   if role == "needs cores"
-                   else f" [{_ROLE_NOTE[role]}]" if role in _ROLE_NOTE else "")
-            line[cond] = f"{value_cell(m)}: {outcome_words(m)}{why}{note}"
+            w = cell_words(r["claim_id"], cond, m, c, fams, cpus)
+            line[cond] = (f"{w['value']}: {w['outcome']}" + (f" [{w['role']}]" if w["role"] else "")
+                          + (f" ({w['note']})" if w["note"] else ""))
         out.append(line)
     df = pd.DataFrame(out).fillna("not measured")
     fixed = [c for c in ("experiment", "claim", "published", "document's statistic", "about") if c in df.columns]
@@ -328,6 +338,143 @@ def verdict_matrix(rows: list[dict], fams: dict | None = None, cpus: int | None 
 def verdict_table(rows: list[dict], fams: dict | None = None, cpus: int | None = None):
     """The matrix of one experiment's verdicts, as a chapter shows it."""
     return verdict_matrix(rows, fams, cpus).drop(columns=["experiment"])
+
+
+# what a claim's row of a chapter's verdict table is, by the roles of its measured cells
+# (:func:`gillab.judge.claims.role`): the judged rows are shown, the others folded, each kind counted
+ROW_KINDS = ("judged", "machine", "not testable here", "not measured")
+
+
+def row_kind(r: dict, fams: dict | None, cpus: int | None) -> str:
+    """*judged*: a cell of the row is a verdict (judged or a control) or a finding on another
+    build; *machine*: every measured cell is context beside the author's machine's number;
+    *not testable here*: the claim cannot be tested, or needs more CPUs than this machine has;
+    *not measured*: no build has a value for it in this run."""
+    from . import claims
+
+    measured = [c for c, m in r["measured"].items() if m and m.get("verdict") not in (None, "not measured")]
+    try:
+        claims.get(r["claim_id"])
+    except KeyError:
+        return "judged" if measured else "not measured"
+    roles = {claims.role(r["claim_id"], c, fams or {}, cpus) for c in (measured or ["-"])}
+    if roles <= {"not testable", "needs cores"}:
+        return "not testable here"
+    if not measured:
+        return "not measured"
+    return "machine" if roles <= {"machine", "not testable", "needs cores"} else "judged"
+
+
+def verdict_lines(rows: list[dict], fams: dict | None = None, cpus: int | None = None) -> pd.DataFrame:
+    """A chapter's verdicts one line per claim x build that has a value (a claim without any: one
+    line, "not measured"), the builds in display order: ``claim_id``, the claim's words
+    (``claim``, ``published``, ``document's statistic``, ``about``, as :func:`verdict_matrix` has
+    them), ``build``, ``value``, ``outcome``, ``role`` (what the cell is where it is not a verdict
+    on the claim) and ``note``; and ``missing``: the chapter's builds (``fams``) the claim has no
+    value for."""
+    from . import claims
+
+    head = verdict_matrix(rows, fams, cpus)
+    fixed = [c for c in ("claim", "published", "document's statistic", "about") if c in head.columns]
+    out = []
+    for r, (_, h) in zip(rows, head.iterrows()):
+        try:
+            c = claims.get(r["claim_id"])
+        except KeyError:
+            c = None
+        have = {k: m for k, m in r["measured"].items() if m and m.get("verdict") not in (None, "not measured")}
+        # a build the claim reads as a variant ("3.9.10 (2 processes)") is not missing
+        missing = ", ".join(display_order([k for k in (fams or {})
+                                           if k not in have and not any(v.startswith(f"{k} (") for v in have)]))
+        base = {"claim_id": r["claim_id"], **{k: h[k] for k in fixed}, "missing": missing if have else ""}
+        for cond in display_order(list(have)):
+            out.append({**base, "build": cond, **cell_words(r["claim_id"], cond, have[cond], c, fams, cpus)})
+        if not have:
+            out.append({**base, "build": "-", "value": "not measured", "outcome": "", "role": "", "note": ""})
+    return pd.DataFrame(out, columns=["claim_id", *fixed, "build", "value", "outcome", "role", "note", "missing"])
+
+
+def verdict_lines_html(lines: pd.DataFrame) -> str:
+    """:func:`verdict_lines` as an HTML table: a claim's words once (the published value, the
+    document's statistic and what the claim is about under them), beside all its builds' lines
+    (a cell spanning them), then the builds it has no value for on one line; a note that every
+    value shares is said once above the table instead of in every cell."""
+    from html import escape
+
+    valued = lines[lines["value"] != "not measured"]
+    common, role = ("", "")
+    if len(valued):
+        common, role = (valued[k].iloc[0] if valued[k].nunique() == 1 else "" for k in ("note", "role"))
+    said = "; ".join(f"{what}: {escape(x)}" for what, x in (("every value", common), ("every line", role)) if x)
+    line = "border-top: 1px solid #bbb"
+    span_two = ' colspan="2"'
+    tight = "white-space: nowrap; width: 1%"      # as wide as its words: the room goes to the claim and outcome
+
+    def td(text: str, *css: str, attrs: str = "") -> str:
+        return f'<td{attrs} style="{"; ".join([CELL_CSS, *css])}">{text}</td>'
+
+    html = [f'<table class="{TABLE_CLASS}" style="{TABLE_CSS}">']
+    if said:
+        html.append(f'<caption style="caption-side: top; text-align: left">{said[0].upper() + said[1:]}.</caption>')
+    html.append("<thead><tr>" + "".join(f'<th style="{CELL_CSS}; text-align: left">{h}</th>' for h in
+                                       ("claim", "build", "ours [interval]", "outcome")) + "</tr></thead><tbody>")
+    for _, g in lines.groupby("claim_id", sort=False):
+        first = g.iloc[0]
+        missing = first["missing"]
+        about = " · ".join(f"{k}: {first[k]}" for k in ("published", "document's statistic", "about") if k in g)
+        claim = td(f'{escape(str(first["claim"]))}<br><span style="font-size: 0.9em; color: #555">{escape(about)}</span>',
+                   line, attrs=f' rowspan="{len(g) + bool(missing)}"')
+        for i, (_, ln) in enumerate(g.iterrows()):
+            words = ln["outcome"] + (f" [{ln['role']}]" if ln["role"] and ln["role"] != role else "") + (
+                f" ({ln['note']})" if ln["note"] and ln["note"] != common else "")
+            top = [line] if i == 0 else []
+            html.append(f"<tr>{claim if i == 0 else ''}{td(escape(ln['build']), tight, *top)}"
+                        f"{td(escape(ln['value']), tight, *top)}{td(escape(words), *top)}</tr>")
+        if missing:
+            html.append(f"<tr>{td('not measured', tight)}{td(escape(missing), attrs=span_two)}</tr>")
+    html.append("</tbody></table>")
+    return "".join(html)
+
+
+class Lines:
+    """A chapter's verdict lines as the book shows them (an HTML table; ``lines``: the frame)."""
+
+    def __init__(self, lines: pd.DataFrame):
+        self.lines = lines
+
+    def __len__(self) -> int:
+        """The claims it holds."""
+        return int(self.lines["claim_id"].nunique())
+
+    def to_html(self) -> str:
+        return verdict_lines_html(self.lines)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def verdict_parts(rows: list[dict], fams: dict | None = None, cpus: int | None = None) -> dict:
+    """A chapter's verdicts split by :func:`row_kind`: {kind: :class:`Lines`}, in
+    :data:`ROW_KINDS` order, only the kinds with rows."""
+    kinds = [row_kind(r, fams, cpus) for r in rows]
+    out = {}
+    for kind in ROW_KINDS:
+        part = [r for r, k in zip(rows, kinds) if k == kind]
+        if part:
+            out[kind] = Lines(verdict_lines(part, fams, cpus))
+    return out
+
+
+def folded_summary(kind: str, n: int, cpus: int | None = None) -> str:
+    """The summary line of a folded part of a chapter's verdict table: what its rows are, counted."""
+    rows = f"{n} claim{'s' if n != 1 else ''}"
+    return {
+        "machine": f"{rows} about the author's machine (its absolute numbers): our values beside them are "
+                   "context, not verdicts",
+        "not testable here": f"{rows} not testable here (not testable at all, or needing more CPUs than "
+                             f"{'this machine' if cpus is None else f'the {cpus} of this machine'})",
+        "not measured": f"{rows} not measured in this run (no build has a value at their points)",
+    }.get(kind, f"{rows}: {kind}")
 
 
 def compare_view(df, name: str = "yours"):

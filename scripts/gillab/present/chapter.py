@@ -385,12 +385,26 @@ class Chapter:
         return self.analysis.claims(self.df if df is None else df)
 
     def verdicts(self) -> None:
-        """The claims with their verdicts, one column per condition, then the findings in words."""
+        """The claims with their verdicts, one line per claim and build with a value: the judged
+        claims shown, the others (the author's machine's numbers, not testable here, not
+        measured) each kind folded under a line that counts them; then the findings in words."""
         from ..judge import claims
 
         cpus = [int(r["machine"]["cpu_count"]) for r in self.runs() if (r.get("machine") or {}).get("cpu_count")]
+        cpus = min(cpus) if cpus else None
         rows, line = self._made(self.analysis.claims, what="Judged", claims_csv=True)
-        display(tables.table(tables.verdict_table(rows, claims.families(self.df), min(cpus) if cpus else None)))
+        parts = tables.verdict_parts(rows, claims.families(self.df), cpus)
+        shown = parts.pop("judged", None)
+        if shown is not None:
+            display(shown)
+        if parts:
+            n = 0 if shown is None else len(shown)
+            display(Markdown(
+                (f"{n} of the {len(rows)} claims {'is' if n == 1 else 'are'} judged on this run's builds (above); "
+                 if n else f"None of the {len(rows)} claims is judged on this run's builds; ")
+                + "the others are folded below, each kind counted (open one to read its rows)."))
+        for kind, part in parts.items():
+            display(tables.collapsed(tables.folded_summary(kind, len(part), cpus), part))
         display(line)
         misses = claims.own_misses()
         misses = misses[misses["claim_id"].isin({r["claim_id"] for r in rows})]

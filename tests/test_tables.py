@@ -1,0 +1,73 @@
+"""How the book's tables read: a chapter's judged claims shown and the others folded, each kind
+counted; a folded block that keeps its words and counts what it holds; cells kept apart."""
+import re
+
+import pandas as pd
+
+from gillab.judge import claims, tables
+
+FAMILIES = {"3.9.10": "new GIL", "3.13.5": "new GIL", "3.13.5t": "no GIL"}
+
+
+def _value(v: float, verdict: str, note: str = "") -> dict:
+    return {"median": v, "ci_lo": v * 0.9, "ci_hi": v * 1.1, "verdict": verdict, "note": note}
+
+
+def _row(claim_id: str, measured: dict) -> dict:
+    c = claims.get(claim_id)
+    return {"experiment": c["experiment"], "claim_id": claim_id, "claim": f"the words of {claim_id}",
+            "published": claims.value(claim_id), "unit": c["unit"], "measured": measured}
+
+
+def test_a_chapter_shows_its_judged_claims_and_folds_the_others_counted():
+    rows = [_row("convoy/si=0.1/cpu_threads=0", {"3.9.10": _value(15_000, "lower", "8 rounds")}),   # about the machine
+            _row("convoy/conclusion/process_mild", {"3.9.10": _value(3.6, "agrees", "8 rounds"),
+                                                    "3.13.5": _value(3.7, "agrees", "8 rounds")}),
+            _row("convoy/mechanism/si=0.1/cpu_threads=1", {}),
+            _row("countdown/gilectomy_overhead", {"3.13.5t": _value(1.0, "not testable here")})]
+    parts = tables.verdict_parts(rows, FAMILIES, cpus=2)
+    assert list(parts) == ["judged", "machine", "not testable here", "not measured"]
+    assert [len(p) for p in parts.values()] == [1, 1, 1, 1]
+    judged = parts["judged"].lines
+    assert list(judged["build"]) == ["3.9.10", "3.13.5"] and list(judged["outcome"]) == ["agrees", "agrees"]
+    assert set(judged["missing"]) == {"3.13.5t"}      # the build without a value, named once
+    html = parts["judged"].to_html()
+    assert "Every value: 8 rounds." in html and html.count("8 rounds") == 1    # a note every value shares, said once
+    assert "the words of convoy/conclusion/process_mild" in html and "not measured" in html
+    assert "not measured" in parts["not measured"].to_html()
+    assert tables.folded_summary("machine", 1, 2).startswith("1 claim about the author's machine")
+    assert tables.folded_summary("not measured", 3).startswith("3 claims not measured")
+    # the matrix the verdicts page shows is unchanged: one column per condition
+    matrix = tables.verdict_table(rows, FAMILIES, 2)
+    assert matrix.loc[1, "3.13.5"].startswith("3.7 [3.33, 4.07]: agrees") and matrix.loc[2, "3.9.10"] == "not measured"
+
+
+def test_a_folded_block_keeps_its_words_and_counts_what_it_holds():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import Markdown, display
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()
+    df = pd.DataFrame({"build": ["3.13.5", "3.9.10"], "value": ["1.2 [1.1, 1.4]", "not measured"]})
+    with capture_output() as cap:
+        with tables.folded("The table beside ours"):
+            display(Markdown("What the table holds."))
+            display(tables.table(df))
+            display(Markdown("*the line under it*"))
+    words, fold = cap.outputs
+    assert words.data["text/markdown"] == "What the table holds."
+    html = fold.data["text/html"]
+    assert html.startswith("<details") and "<summary" in html
+    assert "The table beside ours: 1 table, 2 rows (1 cell not measured)" in html
+    assert "<em>the line under it</em>" in html and "3.13.5" in html
+    with capture_output() as cap:      # nothing to fold: shown as it was
+        with tables.folded("Words only"):
+            display(Markdown("Only words."))
+    assert [o.data.get("text/markdown") for o in cap.outputs] == ["Only words."]
+
+
+def test_every_table_keeps_its_cells_apart():
+    df = pd.DataFrame({"build": ["3.13.5"], "interval (ms)": [0.001]})
+    for html in (tables.table(df).to_html(), tables.published(df).to_html()):
+        assert 'class="gillab-table"' in html
+        assert re.search(r"\btd \{\s*padding: 0\.3em 0\.7em;", html)     # the cells' padding, in the table's own style
