@@ -21,7 +21,7 @@ def _row(claim_id: str, measured: dict) -> dict:
 
 def test_a_chapter_shows_its_judged_claims_and_folds_the_others_counted():
     rows = [_row("convoy/si=0.1/cpu_threads=0", {"3.9.10": _value(15_000, "lower", "8 rounds")}),   # about the machine
-            _row("convoy/conclusion/process_mild", {"3.9.10": _value(3.6, "agrees", "8 rounds"),
+            _row("convoy/conclusion/process_mild", {"3.9.10 (2 processes)": _value(3.6, "agrees", "8 rounds"),
                                                     "3.13.5": _value(3.7, "agrees", "8 rounds")}),
             _row("convoy/mechanism/si=0.1/cpu_threads=1", {}),
             _row("countdown/gilectomy_overhead", {"3.13.5t": _value(1.0, "not testable here")})]
@@ -29,8 +29,11 @@ def test_a_chapter_shows_its_judged_claims_and_folds_the_others_counted():
     assert list(parts) == ["judged", "machine", "not testable here", "not measured"]
     assert [len(p) for p in parts.values()] == [1, 1, 1, 1]
     judged = parts["judged"].lines
-    assert list(judged["build"]) == ["3.9.10", "3.13.5"] and list(judged["outcome"]) == ["agrees", "agrees"]
-    assert set(judged["missing"]) == {"3.13.5t"}      # the build without a value, named once
+    assert list(judged["build"]) == ["3.13.5", "3.9.10 (2 processes)"] and list(judged["outcome"]) == ["agrees"] * 2
+    assert set(judged["missing"]) == {"3.13.5t"}      # the build without a value (3.9.10 has one), named once
+    pair = tables.verdict_lines([_row("convoy/conclusion/process_mild", {"3.13.5t vs 3.9.10": _value(1.0, "agrees")})],
+                                FAMILIES, 2)
+    assert list(pair["missing"]) == ["3.13.5"]
     html = parts["judged"].to_html()
     assert "Every value: 8 rounds." in html and html.count("8 rounds") == 1    # a note every value shares, said once
     assert "the words of convoy/conclusion/process_mild" in html and "not measured" in html
@@ -39,7 +42,7 @@ def test_a_chapter_shows_its_judged_claims_and_folds_the_others_counted():
     assert tables.folded_summary("not measured", 3).startswith("3 claims not measured")
     # the matrix the verdicts page shows is unchanged: one column per condition
     matrix = tables.verdict_table(rows, FAMILIES, 2)
-    assert matrix.loc[1, "3.13.5"].startswith("3.7 [3.33, 4.07]: agrees") and matrix.loc[2, "3.9.10"] == "not measured"
+    assert matrix.loc[1, "3.13.5"].startswith("3.7 [3.33, 4.07]: agrees") and matrix.loc[1, "3.9.10"] == "not measured"
 
 
 def test_a_folded_block_keeps_its_words_and_counts_what_it_holds():

@@ -383,9 +383,9 @@ def verdict_lines(rows: list[dict], fams: dict | None = None, cpus: int | None =
         except KeyError:
             c = None
         have = {k: m for k, m in r["measured"].items() if m and m.get("verdict") not in (None, "not measured")}
-        # a build the claim reads as a variant ("3.9.10 (2 processes)") is not missing
-        missing = ", ".join(display_order([k for k in (fams or {})
-                                           if k not in have and not any(v.startswith(f"{k} (") for v in have)]))
+        # a build with a value in a pair or a variant ("3.9.10 vs 2.7.18", "3.9.10 (2 processes)") is not missing
+        named = {b for k in have for b in claims.builds_in(k)}
+        missing = ", ".join(display_order([k for k in (fams or {}) if k not in named]))
         base = {"claim_id": r["claim_id"], **{k: h[k] for k in fixed}, "missing": missing if have else ""}
         for cond in display_order(list(have)):
             out.append({**base, "build": cond, **cell_words(r["claim_id"], cond, have[cond], c, fams, cpus)})
@@ -408,7 +408,6 @@ def verdict_lines_html(lines: pd.DataFrame) -> str:
     said = "; ".join(f"{what}: {escape(x)}" for what, x in (("every value", common), ("every line", role)) if x)
     line = "border-top: 1px solid #bbb"
     span_two = ' colspan="2"'
-    tight = "white-space: nowrap; width: 1%"      # as wide as its words: the room goes to the claim and outcome
 
     def td(text: str, *css: str, attrs: str = "") -> str:
         return f'<td{attrs} style="{"; ".join([CELL_CSS, *css])}">{text}</td>'
@@ -428,10 +427,10 @@ def verdict_lines_html(lines: pd.DataFrame) -> str:
             words = ln["outcome"] + (f" [{ln['role']}]" if ln["role"] and ln["role"] != role else "") + (
                 f" ({ln['note']})" if ln["note"] and ln["note"] != common else "")
             top = [line] if i == 0 else []
-            html.append(f"<tr>{claim if i == 0 else ''}{td(escape(ln['build']), tight, *top)}"
-                        f"{td(escape(ln['value']), tight, *top)}{td(escape(words), *top)}</tr>")
+            html.append(f"<tr>{claim if i == 0 else ''}{td(escape(ln['build']), *top)}"
+                        f"{td(escape(ln['value']), *top)}{td(escape(words), *top)}</tr>")
         if missing:
-            html.append(f"<tr>{td('not measured', tight)}{td(escape(missing), attrs=span_two)}</tr>")
+            html.append(f"<tr>{td('not measured')}{td(escape(missing), attrs=span_two)}</tr>")
     html.append("</tbody></table>")
     return "".join(html)
 
