@@ -32,14 +32,32 @@ def serve(directory: Path):
         httpd.server_close()
 
 
+def book_pages(html: Path) -> list[Path]:
+    """The pages of a built book a reader scrolls through: every page of book/generated (the
+    chapters and the appendix), the intro and the method."""
+    return sorted((html / "book" / "generated").glob("*.html")) + [html / "book" / "intro.html",
+                                                                   html / "book" / "method.html"]
+
+
+def page_heights(page, base: str, html: Path, pages: list[Path]) -> dict[str, int]:
+    """Each page's height in px (``document.documentElement.scrollHeight``) once it has loaded
+    (its widgets drawn), by its path under ``html``."""
+    out = {}
+    for p in pages:
+        rel = p.relative_to(html).as_posix()
+        page.goto(f"{base}/{rel}", wait_until="networkidle")
+        out[rel] = page.evaluate("document.documentElement.scrollHeight")
+    return out
+
+
 @contextlib.contextmanager
-def page_session():
+def page_session(width: int = 1300):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            yield browser.new_page(viewport={"width": 1300, "height": 1000})
+            yield browser.new_page(viewport={"width": width, "height": 1000})
         finally:
             browser.close()
 

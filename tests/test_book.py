@@ -137,6 +137,28 @@ def test_the_page_in_a_browser(built_book, tmp_path):
     assert log.failed == [], f"failed requests: {log.failed}"
 
 
+# the tallest page a person reads at 1280 px wide: what is long and secondary (the rows a chapter
+# cannot judge, a table of every cell) is folded under a line that counts it
+MAX_PAGE_PX = 30_000
+READING_WIDTH = 1280
+
+
+def test_no_page_is_taller_than_a_reader_scrolls(built_book):
+    """Every chapter, the appendix pages, the intro and the method, in one browser at 1280 px
+    wide: none taller than MAX_PAGE_PX once loaded."""
+    from browser import book_pages, page_heights, page_session, serve
+
+    html = built_book["index"].parent
+    pages = book_pages(html)
+    chapters = {Path(book.executed_name(n)).stem for n in book.notebook_files()}
+    assert chapters <= {p.stem for p in pages}, "a chapter's page is missing"
+    with serve(html) as base, page_session(width=READING_WIDTH) as page:
+        heights = page_heights(page, base, html, pages)
+    assert len(heights) == len(pages) and min(heights.values()) > 1000, heights   # every page measured, laid out
+    tall = {k: v for k, v in heights.items() if v > MAX_PAGE_PX}
+    assert not tall, f"pages taller than {MAX_PAGE_PX:,} px at {READING_WIDTH} px wide: {tall}"
+
+
 def test_live_explorer_builds_in_a_kernel(tmp_path):
     """With live=True (as in `make live`), the kernel-driven explorer is built from the stored
     data and draws its first figure; here on the committed reference run, measuring nothing."""
