@@ -35,7 +35,7 @@ def fit(df: pd.DataFrame, precision: int = 3, size: str = "0.875em"):
     1280 px wide browser): a smaller type, and every cell's text at its top, so that a cell of
     several lines reads beside its neighbours.  The columns must still be breakable (words, not
     one long token: :func:`claim_cell` lets an id break after its slashes)."""
-    return table(df, precision).set_table_attributes(f'style="font-size: {size}"').set_table_styles(
+    return table(df, precision).set_table_attributes(f'class="{TABLE_CLASS}" style="font-size: {size}"').set_table_styles(
         [{"selector": "td", "props": [("vertical-align", "top")]}], overwrite=False)
 
 
