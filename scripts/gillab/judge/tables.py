@@ -15,7 +15,7 @@ from ..measure.interpreters import display_order
 # own <style>, so that it holds in the book, in JupyterLab and in a folded <details> alike.
 TABLE_CLASS = "gillab-table"
 TABLE_CSS = "font-size: 0.9em; border-collapse: collapse"
-CELL_CSS = "padding: 0.3em 0.7em; vertical-align: top"
+CELL_CSS = "padding: 0.15em 0.5em; vertical-align: top"
 CELL_STYLE = [{"selector": "", "props": TABLE_CSS}, {"selector": "td, th", "props": CELL_CSS},
               {"selector": "tbody tr", "props": "border-top: 1px solid #ddd"}]
 
