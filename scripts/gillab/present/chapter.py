@@ -17,7 +17,6 @@ from ..measure import campaigns, grid, interpreters, sweep
 from ..measure import experiments
 from . import notebooks, plots
 from ..judge import analysis, report, results, tables
-from ..judge.across import DEFINITE
 from .live import LIVE_NOTEBOOK
 from ..paths import BOOK_FILES, BOOK_FIGURES
 from ..measure.profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
@@ -548,27 +547,25 @@ class Chapter:
             display(Markdown(f"No reference campaign holds this configuration: your campaign `{self.yours.id}` "
                              "is shown alone."))
             return
+        from ..judge.pairs import counts_sentence, pair_counts
+
         rows = report.compare(self.claims(self.yours_df), self.claims(self.reference_df))
         both = rows[rows["same outcome"] != "-"]
-        definite = both["reference outcome"].isin(DEFINITE) & both["your outcome"].isin(DEFINITE)
-        same = int((both["same outcome"][definite] == "yes").sum())
-        differ = int((both["same outcome"][definite] == "NO").sum())
+        counts = pair_counts(both, "compared")
         whose = self._whose(self.yours)
         display(Markdown(
-            f"{whose[0].upper() + whose[1:]} `{self.yours.id}` beside the reference campaign `{self.reference.id}`: of "
-            f"{len(both)} claims x conditions measured in both (every row of the chapter, the authors' machine "
-            "numbers included; the first screen counts the judged rows alone), "
-            f"{same + differ} have a definite outcome (agrees, "
-            f"higher or lower) in both: **{same} the same and {differ} different**; the other "
-            f"{len(both) - same - differ} are inconclusive in one or both, which says nothing either way. "
+            f"{whose[0].upper() + whose[1:]} `{self.yours.id}` beside the reference campaign `{self.reference.id}`, "
+            "every row of the chapter (the authors' machine numbers included; the first screen counts the judged "
+            f"rows alone): {counts_sentence(counts, 'claims x conditions')}; an open row says nothing either way. "
             f"*{self.yours.role} / reference* is the ratio of the two values with the interval that follows from "
             "the two 95% intervals (lowest over highest, highest over lowest): it holds the ratio wherever both hold "
             f"their values, so at least {report.RATIO_CI_LEVEL:.0%} of the time; none where either value has no 95% "
-            "interval. The machines:"))
-        display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
-        display(Markdown("Claim by claim:"))
-        display(tables.table(tables.compare_view(rows, self.yours.role)))
-        self.figures_beside()
+            "interval. The machines, every claim of both campaigns and the main figure of each are folded below."))
+        with tables.folded("The machines, every claim of both campaigns and the main figure of each"):
+            display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))
+            display(Markdown("Claim by claim:"))
+            display(tables.table(tables.compare_view(rows, self.yours.role)))
+            self.figures_beside()
 
     @staticmethod
     def _whose(c) -> str:
