@@ -53,7 +53,7 @@ def test_a_sentence_the_data_do_not_bear_out_is_struck_through_and_marked():
                            prose.Check("The rate halves", False, "1,000 → 2,000 RPS")])
     first, second = text.splitlines()
     assert first == "- The rate doubles (1,000 → 2,000 RPS). Because."
-    assert second.startswith(f'- <del class="gillab-struck">The rate halves</del> **{prose.NOT_TRUE}:** 1,000 → 2,000 RPS.')
+    assert second.startswith(f'- <del class="gillab-struck">The rate halves.</del> **{prose.NOT_TRUE}:** 1,000 → 2,000 RPS.')
     assert "~~" not in text   # Markdown strikethrough prints as tildes in the book: HTML <del> renders everywhere
 
 
@@ -63,7 +63,7 @@ def test_a_sentence_its_interval_does_not_settle_is_neither_stated_nor_struck():
     c = prose.Check("Eight threads cost more than one", False, "3.9.10 1.09 [0.97, 1.71], n = 8", open=True)
     (line,) = prose.markdown([c]).splitlines()
     assert prose.state(c) == "not shown" and prose.NOT_SHOWN in line and "<del" not in line
-    assert line.startswith("- Eight threads cost more than one **") and "[0.97, 1.71]" in line
+    assert line.startswith("- Eight threads cost more than one. **") and "[0.97, 1.71]" in line
 
 
 def test_a_sentence_holds_or_is_struck_only_on_its_whole_interval():
@@ -110,7 +110,7 @@ def test_missing_data_is_not_a_contradiction():
     first, second = prose.markdown([gone, wrong]).splitlines()
     assert prose.NOT_MEASURED in first and "~~" not in first and prose.NOT_TRUE not in first
     assert "full_grid=all" in first and "11,616 vs nan" in first
-    assert second.startswith('- <del class="gillab-struck">The rate halves</del>') and prose.NOT_TRUE in second
+    assert second.startswith('- <del class="gillab-struck">The rate halves.</del>') and prose.NOT_TRUE in second
     assert prose.missing(gone) and not prose.missing(wrong)
 
 

@@ -224,6 +224,10 @@ def markdown(checks: list[Check]) -> str:
     interval does not settle it (then marked so, unstruck)."""
     if not checks:
         return ""
+
+    def ended(text: str) -> str:      # a sentence followed by a bold mark ends first
+        return text if text.rstrip("*_ ").endswith((".", ":", "!", "?")) else text + "."
+
     lines = []
     for c in checks:
         tail = f" {c.why}" if c.why else ""
@@ -231,11 +235,11 @@ def markdown(checks: list[Check]) -> str:
         if which == "holds":
             lines.append(f"- {c.text} ({c.evidence}).{tail}")
         elif which == "not measured":
-            lines.append(f"- {c.text} **{NOT_MEASURED}:** {c.evidence} ({HOW_TO_MEASURE}).")
+            lines.append(f"- {ended(c.text)} **{NOT_MEASURED}:** {c.evidence} ({HOW_TO_MEASURE}).")
         elif which == "not shown":
-            lines.append(f"- {c.text} **{NOT_SHOWN}:** {c.evidence} ({WHY_NOT_SHOWN}).")
+            lines.append(f"- {ended(c.text)} **{NOT_SHOWN}:** {c.evidence} ({WHY_NOT_SHOWN}).")
         else:
-            lines.append(f'- <del class="gillab-struck">{c.text}</del> **{NOT_TRUE}:** {c.evidence}. '
+            lines.append(f'- <del class="gillab-struck">{ended(c.text)}</del> **{NOT_TRUE}:** {c.evidence}. '
                          "*(Struck: the data shown on this page contradict it.)*")
     return "\n".join(lines)
 
