@@ -89,7 +89,7 @@ def parse_words(text: str, where: str = "the text") -> dict[str, str]:
 
 NOT_TRUE = "No longer true on this run"
 NOT_MEASURED = "Not measured in this run"
-NOT_SHOWN = "Not shown by this run"
+NOT_SHOWN = "Not shown by these runs"
 WHY_NOT_SHOWN = ("an interval reaches across what the sentence says, or the runs are too few for a 95% interval: "
                  "more runs (the `verdicts` profile) can settle it")
 HOW_TO_MEASURE = ("a number shown as nan was not measured: the profile's grid leaves that build or point out; "
@@ -237,7 +237,8 @@ def markdown(checks: list[Check]) -> str:
         elif which == "not measured":
             lines.append(f"- {ended(c.text)} **{NOT_MEASURED}:** {c.evidence} ({HOW_TO_MEASURE}).")
         elif which == "not shown":
-            lines.append(f"- {ended(c.text)} **{NOT_SHOWN}:** {c.evidence} ({WHY_NOT_SHOWN}).")
+            lines.append(f'- **{NOT_SHOWN}:** <span class="gillab-open" style="color: #666">{ended(c.text)}</span> '
+                         f"{c.evidence} ({WHY_NOT_SHOWN}).")
         else:
             lines.append(f'- <del class="gillab-struck">{ended(c.text)}</del> **{NOT_TRUE}:** {c.evidence}. '
                          "*(Struck: the data shown on this page contradict it.)*")
