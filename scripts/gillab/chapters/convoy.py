@@ -426,12 +426,21 @@ def prose(df: pd.DataFrame) -> list:
                 said["where-os-puts-handler"]))
     pub_alone = float(inline_row(inline_published(), "echo server, no CPU-bound thread")["value"])
     alone = {c: rate(c) for c in sorted(at5["condition"].unique())}
-    fewer, more = all(v < pub_alone for v in alone.values()), all(v > pub_alone for v in alone.values())
-    side = "fewer" if fewer else "more" if more else "some more and some fewer"
+    row0 = {c: at5[(at5["condition"] == c) & (at5["cpu_threads"] == 0) & (at5["cpu_processes"] == 0)]
+            for c in alone}
+    iv = {c: (float(g["rps_ci_lo"].iloc[0]), float(g["rps_ci_hi"].iloc[0]), int(g["runs"].iloc[0]))
+          for c, g in row0.items() if len(g)}
+    # which side of the document's number each build is on: only where its whole interval says so
+    fewer = bool(iv) and all(hi < pub_alone and stats.conclusive(stats.MEDIAN, n) for _, hi, n in iv.values())
+    more = bool(iv) and all(lo > pub_alone and stats.conclusive(stats.MEDIAN, n) for lo, _, n in iv.values())
+    side = ("answer fewer" if fewer else "answer more" if more else
+            "answer a number whose intervals reach across it, so on which side is not shown")
     out.append(Check(
-        f"**The document's {pub_alone:,.0f} RPS alone is a number of its machine**: the builds here answer {side} "
-        "alone (a rate alone is the machine's and the placement's, not the GIL's: no verdict reads it)",
-        True, "medians alone: " + "; ".join(f"{c} {v:,.0f}" for c, v in alone.items())))
+        f"**The document's {pub_alone:,.0f} RPS alone is a number of its machine**: alone, the builds here {side} "
+        "(a rate alone is the machine's and the placement's, not the GIL's: no verdict reads it)",
+        True, "medians alone [95% interval]: " + "; ".join(
+            f"{c} {v:,.0f} " + (stats.bracket(*iv[c][:2], iv[c][2], spec=",.0f") if c in iv else "")
+            for c, v in alone.items())))
     proc = {c: (rate(c), rate(c, 0, 1)) for c in alone if not math.isnan(rate(c, 0, 1))}
     if proc:
         out.append(Check(

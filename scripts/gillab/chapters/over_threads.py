@@ -185,8 +185,9 @@ def findings(df: pd.DataFrame, spec: Spec) -> str:
     for cond in sorted(s["condition"].unique()):
         g = s[s["condition"] == cond].set_index("threads")
         gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
-        parts = [f"{k} threads {g.at[k, 'speedup']:.2f}x [{g.at[k, 'speedup_ci_lo']:.2f}, "
-                 f"{g.at[k, 'speedup_ci_hi']:.2f}]" for k in g.index if k != 1]
+        parts = [f"{k} threads {g.at[k, 'speedup']:.2f}x "
+                 + ("(too few runs for a 95% interval)" if g.at[k, "speedup_weak"] else
+                    f"[{g.at[k, 'speedup_ci_lo']:.2f}, {g.at[k, 'speedup_ci_hi']:.2f}]") for k in g.index if k != 1]
         one = spec.per_unit(g.loc[1]) if 1 in g.index else "no 1-thread run"
         lines.append(f"- **{cond}** ({gil} at run time): {one}; speedup over 1 thread: " + "; ".join(parts) + ".")
     ratio_rows = [v for v in claims(df, spec)       # the published table's T(k)/T(1)
