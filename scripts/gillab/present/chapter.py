@@ -174,8 +174,9 @@ class Chapter:
             '<div class="admonition warning gillab-borrowed"><p class="admonition-title">Borrowed: not measured in '
             "your run</p><p>"
             + escape(f"Your run (campaign {run.id}, on {landing.machine_words(run)}) did not measure this chapter. "
-                     f"Every figure, table, verdict and sentence on this page is the committed reference campaign's "
-                     f"({ref.id}, measured on {landing.machine_words(ref)})"
+                     f"Every figure, table, verdict and sentence of its results on this page is the committed reference "
+                     f"campaign's ({ref.id}, measured on {landing.machine_words(ref)}; the GIL traces name their own "
+                     "campaign)"
                      + (", another machine than yours: its absolute numbers are not yours, and \"this machine\" on "
                         "this page is that one." if run.fingerprint != ref.fingerprint else ".")
                      + " To measure it here: ")
@@ -467,6 +468,23 @@ class Chapter:
         display(source_line(self.analysis.claims, files + ["data/reference/claims.csv"], what="Judged", config=cfg))
         return shown
 
+    def _traces_elsewhere(self, camp) -> str:
+        """A sentence when the traces were recorded on another kind of machine (or in another
+        campaign) than the samples this page shows: they explain the mechanism, not these numbers."""
+        from . import landing
+
+        try:
+            shown = campaigns.load(self.campaign)
+        except campaigns.NoCampaign:
+            return ""
+        if camp.id == shown.id:
+            return ""
+        same = camp.fingerprint and camp.fingerprint == shown.fingerprint
+        return (f" **Recorded in another campaign than the samples above** (`{camp.id}`, on "
+                f"{landing.machine_words(camp)}; the samples: `{shown.id}`, on {landing.machine_words(shown)}"
+                + ("; the same kind of machine" if same else "; **another kind of machine**")
+                + "): they show how each GIL hands over, not why these numbers are what they are on this machine.")
+
     def gil_traces(self) -> None:
         """The chapter's GIL traces (:mod:`gillab.present.trace_view`): whose they are, a timeline, the
         table and sentences computed from them, and an explorer over them; or how to record them."""
@@ -489,7 +507,8 @@ class Chapter:
             "the traced builds' own numbers are never counted in a verdict (their hooks cost time: the method chapter "
             "measures how much)."
             + (f" **{len(damaged)} trace(s) could not be read** and are left out: " + "; ".join(damaged) if damaged
-               else "")))
+               else "")
+            + self._traces_elsewhere(camp)))
         fig = section.figure
         plotted = show_figure(fig, f"{self.exp.name}/gil_trace")
         display(source_line(trace_view.CHAPTERS[self.exp.name], files, plotted=plotted))
