@@ -465,8 +465,9 @@ def prose(df: pd.DataFrame) -> list:
             worst = max(float(mean[(n, "regex", "default")]) for n in new)
             new_starved = max(float(starved[(n, "regex", "default")]) for n in new)
             out.append(Check(f"Next to a regex thread the old GIL ({c}) does not answer while the thread computes, where "
-                             "every build with the new GIL answers within milliseconds: 100 ticks of task B are 100 long "
-                             "C calls, and the thread that drops the lock usually takes it back at once",
+                             "every build with the new GIL answers within milliseconds: between two of the old GIL's "
+                             "checks (every 100 ticks, a tick an instruction) task B makes many long C calls that hold "
+                             "the lock throughout, and the thread that drops it usually takes it back at once",
                              o >= 0.9 and new_starved <= 0.01,
                              f"pings with no answer within the bound while the thread computed: {c} {o:.0%} (their "
                              "one-way time is the wait for the thread to stop, not a latency); new GIL builds at most "
