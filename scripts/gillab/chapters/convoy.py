@@ -520,16 +520,16 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str], said) -> list:
                              True, listing, said["handler-often-takes-gil"]))
     fork = one[one["condition"].isin(forks)]
     if len(fork):
+        from ..judge.prose import listed, settle
+
+        waits = {f"{r.condition} at {r.switch_interval:g} s": {"median": r.waits, "ci_lo": r.ci_lo, "ci_hi": r.ci_hi,
+                                                                "n": int(r.rounds), "method": stats.PAIRED}
+                 for r in fork.itertuples()}
         out.append(Check(
             "The nogil fork with its GIL turned on (`PYTHONGIL=1`, the fork's own GIL) waits more than the model's "
             "two intervals per request next to one CPU thread",
-            bool((fork["ci_lo"] > 2).all() and not fork["weak"].any()),
-            "median waits per request, in intervals [95% interval], rounds: " + "; ".join(
-                f"{r.condition} at {r.switch_interval:g} s {r.waits:.2f} "
-                f"{stats.bracket(r.ci_lo, r.ci_hi, int(r.rounds), stats.PAIRED)}, n = {int(r.rounds)}"
-                for r in fork.itertuples()),
-            open=not bool((fork["ci_lo"] > 2).all() and not fork["weak"].any())
-            and not bool(((fork["ci_hi"] <= 2) & ~fork["weak"]).any())))
+            evidence=listed("median waits per request, in intervals [95% interval]", waits.items()),
+            **settle(waits.values(), says=lambda lo, hi: lo > 2, against=lambda lo, hi: hi <= 2)))
     return out
 
 

@@ -243,18 +243,17 @@ def prose(df: pd.DataFrame) -> list:
     row = {r["claim_id"]: r for r in claims(df)}.get(f"switch_interval/si={smallest:g}/threads={kmax}")
     if gil and row:
         # the whole interval must say it: above 1 (more than one thread), below half the document's
+        from ..judge.prose import listed, settle
+
         got = {c: row["measured"][c] for c in gil if c in row["measured"]}
-        said_by = {c: (m["ci_lo"] > 1.0 and m["ci_hi"] < row["published"] / 2) for c, m in got.items()}
-        against = {c: (m["ci_hi"] <= 1.0 or m["ci_lo"] >= row["published"] / 2) for c, m in got.items()}
-        settled = all(said_by.values()) or any(against.values())
+        half = row["published"] / 2
         out.append(Check(
             f"**With the GIL**, {kmax} threads at the smallest interval ({smallest:g} s) cost more than one thread, as "
             f"the document found, but far less than the {row['published']:.1f}x it found",
-            bool(got) and all(said_by.values()),
-            f"T({smallest:g} s, {kmax} threads) / T({smallest:g} s, 1 thread), median [95% interval], runs: "
-            + "; ".join(f"{c} {m['median']:.2f} [{m['ci_lo']:.2f}, {m['ci_hi']:.2f}], n = {m['n']}"
-                        for c, m in got.items()),
-            open=bool(got) and not settled))
+            evidence=listed(f"T({smallest:g} s, {kmax} threads) / T({smallest:g} s, 1 thread), median [95% interval]",
+                            got.items()),
+            **settle(got.values(), says=lambda lo, hi: lo > 1.0 and hi < half,
+                     against=lambda lo, hi: hi <= 1.0 or lo >= half)))
         sw = ok[ok["threads"] == kmax].groupby(["condition", "switch_interval"])["ctx_involuntary"].median()
         grow = {c: float(sw[(c, smallest)] / max(sw[(c, largest)], 1)) for c in gil
                 if (c, smallest) in sw.index and (c, largest) in sw.index}
