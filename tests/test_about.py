@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gillab.measure import campaigns
-from gillab.judge import claims, report
+from gillab.judge import claims, verdicts
 from gillab.chapters import countdown as cd
 
 
@@ -119,16 +119,16 @@ def test_a_claim_about_gil_builds_is_not_counted_against_a_build_without_one():
         "ft": ("3.9.10", False, {1: [6.0, 6.1, 6.05], 2: [3.0, 3.1, 3.05]}),
     })
     rows = [r | {"families": claims.families(df), "cpus_here": 2} for r in cd.ANALYSIS.claims(df)]
-    flat = report.flat(rows)
+    flat = verdicts.flat(rows)
     two = flat[flat["claim_id"] == "countdown/threads=2"].set_index("condition")
     assert two.at["ft", "outcome"] == "lower" and two.at["ft", "role"] == "other builds"
     assert two.at["gil", "outcome"] == "agrees" and two.at["gil", "role"] == "judged"
     one = flat[flat["claim_id"] == "countdown/threads=1"]
     assert set(one["role"]) == {"machine"}                  # the author's 6.52 s: context
-    head = report.headline(flat)
+    head = verdicts.headline(flat)
     assert set(zip(head["claim_id"], head["condition"])) >= {("countdown/threads=2", "gil")}
     assert not ((head["condition"] == "ft") | (head["claim_id"] == "countdown/threads=1")).any()
-    text = report.counts_markdown(flat.assign(campaign="c"))
+    text = verdicts.counts_markdown(flat.assign(campaign="c"))
     # 2 threads read twice ("the times don't change", "not faster"); 4 and 8 threads, each read twice,
     # and the October 16 conclusion (nogil-3.9.10 against 3.9.10): not measured
     assert "7 claims on their own builds, 7 claim x build pairs: 2 agrees, 5 not measured" in text
@@ -154,9 +154,9 @@ def test_a_cores_claim_is_judged_only_on_a_machine_with_the_cpus():
 def test_the_headline_holds_no_machine_number_and_no_build_outside_a_claims_family():
     """On the committed reference campaign: the landing page's counts are the mechanism (and
     cores) claims on their own builds only, and every other row is accounted for."""
-    flat = report.flat(report.verdicts(campaigns.reference_id()))
-    head = report.headline(flat)
-    assert len(head) and len(flat) == sum((flat["role"] == r).sum() for r in report.ROLES)
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id()))
+    head = verdicts.headline(flat)
+    assert len(head) and len(flat) == sum((flat["role"] == r).sum() for r in verdicts.ROLES)
     t = claims.table()
     about = t.loc[head["claim_id"], "about"]
     assert set(about) <= {"mechanism", "cores"}
@@ -171,7 +171,7 @@ def test_the_headline_holds_no_machine_number_and_no_build_outside_a_claims_fami
             assert fam == [want], (r["claim_id"], r["condition"])
         elif want == "GIL vs no GIL":
             assert fam[1] == "no GIL" and fam[0] != "no GIL", (r["claim_id"], r["condition"])
-    text = report.counts_markdown(flat)
+    text = verdicts.counts_markdown(flat)
     assert sum(int(n) for n in re.findall(r"claims? on their own builds, (\d+) claim x build", text)) \
         == len(head)
 
@@ -190,7 +190,7 @@ def test_every_conclusions_numerator_and_denominator_are_disjoint():
 def test_no_ratio_claim_on_the_reference_divides_a_sample_set_by_itself():
     """The sign of a ratio by construction: exactly 1 with an interval of width 0.  None of the
     reference's ratio verdicts has it (the one-thread switch interval at 5 ms had it)."""
-    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id()))
     t = claims.table()
     two_sets = t[(t["kind"] == "ratio") & t["statistic"].str.contains(" / ")]["claim_id"]   # not a fraction
     ratios = flat[(flat["condition"] != "-") & flat["claim_id"].isin(two_sets)]
@@ -242,7 +242,7 @@ def test_no_ratio_in_any_verdict_takes_a_sample_on_both_sides(monkeypatch):
             calls.append((_name, num, den))
             return _real(num, den, *args, **kwargs)
         monkeypatch.setattr(stats, name, spy)
-    report.verdicts(campaigns.reference_id())
+    verdicts.verdicts(campaigns.reference_id())
     assert len(calls) > 150          # the spy saw the verdicts' ratios (196 on the reference)
     checked = 0
     for name, num, den in calls:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab.present import book, notebooks
+from gillab.present import book, execute, notebooks
 from gillab.measure import campaigns, sweep
 
 pytestmark = pytest.mark.slow
@@ -26,8 +26,8 @@ def built_book(builds, tmp_path_factory):
     try:
         book.stage(root)
         out = {}
-        for name in book.notebook_files():
-            out[name] = book.execute(name, "smoke", measure=True, output_dir=root / "book" / "generated")
+        for name in execute.notebook_files():
+            out[name] = execute.execute(name, "smoke", measure=True, output_dir=root / "book" / "generated")
         index = book.build_book(root)
     finally:
         for k, v in old.items():
@@ -150,7 +150,7 @@ def test_no_page_is_taller_than_a_reader_scrolls(built_book):
 
     html = built_book["index"].parent
     pages = book_pages(html)
-    chapters = {Path(book.executed_name(n)).stem for n in book.notebook_files()}
+    chapters = {Path(execute.executed_name(n)).stem for n in execute.notebook_files()}
     assert chapters <= {p.stem for p in pages}, "a chapter's page is missing"
     with serve(html) as base, page_session(width=READING_WIDTH) as page:
         heights = page_heights(page, base, html, pages)
@@ -188,7 +188,7 @@ def test_your_campaign_is_shown_beside_the_reference(builds, data_dir, tmp_path)
     res = sweep.measure("countdown", "default", {"conditions": "3.13.5", "repeats": 2}, progress=False)
     assert res.campaign != ref and res.measured == 8
     for name in ("countdown", "verdicts"):
-        out = book.execute(name, "default", {"live": False}, measure=False, output_dir=tmp_path)
+        out = execute.execute(name, "default", {"live": False}, measure=False, output_dir=tmp_path)
         nb, outs = outputs(out)
         assert not [o for o in outs if o["output_type"] == "error"]
         text = json.dumps(outs)
@@ -208,7 +208,7 @@ def test_notebooks_run_in_a_kernel_on_unix_sockets_not_tcp(tmp_path):
     from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("6 * 7")])
-    for cls, transport in ((book.ipc_kernel_manager(), "ipc"), (None, "tcp")):
+    for cls, transport in ((execute.ipc_kernel_manager(), "ipc"), (None, "tcp")):
         client = NotebookClient(nb, kernel_name="python3", **({"kernel_manager_class": cls} if cls else {}))
         err = tmp_path / f"{transport}.err"
         with open(err, "w") as fh, client.setup_kernel(stdout=fh, stderr=fh):
@@ -219,7 +219,7 @@ def test_notebooks_run_in_a_kernel_on_unix_sockets_not_tcp(tmp_path):
                 assert os.path.isabs(client.km.ip) and Path(f"{client.km.ip}-{client.km.shell_port}").is_socket()
         warned = "running over TCP without encryption" in err.read_text()
         assert warned == (transport == "tcp"), err.read_text()[-500:]
-    assert book.ipc_kernel_manager(asynchronous=False)(kernel_name="python3").transport == "ipc"   # the shared kernel
+    assert execute.ipc_kernel_manager(asynchronous=False)(kernel_name="python3").transport == "ipc"   # the shared kernel
 
 
 def test_a_chapter_the_readers_run_did_not_measure_opens_with_a_banner(tmp_path):
@@ -228,7 +228,7 @@ def test_a_chapter_the_readers_run_did_not_measure_opens_with_a_banner(tmp_path)
     measured has none.  On the committed data, no measuring."""
     short = next(c for c in campaigns.all_campaigns() if c.is_contributed and not c.has("sha256") and c.has("convoy"))
     ref = campaigns.reference_id()
-    pages = {name: book.execute(name, "default", {"campaign": short.id}, output_dir=tmp_path)
+    pages = {name: execute.execute(name, "default", {"campaign": short.id}, output_dir=tmp_path)
              for name in ("sha256", "convoy")}
 
     def banner(path):

@@ -111,19 +111,19 @@ def test_a_short_run_spends_its_minutes_where_the_reference_decided_rows():
 @pytest.fixture(scope="module")
 def ref_flat():
     """The reference campaign's verdict rows (read once: reading them judges every chapter)."""
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
-    return report.reference_flat()
+    return verdicts.reference_flat()
 
 
 def test_the_reference_decided_rows_are_judged_rows_with_a_definite_outcome(ref_flat):
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
     flat = ref_flat
     decided, judged = budget.decided_rows(flat), budget.judged_rows(flat)
     names = {row for rows in judged.values() for row, _ in rows}
     assert decided and decided < names
-    j = report.judged(flat)
+    j = verdicts.judged(flat)
     outcome = {f"{c} @ {b}": o for c, b, o in zip(j["claim_id"], j["condition"], j["outcome"])}
     assert {outcome[r] for r in decided} <= {"agrees", "higher", "lower"}
     assert all(outcome[r] not in ("agrees", "higher", "lower") for r in names - decided)
@@ -133,18 +133,18 @@ def test_a_row_counts_where_the_reference_decides_it_at_the_planned_runs(ref_fla
     """A row the reference decided counts at no more runs than it had; one it left straddling
     counts only at the runs its spread projects a definite outcome at, more than it had and at most
     the confidence sequence's; a row no plausible number of runs decides is not counted at all."""
-    from gillab.judge import claims, report
+    from gillab.judge import claims, verdicts
 
     runs = budget.deciding_runs(ref_flat)
     decided = budget.decided_rows(ref_flat)
-    j = report.judged(ref_flat)
+    j = verdicts.judged(ref_flat)
     had = {f"{c} @ {b}": int(n) * claims.trial_size(c) for c, b, n in zip(j["claim_id"], j["condition"], j["n"])}
     assert decided <= set(runs) and all(runs[k] <= had[k] for k in decided)
     assert any(0 < runs[k] < had[k] for k in decided), "no decided row projected to fewer runs: the rule cannot say"
     projected = {k: v for k, v in runs.items() if k not in decided}
     assert projected and all(had[k] < v <= stats.ADAPTIVE_MAX * claims.trial_size(k.split(" @ ")[0])
                              for k, v in projected.items())
-    straddling = report.straddling(j)
+    straddling = verdicts.straddling(j)
     assert {f"{c} @ {b}" for c, b in zip(straddling["claim_id"], straddling["condition"])} - set(projected), \
         "every straddling row projected to decide: the projection cannot say no"
 
@@ -166,7 +166,7 @@ def test_what_a_sample_waits_out_is_never_longer_than_the_reference_sample_took(
     """The declared waits (windows, warm-ups, a load tool's duration) against every committed
     sample of the reference at default's sizes: a sample cannot wait longer than it ran."""
     from gillab.measure import experiments
-    from gillab.measure.experiment import point_key
+    from gillab.measure.protocol import point_key
 
     ref = campaigns.load(campaigns.reference_id())
     waiting = set()

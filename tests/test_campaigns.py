@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from gillab.measure import campaigns, interpreters, runner, sweep
-from gillab.judge import report, results
+from gillab.judge import verdicts, results
 from gillab.measure.profiles import ParameterError
 
 from conftest import copy_reference
@@ -160,19 +160,19 @@ def test_compare_sets_outcomes_side_by_side_with_a_ratio_ci():
         return {"experiment": "e", "claim_id": "c", "claim": "a claim", "published": 2.0, "unit": "s",
                 "measured": {"x": {"median": value, "ci_lo": lo, "ci_hi": hi, "verdict": verdict}}}
 
-    df = report.compare([row(2.2, 2.0, 2.4, "agrees")], [row(1.1, 1.0, 1.2, "lower")])
+    df = verdicts.compare([row(2.2, 2.0, 2.4, "agrees")], [row(1.1, 1.0, 1.2, "lower")])
     (r,) = df.to_dict(orient="records")
     assert r["same outcome"] == "NO" and r["reference outcome"] == "lower" and r["your outcome"] == "agrees"
     strong = {"coverage": 0.96}
-    ratio, lo, hi = report.ratio_ci(row(2.2, 2.0, 2.4, "")["measured"]["x"] | strong,
+    ratio, lo, hi = verdicts.ratio_ci(row(2.2, 2.0, 2.4, "")["measured"]["x"] | strong,
                                     row(1.1, 1.0, 1.2, "")["measured"]["x"] | strong)
     assert ratio == pytest.approx(2.0) and (lo, hi) == pytest.approx((2.0 / 1.2, 2.4 / 1.0))
     # a value without a 95% interval (no coverage given, or below 95%) gives the ratio alone
-    ratio, lo, hi = report.ratio_ci(row(2.2, 2.0, 2.4, "")["measured"]["x"], row(1.1, 1.0, 1.2, "")["measured"]["x"])
+    ratio, lo, hi = verdicts.ratio_ci(row(2.2, 2.0, 2.4, "")["measured"]["x"], row(1.1, 1.0, 1.2, "")["measured"]["x"])
     assert ratio == pytest.approx(2.0) and lo != lo and hi != hi
-    assert report.ratio_ci({"median": 0, "ci_lo": 0, "ci_hi": 1}, {"median": 1, "ci_lo": 1, "ci_hi": 1})[1] != \
-        report.ratio_ci({"median": 0, "ci_lo": 0, "ci_hi": 1}, {"median": 1, "ci_lo": 1, "ci_hi": 1})[1]  # NaN
-    same = report.compare([row(1.1, 1.0, 1.2, "lower")], [row(1.1, 1.0, 1.2, "lower")])
+    assert verdicts.ratio_ci({"median": 0, "ci_lo": 0, "ci_hi": 1}, {"median": 1, "ci_lo": 1, "ci_hi": 1})[1] != \
+        verdicts.ratio_ci({"median": 0, "ci_lo": 0, "ci_hi": 1}, {"median": 1, "ci_lo": 1, "ci_hi": 1})[1]  # NaN
+    same = verdicts.compare([row(1.1, 1.0, 1.2, "lower")], [row(1.1, 1.0, 1.2, "lower")])
     assert list(same["same outcome"]) == ["yes"]
 
 
@@ -350,20 +350,20 @@ def test_the_cli_reads_what_the_chapter_reads_and_says_which(builds, data_dir):
 
     from conftest import copy_reference
 
-    from gillab.present import chapter
+    from gillab.present import page
 
     ref = copy_reference(data_dir)
     mine = sweep.measure("countdown", "smoke", {"conditions": "3.13.5", "threads": [1], "repeats": 1}, progress=False)
-    ch = chapter.Chapter("countdown", {"profile": "default"}, set())
+    ch = page.Chapter("countdown", {"profile": "default"}, set())
     assert ch.campaign == ref                                      # what the chapter reads
     notes = []
-    rows = report.verdicts(experiments=["countdown"], profile="default", notes=notes, as_chapter=True)
+    rows = verdicts.verdicts(experiments=["countdown"], profile="default", notes=notes, as_chapter=True)
     assert rows and {r["campaign"] for r in rows} == {ref}
     assert notes == [f"countdown: campaign {mine.campaign} holds no samples of this configuration "
-                     f"({report.profile_config('countdown', 'default')}); the reference campaign's are read, "
+                     f"({verdicts.profile_config('countdown', 'default')}); the reference campaign's are read, "
                      "as in the chapter"]
     # each campaign judged alone (the across-machines page) never borrows the reference's samples
-    assert report.verdicts(mine.campaign, ["countdown"], profile="default") == []
+    assert verdicts.verdicts(mine.campaign, ["countdown"], profile="default") == []
     out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--json"], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and any(r["experiment"] == "countdown" for r in json.loads(out.stdout))

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from gillab.measure import campaigns
-from gillab.judge import claims, report, results
+from gillab.judge import claims, verdicts, results
 from gillab.measure import experiments
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts" / "gillab"
@@ -20,7 +20,7 @@ def test_every_claim_row_is_complete_and_well_formed():
     for _, c in t.iterrows():
         cid = c["claim_id"]
         assert c["document"] in {"000", "001", "002", "003", "004"}, cid
-        assert report.document_of(c["experiment"]) == c["document"], cid   # a registered experiment of that document
+        assert verdicts.document_of(c["experiment"]) == c["document"], cid   # a registered experiment of that document
         assert cid.startswith(c["experiment"] + "/"), cid
         assert c["kind"] in claims.KINDS and c["comparison"] in claims.COMPARISONS, cid
         for col in ("section", "quote", "statistic", "point", "value_source", "interpreter", "machine"):
@@ -191,7 +191,7 @@ def test_a_ratio_of_medians_is_judged_on_both_group_sizes():
 def test_every_claim_is_answered_or_marked_on_the_reference():
     """Each claim whose experiment has reference samples gets a verdict row; and no experiment
     judges a claim that claims.csv does not hold."""
-    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id()))
     t = claims.table()
     with_data = set(flat["experiment"])
     assert set(t["experiment"]) <= with_data | {n for n in experiments.names()}
@@ -201,7 +201,7 @@ def test_every_claim_is_answered_or_marked_on_the_reference():
     for _, r in flat.iterrows():
         if r["claim_id"] in untestable:
             assert r["outcome"] == "not testable here", r["claim_id"]
-        assert r["outcome"] in report.OUTCOMES, r["claim_id"]
+        assert r["outcome"] in verdicts.OUTCOMES, r["claim_id"]
 
 
 def test_every_definite_verdict_rests_on_a_95_interval_and_agrees_only_inside_its_band():
@@ -209,7 +209,7 @@ def test_every_definite_verdict_rests_on_a_95_interval_and_agrees_only_inside_it
     coverage, recomputed here from its estimand and n (never read from the row), is below 95%."""
     from gillab import stats
 
-    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id()))
     definite = flat[flat["outcome"].isin(["agrees", "higher", "lower"])]
     for _, r in definite.iterrows():
         n = tuple(r["n_each"]) if isinstance(r["n_each"], (tuple, list)) else r["n_each"]
@@ -217,7 +217,7 @@ def test_every_definite_verdict_rests_on_a_95_interval_and_agrees_only_inside_it
     # the reference's verdicts profile gives every judged claim its runs; the contributed campaigns
     # measured `default` alone, where many have too few: every such row is inconclusive
     others = [c.id for c in campaigns.all_campaigns() if c.is_contributed]
-    small = pd.concat([flat] + [report.flat(report.verdicts(c, ["countdown", "sha256"])) for c in others])
+    small = pd.concat([flat] + [verdicts.flat(verdicts.verdicts(c, ["countdown", "sha256"])) for c in others])
     small = small[small["why"].str.startswith("n too small")]
     assert len(small) and set(small["outcome"]) == {"inconclusive"}
     about = definite[(definite["outcome"] == "agrees") & definite["band"].notna()]
@@ -253,7 +253,7 @@ def test_no_published_number_is_typed_into_the_verdict_code(module, published, o
 
 
 def test_the_published_values_in_the_verdicts_are_the_claims_tables():
-    rows = report.verdicts(campaigns.reference_id())
+    rows = verdicts.verdicts(campaigns.reference_id())
     t = claims.table()
     for r in rows:
         v = t.loc[r["claim_id"], "published"]

@@ -213,7 +213,7 @@ def test_a_claim_on_the_band_edge_is_called_outside_it_at_most_2_5_percent_a_sid
 
 
 def _until_decided(draw_one, published: float, band: float, start: int = 7, most: int = stats.ADAPTIVE_MAX):
-    """One judged row under the rounds a whole run adds after its plan (:func:`gillab.present.book.more_rounds`):
+    """One judged row under the rounds a whole run adds after its plan (:func:`gillab.reproduce.more_rounds`):
     ``start`` runs, then one more while the row is inconclusive (its interval straddles an edge of
     the band), up to ``most``: the stopping rule that looks at the verdict itself."""
     vals = list(draw_one(start))
@@ -262,7 +262,7 @@ def test_yours_over_the_reference_covers_at_least_what_it_says(dist, na, nb):
     """The chapters' *yours / reference*: two campaigns judged alone, each value with its 95%
     interval of the median; the ratio's interval follows from the two, and covers the true ratio
     at least ``RATIO_CI_LEVEL`` (90%) of the time, at most 5% a side."""
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
     draw, truth = DISTRIBUTIONS[dist]
     rng = np.random.default_rng(31 * na + nb)
@@ -274,20 +274,20 @@ def test_yours_over_the_reference_covers_at_least_what_it_says(dist, na, nb):
 
     below = above = 0
     for x, y in zip(a, b):
-        _, lo, hi = report.ratio_ci(entry(x), entry(y))
+        _, lo, hi = verdicts.ratio_ci(entry(x), entry(y))
         below += hi < 2.0
         above += lo > 2.0
     side_se = math.sqrt(0.05 * 0.95 / DRAWS)
-    assert report.RATIO_CI_LEVEL == pytest.approx(0.90)
+    assert verdicts.RATIO_CI_LEVEL == pytest.approx(0.90)
     assert below / DRAWS <= 0.05 + 3 * side_se and above / DRAWS <= 0.05 + 3 * side_se, (below, above)
-    assert 1 - (below + above) / DRAWS >= report.RATIO_CI_LEVEL - 3 * MC_SE
+    assert 1 - (below + above) / DRAWS >= verdicts.RATIO_CI_LEVEL - 3 * MC_SE
 
 
 def test_yours_over_the_reference_has_no_interval_where_a_value_has_no_95_percent_one():
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
     good = {"median": 2.0, "ci_lo": 1.8, "ci_hi": 2.2, "coverage": 0.96}
     weak = {"median": 1.0, "ci_lo": 0.9, "ci_hi": 1.1, "coverage": 0.75}      # three runs: [min, max]
-    r, lo, hi = report.ratio_ci(good, weak)
+    r, lo, hi = verdicts.ratio_ci(good, weak)
     assert r == 2.0 and math.isnan(lo) and math.isnan(hi)
-    assert report.ratio_ci(good, good | {"median": 1.0, "ci_lo": 0.9, "ci_hi": 1.1})[1:] == (1.8 / 1.1, 2.2 / 0.9)
+    assert verdicts.ratio_ci(good, good | {"median": 1.0, "ci_lo": 0.9, "ci_hi": 1.1})[1:] == (1.8 / 1.1, 2.2 / 0.9)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from gillab.measure import campaigns, runner, servers, sweep
-from gillab.judge import report, results
+from gillab.judge import verdicts, results
 from gillab.chapters import convoy
 from gillab.measure.experiments.echo import echo_sample
 from gillab.measure.profiles import ParameterError
@@ -152,7 +152,7 @@ def test_data_race_counts_are_consistent_and_the_gil_build_loses_nothing(builds)
 
 def test_every_published_cell_of_document_000_has_a_verdict():
     """On the committed reference run: a verdict row for every cell of pbts13_t1..t6."""
-    rows = report.verdicts(campaigns.reference_id())
+    rows = verdicts.verdicts(campaigns.reference_id())
     by_table = pd.Series([r["table"] for r in rows]).value_counts()
     # every cell, but the switch-interval table's one thread at 5 ms: the denominator of the other
     # one-thread cells, which judged against itself gave 1.0 by construction
@@ -183,7 +183,7 @@ def test_every_published_cell_of_document_000_has_a_verdict():
         # the builds of the full grid the reference measured at every cell (its `default` run's,
         # today's or a former one's for a chapter declared to be measured again), and every build of
         # the document and of today somewhere in each table
-        builds = {report.build_of(c) for c in r["measured"]}
+        builds = {verdicts.build_of(c) for c in r["measured"]}
         grids = {run["params"].get("full_grid") for run in results.runs(r["experiment"], ref)
                  if run.get("profile") == "default"}
         full = grids.pop() if len(grids) == 1 else experiments.get(r["experiment"]).resolve("default", {})["full_grid"]

@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from gillab.judge import report, results
+from gillab.judge import verdicts, results
 from gillab.measure import runner, sweep
 from gillab.chapters import ccbench
 from gillab.measure.profiles import ParameterError
@@ -126,7 +126,7 @@ def test_smoke_end_to_end_with_claims(builds, data_dir):
     lat = df[df["test"] == "latency"]
     assert lat["rtt_ms"].notna().any() and set(lat["policy"]) == {"default", "switch:0.001"}
     assert (df.loc[df["policy"] == "switch:0.001", "switch_interval_runtime"] == 0.001).all()
-    rows = {r["claim_id"]: r for r in report.verdicts(res.campaign, ["ccbench"], profile=None)}
+    rows = {r["claim_id"]: r for r in verdicts.verdicts(res.campaign, ["ccbench"], profile=None)}
     assert {"ccbench/latency/regex/old_GIL", "ccbench/latency/regex/new_GIL",
             "ccbench/beazley/countdown/2threads"} <= set(rows)
     for r in rows.values():

@@ -5,7 +5,7 @@ import urllib.request
 import pytest
 
 from gillab.measure import campaigns, runner, servers, sweep, venvs
-from gillab.judge import claims, report, results
+from gillab.judge import claims, verdicts, results
 from gillab.chapters import doc002
 from gillab.measure.experiments import flask_k6
 from gillab.measure.metadata import filesystem_of
@@ -72,7 +72,7 @@ def test_bad_flask_parameters(data_dir):
 
 
 def test_every_observation_of_document_002_has_a_verdict_per_pair():
-    rows = [r for r in report.verdicts(campaigns.reference_id()) if r["table"] == "pyconjp2025_observations"]
+    rows = [r for r in verdicts.verdicts(campaigns.reference_id()) if r["table"] == "pyconjp2025_observations"]
     files = {r["claim_id"].split("/", 1)[1] for r in rows}
     assert files == set(results.reference("pyconjp2025_observations")["File"])
     for r in rows:
@@ -85,7 +85,7 @@ def test_the_direction_rows_read_the_same_runs_as_the_table_rows_they_stand_besi
     """The sizes the document ties to its machine or its release are context; the direction drawn
     from each is judged on the same paired runs, so the two rows can differ only in how they read.
     flask's size is judged too: its premise (2 CPUs "can at most double" it) the reference contradicts."""
-    rows = {r["claim_id"]: r for r in report.verdicts(campaigns.reference_id())}
+    rows = {r["claim_id"]: r for r in verdicts.verdicts(campaigns.reference_id())}
     for table_row, direction in (("flask_k6/flask_app_cpu_bound", "flask_k6/ft_more_cpu_requests"),
                                  ("primes/3_cpu_bound_multithread", "primes/ft_pool_faster"),
                                  ("primes/3_cpu_bound_single_thread", "primes/ft_single_slower"),

@@ -5,7 +5,7 @@ import urllib.request
 import pytest
 
 from gillab.measure import campaigns, runner, servers, sweep, venvs
-from gillab.judge import report, results
+from gillab.judge import verdicts, results
 from gillab.measure.experiments import b2_download as b2
 from gillab.chapters import b2_download as b2_chapter
 from gillab.measure.profiles import ParameterError
@@ -64,14 +64,14 @@ HISTORY_CLAIMS = {"b2_download/history/3.11_over_3.6", "b2_download/history/60_m
 
 
 def test_every_claim_has_a_verdict_the_version_sweep_from_the_history_profile():
-    rows = [r for r in report.verdicts(campaigns.reference_id()) if r["experiment"] == "b2_download"]
+    rows = [r for r in verdicts.verdicts(campaigns.reference_id()) if r["experiment"] == "b2_download"]
     measured = {"b2_download/nogil_speedup/single", "b2_download/nogil_speedup/many", "b2_download/nogil_faster/single",
                 "b2_download/nogil_faster/many", "b2_download/mp_queue", "b2_download/mp_queue/slower"}
     # the storage claim is listed, as not testable here with the reason
     untestable = {"b2_download/bottleneck_not_userspace"}
     assert {r["claim_id"] for r in rows} == measured | HISTORY_CLAIMS | untestable
     assert all(r["unmeasured"] == "not testable here" and r["note"] for r in rows if r["claim_id"] in untestable)
-    history = results.samples("b2_download", campaigns.reference_id(), report.profile_config("b2_download", "history"))
+    history = results.samples("b2_download", campaigns.reference_id(), verdicts.profile_config("b2_download", "history"))
     assert set(history["condition"]) >= {"3.6.12", "3.7.9", "3.8.7", "3.9.10", "3.10.0", "3.11.2", "3.13.5",
                                          "nogil-3.9.10", "curl"}
     for r in rows:
@@ -79,7 +79,7 @@ def test_every_claim_has_a_verdict_the_version_sweep_from_the_history_profile():
             assert len(r["measured"]) == 2, r["claim_id"]
             assert all(m["n"] >= 6 and m["verdict"] != "not measured" for m in r["measured"].values())
     rows = [r for r in rows if r["claim_id"] in measured]
-    df = results.samples("b2_download", campaigns.reference_id(), report.profile_config("b2_download"))
+    df = results.samples("b2_download", campaigns.reference_id(), verdicts.profile_config("b2_download"))
     assert set(df["condition"]) >= {"3.9.10", "nogil-3.9.10", "3.13.5", "3.13.5t", "3.13.5t-gil", "curl"}
     assert df[df["condition"] != "curl"]["verified"].astype(str).eq("True").all()
     for r in rows:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gillab.judge import across, report
+from gillab.judge import across, verdicts
 from gillab.measure import campaigns, exchange
 
 REPO = Path(__file__).resolve().parents[1]
@@ -354,7 +354,7 @@ def committed():
 def test_each_campaign_is_judged_alone_never_pooled(committed):
     cs, v, table = committed
     assert {c.role for c in cs} == {"reference", "contributed"}
-    alone = report.flat(report.verdicts(CONTRIBUTED, ["countdown", "convoy"]))
+    alone = verdicts.flat(verdicts.verdicts(CONTRIBUTED, ["countdown", "convoy"]))
     alone = alone[alone["condition"] != "-"].set_index(["claim_id", "condition"])
     mine = v[(v["campaign"] == CONTRIBUTED) & v["experiment"].isin(["countdown", "convoy"])].set_index(
         ["claim_id", "condition"])
@@ -426,6 +426,6 @@ def test_what_the_reference_measured_of_the_grids_is_read_from_its_run_files(mon
     """The new reference measured `default`'s grids; the former one completed its chapters with
     `-p full_grid=all` (or predates the grids), so it holds every build at every point: the texts
     that say so read it from the run files, never assert it."""
-    assert report.reference_grids() == "profile"
+    assert verdicts.reference_grids() == "profile"
     monkeypatch.setattr(campaigns, "reference_id", lambda: FORMER_REFERENCE)
-    assert report.reference_grids() == "all"
+    assert verdicts.reference_grids() == "all"

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from gillab.present import plots  # noqa: E402
-from gillab.present.chapter import source_line  # noqa: E402
+from gillab.present.page import source_line  # noqa: E402
 
 
 def test_the_csv_of_a_figure_is_what_it_draws():
@@ -92,20 +92,21 @@ def test_a_figure_drawn_again_from_the_same_samples_is_the_same_image():
     """Strip plots jitter their dots with numpy's global generator: drawn inside
     plots.steady_jitter (as every chapter draws them) the same samples give the same image, and
     the generator is left as it was."""
-    from gillab.judge import analysis, report, results
+    from gillab import chapters
+    from gillab.judge import verdicts, results
     from gillab.measure import campaigns
 
-    df = results.samples("countdown", campaigns.reference_id(), report.profile_config("countdown"))
+    df = results.samples("countdown", campaigns.reference_id(), verdicts.profile_config("countdown"))
     np.random.seed(7)
     before = np.random.get_state()[1].copy()
     images = []
     for _ in range(2):
         with plots.steady_jitter():
-            fig = analysis.of("countdown").figure(df)
+            fig = chapters.of("countdown").figure(df)
         images.append(plots.to_png(fig))
         plt.close(fig)
     assert images[0] == images[1]
     assert (np.random.get_state()[1] == before).all()
-    unsteady = analysis.of("countdown").figure(df)       # outside it, the dots move (the test can fail)
+    unsteady = chapters.of("countdown").figure(df)       # outside it, the dots move (the test can fail)
     assert plots.to_png(unsteady) != images[0]
     plt.close(unsteady)

@@ -9,7 +9,7 @@ import pytest
 
 from gillab.measure import experiments
 from gillab.measure import grid, sweep
-from gillab.measure.experiment import point_key
+from gillab.measure.protocol import point_key
 from gillab.measure.profiles import ParameterError
 
 TINY = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}

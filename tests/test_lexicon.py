@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from gillab.judge import claims, lexicon, report
+from gillab.judge import claims, lexicon, verdicts
 from gillab.measure import campaigns
 
 
@@ -113,7 +113,7 @@ def test_no_family_of_builds_holds_a_gil_on_twin():
 
 
 def test_on_the_reference_no_twin_counts_for_a_row_that_does_not_name_it():
-    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id()))
     twins = _twins()
     t = claims.table()
     for _, r in flat[flat["role"].isin(["judged", "control"])].iterrows():
@@ -130,11 +130,11 @@ def test_controls_are_shown_and_never_counted():
     for cid in controls:
         assert t.at[cid, "about"] == "mechanism", cid
         assert "only noise" in t.at[cid, "about_reason"] or "nobody asks" in t.at[cid, "about_reason"], cid
-    flat = report.flat(report.verdicts(campaigns.reference_id()))
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id()))
     shown = flat[flat["claim_id"].isin(controls) & (flat["condition"] != "-")]
     assert len(shown) and (shown["role"].isin(["control", "other builds"])).all()
     assert (shown["outcome"] != "").all()
-    head = report.headline(flat)
+    head = verdicts.headline(flat)
     assert not set(head["claim_id"]) & controls
     # a control row of claims.csv turned into a claim would be counted: the role is what keeps it out
     fams = {"3.9.10": "new GIL"}
@@ -161,13 +161,13 @@ def premise_problems(flat: pd.DataFrame, table: pd.DataFrame, cpus_here: int) ->
 
 @pytest.fixture(scope="module")
 def reference_flat():
-    return report.flat(report.verdicts(campaigns.reference_id()))
+    return verdicts.flat(verdicts.verdicts(campaigns.reference_id()))
 
 
 def test_every_premise_holds_on_the_reference(reference_flat):
     t = claims.table()
     assert (t["premise"] != "").sum() >= 4
-    cpus = {report._cpus(e, campaigns.reference_id()) for e in t.loc[t["premise"] != "", "experiment"]}
+    cpus = {verdicts._cpus(e, campaigns.reference_id()) for e in t.loc[t["premise"] != "", "experiment"]}
     assert cpus == {2}, "the reference measured these chapters on 2 CPUs"
     assert premise_problems(reference_flat, t, 2) == []
     # each premise was read on some measured row of the reference

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gillab.judge import analysis, results
+from gillab import chapters
+from gillab.judge import results
 
 # Each case lists distinct runs; ``more`` repeats the list three times, so that a case of five
 # runs is fifteen (a 95% interval needs 7 runs for a median, 8 a side for a ratio of medians),
@@ -33,7 +34,7 @@ CASES = [
 
 
 def _verdict(name, df, claim_id, cond):
-    rows = {r["claim_id"]: r for r in analysis.of(name).claims(df)}
+    rows = {r["claim_id"]: r for r in chapters.of(name).claims(df)}
     return rows[claim_id]["measured"][cond]["verdict"]
 
 

@@ -18,7 +18,7 @@ from statistics import NormalDist
 import pytest
 
 from gillab.measure import campaigns
-from gillab.judge import claims, report
+from gillab.judge import claims, verdicts
 from gillab import stats
 from gillab.measure import experiments
 
@@ -47,7 +47,7 @@ def _plan(campaign: str | None = None) -> dict[str, tuple[str, int, float]]:
     interval method its chapter computes, the number of runs (pairs, trials) the reference's
     default + verdicts plan gave it (or ``campaign``'s), and the chapter's published value (the
     document's own number, also where the chapter computes it from the document's listings)."""
-    flat = report.flat(report.verdicts(campaign or campaigns.reference_id()))
+    flat = verdicts.flat(verdicts.verdicts(campaign or campaigns.reference_id()))
     flat = flat[flat["role"].isin(["judged", "control"])]
     out = {}
     for cid, g in flat.groupby("claim_id"):

@@ -118,11 +118,11 @@ def test_the_verdicts_profile_gives_every_judged_claim_the_runs_its_interval_nee
     document's statistic: a best of 3 is trials of 3 runs) needs some runs per point and build;
     the verdicts profile's repeats give them all (each repeat is one run of every point)."""
     from gillab.measure import campaigns
-    from gillab.judge import claims, report
+    from gillab.judge import claims, verdicts
     from gillab import stats
     from gillab.measure.experiments import get
 
-    flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id(), profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-") & (flat["estimand"] != "")]
     assert len(judged) > 100
     for (name, estimand, cid), _ in judged.groupby(["experiment", "estimand", "claim_id"]):
@@ -157,7 +157,7 @@ def test_papermill_reads_every_notebook_parameter():
     from papermill.translators import PythonTranslator
 
     from gillab.present import notebooks
-    from gillab.present.book import notebook_files
+    from gillab.present.execute import notebook_files
     from gillab.paths import notebooks_dir
 
     for name in notebook_files().values():

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from gillab import chapters
 from gillab.judge import analysis
-from gillab.present import book, chapter, notebooks
+from gillab.present import book, execute, notebooks, page
 from gillab.measure import experiments
 from gillab.paths import notebooks_dir
 from gillab.measure.store import ExperimentStore, infer_type
@@ -41,22 +42,50 @@ def _imports(path: Path) -> set[str]:
     return out - {mod}
 
 
+def _registry_doors(path: Path, mod: str) -> set[str]:
+    """The modules ``path`` reaches by name through a registry: each ``importlib.import_module``
+    of an f-string whose text starts with a package (``f"gillab.chapters.{...}"`` or
+    ``f"{__name__}.{...}"``) reaches that package's module of every name the registry lists
+    (:data:`gillab.measure.experiments.NAMES`)."""
+    from gillab.measure.experiments import NAMES
+
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module"
+                and node.args and isinstance(node.args[0], ast.JoinedStr)):
+            continue
+        first = node.args[0].values[0]
+        if isinstance(first, ast.Constant):
+            prefix = first.value
+        elif isinstance(first, ast.FormattedValue) and getattr(first.value, "id", "") == "__name__":
+            prefix = mod + "."
+        else:
+            raise AssertionError(f"{mod}: a registry door whose package the layer test cannot read")
+        out |= {prefix + n for n in NAMES}
+    return out
+
+
 def _graph() -> dict[str, set[str]]:
+    """Every module of the package -> the modules it imports, and those it reaches through a
+    registry by name (:func:`_registry_doors`), so the drawn house is the real one."""
     graph = {}
     for path in PKG.rglob("*.py"):
         if "workloads" in path.parts:
             continue
         mod = ".".join(path.relative_to(PKG.parent).with_suffix("").parts).removesuffix(".__init__")
-        graph[mod] = _imports(path)
+        graph[mod] = _imports(path) | _registry_doors(path, mod)
     return graph
 
 
 # the harness in layers, each importing only those below it: the ground (where files are,
-# statistics), measuring, judging, presenting, then the command line over all of them.  A
-# chapter (how one experiment's samples are read) stands over judging and presenting: it imports
-# them, they reach it only by name (gillab.judge.analysis.of), never by an import.
+# statistics), measuring, judging, presenting, a whole run (gillab.reproduce: plan, measure, book),
+# then the command line over all of them.  A chapter (how one experiment's samples are read)
+# stands over judging and presenting: it imports them; they reach it only through the chapters'
+# registry (the package gillab.chapters, whose ``of`` imports a chapter by name), never by
+# importing a chapter module.  A registry package reaches its own modules by name.
 GROUND = ("gillab.paths", "gillab.stats")
-LAYERS = {"measure": 1, "judge": 2, "present": 3}
+LAYERS = {"measure": 1, "judge": 2, "present": 3, "reproduce": 4}
+REGISTRIES = ("gillab.measure.experiments", "gillab.chapters")
 FAMILIES = {"gillab.measure.experiments": ("echo",), "gillab.chapters": ("echo", "over_threads", "doc002", "doc003")}
 
 
@@ -71,11 +100,15 @@ def allowed(a: str, b: str) -> bool:
     la, lb = _layer(a), _layer(b)
     if lb == "ground" or la in ("cli", "__main__"):
         return True
+    if a in REGISTRIES and b.startswith(a + "."):    # a registry's door to its own modules
+        return True
     if la == "chapters":
         if lb == "chapters":                         # a family module, never another chapter
             return b.rsplit(".", 1)[-1] in FAMILIES["gillab.chapters"]
-        return lb in LAYERS
-    if lb == "chapters" or la not in LAYERS or lb not in LAYERS:
+        return lb in ("measure", "judge", "present")
+    if lb == "chapters":                             # the registry's door, never a chapter module
+        return b == "gillab.chapters" and la in ("judge", "present", "reproduce")
+    if la not in LAYERS or lb not in LAYERS:
         return False
     if LAYERS[lb] > LAYERS[la]:
         return False
@@ -90,23 +123,38 @@ def test_imports_run_only_down_the_layers_and_no_chapter_imports_another():
     wrong = sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs if not allowed(a, b))
     assert not wrong, "imports against the layers (tests/test_protocol.py: allowed):\n" + "\n".join(wrong)
     layers = {_layer(m) for m in graph}
-    assert {"ground", "measure", "judge", "present", "chapters", "cli"} <= layers, layers
+    assert {"ground", "measure", "judge", "present", "reproduce", "chapters", "cli"} <= layers, layers
     assert not {m for m in graph if _layer(m) not in (*LAYERS, "ground", "chapters", "cli", "__main__")}
 
 
 def test_the_layer_rule_can_fail_and_sees_the_edges_it_rules_on():
     graph = _graph()
-    # edges that exist, each kind once: down a layer, a chapter's family, an experiment's family
+    # edges that exist, each kind once: down a layer, a chapter's family, an experiment's family,
+    # the whole run over the layers it drives, and both registries' doors, read from the registry
     assert "gillab.measure.sweep" in graph["gillab.judge.across"]
     assert {"gillab.chapters.over_threads", "gillab.judge.analysis"} <= graph["gillab.chapters.countdown"]
     assert "gillab.measure.experiments.echo" in graph["gillab.measure.experiments.convoy"]
-    assert not any(b.startswith("gillab.chapters") for a, bs in graph.items() if _layer(a) != "chapters" for b in bs)
+    assert {"gillab.present.book", "gillab.measure.sweep", "gillab.judge.budget"} <= graph["gillab.reproduce"]
+    assert {f"gillab.chapters.{n}" for n in experiments.NAMES} <= graph["gillab.chapters"]
+    assert {f"gillab.measure.experiments.{n}" for n in experiments.NAMES} <= graph["gillab.measure.experiments"]
+    assert "gillab.chapters" in graph["gillab.judge.verdicts"] and "gillab.chapters" in graph["gillab.present.page"]
+    assert not any(b.startswith("gillab.chapters.") for a, bs in graph.items() if _layer(a) != "chapters" for b in bs)
     # and what the rule refuses
-    for a, b in [("gillab.measure.sweep", "gillab.judge.report"), ("gillab.judge.report", "gillab.present.plots"),
+    for a, b in [("gillab.measure.sweep", "gillab.judge.verdicts"), ("gillab.judge.verdicts", "gillab.present.plots"),
                  ("gillab.measure.experiments.affinity", "gillab.measure.experiments.convoy"),
-                 ("gillab.chapters.affinity", "gillab.chapters.convoy"), ("gillab.judge.report", "gillab.chapters.convoy"),
-                 ("gillab.present.book", "gillab.chapters"), ("gillab.paths", "gillab.measure.store")]:
+                 ("gillab.chapters.affinity", "gillab.chapters.convoy"), ("gillab.judge.verdicts", "gillab.chapters.convoy"),
+                 ("gillab.present.book", "gillab.chapters.countdown"), ("gillab.measure.sweep", "gillab.chapters"),
+                 ("gillab.present.book", "gillab.reproduce"), ("gillab.chapters.countdown", "gillab.reproduce"),
+                 ("gillab.chapters.countdown", "gillab.chapters"), ("gillab.paths", "gillab.measure.store")]:
         assert not allowed(a, b), (a, b)
+
+
+def test_a_registry_door_is_drawn_from_the_registry(tmp_path):
+    # a module that opens a door by name to a package's modules gets an edge to each name listed
+    mod = tmp_path / "door.py"
+    mod.write_text("import importlib\n\ndef of(n):\n    return importlib.import_module(f'gillab.judge.{n}')\n")
+    assert _registry_doors(mod, "gillab.measure.door") == {f"gillab.judge.{n}" for n in experiments.NAMES}
+    assert not allowed("gillab.measure.door", "gillab.judge.countdown")      # an arrow up, seen and refused
 
 
 def test_the_package_imports_have_no_circle():
@@ -143,7 +191,7 @@ def test_every_experiment_module_is_registered_and_complete():
     readings = {p.stem for p in (PKG / "chapters").glob("*.py") if "ANALYSIS = " in p.read_text()}
     assert modules == readings == set(experiments.names())
     for name in experiments.names():
-        exp, an = experiments.get(name), analysis.of(name)
+        exp, an = experiments.get(name), chapters.of(name)
         assert exp.name == name and (notebooks_dir() / exp.notebook).is_file(), name
         assert exp.document[:3] in experiments.DOCUMENTS, name
         for method in analysis.INTERFACE:
@@ -169,14 +217,14 @@ def _cells(name):
 
 def test_every_parameters_cell_is_the_declaration():
     """The parameters cell of each chapter is generated from the experiment's parameters and
-    their help (regenerate one with ``gillab.present.chapter.parameters_cell(name)``)."""
+    their help (regenerate one with ``gillab.present.page.parameters_cell(name)``)."""
     from papermill.translators import PythonTranslator
 
     for name in experiments.names():
         (cell,) = [c for c in _cells(experiments.get(name).notebook) if "parameters" in c.metadata.get("tags", [])]
-        assert cell.source == chapter.parameters_cell(name), name
+        assert cell.source == page.parameters_cell(name), name
         declared = [p.name for p in PythonTranslator.inspect(cell)]
-        assert set(declared) == set(chapter.NOTEBOOK_PARAMS) | set(experiments.get(name).params) | {
+        assert set(declared) == set(page.NOTEBOOK_PARAMS) | set(experiments.get(name).params) | {
             "conditions", "repeats", "max_repeats", "ci_target", "timeout", "switch_interval", "affinity",
             "full_grid", "small_grid", "rest_repeats", "claim_grid", "claim_builds"}, name
 
@@ -202,9 +250,9 @@ def test_no_cell_of_substance_is_copied_between_notebooks():
     """Prose and code are written once; a one-call cell of the chapter object (``ch.figure()``)
     is the chapter's interface, the same in every chapter by design."""
     seen, glue = {}, 0
-    for nb in book.notebook_files().values():
+    for nb in execute.notebook_files().values():
         for cell in _cells(nb):
-            if cell.cell_type == "code" and cell.source.strip() == chapter.OPENING_CELL:
+            if cell.cell_type == "code" and cell.source.strip() == page.OPENING_CELL:
                 continue        # the names before the parameters: the same opening in every chapter, by design
             if _glue(cell):
                 glue += 1
@@ -236,7 +284,7 @@ def test_chapters_are_text_named_and_numbered_as_the_book_orders_them():
         src = (notebooks_dir() / nb).read_text()
         assert f'ch = Chapter("{name}", globals(), _before)' in src, name
         first = next(c for c in notebooks.read(notebooks_dir() / nb).cells if c.cell_type == "code")
-        assert first.source.strip() == chapter.OPENING_CELL, name     # before the parameters cell
+        assert first.source.strip() == page.OPENING_CELL, name     # before the parameters cell
     assert not list(notebooks_dir().glob("*.ipynb")) or all(
         p.with_suffix(".md").is_file() for p in notebooks_dir().glob("*.ipynb"))   # only ones written from text
     for path in notebooks.sources():
@@ -252,11 +300,11 @@ def test_each_chapter_file_names_the_functions_that_hold_its_words_and_figures()
     import re
 
     for name in experiments.names():
-        an = analysis.of(name)
+        an = chapters.of(name)
         text = (notebooks_dir() / experiments.get(name).notebook).read_text()
         calls = re.findall(r'ch\.figure\((?:"(\w+)")?\)', text)
-        wanted = [chapter.qualified_name(getattr(an, which or "figure")) for which in calls]
-        wanted += [chapter.qualified_name(getattr(an, m)) for m in ("claims", "findings", "prose", "side_by_side", "explorer")]
+        wanted = [page.qualified_name(getattr(an, which or "figure")) for which in calls]
+        wanted += [page.qualified_name(getattr(an, m)) for m in ("claims", "findings", "prose", "side_by_side", "explorer")]
         missing = [w for w in wanted if w not in text]
         assert not missing, (name, missing)
 
@@ -271,7 +319,7 @@ def test_the_ipynb_is_written_from_the_text_and_a_readers_newer_edit_is_kept(tmp
     cells = json.loads(out.read_text())["cells"]
     assert [c["cell_type"] for c in cells] == [c.cell_type for c in notebooks.read(src).cells]
     (param,) = [c for c in cells if "parameters" in c["metadata"].get("tags", [])]
-    assert "".join(param["source"]) == chapter.parameters_cell("countdown")
+    assert "".join(param["source"]) == page.parameters_cell("countdown")
     # a reader's edit in JupyterLab (the .ipynb newer than the text) is kept ...
     edited = out.read_text().replace("Countdown over threads", "My countdown")
     out.write_text(edited)
@@ -325,11 +373,11 @@ def test_the_book_cache_key_follows_the_data(tmp_path, monkeypatch):
     monkeypatch.setenv("GILLAB_MACHINE", "test-machine")
     ref = copy_reference(tmp_path / "data")
     params = {"profile": "default", "measure": False, "live": False}
-    before = {n: book.cache_key(n, params) for n in ("countdown", "sha256", "verdicts")}
-    assert book.cache_key("countdown", params | {"profile": "smoke"}) != before["countdown"]
+    before = {n: execute.cache_key(n, params) for n in ("countdown", "sha256", "verdicts")}
+    assert execute.cache_key("countdown", params | {"profile": "smoke"}) != before["countdown"]
     samples = tmp_path / "data" / "results" / ref / "countdown" / "samples.csv"
     samples.write_text(samples.read_text() + samples.read_text().splitlines()[-1] + "\n")
-    after = {n: book.cache_key(n, params) for n in before}
+    after = {n: execute.cache_key(n, params) for n in before}
     assert after["sha256"] == before["sha256"]
     assert after["countdown"] != before["countdown"] and after["verdicts"] != before["verdicts"]
 
@@ -346,15 +394,15 @@ def test_the_book_executes_chapters_in_one_kernel_and_then_reuses_them(tmp_path,
     copy_reference(data, "sha256")
     out = tmp_path / "generated"
     names = ["countdown", "sha256"]
-    assert book.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "executed" for n in names}
+    assert execute.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "executed" for n in names}
     for n in names:
-        nb = json.loads((out / book.executed_name(n)).read_text())
+        nb = json.loads((out / execute.executed_name(n)).read_text())
         outs = [o for c in nb["cells"] for o in c.get("outputs", [])]
         assert not [o for o in outs if o["output_type"] == "error"], n
         text = json.dumps(outs)
         assert f"gillab measure {n} -P default" in text   # its own chapter, not the previous one's
         assert nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    assert book.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "reused" for n in names}
+    assert execute.execute_all("default", output_dir=out, names=names, jobs=1) == {n: "reused" for n in names}
 
 
 def test_the_book_shows_outputs_without_code_toggles():

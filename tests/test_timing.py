@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from gillab.present import book
+from gillab import reproduce
+from gillab.measure import experiments
+from gillab.present import timing
 from gillab.measure import campaigns
 from gillab.measure.profiles import ParameterError
 
@@ -18,8 +20,8 @@ def _record(camp_id):
 
 
 def test_reproduce_records_each_chapter_and_the_whole_run(builds, data_dir, monkeypatch):
-    monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop"])
-    path, failures = book.reproduce("smoke", campaign="timed", render=False)
+    monkeypatch.setattr(experiments, "names", lambda: ["st_loop"])
+    path, failures = reproduce.reproduce("smoke", campaign="timed", render=False)
     rec = json.loads(path.read_text())
     assert failures == [] and rec["failures"] == []
     assert rec["status"] == "complete" and rec["profile"] == "smoke" and rec["campaign"] == "timed"
@@ -46,8 +48,8 @@ def test_a_failing_chapter_never_stops_the_others(builds, data_dir, monkeypatch)
         return real(name, *a, **k)
 
     monkeypatch.setattr(sweep, "measure", measure)
-    monkeypatch.setattr(book.experiments, "names", lambda: ["no_such_chapter", "countdown", "st_loop"])
-    path, failures = book.reproduce("smoke", campaign="partly", render=False)
+    monkeypatch.setattr(experiments, "names", lambda: ["no_such_chapter", "countdown", "st_loop"])
+    path, failures = reproduce.reproduce("smoke", campaign="partly", render=False)
     assert [f["experiment"] for f in failures] == ["no_such_chapter", "countdown"]
     assert "unknown experiment 'no_such_chapter'" in failures[0]["error"]
     assert failures[1]["error"] == "VenvError: cannot install requests for 3.13.5: no registry"
@@ -58,9 +60,9 @@ def test_a_failing_chapter_never_stops_the_others(builds, data_dir, monkeypatch)
 
 
 def test_no_campaign_is_made_when_no_chapter_can_start(data_dir, monkeypatch):
-    monkeypatch.setattr(book.experiments, "names", lambda: ["no_such_chapter", "nor_this_one"])
+    monkeypatch.setattr(experiments, "names", lambda: ["no_such_chapter", "nor_this_one"])
     with pytest.raises(ParameterError, match="no chapter can be measured: no_such_chapter: unknown experiment"):
-        book.reproduce("smoke", campaign="never", render=False)
+        reproduce.reproduce("smoke", campaign="never", render=False)
     assert not (data_dir / "results" / "never").exists()
 
 
@@ -77,9 +79,9 @@ def test_an_interrupted_reproduce_keeps_its_record_and_what_it_measured(builds, 
         return real(name, *a, **k)
 
     monkeypatch.setattr(sweep, "measure", measure)
-    monkeypatch.setattr(book.experiments, "names", lambda: ["st_loop", "countdown", "sha256"])
+    monkeypatch.setattr(experiments, "names", lambda: ["st_loop", "countdown", "sha256"])
     with pytest.raises(KeyboardInterrupt):
-        book.reproduce("smoke", campaign="cut", render=False)
+        reproduce.reproduce("smoke", campaign="cut", render=False)
     rec = _record("cut")
     assert rec["status"] == "interrupted (KeyboardInterrupt)"
     assert [e["experiment"] for e in rec["experiments"]] == ["st_loop"]
@@ -87,16 +89,16 @@ def test_an_interrupted_reproduce_keeps_its_record_and_what_it_measured(builds, 
 
 
 def test_the_committed_timing_record_is_of_todays_default_profile():
-    recs = book.timing_records("default")
+    recs = timing.timing_records("default")
     assert recs, "no complete `default` record in data/timing/ (data/timing/README.md says how to record one)"
-    assert book.profile_drift(recs[-1]) == [], (
+    assert timing.profile_drift(recs[-1]) == [], (
         "profiles.toml changed what `default` measures since the newest record in data/timing/: "
         "record the whole run again (data/timing/README.md)")
 
 
 def test_the_method_chapter_reports_the_record_it_reads():
-    rec = book.timing_records("default")[-1]
-    text = book.reproduce_times("default")
+    rec = timing.timing_records("default")[-1]
+    text = timing.reproduce_times("default")
     assert f"**{rec['seconds'] / 60:.1f} minutes**" in text
     # one row a chapter: its planned run and the rounds after it, summed
     assert text.count("\n| `") == len({e["experiment"] for e in rec["experiments"]})
@@ -107,20 +109,20 @@ def test_the_method_chapter_reports_the_record_it_reads():
 
 
 def test_a_changed_profile_is_reported_as_drift(monkeypatch):
-    rec = json.loads(json.dumps(book.timing_records("default")[-1]))
+    rec = json.loads(json.dumps(timing.timing_records("default")[-1]))
     convoy = next(e for e in rec["experiments"] if e["experiment"] == "convoy")
     convoy["params"]["full_grid"] = "all"
     gone = next(e["experiment"] for e in rec["experiments"] if e["experiment"] != "convoy")
     rec["experiments"] = [e for e in rec["experiments"] if e["experiment"] != gone]
-    drift = book.profile_drift(rec)
+    drift = timing.profile_drift(rec)
     assert sorted(drift) == sorted(["convoy: full_grid 'all' then, '3.9.10' now", f"{gone}: not in the record"])
     # a chapter the run's budget left out, or that the clock did not reach, is its plan, not drift
     for key in ("left_out", "not_reached"):
-        assert book.profile_drift(rec | {key: {**rec.get(key, {}), gone: []}}) == ["convoy: full_grid 'all' then, '3.9.10' now"]
+        assert timing.profile_drift(rec | {key: {**rec.get(key, {}), gone: []}}) == ["convoy: full_grid 'all' then, '3.9.10' now"]
     # a later round of a chapter adds repeats: the planned run is what is compared
     rounds = json.loads(json.dumps(convoy)) | {"phase": "rounds"}
     rounds["params"]["repeats"] = 99
-    assert book.profile_drift(rec | {"experiments": rec["experiments"] + [rounds]}) == drift
+    assert timing.profile_drift(rec | {"experiments": rec["experiments"] + [rounds]}) == drift
 
 
 def test_a_profile_measured_in_sittings_is_timed_chapter_by_chapter(builds, data_dir, monkeypatch):
@@ -128,26 +130,26 @@ def test_a_profile_measured_in_sittings_is_timed_chapter_by_chapter(builds, data
     sitting, says how much of the sweep the campaign holds, and the method chapter's table reads it."""
     from gillab.measure import sweep
 
-    monkeypatch.setattr(book.experiments, "names", lambda: ["countdown"])
-    monkeypatch.setattr(book, "timing_dir", lambda: data_dir / "timing")
+    monkeypatch.setattr(experiments, "names", lambda: ["countdown"])
+    monkeypatch.setattr(timing, "timing_dir", lambda: data_dir / "timing")
     (data_dir / "timing").mkdir(parents=True)
     tier = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 3,
             "rest_repeats": 1, "claim_grid": "threads=1"}
-    monkeypatch.setattr(book.experiments.get("countdown"), "resolve",
-                        lambda profile, overrides=None, _r=book.experiments.get("countdown").resolve:
+    monkeypatch.setattr(experiments.get("countdown"), "resolve",
+                        lambda profile, overrides=None, _r=experiments.get("countdown").resolve:
                         _r("smoke", {**tier, **(overrides or {})}))
     first = sweep.measure("countdown", "smoke", {"repeats": 2, "rest_repeats": 1}, campaign="sat", progress=False)
-    rec = book.chapter_times("smoke", "sat")
+    rec = timing.chapter_times("smoke", "sat")
     (e,) = rec["experiments"]
     assert e["planned"] == 2 * (3 + 1) and e["stored"] == 2 * (2 + 1) and e["to_measure"] == 2
     assert [r["run_id"] for r in e["runs"]] == [first.run_id] and e["runs"][0]["measured"] == 6
     second = sweep.measure("countdown", "smoke", campaign="sat", progress=False)
     assert second.measured == 2
-    path = book.write_chapter_times("smoke", "sat")
+    path = timing.write_chapter_times("smoke", "sat")
     (e,) = json.loads(path.read_text())["experiments"]
     assert e["to_measure"] == 0 and [r["run_id"] for r in e["runs"]] == [first.run_id, second.run_id]
     assert e["seconds"] == pytest.approx(sum(r["seconds"] for r in e["runs"]), abs=0.2)
-    text = book.profile_minutes("smoke")
+    text = timing.profile_minutes("smoke")
     assert "| `countdown` | - |" in text and "2 (smoke) | 8 of 8 |" in text and "1 of 1 chapters" in text
 
 
@@ -168,13 +170,13 @@ def test_one_budget_wherever_the_report_states_it():
 def test_the_planned_run_is_reported_with_what_it_decided_and_what_it_left():
     """The method chapter says what the newest planned `default` run decided on its own samples,
     counted as its campaign's verdicts count them, and names every row it left too few runs."""
-    from gillab.judge import report
+    from gillab.judge import verdicts
     from gillab import stats
 
-    rec = [r for r in book.timing_records("default") if "forecast" in r][-1]
-    flat = report.flat(report.verdicts(rec["campaign"], profile="default"))
+    rec = [r for r in timing.timing_records("default") if "forecast" in r][-1]
+    flat = verdicts.flat(verdicts.verdicts(rec["campaign"], profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
-    text = book.planned_run(flat)
+    text = timing.planned_run(flat)
     decided = int(judged["outcome"].isin(("agrees", "higher", "lower")).sum())
     assert f"decided **{decided} of the {len(judged)}**" in text
     total = next(line for line in text.splitlines() if line.startswith("| all |")).split("|")
@@ -190,14 +192,14 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
     both sides of an edge is never projected to decide, one just short of it is."""
     import pandas as pd
 
-    from gillab.judge import report
+    from gillab.judge import verdicts
     from gillab import stats
 
-    flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id(), profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
     open_ = judged[(judged["outcome"] == "inconclusive") & ~judged["why"].map(stats.too_few_runs)
                    & judged["estimand"].isin([*stats.ORDER, stats.RATIO])]
-    text = book.straddling(flat)
+    text = timing.straddling(flat)
     counted = [line.split("|") for line in text.splitlines() if line.startswith("| `")]
     assert sum(int(c[2]) for c in counted) == len(open_)
     assert sum(int(c[3].split("(")[0]) + int(c[4]) for c in counted) == len(open_)
@@ -214,15 +216,15 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
 def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
     """The method chapter's baseline for a plan of runs: per chapter the judged claims x builds, how
     many are decided, and the minutes the committed whole runs spent, summed as the records say."""
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
-    text = book.efficiency()
-    flat = report.flat(report.verdicts(campaigns.reference_id(), profile="default"))
+    text = timing.efficiency()
+    flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id(), profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
     decided = int(judged["outcome"].isin(("agrees", "higher", "lower")).sum())
     ref = campaigns.reference_id()
     minutes = sum(e["seconds"] for p in ("default", "verdicts")
-                  for e in [r for r in book.timing_records(p) if r["campaign"] == ref][-1]["experiments"]) / 60
+                  for e in [r for r in timing.timing_records(p) if r["campaign"] == ref][-1]["experiments"]) / 60
     total = next(line for line in text.splitlines() if line.startswith("| all |")).split("|")
     assert [c.strip() for c in total[2:4]] == [str(len(judged)), str(decided)]
     assert float(total[6]) == pytest.approx(minutes, abs=0.05)
@@ -232,7 +234,7 @@ def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
 
 
 def test_a_run_its_clock_stopped_is_a_record_an_interrupted_one_is_not(tmp_path, monkeypatch):
-    monkeypatch.setattr(book, "timing_dir", lambda: tmp_path)
+    monkeypatch.setattr(timing, "timing_dir", lambda: tmp_path)
     base = {"profile": "default", "experiments": []}
     for name, extra in {"a": {"status": "complete", "started": "1"},
                         "b": {"status": "stopped on time", "budget_minutes": 30, "started": "2",
@@ -241,7 +243,7 @@ def test_a_run_its_clock_stopped_is_a_record_an_interrupted_one_is_not(tmp_path,
                         "d": {"status": "interrupted (KeyboardInterrupt)", "budget_minutes": 30, "started": "4"},
                         "e": {"status": "running", "budget_minutes": 30, "started": "5"}}.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(base | extra))
-    assert [r["file"] for r in book.timing_records("default")] == ["a.json", "b.json"]
+    assert [r["file"] for r in timing.timing_records("default")] == ["a.json", "b.json"]
 
 
 def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkeypatch):
@@ -262,8 +264,8 @@ def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkey
         order.append((name, overrides["repeats"]))
         return object()
     record = {}
-    book.more_rounds("any", "default", ["convoy", "fib_server"], budget.Deadline(None), run, record)
-    start = {n: book.experiments.get(n).resolve("default")["repeats"] for n in opened}
+    reproduce.more_rounds("any", "default", ["convoy", "fib_server"], budget.Deadline(None), run, record)
+    start = {n: experiments.get(n).resolve("default")["repeats"] for n in opened}
     fib = [(n, r) for n, r in order if n == "fib_server"]
     most = budget.most_repeats("fib_server")
     assert order[:len(fib)] == fib == [("fib_server", r) for r in range(start["fib_server"] + 1, most + 1)]

@@ -16,22 +16,23 @@ import numpy as np
 import pytest
 
 from conftest import need_builds
-from gillab.measure import provision, traces, tracing
+from gillab.measure import provision, trace_file, trace_record
 
 TRACED = ("2.7.18+trace", "3.9.10+trace", "nogil-3.9.10+trace", "3.13.5+trace", "3.13.5t+trace")
 
 
 def raw(events, *, impl=2, pid=100, ppid=1, interval=5000, reason=1, lost=0, count=None) -> bytes:
     """A trace file as a traced build writes it (``patches/gil-trace/gillab_gil_trace.h``)."""
-    arr = np.zeros(len(events), dtype=traces.EVENT)
+    arr = np.zeros(len(events), dtype=trace_file.EVENT)
     for i, (t, tid, ev) in enumerate(events):
         arr[i]["t_ns"], arr[i]["tid"], arr[i]["event"] = t, tid, ev
-    head = traces.HEADER.pack(traces.MAGIC, 1, impl, events[0][0] if events else 0,
+    head = trace_file.HEADER.pack(trace_file.MAGIC, 1, impl, events[0][0] if events else 0,
                               len(events) if count is None else count, lost, pid, interval, reason, ppid)
     return head + arr.tobytes()
 
 
-W, T, D, R, F, K = traces.WANT, traces.TAKE, traces.DROP, traces.REQUEST, traces.DROP_FORCED, traces.DROP_TICKS
+T_ = trace_file
+W, T, D, R, F, K = T_.WANT, T_.TAKE, T_.DROP, T_.REQUEST, T_.DROP_FORCED, T_.DROP_TICKS
 MS = 1_000_000
 # main (100) holds; thread 7 waits, asks after one interval, main drops when asked, 7 takes
 TURN = [(0, 100, W), (1, 100, T), (2 * MS, 7, W), (7 * MS, 7, R), (7 * MS + 50, 100, F),
@@ -39,29 +40,29 @@ TURN = [(0, 100, W), (1, 100, T), (2 * MS, 7, W), (7 * MS, 7, R), (7 * MS + 50, 
 
 
 def test_a_trace_reads_back_with_its_holds_waits_and_handoffs():
-    assert traces.HEADER.size == 64 and traces.EVENT.itemsize == 16
-    tr = traces.parse(raw(TURN))
+    assert trace_file.HEADER.size == 64 and trace_file.EVENT.itemsize == 16
+    tr = trace_file.parse(raw(TURN))
     assert tr.threads == [100, 7] and tr.label(100) == "main" and tr.label(7) == "thread 1"
-    s = traces.spans(tr)
+    s = trace_file.spans(tr)
     holds = s[s["kind"] == "hold"].set_index(["tid", "start_ns"])
     assert holds.loc[(100, 1), "ended_by"] == "drops when asked"
     assert holds.loc[(7, 7 * MS + 90), "dur_ns"] == 2 * MS - 90
     waits = s[s["kind"] == "wait"]
     assert sorted(waits["dur_ns"]) == [1, 2 * MS - 65, 5 * MS + 90]
-    assert traces.handoffs(tr) == 2
-    summ = traces.summary(tr)
+    assert trace_file.handoffs(tr) == 2
+    summ = trace_file.summary(tr)
     assert summ["threads"]["thread 1"]["holds"] == 1 and summ["events"] == len(TURN)
-    assert traces.waits_in_intervals(tr, 7)[0] == pytest.approx((5 * MS + 90) / 5e6)
+    assert trace_file.waits_in_intervals(tr, 7)[0] == pytest.approx((5 * MS + 90) / 5e6)
 
 
 def test_slots_out_of_time_order_are_read_in_time_order():
     # a thread preempted between reading the clock and taking its slot writes an older time later
     late = [TURN[0], TURN[2], TURN[1], *TURN[3:]]
-    assert np.array_equal(traces.parse(raw(late)).events, traces.parse(raw(TURN)).events)
+    assert np.array_equal(trace_file.parse(raw(late)).events, trace_file.parse(raw(TURN)).events)
 
 
 def test_a_slot_still_being_written_when_the_file_was_is_left_out_and_counted():
-    tr = traces.parse(raw([*TURN[:3], (0, 7, 0), *TURN[3:]]))
+    tr = trace_file.parse(raw([*TURN[:3], (0, 7, 0), *TURN[3:]]))
     assert tr.unfinished == 1 and len(tr.events) == len(TURN)
 
 
@@ -75,33 +76,33 @@ def test_a_slot_still_being_written_when_the_file_was_is_left_out_and_counted():
     (lambda b: raw([(1, 1, 9)]), "unknown event codes"),
 ])
 def test_a_damaged_trace_is_refused_saying_why(damage, says):
-    with pytest.raises(traces.TraceError, match=says):
-        traces.parse(damage(raw(TURN)))
+    with pytest.raises(trace_file.TraceError, match=says):
+        trace_file.parse(damage(raw(TURN)))
 
 
 def test_a_stored_trace_round_trips_and_damage_is_reported_not_read(tmp_path):
     src = tmp_path / "gil-1.trace"
     src.write_bytes(raw(TURN))
-    path = traces.store(src, tmp_path / "t", "threads=2__3.9.10", {"experiment": "countdown", "condition": "3.9.10"})
-    back = traces.read(path)
-    assert np.array_equal(back.events, traces.parse(raw(TURN)).events)
+    path = trace_file.store(src, tmp_path / "t", "threads=2__3.9.10", {"experiment": "countdown", "condition": "3.9.10"})
+    back = trace_file.read(path)
+    assert np.array_equal(back.events, trace_file.parse(raw(TURN)).events)
     assert back.meta["condition"] == "3.9.10" and back.meta["events"] == len(TURN)
     (tmp_path / "t" / "x.gtrace.xz").write_bytes(lzma.compress(raw(TURN)[:-3]))
     (tmp_path / "t" / "x.json").write_text("{}")
     (tmp_path / "t" / "y.json").write_text("{}")
-    good, damaged = traces.stored(tmp_path / "t")
+    good, damaged = trace_file.stored(tmp_path / "t")
     assert len(good) == 1
     assert any("x.gtrace.xz" in d and "cut short" in d for d in damaged)
     assert any("y.json" in d and "missing" in d for d in damaged)
     bad = tmp_path / "bad.trace"
     bad.write_bytes(b"GILTRACE")
-    with pytest.raises(traces.TraceError):
-        traces.store(bad, tmp_path / "t", "bad", {})
+    with pytest.raises(trace_file.TraceError):
+        trace_file.store(bad, tmp_path / "t", "bad", {})
     assert not (tmp_path / "t" / "bad.gtrace.xz").exists()
 
 
 def test_chrome_export_is_trace_event_json_with_a_row_per_thread():
-    doc = json.loads(json.dumps(traces.chrome(traces.parse(raw(TURN), {"condition": "3.9.10"}))))
+    doc = json.loads(json.dumps(trace_file.chrome(trace_file.parse(raw(TURN), {"condition": "3.9.10"}))))
     ev = doc["traceEvents"]
     names = {e["args"]["name"] for e in ev if e["name"] == "thread_name"}
     assert names == {"main", "thread 1"}
@@ -114,12 +115,12 @@ def test_chrome_export_is_trace_event_json_with_a_row_per_thread():
 def test_the_trace_plan_names_real_points_and_traced_builds():
     from gillab.measure import experiments
 
-    for shot in tracing.PLAN:
+    for shot in trace_record.PLAN:
         exp = experiments.get(shot.experiment)
         assert shot.point in exp.points(exp.resolve("default")), shot
         for b in shot.builds:
-            assert tracing.traced_build(b) in TRACED
-    assert tracing.traced_build("3.13.5t-gil") == "3.13.5t+trace"
+            assert trace_record.traced_build(b) in TRACED
+    assert trace_record.traced_build("3.13.5t-gil") == "3.13.5t+trace"
 
 
 def test_traced_builds_are_declared_beside_their_twins_and_never_measured():
@@ -142,9 +143,9 @@ def test_committed_traces_read_whole_and_keep_to_the_budget():
     for camp in sorted((repo_root() / "data" / "results").iterdir()):
         if not (camp / "traces").is_dir():
             continue
-        assert tracing.campaign_bytes(camp) <= tracing.BUDGET_BYTES, camp.name
+        assert trace_record.campaign_bytes(camp) <= trace_record.BUDGET_BYTES, camp.name
         for folder in (f for f in (camp / "traces").iterdir() if f.is_dir()):
-            good, damaged = traces.stored(folder)
+            good, damaged = trace_file.stored(folder)
             assert good and not damaged, (camp.name, folder.name, damaged)
 
 
@@ -167,19 +168,19 @@ def spin(n: int, interval: float | None = None, threads: int = 2) -> str:
 
 def run_traced(exe: str, program: str, tmp_path, env: dict | None = None, name="gil.trace"):
     path = tmp_path / name
-    full = {"PATH": os.environ["PATH"], traces.TRACE_ENV: str(path), **(env or {})}
+    full = {"PATH": os.environ["PATH"], trace_file.TRACE_ENV: str(path), **(env or {})}
     subprocess.run([exe, "-c", program], env=full, check=True, timeout=120, cwd=tmp_path)
-    return traces.parse(path.read_bytes()) if path.exists() else None
+    return trace_file.parse(path.read_bytes()) if path.exists() else None
 
 
 def holds_never_overlap(tr) -> bool:
     holder = None
     for tid, ev in zip(tr.events["tid"].tolist(), tr.events["event"].tolist()):
-        if ev == traces.TAKE:
+        if ev == trace_file.TAKE:
             if holder is not None:
                 return False
             holder = tid
-        elif ev in traces.DROPS:
+        elif ev in trace_file.DROPS:
             if holder not in (tid, None):
                 return False
             holder = None
@@ -194,17 +195,17 @@ def test_two_cpu_bound_threads_take_the_gil_in_turns(traced, build, tmp_path):
     tr = run_traced(traced[build], spin(3_000_000 if build.startswith("2.7") else 10_000_000), tmp_path, env)
     workers = [t for t in tr.threads if t != tr.pid]
     assert len(workers) == 2 and tr.lost == 0 and tr.reason == 1
-    s = traces.spans(tr)
+    s = trace_file.spans(tr)
     # nogil's eval loop clears the drop request before it lets go, so its drop_gil skips the wait
     # for another thread to take over: the same thread often takes the GIL straight back
     turns = 1 if build.startswith("nogil") else 3
     for w in workers:
         assert (s[(s["tid"] == w)]["kind"] == "hold").sum() >= turns
-    assert traces.handoffs(tr) >= 2 * turns
+    assert trace_file.handoffs(tr) >= 2 * turns
     assert holds_never_overlap(tr)
-    drops = set(tr.events["event"].tolist()) & set(traces.DROPS)
-    assert (traces.DROP_TICKS in drops) == (build == "2.7.18+trace")
-    assert (traces.DROP_FORCED in drops) == (build != "2.7.18+trace")
+    drops = set(tr.events["event"].tolist()) & set(trace_file.DROPS)
+    assert (trace_file.DROP_TICKS in drops) == (build == "2.7.18+trace")
+    assert (trace_file.DROP_FORCED in drops) == (build != "2.7.18+trace")
 
 
 @pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
@@ -212,11 +213,11 @@ def test_a_forced_drop_follows_a_drop_request(traced, build, tmp_path):
     tr = run_traced(traced[build], spin(3_000_000), tmp_path)
     requested, forced = False, 0       # since the holder took the GIL
     for ev in tr.events["event"].tolist():
-        if ev == traces.TAKE:
+        if ev == trace_file.TAKE:
             requested = False
-        elif ev == traces.REQUEST:
+        elif ev == trace_file.REQUEST:
             requested = True
-        elif ev == traces.DROP_FORCED:
+        elif ev == trace_file.DROP_FORCED:
             assert requested, "a forced drop with no drop request since the holder took the GIL"
             forced += 1
     assert forced >= 3
@@ -228,8 +229,8 @@ def test_holds_are_shorter_at_1_ms_than_at_5_ms(traced, build, tmp_path):
     for interval in (0.001, 0.005):
         tr = run_traced(traced[build], spin(4_000_000, interval), tmp_path, name=f"{interval}.trace")
         assert tr.interval == round(interval * 1e6)
-        s = traces.spans(tr)
-        forced = s[(s["kind"] == "hold") & (s["ended_by"] == traces.EVENT_NAMES[traces.DROP_FORCED])]
+        s = trace_file.spans(tr)
+        forced = s[(s["kind"] == "hold") & (s["ended_by"] == trace_file.EVENT_NAMES[trace_file.DROP_FORCED])]
         assert len(forced) >= 5
         med[interval] = forced["dur_ns"].median()
     assert med[0.001] < med[0.005]
@@ -239,9 +240,9 @@ def test_a_build_without_its_gil_records_no_thread_but_its_start_up(traced, tmp_
     # 3.13.5t takes its GIL while it starts, before its configuration switches it off: the main
     # thread's few events then, and nothing of any thread after
     off = run_traced(traced["3.13.5t+trace"], spin(1_000_000), tmp_path, name="off.trace")
-    assert off is None or (off.threads == [off.pid] and not (set(off.events["event"].tolist()) & set(traces.DROPS)))
+    assert off is None or (off.threads == [off.pid] and not (set(off.events["event"].tolist()) & set(trace_file.DROPS)))
     on = run_traced(traced["3.13.5t+trace"], spin(1_000_000), tmp_path, {"PYTHON_GIL": "1"}, name="on.trace")
-    assert len([t for t in on.threads if t != on.pid]) == 2 and traces.handoffs(on) >= 2
+    assert len([t for t in on.threads if t != on.pid]) == 2 and trace_file.handoffs(on) >= 2
 
 
 def test_unset_no_file_is_written(traced, tmp_path):
@@ -254,7 +255,7 @@ def test_unset_no_file_is_written(traced, tmp_path):
 
 def test_a_window_records_only_its_span_then_writes(traced, tmp_path):
     program = spin(20_000_000, 0.001) + "import time\ntime.sleep(0.2)\n"
-    tr = run_traced(traced["3.13.5+trace"], program, tmp_path, {traces.WINDOW_ENV: "50,100"})
+    tr = run_traced(traced["3.13.5+trace"], program, tmp_path, {trace_file.WINDOW_ENV: "50,100"})
     assert tr.reason == 3
     span_ms = tr.span_ns / 1e6
     assert 0 < span_ms <= 100 and (tr.events["t_ns"][0] - tr.t0_ns) / 1e6 >= 50
@@ -264,9 +265,9 @@ def test_a_child_started_with_exec_writes_its_own_file(traced, tmp_path):
     program = ("import subprocess, sys\n" + spin(100_000)
                + f"subprocess.check_call([sys.executable, '-c', {spin(100_000)!r}])\n")
     exe = traced["3.13.5+trace"]
-    subprocess.run([exe, "-c", program], env={"PATH": os.environ["PATH"], traces.TRACE_ENV: str(tmp_path / "g-%p")},
+    subprocess.run([exe, "-c", program], env={"PATH": os.environ["PATH"], trace_file.TRACE_ENV: str(tmp_path / "g-%p")},
                    check=True, timeout=60)
-    written = [traces.parse(p.read_bytes()) for p in tmp_path.glob("g-*")]
+    written = [trace_file.parse(p.read_bytes()) for p in tmp_path.glob("g-*")]
     assert len(written) == 2
     parent, child = sorted(written, key=lambda t: t.t0_ns)
     assert child.ppid == parent.pid
@@ -279,35 +280,35 @@ def test_a_sigtermed_server_leaves_its_trace(traced, build, tmp_path):
         "import sys\nsys.stdout.write('ready\\n')\nsys.stdout.flush()\n[t.join() for t in ts]\n")
     path = tmp_path / "server.trace"
     proc = subprocess.Popen([traced[build], "-c", program], stdout=subprocess.PIPE, text=True,
-                            env={"PATH": os.environ["PATH"], traces.TRACE_ENV: str(path)})
+                            env={"PATH": os.environ["PATH"], trace_file.TRACE_ENV: str(path)})
     try:
         assert proc.stdout.readline().strip() == "ready"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == -signal.SIGTERM
     finally:
         proc.kill()
-    tr = traces.parse(path.read_bytes())
+    tr = trace_file.parse(path.read_bytes())
     assert tr.reason == 2 and len(tr.events) > 0 and tr.pid == proc.pid
 
 
 def test_record_keeps_the_workload_process_trace_in_the_campaign(traced, data_dir):
-    out = tracing.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+    out = trace_record.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
     assert out["failed"] == [] and len(out["recorded"]) == 1
-    good, damaged = traces.stored(data_dir / "results" / "trace-test" / "traces" / "countdown")
+    good, damaged = trace_file.stored(data_dir / "results" / "trace-test" / "traces" / "countdown")
     (tr,) = good
     assert not damaged and tr.meta["condition"] == "3.9.10" and tr.meta["point"] == {"threads": 2}
     assert len([t for t in tr.threads if t != tr.pid]) == 2 and tr.reason in (1, 3)
-    again = tracing.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
-    assert again["kept"] == [tracing.name_of(tracing.shots("countdown")[0], "3.9.10")]
+    again = trace_record.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+    assert again["kept"] == [trace_record.name_of(trace_record.shots("countdown")[0], "3.9.10")]
 
 
 def test_record_refuses_before_measuring_when_a_traced_build_is_missing(data_dir, monkeypatch):
     from gillab.measure import interpreters
 
-    real = tracing.traced_condition
-    monkeypatch.setattr(tracing, "traced_condition", lambda c: dataclasses.replace(real(c), executable="/nonexistent"))
+    real = trace_record.traced_condition
+    monkeypatch.setattr(trace_record, "traced_condition", lambda c: dataclasses.replace(real(c), executable="/nonexistent"))
     with pytest.raises(interpreters.ConditionError, match="make interpreters TRACE=1"):
-        tracing.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+        trace_record.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
     assert not (data_dir / "results" / "trace-test").exists()
 
 
@@ -318,7 +319,7 @@ def test_io_calls_tell_a_lost_gil_from_one_taken_straight_back():
     events = [(0, c, W), (10, h, T), (20, h, D), (30, c, T), (40, h, W), (5 * MS, h, R), (5 * MS + 10, c, F),
               (5 * MS + 20, h, T), (5 * MS + 30, h, D), (5 * MS + 40, h, W), (5 * MS + 50, h, T),
               (5 * MS + 60, c, W)]
-    tr = traces.parse(raw(events, pid=1))
+    tr = trace_file.parse(raw(events, pid=1))
     calls = trace_view.io_calls(tr, h)
     assert calls["lost"].tolist() == [True, False]
     assert calls["wait_ms"].tolist() == pytest.approx([(5 * MS + 20 - 40) / 1e6, 10 / 1e6])
@@ -343,7 +344,7 @@ def test_a_campaign_carries_its_traces_and_a_damaged_one_is_refused_on_import(da
     camp = campaigns.create("with-traces")
     src = tmp_path / "gil-1.trace"
     src.write_bytes(raw(TURN))
-    traces.store(src, camp.dir / "traces" / "countdown", "threads=2__3.9.10", {"condition": "3.9.10"})
+    trace_file.store(src, camp.dir / "traces" / "countdown", "threads=2__3.9.10", {"condition": "3.9.10"})
     (camp.dir / "traces" / "overhead.csv").write_text("round,experiment\n1,countdown\n")
     out = exchange.export("with-traces", tmp_path / "c.tar.gz")
     members = exchange.read_archive(out)
@@ -453,9 +454,9 @@ def test_a_thread_id_is_read_once_per_thread_not_per_event(traced, build, tmp_pa
     assert shutil.which("strace"), "strace is needed (scripts/install-system-deps.sh)"
     path, log = tmp_path / "g.trace", tmp_path / "strace.log"
     subprocess.run(["strace", "-f", "-qq", "-e", "trace=gettid", "-o", str(log), traced[build], "-c",
-                    spin(5_000_000, 0.0002)], env={"PATH": os.environ["PATH"], traces.TRACE_ENV: str(path)},
+                    spin(5_000_000, 0.0002)], env={"PATH": os.environ["PATH"], trace_file.TRACE_ENV: str(path)},
                    check=True, timeout=120, cwd=tmp_path)
-    tr = traces.parse(path.read_bytes())
+    tr = trace_file.parse(path.read_bytes())
     calls = sum("gettid" in ln for ln in log.read_text().splitlines())
     assert len(tr.events) > 1000 and calls <= 2 * len(tr.threads) + 4, (len(tr.events), calls)
 
@@ -471,15 +472,15 @@ def test_a_drop_for_io_is_never_labelled_forced(traced, build, tmp_path):
     tr = run_traced(traced[build], program, tmp_path)
     ev = tr.events
     main = ev[ev["tid"] == tr.pid]
-    voluntary, forced = (main["event"] == traces.DROP).sum(), (main["event"] == traces.DROP_FORCED).sum()
+    voluntary, forced = (main["event"] == trace_file.DROP).sum(), (main["event"] == trace_file.DROP_FORCED).sum()
     assert voluntary >= 150 and forced <= 0.05 * voluntary, (voluntary, forced)
-    assert (ev[ev["tid"] != tr.pid]["event"] == traces.DROP_FORCED).sum() >= 100
+    assert (ev[ev["tid"] != tr.pid]["event"] == trace_file.DROP_FORCED).sum() >= 100
 
 
 def test_a_wait_under_way_when_the_window_opens_is_kept_clipped(traced, tmp_path):
     program = spin(40_000_000, 0.005)
-    tr = run_traced(traced["3.13.5+trace"], program, tmp_path, {traces.WINDOW_ENV: "100,100"})
-    s = traces.spans(tr)
+    tr = run_traced(traced["3.13.5+trace"], program, tmp_path, {trace_file.WINDOW_ENV: "100,100"})
+    s = trace_file.spans(tr)
     clipped = s[s["clipped"]]
     assert len(clipped) >= 1 and (clipped["start_ns"] == clipped["start_ns"].min()).all()
     assert int(clipped["start_ns"].min()) == int(tr.events["t_ns"].min())
@@ -489,9 +490,9 @@ def test_roles_name_the_threads_in_the_timeline_and_the_export():
     meta = {"condition": "3.9.10", "roles": {"100": "main (accepts)", "7": "handler"},
             "sample_result": {"client_pid": 555, "client_condition": "3.13.5", "client_cpu": 0,
                               "placement": "pinned"}}
-    tr = traces.parse(raw(TURN), meta)
+    tr = trace_file.parse(raw(TURN), meta)
     assert [tr.label(t) for t in tr.threads] == ["main (accepts)", "handler"]
-    doc = traces.chrome(tr)
+    doc = trace_file.chrome(tr)
     names = {e["args"]["name"] for e in doc["traceEvents"] if e["name"] in ("thread_name", "process_name")}
     assert {"main (accepts)", "handler", "client"} <= names
     assert any(e["name"] == "process_name" and e["pid"] == 555 for e in doc["traceEvents"])
@@ -508,12 +509,12 @@ def test_a_traced_statistic_over_too_few_runs_says_so():
 
 
 def test_the_prose_states_the_convoy_trace_plan_the_code_runs():
-    """The method chapter's convoy trace plan (points, runs) is the one tracing.PLAN runs."""
+    """The method chapter's convoy trace plan (points, runs) is the one trace_record.PLAN runs."""
     from gillab.paths import repo_root
 
     text = " ".join((repo_root() / "book" / "method.md").read_text().split())
-    assert f"are traced over {tracing.CONVOY_ROUNDS} runs" in text
-    convoy = [s for s in tracing.PLAN if s.experiment == "convoy"]
+    assert f"are traced over {trace_record.CONVOY_ROUNDS} runs" in text
+    convoy = [s for s in trace_record.PLAN if s.experiment == "convoy"]
     one = sorted({s.point["switch_interval"] for s in convoy if s.point["cpu_threads"] == 1})
     assert one == [0.001, 0.005, 0.01] and "(1, 5 and 10 ms next to one CPU thread" in text
     two = [s.point for s in convoy if s.point["cpu_threads"] == 2]

@@ -95,31 +95,31 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
     every document with verdicts has its line."""
     from gillab.measure import campaigns
     from gillab.present import plots
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
     ref = campaigns.reference_id()
-    rows = report.verdicts(campaign=ref)
-    flat = report.flat(rows)
+    rows = verdicts.verdicts(campaign=ref)
+    flat = verdicts.flat(rows)
     assert len(flat) == sum(max(len(r["measured"]), 1) for r in rows) > 0   # an unanswered claim: one line
-    by_doc, by_build = report.outcome_counts(flat, "document"), report.outcome_counts(flat, "build")
+    by_doc, by_build = verdicts.outcome_counts(flat, "document"), verdicts.outcome_counts(flat, "build")
     assert by_doc["total"].sum() == by_build["total"].sum() == len(flat)
-    assert set(flat["outcome"]) <= set(report.OUTCOMES)
+    assert set(flat["outcome"]) <= set(verdicts.OUTCOMES)
     # an agreement is never a mere overlap: every agreeing interval lies wholly inside its band
     # (claims without a band are one-sided, "at least" / "at most", or qualitative, "loses updates")
     agrees = flat[(flat["outcome"] == "agrees") & flat["band"].notna()]
     for _, r in agrees.iterrows():
         lo, hi = sorted((r["published"] * (1 - r["band"]), r["published"] * (1 + r["band"])))
         assert lo <= r["ci_low"] and r["ci_high"] <= hi, (r["claim_id"], r["condition"])
-    text = report.counts_markdown(flat)
-    head = report.headline(flat)
+    text = verdicts.counts_markdown(flat)
+    head = verdicts.headline(flat)
     for doc, g in head.groupby("document"):
         n = g["claim_id"].nunique()
         assert f"{n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build pairs" in text
-    for role in report.ROLES[1:]:       # what the headline leaves out is counted on its own line
+    for role in verdicts.ROLES[1:]:       # what the headline leaves out is counted on its own line
         g = flat[flat["role"] == role]
         n = g["claim_id"].nunique()
         # the machine numbers: those on their own builds first, as the verdicts page's table holds them
-        own = len(report.machine_context(flat)) if role == "machine" else len(g)
+        own = len(verdicts.machine_context(flat)) if role == "machine" else len(g)
         pairs = (f"{own} claim x build pairs on the builds the numbers were measured on" if own < len(g)
                  else f"{len(g)} claim x build pairs")
         assert not len(g) or f"{n} claim{'s' if n != 1 else ''} ({pairs}" in text, (role, text)
@@ -129,7 +129,7 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
 
 
 def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
     def row(doc, claim, cond, outcome):
         return {"document": doc, "experiment": f"e{doc}", "claim_id": claim, "claim": claim,
@@ -148,7 +148,7 @@ def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
         row("004", "pair", "3.13.5 vs 3.13.5t (single, 4 threads)", "lower"),
         row("004", "pair", "3.13.5t-gil vs 3.13.5t (single, 4 threads)", "lower"),              # no era pair
     ])
-    t = report.era_vs_today(df)
+    t = verdicts.era_vs_today(df)
     got = {(r["claim_id"], r["era condition"], r["today condition"], r["changed"]) for _, r in t.iterrows()}
     assert got == {
         ("race", "3.9.10", "3.13.5", True), ("race", "nogil-3.9.10", "3.13.5t", False),
@@ -157,13 +157,13 @@ def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
         ("old", "2.7.18", "3.13.5", True),
         ("pair", "3.9.10 vs nogil-3.9.10 (single, 4 threads)", "3.13.5 vs 3.13.5t (single, 4 threads)", False),
     }
-    assert report.era_vs_today(df.iloc[0:0]).empty
+    assert verdicts.era_vs_today(df.iloc[0:0]).empty
 
 
 def test_a_seed_verdict_is_set_beside_the_default_verdict_of_the_same_claim_and_build():
     import pandas as pd
 
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
     def flat(rows):
         return pd.DataFrame([{"claim_id": c, "condition": k, "outcome": o, "experiment": "countdown"}
@@ -172,11 +172,11 @@ def test_a_seed_verdict_is_set_beside_the_default_verdict_of_the_same_claim_and_
     seed = flat([("countdown/threads=2", "3.9.10", "agrees"), ("countdown/threads=2", "3.13.5t", "lower"),
                  ("countdown/threads=4", "nogil-3.9.10", "inconclusive"), ("countdown/threads=8", "-", "not measured")])
     default = flat([("countdown/threads=2", "3.9.10", "inconclusive"), ("countdown/threads=2", "3.13.5t", "lower")])
-    both = report.profile_beside(seed, default)
+    both = verdicts.profile_beside(seed, default)
     assert list(both["default outcome"]) == ["inconclusive", "lower", "not measured"]
     # a build default did not measure is new on seed, not a changed outcome
     assert list(both["changed"]) == [True, False, False] and list(both["only on seed"]) == [False, False, True]
-    assert report.profile_beside(seed.iloc[:0], default).empty
+    assert verdicts.profile_beside(seed.iloc[:0], default).empty
 
 
 def test_a_bar_that_is_no_95_interval_is_dashed_and_the_figure_says_so():
@@ -206,7 +206,7 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
     one column per build family, a single claim x build with its interval, several counted."""
     import pandas as pd
 
-    from gillab.judge import claims, report
+    from gillab.judge import claims, verdicts
 
     rows = [("000", "countdown/threads=2", "new GIL", "3.9.10", "higher", 1.7, 1.6, 1.9),
             ("000", "countdown/threads=4", "new GIL", "3.9.10", "inconclusive", 2.0, 1.5, 2.5),
@@ -214,7 +214,7 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
             ("000", "data_race/lost_updates", "no GIL", "3.13.5t", "agrees", 2.0, 2.0, 2.0)]
     df = pd.DataFrame([{"document": d, "claim_id": c, "family": f, "condition": k, "outcome": o, "measured": m,
                         "ci_low": lo, "ci_high": hi, "published": 1.0} for d, c, f, k, o, m, lo, hi in rows])
-    t = report.summary_by_family(df).set_index("claim")
+    t = verdicts.summary_by_family(df).set_index("claim")
     assert list(t.index) == ["countdown/threads=… (2 points)", "data_race/lost_updates"]
     assert t.loc["countdown/threads=… (2 points)", "new GIL"] == "✓1 ↑1 ?1"
     assert t.loc["countdown/threads=… (2 points)", "published"] == "per point"
@@ -228,7 +228,7 @@ def test_the_summary_groups_a_tables_points_and_marks_each_family():
 def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do():
     import pandas as pd
 
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
     nan = float("nan")
     cols = ["claim_id", "condition", "outcome", "measured", "ci_low", "ci_high", "why", "experiment"]
@@ -247,7 +247,7 @@ def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do
                     ("c", "3.9.10", "agrees", 1.0, 0.9, 1.1, ""),
                     ("d", "3.9.10", "higher", 2.0, 1.8, 2.2, ""),
                     ("e", "3.9.10", "inconclusive", 1.0, nan, nan, "n too small: 2 runs")])
-    both = report.profile_beside(seed, default).set_index("claim_id")
+    both = verdicts.profile_beside(seed, default).set_index("claim_id")
     assert both.loc["a", "reason"] == "intervals apart"
     assert both.loc["b", "reason"] == "intervals overlap"
     assert both.loc["c", "reason"] == "too few runs on seed"
@@ -258,25 +258,25 @@ def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do
 
 
 def test_the_size_differences_are_read_from_the_profiles():
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
-    assert "total_decrements 20,000,000 -> 100,000,000" in report.size_differences("countdown")
-    assert report.size_differences("file_io") == ""        # seed measures default's sizes
+    assert "total_decrements 20,000,000 -> 100,000,000" in verdicts.size_differences("countdown")
+    assert verdicts.size_differences("file_io") == ""        # seed measures default's sizes
 
 
 def test_no_seed_verdict_of_a_chapter_measured_whole_is_inconclusive_for_want_of_runs():
     """The committed reference's `seed` chapters that hold every sample the profile asks for give
     each judged claim x build the runs its interval needs (the claim tier of profiles.toml)."""
-    from gillab.present import book
+    from gillab.present import timing
     from gillab.measure import campaigns
-    from gillab.judge import report
+    from gillab.judge import verdicts
 
-    rec = book.chapter_times_record("seed")
+    rec = timing.chapter_times_record("seed")
     assert rec is not None and rec["campaign"] == campaigns.reference_id()
     # a chapter whose profile asks for more since the record (a grid a new claim reads) is not whole
     whole = [e["experiment"] for e in rec["experiments"]
-             if e["to_measure"] == 0 and book.asks_as_recorded(e, "seed") and report.size_differences(e["experiment"])]
+             if e["to_measure"] == 0 and timing.asks_as_recorded(e, "seed") and verdicts.size_differences(e["experiment"])]
     assert whole, "no seed chapter measured whole"
-    judged = report.headline(report.flat(report.verdicts(rec["campaign"], whole, profile="seed")))
+    judged = verdicts.headline(verdicts.flat(verdicts.verdicts(rec["campaign"], whole, profile="seed")))
     short = judged[judged["why"].astype(str).str.startswith("n too small")]
     assert len(judged) and short.empty, short[["claim_id", "condition", "n", "why"]].to_string()

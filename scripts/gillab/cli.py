@@ -189,14 +189,14 @@ def cmd_measure(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .present import book
+    from .present import execute
     from .measure import sweep
 
     require_notebook_stack("run")
     overrides = _parse_kv(args.param)
     res = sweep.measure(args.experiment, args.profile, overrides, campaign=args.campaign,
                         new_campaign=args.new_campaign, allow_long=args.allow_long)   # checks, then the campaign
-    book.execute(args.experiment, args.profile, overrides | {"campaign": res.campaign}, measure=False)
+    execute.execute(args.experiment, args.profile, overrides | {"campaign": res.campaign}, measure=False)
     return 0 if not res.failed else 3
 
 
@@ -215,12 +215,12 @@ def minutes_arg(text: str) -> float:
 
 
 def cmd_reproduce(args) -> int:
-    from .present import book
+    from . import reproduce
 
     if not args.no_book:
         require_notebook_stack("reproduce")
-    out, failures = book.reproduce(args.profile, campaign=args.campaign, new_campaign=args.new_campaign,
-                                   render=not args.no_book, minutes=args.minutes)
+    out, failures = reproduce.reproduce(args.profile, campaign=args.campaign, new_campaign=args.new_campaign,
+                                        render=not args.no_book, minutes=args.minutes)
     if args.no_book:
         print(f"[gillab] measured; the record of this run: {out}")
     for f in failures:
@@ -229,14 +229,14 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_timing(args) -> int:
-    from .present import book
+    from .present import timing
 
     if args.write:
-        path = book.write_chapter_times(args.profile, args.campaign)
+        path = timing.write_chapter_times(args.profile, args.campaign)
         print(f"[gillab] written: {path}")
         rec = json.loads(path.read_text())
     else:
-        rec = book.chapter_times(args.profile, args.campaign)
+        rec = timing.chapter_times(args.profile, args.campaign)
     for e in rec["experiments"]:
         print(f"{e['experiment']:<16} {e['seconds'] / 60:7.1f} min  {len(e['runs'])} run(s)  "
               f"{e['stored']:>6,} of {e['planned']:,} samples stored" + ("" if not e["to_measure"] else
@@ -245,15 +245,15 @@ def cmd_timing(args) -> int:
 
 
 def cmd_trace_record(args) -> int:
-    from .measure import tracing
+    from .measure import trace_record
 
-    return tracing.main_record(args)
+    return trace_record.main_record(args)
 
 
 def cmd_trace_overhead(args) -> int:
-    from .measure import tracing
+    from .measure import trace_record
 
-    return tracing.main_overhead(args)
+    return trace_record.main_overhead(args)
 
 
 def _trace_campaign(name: str | None):
@@ -271,14 +271,14 @@ def _trace_campaign(name: str | None):
 
 
 def cmd_trace_list(args) -> int:
-    from .measure import traces
+    from .measure import trace_file
 
     camp = _trace_campaign(args.campaign)
     print(f"traces of campaign {camp.id}")
     for folder in sorted((camp.dir / "traces").iterdir()):
-        good, damaged = traces.stored(folder)
+        good, damaged = trace_file.stored(folder)
         for tr in good:
-            s = traces.summary(tr)
+            s = trace_file.summary(tr)
             print(f"  {folder.name:<11} {tr.meta.get('condition', '?'):<8} {tr.meta.get('point')}: "
                   f"{s['events']} events over {s['seconds'] * 1e3:.0f} ms, {s['handoffs_per_s']:.0f} hand-offs/s, "
                   f"{s['forced_drops_per_s']:.0f} forced drops/s" + (f", {tr.lost} lost" if tr.lost else ""))
@@ -288,10 +288,10 @@ def cmd_trace_list(args) -> int:
 
 
 def cmd_trace_export(args) -> int:
-    from .measure import traces
+    from .measure import trace_file
 
-    tr = traces.read(args.trace)
-    args.output.write_text(json.dumps(traces.chrome(tr)) + "\n")
+    tr = trace_file.read(args.trace)
+    args.output.write_text(json.dumps(trace_file.chrome(tr)) + "\n")
     print(f"{args.output}: {len(tr.events)} events of {tr.meta.get('condition', '?')} as Chrome trace-event JSON")
     return 0
 
@@ -356,9 +356,9 @@ def cmd_book(args) -> int:
 
 
 def cmd_results(args) -> int:
-    from .judge import report
+    from .judge import verdicts
 
-    data = report.results(args.experiment, campaign=args.campaign, profile=None if args.profile == "any" else args.profile)
+    data = verdicts.results(args.experiment, campaign=args.campaign, profile=None if args.profile == "any" else args.profile)
     print(f"[gillab] {args.experiment}: campaign {data['campaign']}, profile {args.profile}"
           + (f" ({data['note']})" if data["note"] else ""), file=sys.stderr)
     if args.json:
@@ -371,7 +371,7 @@ def cmd_results(args) -> int:
 
 
 def cmd_verdicts(args) -> int:
-    from .judge import report
+    from .judge import verdicts
 
     profile = None if args.profile == "any" else args.profile
     if args.machines:
@@ -380,13 +380,13 @@ def cmd_verdicts(args) -> int:
         print(json.dumps(_clean(across.rows(profile=profile)), indent=2))
         return 0
     notes: list[str] = []
-    rows = report.verdicts(campaign=args.campaign, profile=profile, notes=notes, as_chapter=True)
+    rows = verdicts.verdicts(campaign=args.campaign, profile=profile, notes=notes, as_chapter=True)
     read = sorted({r["campaign"] for r in rows})
     print(f"[gillab] verdicts of profile {args.profile} from campaign(s) {', '.join(read) or '-'}", file=sys.stderr)
     for line in notes:
         print(f"[gillab] {line}", file=sys.stderr)
     if args.json:
-        flat = report.flat(rows).assign(profile=args.profile)
+        flat = verdicts.flat(rows).assign(profile=args.profile)
         print(json.dumps(_clean(flat.to_dict(orient="records")), indent=2))
     elif args.nested:
         print(json.dumps(_clean(rows), indent=2))
@@ -616,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         from .measure.runner import WorkloadError
         from .measure.store import StoreBusy, StoreWriteError
 
-        from .measure.traces import TraceError
+        from .measure.trace_file import TraceError
 
         if isinstance(exc, (NoData, NoCampaign, StoreBusy, StoreWriteError, WorkloadError, ProvisionError,
                             FileNotFoundError, TraceError)):

@@ -12,12 +12,11 @@ def prose(df) -> list:
     the pool over one thread is the inverse of the verdicts' time ratio (the conclusions of
     claims.csv, ``primes/conclusion/...``: pool / one thread, same build), and a sentence holds only
     where its whole 95% interval says it."""
-    from ..judge.analysis import of
     from ..judge.prose import Check, cores_of, gil_by_condition, inverted, listed, settle
 
     said = chapter_words("primes")     # the words cell of its text
 
-    rows = {r["claim_id"]: r["measured"] for r in of("primes").claims(df)}
+    rows = {r["claim_id"]: r["measured"] for r in ANALYSIS.claims(df)}
     gil_on = gil_by_condition(df)
     speed = {c: inverted(m) for c, m in rows.get("primes/conclusion/gil_threads_no_gain", {}).items() if c in gil_on}
     out = []

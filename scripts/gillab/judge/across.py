@@ -8,7 +8,7 @@ Which campaigns count:
   code (its code key, see :mod:`gillab.measure.codekey`): one measured with other code is shown
   apart, marked, and left out of the counts.
 
-Each campaign's samples are judged on their own (:func:`gillab.judge.report.verdicts`), exactly as its
+Each campaign's samples are judged on their own (:func:`gillab.judge.verdicts.verdicts`), exactly as its
 chapter judges them; the outcomes are then counted.  Campaigns are grouped by machine kind (the
 fingerprint of CPU identity, cores, memory and hypervisor, :func:`gillab.measure.metadata.fingerprint`):
 "k of n machines" counts kinds, not campaigns.  Two campaigns of one kind are two sittings of the
@@ -29,9 +29,9 @@ import pandas as pd
 
 from ..measure import campaigns, sweep
 from ..measure import experiments
-from . import report
+from . import verdicts
 
-from .pairs import (DEFINITE, DIFFERENT, JUDGED, NOT_BOTH, OPEN, PAIR_OUTCOMES, PAIR_WORDS, SAME,  # noqa: F401
+from .pairs import (DEFINITE, paired, DIFFERENT, JUDGED, NOT_BOTH, OPEN, PAIR_OUTCOMES, PAIR_WORDS, SAME,  # noqa: F401
                     beside, counts_sentence, outcomes_compared, pair_counts, pair_outcome)
 
 DIFFERS = "differs between sittings"
@@ -83,11 +83,11 @@ def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str |
     now = code_keys_now()
     frames = []
     for c in cs:
-        flat = report.flat(report.verdicts(c.id, profile=profile))
+        flat = verdicts.flat(verdicts.verdicts(c.id, profile=profile))
         if flat.empty:
             continue
         flat = flat[flat["condition"] != "-"].copy()
-        flat["claim_role"] = flat["role"]      # judged, machine, other builds ... (report.flat)
+        flat["claim_role"] = flat["role"]      # judged, machine, other builds ... (verdicts.flat)
         flat["role"] = c.role
         flat["fingerprint"] = c.fingerprint or "not recorded"
         flat["this_code"] = measured_with_this_code(flat, now)
@@ -172,7 +172,7 @@ def sittings_of_kind(campaign_id: str, profile: str | None = "default") -> dict 
     v = campaign_verdicts(kind, profile)
     if v.empty:
         return None
-    v = v[v["this_code"] & (v["claim_role"] == "judged")]      # the headline's rows (report.headline)
+    v = v[v["this_code"] & (v["claim_role"] == "judged")]      # the headline's rows (verdicts.headline)
     v = v[v["outcome"].isin(JUDGED)]                           # a sitting judges what it measured
     kind = [c for c in kind if c.id in set(v["campaign"])]
     if len(kind) < 2 or campaign_id not in set(v["campaign"]):
@@ -205,22 +205,6 @@ def summary(table: list[dict]) -> pd.DataFrame:
         **{w: g["compared"].apply(lambda s, w=w: int((s == w).sum())) for w in PAIR_OUTCOMES},
         "of the different, flip within one kind": g["flips"].sum().astype(int),
     }).reset_index()
-
-
-def paired(table: list[dict], base: str, other: str, this_code: bool | None = True) -> list[tuple[dict, dict]]:
-    """The claim x condition rows of :func:`rows` judged in both ``base`` and ``other``: (base's
-    entry, other's entry) per row.  ``this_code``: True, only rows both measured with this
-    checkout's measuring code (what every count reads); False, only the others (one of the two
-    measured with other code: shown, not counted); None, all."""
-    out = []
-    for r in table:
-        a, b = r["campaigns"].get(base), r["campaigns"].get(other)
-        if not (a and b) or pair_outcome(a["outcome"], b["outcome"]) == NOT_BOTH:
-            continue
-        ours = a["measured_with_this_code"] and b["measured_with_this_code"]
-        if this_code is None or ours == this_code:
-            out.append((a, b))
-    return out
 
 
 def against(table: list[dict], base: str) -> pd.DataFrame:

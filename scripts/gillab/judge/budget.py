@@ -45,7 +45,7 @@ from typing import NamedTuple
 from .. import stats
 from ..measure import experiments
 from ..measure import grid as grid_mod
-from ..measure.experiment import point_key
+from ..measure.protocol import point_key
 from ..measure.sweep import Deadline, OutOfTime  # noqa: F401 - the run's clock, re-exported for the whole run
 
 # how a timed run chooses the chapters it leaves out (a run's record names its own: one recorded
@@ -198,12 +198,12 @@ def speed_factor(profile: str = "default") -> tuple[float, str]:
 def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
     """Per chapter, its judged claims x builds on the reference ("claim_id @ build"), each with the
     runs its interval needs at the points it reads (a best of 3: 3 per trial)."""
-    from . import claims, report
+    from . import claims, verdicts
 
-    flat = report.reference_flat(flat)
+    flat = verdicts.reference_flat(flat)
     if flat is None:
         return {}
-    j = report.judged(flat)
+    j = verdicts.judged(flat)
     known = claims.table().index
     out: dict[str, list[tuple[str, int]]] = {}
     for _, r in j.iterrows():
@@ -217,13 +217,13 @@ def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
 def decided_rows(flat=None) -> set[str]:
     """The judged rows ("claim_id @ build", as :func:`judged_rows` names them) whose interval on the
     reference campaign's own samples lies wholly inside or outside the band (agrees, higher, lower)."""
-    from . import report
+    from . import verdicts
     from .across import DEFINITE
 
-    flat = report.reference_flat(flat)
+    flat = verdicts.reference_flat(flat)
     if flat is None:
         return set()
-    j = report.judged(flat)
+    j = verdicts.judged(flat)
     j = j[j["outcome"].isin(DEFINITE)]
     return {f"{c} @ {b}" for c, b in zip(j["claim_id"], j["condition"])}
 
@@ -235,14 +235,14 @@ def deciding_runs(flat=None) -> dict[str, int]:
     it had where they decided it, more where its interval straddled the band); 0 for a row the
     reference decided with an interval no spread projects (a count of what was seen); a row no
     plausible number of runs decides is not here."""
-    from . import claims, report
+    from . import claims, verdicts
     from .across import DEFINITE
 
-    flat = report.reference_flat(flat)
+    flat = verdicts.reference_flat(flat)
     if flat is None:
         return {}
-    j = report.judged(flat)
-    straddling = set(report.straddling(j).index)    # not those with too few runs for an interval
+    j = verdicts.judged(flat)
+    straddling = set(verdicts.straddling(j).index)    # not those with too few runs for an interval
     known = claims.table().index
     out = {}
     for i, r in j.iterrows():
@@ -310,9 +310,9 @@ def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign:
              factor: float = 1.0) -> list[ChapterForecast]:
     """Every chapter's forecast, in the report's order, on a machine ``factor`` times slower than
     the times read (:func:`speed_factor`; :meth:`ChapterForecast.scale`)."""
-    from . import report
+    from . import verdicts
 
-    flat = report.reference_flat(flat)
+    flat = verdicts.reference_flat(flat)
     rows, decided = judged_rows(flat), deciding_runs(flat)
     return [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign,
                              decided=decided).scale(factor)
@@ -433,13 +433,13 @@ class Open(NamedTuple):
 
 def straddling(name: str, campaign: str) -> Open:
     """``name``'s judged rows in ``campaign`` still open (:class:`Open`)."""
-    from . import report
+    from . import verdicts
 
-    flat = report.flat(report.verdicts(campaign, experiments=[name]))
+    flat = verdicts.flat(verdicts.verdicts(campaign, experiments=[name]))
     if flat.empty:
         return Open(0, 0, True)
-    j = report.judged(flat)
-    open_ = report.straddling(j)
+    j = verdicts.judged(flat)
+    open_ = verdicts.straddling(j)
     open_ = open_[open_["estimand"] != ""]
     decidable = sum(runs_to_decide(r) is not None for _, r in open_.iterrows())
     return Open(len(open_), decidable, bool(j["estimand"].isin([*SEQUENTIAL, ""]).all()))

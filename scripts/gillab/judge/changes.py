@@ -2,7 +2,7 @@
 
 ``data/results/REFERENCES.toml`` lists the campaigns ``data/results/REFERENCE`` has named, oldest
 first, each with the day it became the reference and why (in words).  For each step from one to
-the next, every judged claim x build (:func:`gillab.judge.report.judged`: mechanism claims on the builds
+the next, every judged claim x build (:func:`gillab.judge.verdicts.judged`: mechanism claims on the builds
 they speak of) is judged on each campaign's own samples with this checkout's claims, bands and
 statistics, and the two outcomes are set side by side: the same code reads both, so what changed
 is the data.  A row is
@@ -68,9 +68,9 @@ def judged_rows(campaign: str) -> pd.DataFrame:
     """The judged claims x builds of ``campaign`` on its own samples of `default`'s configuration:
     outcome, value and interval, and whether the samples were measured with this checkout's
     measuring code (:mod:`gillab.measure.codekey`), one row each."""
-    from . import report
+    from . import verdicts
 
-    j = report.judged(report.flat(report.verdicts(campaign, profile="default")))
+    j = verdicts.judged(verdicts.flat(verdicts.verdicts(campaign, profile="default")))
     if j.empty:
         return pd.DataFrame(columns=COLUMNS)
     j = j.assign(this_code=across.measured_with_this_code(j))

@@ -1,6 +1,6 @@
 """Two campaigns' outcomes for one claim x build, compared: the one vocabulary (*the same*,
 *different*, *open*) of every page that sets campaigns side by side (the first screen, the verdicts
-page, the machines page).  Nothing here reads data: :mod:`gillab.judge.report`,
+page, the machines page).  Nothing here reads data: :mod:`gillab.judge.verdicts`,
 :mod:`gillab.judge.tables` and :mod:`gillab.judge.across` all count with it.
 """
 from __future__ import annotations
@@ -60,8 +60,8 @@ def pair_counts(pairs, a: str | None = None, b: str | None = None) -> dict[str, 
 
 
 def beside(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """Two campaigns' flat verdict rows (:func:`gillab.judge.report.flat`, e.g. their headlines,
-    :func:`gillab.judge.report.headline`) claim x condition by claim x condition, for the rows
+    """Two campaigns' flat verdict rows (:func:`gillab.judge.verdicts.flat`, e.g. their headlines,
+    :func:`gillab.judge.verdicts.headline`) claim x condition by claim x condition, for the rows
     both hold: ``claim_id``, ``condition``, the outcomes ``a`` and ``b``, and ``compared``
     (:func:`pair_outcome`); count it with ``pair_counts(frame, "compared")``."""
     keys = ["claim_id", "condition"]
@@ -82,3 +82,19 @@ def counts_sentence(c: dict[str, int], what: str = "claims x builds", where: str
     **2** different, **8** open (inconclusive in one or both)' (Markdown)."""
     return (f"of **{c['both']}** {what} judged {where}, **{c[SAME]}** the same, **{c[DIFFERENT]}** different, "
             f"**{c[OPEN]}** open (inconclusive in {some})")
+
+
+def paired(table: list[dict], base: str, other: str, this_code: bool | None = True) -> list[tuple[dict, dict]]:
+    """The claim x condition rows of :func:`gillab.judge.across.rows` judged in both ``base`` and ``other``: (base's
+    entry, other's entry) per row.  ``this_code``: True, only rows both measured with this
+    checkout's measuring code (what every count reads); False, only the others (one of the two
+    measured with other code: shown, not counted); None, all."""
+    out = []
+    for r in table:
+        a, b = r["campaigns"].get(base), r["campaigns"].get(other)
+        if not (a and b) or pair_outcome(a["outcome"], b["outcome"]) == NOT_BOTH:
+            continue
+        ours = a["measured_with_this_code"] and b["measured_with_this_code"]
+        if this_code is None or ours == this_code:
+            out.append((a, b))
+    return out

@@ -63,7 +63,7 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
 def samples_as_chapter(experiment: str, campaign: str | None = None, config_id: str | None = None) -> pd.DataFrame:
     """The samples the chapter shows: those of ``config_id`` in the reader's campaign (``campaign``
     if named, else their newest holding the experiment), else in the reference campaign, as
-    :meth:`gillab.present.chapter.Chapter` picks them.  ``attrs["note"]`` says when the reader's campaign
+    :meth:`gillab.present.page.Chapter` picks them.  ``attrs["note"]`` says when the reader's campaign
     was passed over, and why (what ``gillab results`` and ``verdicts`` print)."""
     yours, ref = campaigns.for_reading(experiment, campaign)
     passed = None

@@ -1,5 +1,5 @@
 """Tables for the book: how claims, comparisons and any frame are shown (presentation only;
-the numbers come from :mod:`gillab.judge.report` and the experiments' analyses)."""
+the numbers come from :mod:`gillab.judge.verdicts` and the experiments' analyses)."""
 from __future__ import annotations
 
 import contextlib
@@ -503,7 +503,7 @@ def compare_view(df, name: str = "yours"):
 def compare_counts(df):
     """Per experiment: the claims x conditions judged in both campaigns, and how many of them
     are the same, different and open (:func:`gillab.judge.across.pair_counts` of
-    :func:`gillab.judge.report.compare`'s ``compared``)."""
+    :func:`gillab.judge.verdicts.compare`'s ``compared``)."""
     from .pairs import pair_counts
 
     rows = [{"experiment": e, **pair_counts(g, "compared")} for e, g in df.groupby("experiment", sort=True)]

@@ -117,7 +117,7 @@ def sources(exp, *, pkg: Path | None = None, workload_path=None, base: type | No
     commit's, to recompute its keys."""
     if pkg is None or workload_path is None or base is None:
         from . import runner
-        from .experiment import Experiment
+        from .protocol import Experiment
         pkg = pkg or Path(__file__).resolve().parent
         workload_path = workload_path or runner.workload_path
         base = base or Experiment

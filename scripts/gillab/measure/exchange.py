@@ -55,7 +55,7 @@ SCHEMA_TYPES = {"int", "float", "bool", "str", "json", None}
 _TOP = re.compile(r"^(campaign\.json|reproduce-[A-Za-z0-9._-]+\.json)$")
 _EXP = re.compile(r"^(?P<exp>[a-z0-9_]+)/(samples\.csv|samples\.schema\.json|samples\.damaged\.csv"
                   r"|runs/[A-Za-z0-9._-]+\.json)$")
-# GIL traces (gillab.measure.tracing): each chapter's in its folder, with its metadata; the overhead samples
+# GIL traces (gillab.measure.trace_record): each chapter's in its folder, with its metadata; the overhead samples
 _TRACE = re.compile(r"^traces/(overhead\.csv|(?P<exp>[a-z0-9_]+)/[A-Za-z0-9.,=_+-]+\.(gtrace\.xz|json))$")
 
 
@@ -403,16 +403,16 @@ def _check_layout(cid: str, files: dict[str, bytes]) -> None:
 
 
 def _check_trace(cid: str, rel: str, files: dict[str, bytes]) -> None:
-    """A GIL trace reads whole, beside its metadata (:func:`gillab.measure.traces.parse`)."""
+    """A GIL trace reads whole, beside its metadata (:func:`gillab.measure.trace_file.parse`)."""
     import lzma
 
-    from . import traces
+    from . import trace_file
 
-    if rel.removesuffix(traces.SUFFIX) + ".json" not in files:
-        raise ArchiveError(f"{cid}/{rel}: its metadata ({Path(rel).name.removesuffix(traces.SUFFIX)}.json) is missing")
+    if rel.removesuffix(trace_file.SUFFIX) + ".json" not in files:
+        raise ArchiveError(f"{cid}/{rel}: its metadata ({Path(rel).name.removesuffix(trace_file.SUFFIX)}.json) is missing")
     try:
-        traces.parse(lzma.decompress(files[rel]), where=f"{cid}/{rel}")
-    except (lzma.LZMAError, EOFError, traces.TraceError) as exc:
+        trace_file.parse(lzma.decompress(files[rel]), where=f"{cid}/{rel}")
+    except (lzma.LZMAError, EOFError, trace_file.TraceError) as exc:
         raise ArchiveError(f"{cid}/{rel} is not a whole GIL trace: {exc}") from None
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .experiment import Experiment, point_key
+from .protocol import Experiment, point_key
 from .profiles import ParameterError, parse_small_grid
 
 

@@ -204,7 +204,7 @@ identify.cache_clear = _identify.cache_clear   # tests and long-lived kernels st
 def _provisioned() -> list[Condition]:
     """Every build of builds.toml (present or not), with the GIL-on twin of each that has one;
     not the traced builds (``+trace``): they explain a measurement and are never measured
-    (:func:`gillab.measure.traces.traced_condition`)."""
+    (:func:`gillab.measure.trace_file.traced_condition`)."""
     out = []
     for spec in provision.all_specs():
         if spec.trace_of:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from . import grid as grid_mod
 from . import codekey, interpreters, metadata, runner
-from .experiment import Experiment, point_key
+from .protocol import Experiment, point_key
 from .experiments import get
 from ..paths import results_dir
 from .profiles import ParameterError

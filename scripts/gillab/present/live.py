@@ -24,8 +24,9 @@ import pandas as pd
 from ..measure import campaigns, interpreters, sweep
 from ..measure import experiments
 from . import plots
-from ..judge import analysis, results
-from ..measure.experiment import NOT_CONFIG
+from .. import chapters
+from ..judge import results
+from ..measure.protocol import NOT_CONFIG
 from ..measure.profiles import profile_values
 
 PROFILE = "smoke"          # what "measure now" measures: seconds, not minutes
@@ -126,7 +127,7 @@ class LiveExplorer:
     def __init__(self, name: str, campaign: str | None = None, config: str | None = None):
         self.name = name
         self.exp = experiments.get(name)
-        self.analysis = analysis.of(name)
+        self.analysis = chapters.of(name)
         plots.setup()
         self.sets = datasets(name)
         keys = [d.key for d in self.sets]

@@ -256,8 +256,8 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
     """Every other campaign against ``base`` (the reference): ours / published in ``base`` (x)
     and in the other campaign (y), log scales shared by every panel, each claim x build judged in
     both a point with both intervals, coloured by the two outcomes compared
-    (:func:`gillab.judge.across.pair_outcome`: the same, different, open).  Each panel's title
-    counts those measured with this checkout's code in both (:func:`gillab.judge.across.paired`,
+    (:func:`gillab.judge.pairs.pair_outcome`: the same, different, open).  Each panel's title
+    counts those measured with this checkout's code in both (:func:`gillab.judge.pairs.paired`,
     as :func:`gillab.judge.across.against` does); a hollow point was measured with other code
     (shown, not counted).  One panel per other campaign, ``per_row`` to a row, drawn to be read
     at the page's width (6.8 in at 100 dpi, every text at least 8 pt); points off a log scale are
@@ -265,7 +265,7 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from ..judge import across
+    from ..judge import pairs
 
     font = 8
     others = sorted({c for r in table for c in r["campaigns"]} - {base}) or [None]
@@ -278,8 +278,8 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
     drawn = []
     for ax, other in zip(axes.flat, others):
         left_out, words, apart = 0, [], 0
-        for a, b in across.paired(table, base, other, this_code=None):
-            word = across.pair_outcome(a["outcome"], b["outcome"])
+        for a, b in pairs.paired(table, base, other, this_code=None):
+            word = pairs.pair_outcome(a["outcome"], b["outcome"])
             counted = a["measured_with_this_code"] and b["measured_with_this_code"]
             apart += not counted
             xs = (a["ratio_low"], a["ours_over_published"], a["ratio_high"])
@@ -295,7 +295,7 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
             ax.plot(xs[1], ys[1], "o", color=col, markersize=3.5 if counted else 4.5, alpha=0.85, label=word,
                     markeredgewidth=0.8, markerfacecolor=col if counted else "none")
             drawn += [xs[1], ys[1]]
-        c = across.pair_counts(pd.DataFrame({"compared": words}), "compared")
+        c = pairs.pair_counts(pd.DataFrame({"compared": words}), "compared")
         name = str(other)
         if len(name) > 22 and "-" in name:      # a long campaign id on two lines, so titles never touch
             name = name[:name.rindex("-") + 1] + "\n" + name[name.rindex("-") + 1:]
@@ -319,7 +319,7 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
             a.xaxis.set_tick_params(labelbottom=True)
     fig.supxlabel(f"the reference campaign {base}: ours / published", fontsize=font, y=0.6 / fig.get_size_inches()[1])
     fig.supylabel("the campaign of the panel: ours / published", fontsize=font)
-    handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=across.PAIR_WORDS[k])
+    handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=pairs.PAIR_WORDS[k])
                for k, c in PAIR_COLOURS.items()]
     handles.append(Line2D([], [], color="0.4", linestyle="--", label="the same value in both campaigns"))
     handles.append(Line2D([], [], color="0.3", marker="o", markerfacecolor="none", linestyle="none",

@@ -1,5 +1,5 @@
 """A chapter's GIL traces: which campaign's to show, the timeline figure, the explorer and the
-sentences computed from them (:mod:`gillab.measure.traces` reads and measures a trace; this draws it).
+sentences computed from them (:mod:`gillab.measure.trace_file` reads and measures a trace; this draws it).
 
 A chapter shows the traces of the campaign it shows when that campaign holds some, else those of
 the newest campaign that does (saying whose they are: traces are recorded on one machine and
@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..measure import campaigns, traces
+from ..measure import campaigns, trace_file
 from ..measure.experiments.echo import request_cost
-from ..measure.tracing import median_rate
+from ..measure.trace_record import median_rate
 from .. import stats
-from ..measure.experiment import point_key
+from ..measure.protocol import point_key
 
 HOLD, WAIT, REQ = "#3b6ea8", "#e8a33d", "#c0392b"
 
@@ -26,16 +26,16 @@ def campaign_for(experiment: str, shown: str | None = None):
     return (named or held[-1:] or [None])[0]
 
 
-def load(experiment: str, shown: str | None = None) -> tuple[object, list[traces.Trace], list[str]]:
+def load(experiment: str, shown: str | None = None) -> tuple[object, list[trace_file.Trace], list[str]]:
     """(campaign, its traces of ``experiment``, what could not be read)."""
     camp = campaign_for(experiment, shown)
     if camp is None:
         return None, [], []
-    good, damaged = traces.stored(camp.dir / "traces" / experiment)
+    good, damaged = trace_file.stored(camp.dir / "traces" / experiment)
     return camp, good, damaged
 
 
-def pick(trs: list[traces.Trace], condition: str, **point) -> traces.Trace | None:
+def pick(trs: list[trace_file.Trace], condition: str, **point) -> trace_file.Trace | None:
     """The trace of ``condition`` at the point whose values include ``point``."""
     for tr in trs:
         p = tr.meta.get("point", {})
@@ -45,7 +45,7 @@ def pick(trs: list[traces.Trace], condition: str, **point) -> traces.Trace | Non
     return None
 
 
-def title_of(tr: traces.Trace) -> str:
+def title_of(tr: trace_file.Trace) -> str:
     p = dict(tr.meta.get("point", {}))
     if "switch_interval" in p and p["switch_interval"] is not None:
         p["switch_interval"] = f"{p['switch_interval'] * 1e3:g} ms"
@@ -54,8 +54,8 @@ def title_of(tr: traces.Trace) -> str:
     return f"{tr.meta.get('condition', '?')}: " + ", ".join(f"{k} {v}" for k, v in p.items()) + run
 
 
-def _rows(tr: traces.Trace, start_ms: float, length_ms: float) -> tuple[list[int], pd.DataFrame]:
-    s = traces.spans(tr)
+def _rows(tr: trace_file.Trace, start_ms: float, length_ms: float) -> tuple[list[int], pd.DataFrame]:
+    s = trace_file.spans(tr)
     t0 = int(tr.events["t_ns"][0])
     a, b = t0 + start_ms * 1e6, t0 + (start_ms + length_ms) * 1e6
     s = s[(s["end_ns"] > a) & (s["start_ns"] < b)].copy()
@@ -64,7 +64,7 @@ def _rows(tr: traces.Trace, start_ms: float, length_ms: float) -> tuple[list[int
     return tr.threads, s
 
 
-def draw(ax, tr: traces.Trace, start_ms: float = 0.0, length_ms: float = 50.0, io: bool = False) -> None:
+def draw(ax, tr: trace_file.Trace, start_ms: float = 0.0, length_ms: float = 50.0, io: bool = False) -> None:
     """Threads as rows; each hold of the GIL a blue bar, each wait for it an orange bar (thinner),
     each request that the holder drop a red tick, over ``length_ms`` from ``start_ms``; ``io``:
     name the thread that blocks most (a server's handler)."""
@@ -77,7 +77,7 @@ def draw(ax, tr: traces.Trace, start_ms: float = 0.0, length_ms: float = 50.0, i
             ax.broken_barh(list(zip(k["x0"], k["x1"] - k["x0"])), (i - height / 2, height), color=colour, zorder=z,
                            label=("holds the GIL" if kind == "hold" else "waits for it") if i == 0 else None)
     t0 = int(tr.events["t_ns"][0])
-    req = tr.events[tr.events["event"] == traces.REQUEST]
+    req = tr.events[tr.events["event"] == trace_file.REQUEST]
     x = (req["t_ns"].astype(np.int64) - t0) / 1e6
     rows = [threads.index(int(t)) for t in req["tid"]]
     keep = (x >= start_ms) & (x <= start_ms + length_ms)
@@ -92,7 +92,7 @@ def draw(ax, tr: traces.Trace, start_ms: float = 0.0, length_ms: float = 50.0, i
     ax.set_title(title_of(tr), fontsize=9)
 
 
-def timeline(trs: list[traces.Trace], start_ms: float = 0.0, length_ms: float = 50.0, io: bool = False):
+def timeline(trs: list[trace_file.Trace], start_ms: float = 0.0, length_ms: float = 50.0, io: bool = False):
     """One panel per trace, stacked, over the same span of time."""
     import matplotlib.pyplot as plt
 
@@ -111,7 +111,7 @@ def timeline(trs: list[traces.Trace], start_ms: float = 0.0, length_ms: float = 
     return fig
 
 
-def explorer(trs: list[traces.Trace], length_ms=50.0, starts: int = 4, title: str = "", io: bool = False):
+def explorer(trs: list[trace_file.Trace], length_ms=50.0, starts: int = 4, title: str = "", io: bool = False):
     """Kernel-free: a dropdown over the traces and a slider over where the window starts (in
     quarters of what a trace holds); ``length_ms`` a number, or a function of the trace."""
     import matplotlib.pyplot as plt
@@ -132,10 +132,10 @@ def explorer(trs: list[traces.Trace], length_ms=50.0, starts: int = 4, title: st
 
 
 # -- what the traces say --------------------------------------------------------------------------
-def blocking_thread(tr: traces.Trace) -> int | None:
+def blocking_thread(tr: trace_file.Trace) -> int | None:
     """The thread that lets the GIL go of its own accord most (a server's handler, a latency
     responder): the most voluntary drops."""
-    drops = tr.events[tr.events["event"] == traces.DROP]
+    drops = tr.events[tr.events["event"] == trace_file.DROP]
     if not len(drops):
         return None
     tids, counts = np.unique(drops["tid"], return_counts=True)
@@ -158,7 +158,7 @@ def none_yet(experiment: str) -> str:
             f"`gillab trace record {experiment}` (one sample a trace); this chapter then shows them.")
 
 
-def io_calls(tr: traces.Trace, tid: int) -> pd.DataFrame:
+def io_calls(tr: trace_file.Trace, tid: int) -> pd.DataFrame:
     """Each time ``tid`` let the GIL go of its own accord (a blocking call): whether another
     thread took the GIL before ``tid`` had it back (``lost``), and ``tid``'s wait for it from
     the moment it wanted it again (``wait_ms``)."""
@@ -166,20 +166,20 @@ def io_calls(tr: traces.Trace, tid: int) -> pd.DataFrame:
     rows, open_at, lost, wanted = [], None, False, None
     for t, who, what in zip(ev["t_ns"].tolist(), ev["tid"].tolist(), ev["event"].tolist()):
         if who == tid:
-            if what == traces.DROP:
+            if what == trace_file.DROP:
                 open_at, lost, wanted = t, False, None
-            elif what == traces.WANT and open_at is not None:
+            elif what == trace_file.WANT and open_at is not None:
                 wanted = t
-            elif what == traces.TAKE and open_at is not None:
+            elif what == trace_file.TAKE and open_at is not None:
                 if wanted is not None:
                     rows.append((open_at, lost, (t - wanted) / 1e6))
                 open_at = None
-        elif what == traces.TAKE and open_at is not None:
+        elif what == trace_file.TAKE and open_at is not None:
             lost = True
     return pd.DataFrame(rows, columns=["t_ns", "lost", "wait_ms"]).astype({"lost": bool, "wait_ms": float})
 
 
-def io_story(tr: traces.Trace) -> dict:
+def io_story(tr: trace_file.Trace) -> dict:
     """For the thread that blocks most: its I/O calls in the window, the share that lost the GIL
     to another thread, their median wait (with its interval) in ms and in switch intervals, and
     the wait per I/O call over all of them."""
@@ -187,7 +187,7 @@ def io_story(tr: traces.Trace) -> dict:
     calls = io_calls(tr, tid)                   # none where no thread blocks (tid None)
     w = median_with_interval(calls[calls["lost"]]["wait_ms"])
     per_ms = tr.interval / 1e3 if (tr.interval and not tr.old_gil) else float("nan")
-    s = traces.summary(tr)
+    s = trace_file.summary(tr)
     return {"condition": tr.meta.get("condition"), **tr.meta.get("point", {}), "io_calls": int(len(calls)),
             "lost_share": float(calls["lost"].mean()) if len(calls) else float("nan"),
             "lost_wait_median_ms": w["median"], "lost_wait_lo_ms": w["lo"], "lost_wait_hi_ms": w["hi"],
@@ -199,18 +199,18 @@ def io_story(tr: traces.Trace) -> dict:
             "tick_drops_per_s": s["tick_drops_per_s"], "forced_drops_per_s": s["forced_drops_per_s"]}
 
 
-def tick_handoffs(tr: traces.Trace) -> dict:
+def tick_handoffs(tr: trace_file.Trace) -> dict:
     """For CPU-bound threads: per way of letting go (check interval, asked to, of its own
     accord), how many per second and the share after which another thread took the GIL next."""
     ev = tr.events
-    take_idx = np.flatnonzero(ev["event"] == traces.TAKE)
+    take_idx = np.flatnonzero(ev["event"] == trace_file.TAKE)
     out = {}
-    for code in (traces.DROP_TICKS, traces.DROP_FORCED, traces.DROP):
+    for code in (trace_file.DROP_TICKS, trace_file.DROP_FORCED, trace_file.DROP):
         idx = np.flatnonzero(ev["event"] == code)
         nxt = np.searchsorted(take_idx, idx)
         ok = nxt < len(take_idx)
         passed = ev["tid"][take_idx[nxt[ok]]] != ev["tid"][idx[ok]]
-        out[traces.EVENT_NAMES[code]] = {"per_s": len(idx) / (tr.span_ns / 1e9 or float("nan")),
+        out[trace_file.EVENT_NAMES[code]] = {"per_s": len(idx) / (tr.span_ns / 1e9 or float("nan")),
                                          "passed_share": float(passed.mean()) if ok.any() else float("nan"),
                                          "n": int(ok.sum())}
     return out
@@ -232,12 +232,12 @@ def _fmt(x: float, unit: str = "", digits: int = 2) -> str:
     return "n/a" if x != x else f"{x:.{digits}g}{unit}"
 
 
-def handler_of(tr: traces.Trace) -> int | None:
+def handler_of(tr: trace_file.Trace) -> int | None:
     """The echo server's handler: named by the sample (its result), else the thread that blocks most."""
     return tr.meta.get("sample_result", {}).get("handler_tid") or blocking_thread(tr)
 
 
-def convoy_run(tr: traces.Trace) -> dict:
+def convoy_run(tr: trace_file.Trace) -> dict:
     """What one traced run of the echo server says (one window): its requests (the handler's I/O
     calls, a ``recv`` and a ``send`` each), the handler's wait for the GIL per request in switch
     intervals, the share of its I/O calls after which it waited at least half an interval (a long
@@ -246,12 +246,12 @@ def convoy_run(tr: traces.Trace) -> dict:
     tid = handler_of(tr)
     calls = io_calls(tr, tid) if tid else pd.DataFrame(columns=["t_ns", "lost", "wait_ms"])
     per_ms = tr.interval / 1e3 if (tr.interval and not tr.old_gil) else float("nan")
-    s = traces.spans(tr)
+    s = trace_file.spans(tr)
     mine = s[(s["tid"] == tid) & (s["kind"] == "wait")]
     requests = len(calls) / 2
     cpu_tids = {int(t) for t in str(tr.meta.get("sample_result", {}).get("cpu_tids") or "").split(",") if t}
     cpu_holds = s[(s["kind"] == "hold") & s["tid"].isin(cpu_tids or set(tr.threads) - {tid, tr.pid})]
-    forced = cpu_holds[cpu_holds["ended_by"] == traces.EVENT_NAMES[traces.DROP_FORCED]]["dur_ns"] / 1e6
+    forced = cpu_holds[cpu_holds["ended_by"] == trace_file.EVENT_NAMES[trace_file.DROP_FORCED]]["dur_ns"] / 1e6
     # of the handler's waiting time, how much a CPU thread held the GIL (interval overlap)
     held = 0
     if len(mine) and len(cpu_holds):
@@ -271,7 +271,7 @@ def convoy_run(tr: traces.Trace) -> dict:
             "long_wait_share": float((calls["wait_ms"] >= per_ms / 2).mean()) if len(calls) else float("nan"),
             "long_waits": int((calls["wait_ms"] >= per_ms / 2).sum()) if len(calls) else 0,
             "cpu_hold_intervals": float(forced.median() / per_ms) if len(forced) else float("nan"),
-            "handoffs_per_s": traces.handoffs(tr) / (tr.span_ns / 1e9 or float("nan")),
+            "handoffs_per_s": trace_file.handoffs(tr) / (tr.span_ns / 1e9 or float("nan")),
             "cpu_held_share_of_wait": held / waited if waited else float("nan"),
             "regime": r.get("placement_regime", "not read"),
             "handler_with_cpu_thread": r.get("handler_with_cpu_thread"),
@@ -320,7 +320,7 @@ def agreement(runs: pd.DataFrame) -> dict:
     return {**r, "word": word}
 
 
-def convoy_points(trs: list[traces.Trace]) -> pd.DataFrame:
+def convoy_points(trs: list[trace_file.Trace]) -> pd.DataFrame:
     """Per build, placement, interval and CPU threads: every traced statistic over its runs, the
     untraced cost per request over the same rounds, and whether traced and untraced agree."""
     runs = pd.DataFrame([convoy_run(tr) for tr in trs if tr.meta.get("point", {}).get("cpu_threads", 0) > 0])
@@ -345,7 +345,7 @@ def convoy_points(trs: list[traces.Trace]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def convoy(trs: list[traces.Trace]) -> Section | None:
+def convoy(trs: list[trace_file.Trace]) -> Section | None:
     pts = convoy_points(trs)
     if pts.empty:
         return None
@@ -411,7 +411,7 @@ def convoy(trs: list[traces.Trace]) -> Section | None:
                    lambda t: float(np.clip(8 * t.meta["point"]["switch_interval"] * 1e3, 2, 250)), io=True)
 
 
-def ccbench(trs: list[traces.Trace]) -> Section | None:
+def ccbench(trs: list[trace_file.Trace]) -> Section | None:
     rows = pd.DataFrame([io_story(tr) for tr in trs])
     shown = [t for t in (pick(trs, b, task="pi") for b in ("2.7.18", "3.9.10")) if t]
     if rows.empty or len(shown) < 2:
@@ -441,12 +441,12 @@ def ccbench(trs: list[traces.Trace]) -> Section | None:
                    lambda t: 30.0, io=True)
 
 
-def _generic(trs: list[traces.Trace], length_ms: float) -> tuple[object, pd.DataFrame]:
+def _generic(trs: list[trace_file.Trace], length_ms: float) -> tuple[object, pd.DataFrame]:
     rows = []
     for tr in trs:
-        s = traces.summary(tr)
+        s = trace_file.summary(tr)
         passed = tick_handoffs(tr)
-        way = traces.EVENT_NAMES[traces.DROP_TICKS if tr.old_gil else traces.DROP_FORCED]
+        way = trace_file.EVENT_NAMES[trace_file.DROP_TICKS if tr.old_gil else trace_file.DROP_FORCED]
         rows.append({"build": tr.meta.get("condition"), "point": point_key(tr.meta.get("point", {})),
                      "hand-offs/s": round(s["handoffs_per_s"]), "drop requests/s": round(s["requests_per_s"]),
                      "forced or check-interval drops/s": round(passed[way]["per_s"]),
@@ -456,7 +456,7 @@ def _generic(trs: list[traces.Trace], length_ms: float) -> tuple[object, pd.Data
     return timeline(trs, 0.0, length_ms), pd.DataFrame(rows)
 
 
-def countdown(trs: list[traces.Trace]) -> Section | None:
+def countdown(trs: list[trace_file.Trace]) -> Section | None:
     trs = sorted(trs, key=lambda t: t.meta.get("condition"))
     if not trs:
         return None
@@ -472,7 +472,7 @@ def countdown(trs: list[traces.Trace]) -> Section | None:
 
 
 def plain(length_ms: float):
-    def section(trs: list[traces.Trace]) -> Section | None:
+    def section(trs: list[trace_file.Trace]) -> Section | None:
         trs = sorted(trs, key=lambda t: (t.meta.get("condition"), point_key(t.meta.get("point", {}))))
         if not trs:
             return None
@@ -511,7 +511,7 @@ def overhead_ratios(df: pd.DataFrame) -> pd.DataFrame:
 def overhead_markdown() -> str:
     """The method chapter's table of what the traced builds cost, from the newest campaign that
     measured it (``gillab trace overhead``), or how to measure it."""
-    from ..measure.tracing import OVERHEAD_FILE
+    from ..measure.trace_record import OVERHEAD_FILE
 
     held = [c for c in campaigns.all_campaigns() if (c.dir / "traces" / OVERHEAD_FILE).is_file()]
     if not held:
@@ -530,7 +530,7 @@ def overhead_markdown() -> str:
             "inverse of its median window's rate).\n\n" + "\n".join(lines) + "\n")
 
 
-def hold_lengths(trs: list[traces.Trace]) -> pd.DataFrame:
+def hold_lengths(trs: list[trace_file.Trace]) -> pd.DataFrame:
     """For the convoy's traces next to one CPU thread: how long the CPU thread held the GIL before
     a forced drop, in switch intervals (each run's median hold), the median over runs with its
     95% interval (the new GIL lets a holder run until a waiter has waited one interval)."""

@@ -1,7 +1,7 @@
 """The experiments, in the book's order: one explicit list, imported on demand.
 
 Each name is a module of this package that holds ``EXPERIMENT`` (an
-:class:`~gillab.measure.experiment.Experiment`): what a sample is, its parameters and points, how
+:class:`~gillab.measure.protocol.Experiment`): what a sample is, its parameters and points, how
 one is taken.  How its chapter reads the samples is the module of the same name in
 :mod:`gillab.chapters`; nothing here imports it.  Families share a module: ``echo`` (the echo
 server and its client, for convoy, switch_interval, affinity, data_race and fib_server).
@@ -40,7 +40,7 @@ def known(name: str) -> str:
 
 
 def get(name: str):
-    """The experiment ``name``: what it measures (an :class:`~gillab.measure.experiment.Experiment`)."""
+    """The experiment ``name``: what it measures (an :class:`~gillab.measure.protocol.Experiment`)."""
     return importlib.import_module(f"{__name__}.{known(name)}").EXPERIMENT
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import procs as guarded
 from .. import runner, servers, venvs
 from ..profiles import Param, ParameterError, choices, one_of, positive_int, positive_ints
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..metadata import filesystem_of
 
 

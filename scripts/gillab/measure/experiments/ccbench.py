@@ -15,7 +15,7 @@ mechanism; elsewhere the point is not measured (:meth:`CCBench.applies`)."""
 from __future__ import annotations
 
 from .. import runner
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..profiles import Param, ParameterError, as_list, choices, one_of, positive_float, positive_ints
 
 

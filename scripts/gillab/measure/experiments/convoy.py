@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..profiles import Param, ParameterError, as_list, switch_interval
 from ..placement import PLACEMENTS
 from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample, echo_waits, intervals

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from ..experiment import Experiment
+from ..protocol import Experiment
 
 
 class Countdown(Experiment):

@@ -4,7 +4,7 @@ only the setting."""
 from __future__ import annotations
 
 from ..profiles import Param, ParameterError, positive_ints, switch_interval
-from ..experiment import Experiment
+from ..protocol import Experiment
 
 
 def _intervals_or_default(value) -> list:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from .. import runner, servers
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..profiles import Param, ParameterError, choices, positive_float, positive_int
 from .echo import client_condition
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..metadata import filesystem_of
 from ..profiles import Param, ParameterError, positive_int, text
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import procs, runner, servers, venvs
 from ..profiles import Param, ParameterError, as_list, positive_int
-from ..experiment import Experiment
+from ..protocol import Experiment
 
 
 ENDPOINTS = ("cpu", "io", "io_fixed")

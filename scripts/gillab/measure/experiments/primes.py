@@ -1,7 +1,7 @@
 """Document 002's CPU-bound benchmark: counting primes in one thread and over a thread pool."""
 from __future__ import annotations
 
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..profiles import Param, ParameterError, positive_int
 
 

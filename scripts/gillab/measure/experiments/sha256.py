@@ -5,7 +5,7 @@ can use both cores: the document's point that C code which releases the GIL scal
 from __future__ import annotations
 
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from ..experiment import Experiment
+from ..protocol import Experiment
 
 
 class Sha256(Experiment):

@@ -1,7 +1,7 @@
 """Document 002's first benchmark: a single-threaded loop under timeit, GIL build against free-threaded."""
 from __future__ import annotations
 
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..profiles import Param, positive_int
 
 

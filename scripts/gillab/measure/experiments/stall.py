@@ -2,7 +2,7 @@
 and a SIGINT (what Ctrl-C sends) part-way through it."""
 from __future__ import annotations
 
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..profiles import Param, ParameterError, as_list, positive_float
 
 

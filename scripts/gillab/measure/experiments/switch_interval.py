@@ -3,7 +3,7 @@ countdown table, pbts13_t4)."""
 from __future__ import annotations
 
 from ..profiles import Param, ParameterError, positive_int, positive_ints
-from ..experiment import Experiment
+from ..protocol import Experiment
 from .echo import intervals
 
 

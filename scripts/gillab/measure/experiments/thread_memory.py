@@ -3,7 +3,7 @@ and Python's allocations per thread, with the default stack and a smaller one) a
 thread can recurse to (in a child process: a crash is a result)."""
 from __future__ import annotations
 
-from ..experiment import Experiment
+from ..protocol import Experiment
 from ..profiles import Param, ParameterError, as_list, positive_int
 
 

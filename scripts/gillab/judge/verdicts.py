@@ -7,7 +7,7 @@ import re
 from . import results as store_results
 from ..measure import codekey
 from .. import stats
-from .analysis import of as reading
+from ..chapters import of as reading
 from ..measure.experiments import get, names
 from .tables import band_words, fmt, value_cell
 
@@ -437,7 +437,7 @@ def size_reason(row) -> str:
 def sizes_by_chapter(both, record: dict | None = None):
     """The verdicts page's "documents' own sizes" table: per chapter, what its `seed` profile
     measures differently (:func:`size_differences`), how much of it the reference campaign holds
-    (``record``: :func:`gillab.present.book.chapter_times_record`), the claims x builds judged on its
+    (``record``: :func:`gillab.present.timing.chapter_times_record`), the claims x builds judged on its
     samples, how many of their outcomes differ from `default`'s (``both``:
     :func:`profile_beside` of the judged rows) and how many claims that is, those `default` did not
     measure, those left inconclusive by too few runs, and the chapter's reason in words (its
@@ -474,7 +474,7 @@ def size_differences(experiment: str, profile: str = "seed") -> str:
     """What ``profile`` measures differently from ``default`` in one chapter, from profiles.toml
     (the parameters that are part of the configuration: what a sample is), e.g.
     "total_decrements 20,000,000 -> 100,000,000"; '' where the configurations are the same."""
-    from ..measure.experiment import NOT_CONFIG
+    from ..measure.protocol import NOT_CONFIG
 
     exp = get(experiment)
     a, b = exp.resolve("default"), exp.resolve(profile)

@@ -16,7 +16,8 @@ from IPython.display import HTML, Markdown, display
 from ..measure import campaigns, grid, interpreters, sweep
 from ..measure import experiments
 from . import notebooks, plots
-from ..judge import analysis, report, results, tables
+from .. import chapters
+from ..judge import verdicts, results, tables
 from .live import LIVE_NOTEBOOK
 from ..paths import BOOK_FILES, BOOK_FIGURES
 from ..measure.profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
@@ -30,7 +31,7 @@ NOTEBOOK_PARAMS = {
 }
 # every chapter's first code cell, before its parameters cell: the names that exist before papermill
 # injects any (``Chapter`` refuses an injected name the chapter does not know); the same by design
-OPENING_CELL = "from gillab.present.chapter import Chapter\n\n_before = set(globals())"
+OPENING_CELL = "from gillab.present.page import Chapter\n\n_before = set(globals())"
 NOTEBOOK_DEFAULTS = {"profile": '"default"', "measure": "False", "campaign": "None", "live": "True"}
 ANNOTATIONS = {"profile": "str", "measure": "bool", "live": "bool"}
 
@@ -123,7 +124,7 @@ class Chapter:
 
     def __init__(self, experiment: str, g: dict, before: set):
         self.exp = experiments.get(experiment)
-        self.analysis = analysis.of(experiment)
+        self.analysis = chapters.of(experiment)
         known = set(NOTEBOOK_PARAMS) | set(COMMON) | set(self.exp.params)
         given = {k for k in g if k not in before and not k.startswith("_")}
         unknown = sorted(given - known)
@@ -191,7 +192,7 @@ class Chapter:
     @staticmethod
     def published(experiment: str) -> None:
         """The document's numbers as it printed them, and where they are kept."""
-        an = analysis.of(experiment)
+        an = chapters.of(experiment)
         with results.recording() as read:
             table = an.published_table()
         display(tables.published(table))
@@ -246,7 +247,7 @@ class Chapter:
                       f"at every point and the other builds on the small grid only ({small}); elsewhere they are "
                       "*not measured* in that run. The profile trades those points for time (the whole `default` "
                       f"report has to fit {BUDGET_MINUTES} minutes on 2 cores); `full_grid=all` measures every build everywhere"
-                      + (", as the committed reference campaign did." if report.reference_grids() == "all" else ".")]
+                      + (", as the committed reference campaign did." if verdicts.reference_grids() == "all" else ".")]
         if self.params.get("rest_repeats") is not None:
             g = grid.of(self.exp, self.params)
             where = g.describe_claim()
@@ -568,7 +569,7 @@ class Chapter:
             return
         from ..judge.pairs import counts_sentence, pair_counts
 
-        rows = report.compare(self.claims(self.yours_df), self.claims(self.reference_df))
+        rows = verdicts.compare(self.claims(self.yours_df), self.claims(self.reference_df))
         both = rows[rows["same outcome"] != "-"]
         counts = pair_counts(both, "compared")
         whose = self._whose(self.yours)
@@ -578,7 +579,7 @@ class Chapter:
             f"rows alone): {counts_sentence(counts, 'claims x conditions')}; an open row says nothing either way. "
             f"*{self.yours.role} / reference* is the ratio of the two values with the interval that follows from "
             "the two 95% intervals (lowest over highest, highest over lowest): it holds the ratio wherever both hold "
-            f"their values, so at least {report.RATIO_CI_LEVEL:.0%} of the time; none where either value has no 95% "
+            f"their values, so at least {verdicts.RATIO_CI_LEVEL:.0%} of the time; none where either value has no 95% "
             "interval. The machines, every claim of both campaigns and the main figure of each are folded below."))
         with tables.folded("The machines, every claim of both campaigns and the main figure of each"):
             display(tables.table(pd.DataFrame(campaigns.machine_rows(self.yours, self.reference))))

@@ -10,7 +10,7 @@ in each round and at the same placement, the *untraced* build's rate with its CP
 alone (in a rotated order), so that the chapter can set the traced waits beside the untraced
 cost of a request from one sitting.  The workload's process (the root of the processes that wrote a
 trace) is kept in the campaign, under ``traces/<experiment>/``, with the run's metadata (machine,
-load average, build, point, the sample's result as context): :func:`gillab.measure.traces.store`.
+load average, build, point, the sample's result as context): :func:`gillab.measure.trace_file.store`.
 
 Nothing here changes a measured sample: the traced build is a condition of its own that no sweep
 measures, the experiment's code is run as it is, and the environment is the only difference.
@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import campaigns, interpreters, metadata, provision, traces
+from . import campaigns, interpreters, metadata, provision, trace_file
 from . import experiments
-from .experiment import point_key
+from .protocol import point_key
 from .experiments.echo import request_cost
 from .interpreters import Condition
 
@@ -166,14 +166,14 @@ def record(experiment: str | None = None, builds: list[str] | None = None, campa
     for i, (shot, build, k) in enumerate(todo, 1):
         folder = camp.dir / "traces" / shot.experiment
         name = name_of(shot, build, k)
-        if not redo and (folder / f"{name}{traces.SUFFIX}").exists():
+        if not redo and (folder / f"{name}{trace_file.SUFFIX}").exists():
             kept.append(name)
             continue
         progress(f"[trace {i}/{len(todo)}] {shot.experiment} {point_key(shot.point)} on {build}+trace"
                  + (f", round {k + 1}/{shot.rounds}" if shot.rounds > 1 else ""))
         try:
             done.append(str(one(shot, conds[build], folder, name, k, base.get(build)).relative_to(camp.dir)))
-        except (traces.TraceError, RuntimeError, OSError) as exc:
+        except (trace_file.TraceError, RuntimeError, OSError) as exc:
             failed.append(f"{shot.experiment} {name}: {exc}")
             progress(f"  failed: {exc}")
     return {"campaign": camp.id, "recorded": done, "kept": kept, "failed": failed}
@@ -215,19 +215,19 @@ def one(shot: Shot, traced: Condition, folder: Path, name: str, k: int = 0, untr
     p = exp.resolve("default")
     twin = untraced_twin(exp, p, shot.point, untraced, k) if shot.untraced and untraced is not None else None
     with tempfile.TemporaryDirectory(prefix="gillab-trace-") as tmp:
-        cond = with_env(traced, (traces.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")),
-                        (traces.WINDOW_ENV, f"{shot.window[0]},{shot.window[1]}"))
+        cond = with_env(traced, (trace_file.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")),
+                        (trace_file.WINDOW_ENV, f"{shot.window[0]},{shot.window[1]}"))
         load_before, t0 = metadata.loadavg(), time.time()
         sample = exp.run_sample(p, shot.point, cond)
-        written = [traces.parse(Path(f).read_bytes(), where=Path(f).name) for f in sorted(Path(tmp).glob("gil-*.trace"))]
+        written = [trace_file.parse(Path(f).read_bytes(), where=Path(f).name) for f in sorted(Path(tmp).glob("gil-*.trace"))]
         if not written:
-            raise traces.TraceError(f"{traced.id} wrote no trace (is it a traced build?)")
+            raise trace_file.TraceError(f"{traced.id} wrote no trace (is it a traced build?)")
         pids = {t.pid for t in written}
         root = [t for t in written if t.ppid not in pids]
         if len(root) != 1:
-            raise traces.TraceError(f"{len(root)} processes wrote a trace with no traced parent; expected one")
+            raise trace_file.TraceError(f"{len(root)} processes wrote a trace with no traced parent; expected one")
         if not len(root[0].events):
-            raise traces.TraceError(f"no GIL event in the window {shot.window[0]}+{shot.window[1]} ms: the sample "
+            raise trace_file.TraceError(f"no GIL event in the window {shot.window[0]}+{shot.window[1]} ms: the sample "
                                     "ended before it opened (a window for this point must start earlier)")
         raw = Path(tmp) / f"gil-{root[0].pid}.trace"
         meta = {"experiment": shot.experiment, "point": shot.point, "condition": traced.id.removesuffix(
@@ -242,7 +242,7 @@ def one(shot: Shot, traced: Condition, folder: Path, name: str, k: int = 0, untr
                 "sample_result": json.loads(json.dumps(sample.result, default=str)),
                 **({"untraced": twin} if twin else {}),
                 "note": "a traced build's sample: context for the trace, never counted in a verdict"}
-        return traces.store(raw, folder, name, meta)
+        return trace_file.store(raw, folder, name, meta)
 
 
 def campaign_bytes(camp_dir: Path) -> int:
@@ -312,7 +312,7 @@ def overhead(rounds: int = 12, builds: tuple = OVERHEAD_BUILDS, campaign: str | 
                 with tempfile.TemporaryDirectory(prefix="gillab-overhead-") as tmp:
                     cond = base[b] if variant == "untraced" else conds[b]
                     if variant == "traced, on":
-                        cond = with_env(cond, (traces.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")))
+                        cond = with_env(cond, (trace_file.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")))
                     sample = exp.run_sample(p, pt, cond)
                 rows.append({"round": r, "experiment": e, "point": point_key(pt), "build": b, "variant": variant,
                              "seconds": repr(seconds_of(e, sample.result)), "loadavg_1m": metadata.loadavg()[0],

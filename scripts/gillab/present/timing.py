@@ -1,0 +1,534 @@
+"""How long measuring took and what the plan chose, as the method chapter's tables: the runs'
+minutes per document and chapter (from their run files and ``data/timing/``), the profiles'
+forecasts beside them, the rows a run decided per minute, and the builds.  Read from stored
+records, computed when the book builds; never measured here.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from ..measure import experiments
+from ..measure.protocol import NOT_CONFIG
+from ..measure.profiles import BUDGET_MINUTES
+from ..paths import repo_root
+
+
+def measuring_times(profile: str = "default") -> str:
+    """How long the reference campaign's ``profile`` runs took, per document and chapter, from
+    the start and end its run files record (for the method chapter; computed when the book
+    builds, never typed).  Only runs that hold samples in the store count."""
+    from ..measure import campaigns
+
+    ref = campaigns.reference_id()
+    if ref is None:
+        return "*No reference campaign in `data/results/`.*\n"
+    camp = campaigns.load(ref)
+    per_doc, rows = {}, []
+    for name in experiments.names():
+        if not camp.has(name):
+            continue
+        secs, n = 0.0, 0
+        for run in campaigns.runs_that_stored(camp.store(name)):
+            took = campaigns.run_seconds(run)
+            if run.get("profile") != profile or took is None:
+                continue
+            secs += took
+            n += 1
+        if not n:
+            continue
+        doc = experiments.get(name).document[:3]
+        per_doc[doc] = per_doc.get(doc, 0.0) + secs
+        rows.append(f"| `{name}` | {doc} | {n} | {secs / 60:.1f} |")
+    total = sum(per_doc.values())
+    head = (f"The committed reference campaign (`{ref}`) took **{total / 60:.0f} minutes** of measuring in "
+            f"the `{profile}` profile, as its run files record: {_per_document(per_doc)}.\n\n")
+    table = "| chapter | document | runs | minutes |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    return head + table + "\n" + reproduce_times(profile)
+
+
+def chapter_times(profile: str = "seed", campaign: str | None = None) -> dict:
+    """The record of how long ``profile``'s samples took to measure in ``campaign`` (default: the
+    reference), chapter by chapter, from its run files: every run that stored samples of the
+    profile's configuration (a profile measured in several sittings, or whose samples `default`
+    and `verdicts` runs measured, has several), with its time, samples and load average, and how
+    much of the profile's sweep the campaign holds (``gillab timing`` writes it to
+    ``data/timing/``; the method chapter shows it)."""
+    from ..measure import campaigns, metadata, sweep
+
+    cid = campaign or campaigns.reference_id()
+    if cid is None:
+        raise campaigns.NoCampaign("no reference campaign to read")
+    camp = campaigns.load(cid)
+    out = {"kind": "chapter times", "profile": profile, "campaign": cid, "written": metadata.now(),
+           "git": metadata.git_commit(), "experiments": []}
+    for name in experiments.names():
+        cov = sweep.coverage(name, profile, cid)
+        runs = [{k: run.get(k) for k in ("run_id", "profile", "started", "finished", "status", "measured",
+                                         "skipped_already_measured", "failed", "loadavg_start", "loadavg_end",
+                                         "cpu_steal_share")} | {"seconds": campaigns.run_seconds(run)}
+                for run in (campaigns.runs_that_stored(camp.store(name), cov["config_id"]) if camp.has(name) else [])]
+        p = cov["params"]
+        out["experiments"].append({
+            "experiment": name, "config_id": cov["config_id"], "planned": cov["planned"], "stored": cov["stored"],
+            "to_measure": cov["to_measure"], "missing_conditions": cov["missing_conditions"],
+            "seconds": round(sum(r["seconds"] or 0.0 for r in runs), 1), "runs": runs,
+            "params": {k: p[k] for k in NOT_CONFIG if k in p}})
+    return out
+
+
+def write_chapter_times(profile: str = "seed", campaign: str | None = None) -> Path:
+    """:func:`chapter_times` as ``data/timing/<profile>-chapters.json`` (one file per profile,
+    rewritten as sittings add to the campaign)."""
+    rec = chapter_times(profile, campaign)
+    path = timing_dir() / f"{profile}-chapters.json"
+    path.write_text(json.dumps(rec, indent=1, default=str) + "\n")
+    return path
+
+
+def chapter_times_record(profile: str = "seed") -> dict | None:
+    """The committed :func:`chapter_times` record of ``profile`` (None without one)."""
+    path = timing_dir() / f"{profile}-chapters.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def asks_as_recorded(entry: dict, profile: str) -> bool:
+    """Whether ``profile`` still asks for what the record's ``entry`` (one chapter of
+    :func:`chapter_times_record`) measured: the same configuration and the same runs, grids and
+    builds.  Where the profile now asks for more (a grid that a new claim reads), the chapter the
+    record calls complete is not complete any more."""
+    exp = experiments.get(entry["experiment"])
+    now = exp.resolve(profile)
+    asked = json.loads(json.dumps({k: now.get(k) for k in entry.get("params", {})}, default=str))
+    return exp.config_id(now) == entry.get("config_id") and asked == entry.get("params")
+
+
+def profile_minutes(profile: str = "seed") -> str:
+    """Per chapter, the minutes ``default`` took (the newest whole run) beside those of
+    ``profile``'s samples in the reference campaign (all its sittings), with how much of the
+    profile's sweep the campaign holds: what measuring the documents' own sizes costs on 2 cores
+    (for the method chapter; from the committed records in ``data/timing/``)."""
+    rec = chapter_times_record(profile)
+    if rec is None:
+        return f"*No record of the `{profile}` profile's chapter times in `data/timing/` (`gillab timing -P {profile}`).*\n"
+    default = (timing_records("default") or [None])[-1]
+    dmin = _minutes_of(default)          # a chapter's planned runs and its later rounds, summed
+    rows = [f"| chapter | minutes in `default` | minutes in `{profile}` | `{profile}` runs (profiles) "
+            "| samples stored of those asked |", "|---|---|---|---|---|"]
+    total, whole = 0.0, 0
+    for e in rec["experiments"]:
+        total += e["seconds"]
+        asks = asks_as_recorded(e, profile)
+        whole += e["to_measure"] == 0 and asks
+        profiles = sorted({r["profile"] for r in e["runs"]})
+        held = f"{e['stored']:,} of {e['planned']:,}" + ("" if e["to_measure"] == 0 else " (**not complete**)")
+        if not asks:
+            held += " (**the profile now asks for more**: measure it again with `-P " + profile + "`)"
+        d = dmin.get(e["experiment"])
+        rows.append(f"| `{e['experiment']}` | {'-' if d is None else f'{d:.1f}'} | {e['seconds'] / 60:.1f} "
+                    f"| {len(e['runs'])} ({', '.join(profiles) or '-'}) | {held} |")
+    n = len(rec["experiments"])
+    return (f"The `{profile}` profile in the reference campaign `{rec['campaign']}`: **{total / 60:.0f} minutes** of "
+            f"measuring over its sittings, as its run files record (`data/timing/{profile}-chapters.json`, written "
+            f"{rec['written'][:10]}); {whole} of {n} chapters hold every sample the profile asks for today. A chapter "
+            f"whose `{profile}` configuration is `default`'s (the same sizes) shares its samples, so its runs are "
+            "`default`'s and `verdicts`'s. The minutes in `default` are the newest whole run's"
+            + (f" (`{default['campaign']}`, every round of a chapter counted)" if default else "") + ".\n\n"
+            + "\n".join(rows) + "\n")
+
+
+def _by_chapter(judged):
+    """(chapter, its judged rows) in the report's order, for the chapters that have any."""
+    for name in experiments.names():
+        g = judged[judged["experiment"] == name]
+        if not g.empty:
+            yield name, g
+
+
+def straddling(flat, where: str = "") -> str:
+    """Per chapter, the judged rows inconclusive with enough runs (their interval straddles an edge
+    of the band), and how many more runs each would need at its current spread
+    (:func:`gillab.judge.budget.runs_to_decide`):
+    within the 20 a point may get, and the median of those, or not within them."""
+    import statistics as st
+
+    from ..judge import verdicts
+    from ..judge.budget import runs_to_decide
+    from .. import stats
+
+    open_ = verdicts.straddling(verdicts.judged(flat))
+    open_ = open_[open_["estimand"].isin([*stats.ORDER, stats.RATIO])]
+    if open_.empty:
+        return ""
+    rows = ["| chapter | straddling their band | decided within 20 at their spread (median more runs, pairs or "
+            "trials) | not within 20 |", "|---|---|---|---|"]
+    for name, g in _by_chapter(open_):
+        more = [runs_to_decide(r) for _, r in g.iterrows()]
+        within = [k for k in more if k is not None]
+        rows.append(f"| `{name}` | {len(g)} | {len(within)}" + (f" ({st.median(within):g})" if within else "")
+                    + f" | {len(more) - len(within)} |")
+    return (f"Rows left inconclusive{where} with enough runs (their interval straddles an edge of the band), and how "
+            "many more runs each would need at its current spread to lie wholly inside or outside the band (the "
+            "interval's ranks read as a normal distribution's quantiles: a projection to plan runs with, not an "
+            "interval; beyond 20 runs a point gets no more rounds, and a row is decided only by a narrower "
+            "spread):\n\n" + "\n".join(rows) + "\n")
+
+
+def _width_over_band(g) -> str:
+    """The median width of the *about* rows' intervals over their band's (under 1: an interval can
+    lie inside the band), with how many rows, or '-'."""
+    import numpy as np
+
+    about = g[g["band"].notna() & (g["band"] > 0) & g["ci_low"].notna() & g["published"].notna()]
+    w = (about["ci_high"] - about["ci_low"]) / (2 * about["band"] * about["published"].abs())
+    w = w[np.isfinite(w)]
+    return f"{w.median():.2f} ({len(w)})" if len(w) else "-"
+
+
+def _minutes_of(rec: dict | None) -> dict[str, float]:
+    """Per chapter, the minutes a whole run's record says it spent: its planned run and its later
+    rounds, summed."""
+    out: dict[str, float] = {}
+    for e in (rec or {}).get("experiments", []):
+        out[e["experiment"]] = out.get(e["experiment"], 0.0) + e["seconds"] / 60
+    return out
+
+
+def _chapter_minutes(profile: str, campaign: str | None = None) -> dict[str, float]:
+    """Per chapter, the minutes the newest whole ``profile`` run (``data/timing/``; into
+    ``campaign``, if given) spent on it."""
+    return _minutes_of(([r for r in timing_records(profile) if campaign is None or r.get("campaign") == campaign]
+                        or [None])[-1])
+
+
+def _decided_table(judged, minutes: dict[str, float], few=None, total: float | None = None) -> list[str]:
+    """Per chapter: judged claims x builds, decided, (with ``few``, a mask of the rows, those
+    inconclusive for too few runs), the runs they rest on, their intervals' width over the band's,
+    the minutes spent and the rows decided per minute; the last line sums them (``total``: the
+    minutes to divide by, else those of the chapters in the table)."""
+    import math
+
+    import pandas as pd
+
+    from ..judge.across import DEFINITE
+
+    head = ["chapter", "judged claims x builds", "decided", *(["inconclusive, too few runs"] if few is not None else []),
+            "runs (median)", "interval / band, *about* rows (median, rows)", "minutes", "decided per minute"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    spent = 0.0
+    for name, g in _by_chapter(judged):
+        m = minutes.get(name, math.nan)
+        d = int(g["outcome"].isin(DEFINITE).sum())
+        n = pd.to_numeric(g["n"], errors="coerce").median()
+        rows.append(f"| `{name}` | {len(g)} | {d} |" + (f" {int(few[g.index].sum())} |" if few is not None else "")
+                    + f" {'-' if math.isnan(n) else f'{n:.0f}'} | {_width_over_band(g)} "
+                    f"| {'-' if math.isnan(m) else f'{m:.1f}'} | {'-' if not m or math.isnan(m) else f'{d / m:.2f}'} |")
+        spent += 0.0 if math.isnan(m) else m
+    total = spent if total is None else total
+    decided = int(judged["outcome"].isin(DEFINITE).sum())
+    rows.append(f"| all | {len(judged)} | {decided} |" + (f" {int(few.sum())} |" if few is not None else "")
+                + f" | {_width_over_band(judged)} | {total:.1f} | {decided / total if total else math.nan:.2f} |")
+    return rows
+
+
+def planned_run(flat=None, ref_flat=None, record: dict | None = None) -> str:
+    """What the newest committed whole `default` run decided on its own samples (a record written by a
+    planned run: it holds its forecast), chapter by chapter: judged claims x builds, decided, and
+    inconclusive for too few runs, with the minutes it spent; and the rows it left to `verdicts`,
+    named, with the minutes `verdicts` adds for their chapters (forecast on the reference's
+    times).  ``flat``: that campaign's verdict rows, where the caller has them."""
+    import math
+
+    from ..judge import budget, verdicts
+    from ..measure import campaigns
+    from .. import stats
+    from ..judge.across import DEFINITE
+
+    recs = [r for r in timing_records("default") if "forecast" in r]
+    if record is not None and "forecast" in record and record.get("profile") == "default":
+        recs = [record]                       # the reader's own run, from its campaign's folder
+    if not recs:
+        return ""
+    rec = recs[-1]
+    where = (f"data/results/{rec['campaign']}/{rec['file']}" if rec is record else f"data/timing/{rec['file']}")
+    which = "Your run" if rec is record else "The newest whole `default` run"
+    try:
+        campaigns.load(rec["campaign"])
+    except campaigns.NoCampaign:
+        return ""
+    if flat is None:
+        flat = verdicts.flat(verdicts.verdicts(rec["campaign"], profile="default"))
+    judged = verdicts.judged(flat)
+    minutes = _minutes_of(rec)
+    few = judged["why"].map(stats.too_few_runs)
+    rows = _decided_table(judged, minutes, few, total=sum(minutes.values()))
+    decided = int(judged["outcome"].isin(DEFINITE).sum())
+    left = judged[few | (judged["outcome"] == "not measured")]
+    ref_flat = verdicts.reference_flat(ref_flat)
+    ref_j = verdicts.judged(ref_flat) if ref_flat is not None else None
+    every = len(ref_j) if ref_j is not None else len(judged)
+    skipped = {**rec.get("left_out", {}), **rec.get("not_reached", {})}
+    late = [n for n in rec.get("not_reached", {}) if n not in rec.get("left_out", {})]
+    lines = [f"{which} (`{where}`, campaign `{rec['campaign']}`, "
+             f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
+             f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget (its chapters' sweeps "
+             f"{sum(minutes.values()):.1f} of them, the rest the pace probe and the plan) and decided **{decided} of the "
+             f"{len(judged)}** judged claims x builds of the chapters it measured on its own samples "
+             f"({decided / max(len(judged), 1):.0%}); the report judges {every} on the reference "
+             f"({decided / max(every, 1):.0%} of them decided by this run).", "", *rows, ""]
+    if skipped:
+        count = {n: (int((ref_j["experiment"] == n).sum()) if ref_j is not None else len(v)) for n, v in skipped.items()}
+        lines += [f"Not measured in this run's budget ({sum(count.values())} judged rows on the reference; their "
+                  f"chapters did not fit at the machine's pace, {rec.get('choice') or budget.CHOSEN_BEFORE}"
+                  + (f"; {', '.join(f'`{n}`' for n in late)} fitted the forecast but not the minutes left at the "
+                     "pace the run kept" if late else "") + "): "
+                  + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
+                  + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
+    open_ = straddling(flat, " by this run")
+    if open_:
+        lines += [open_, ""]
+    if len(left):
+        extra = {}
+        for name in sorted(set(left["experiment"])):
+            try:
+                v = budget.forecast_chapter(name, "verdicts", None, [], new_campaign=True).seconds
+                d = budget.forecast_chapter(name, "default", None, [], new_campaign=True).seconds
+                extra[name] = max(0.0, v - d) / 60
+            except Exception:   # noqa: BLE001 - a forecast that cannot be made is shown as unknown
+                extra[name] = math.nan
+        named = "; ".join(
+            f"`{name}` ({'?' if math.isnan(extra[name]) else f'{extra[name]:.1f}'} more minutes in `verdicts`): "
+            + ", ".join(f"`{r.claim_id}` @ {r.condition}" for r in g.itertuples())
+            for name, g in left.groupby("experiment", sort=False))
+        lines += [f"Left to `verdicts` by the plan ({len(left)} rows, {len(left) / max(len(judged), 1):.0%} of the judged "
+                  f"ones; `b2_download/history/*` are the `history` profile's): {named}.", ""]
+    return "\n".join(lines)
+
+
+def runs_by_design(flat=None) -> str:
+    """Per chapter: the estimands of its judged claims (from the reference campaign's verdict
+    rows) and the runs a 95% interval of each needs (a best of 3: trials of 3 runs), the repeats
+    `default` and `verdicts` give, and the minutes each profile's whole run in the reference
+    campaign spent on it: what judging them costs (for the method chapter; computed when the book
+    builds; ``flat``: the reference's verdict rows, where the caller has them)."""
+    import math
+
+    from ..judge import claims, verdicts
+    from ..measure import campaigns
+    from .. import stats
+
+    flat = verdicts.reference_flat(flat)
+    if flat is None:
+        return ""
+    judged = verdicts.judged(flat)
+    judged = judged[judged["estimand"] != ""]
+    # both profiles' minutes from the reference's own runs (the newest whole run of one profile may
+    # be another machine's, at another pace)
+    minutes = {p: _chapter_minutes(p, campaigns.reference_id()) for p in ("default", "verdicts")}
+    rows = ["| chapter | judged claims x builds | what their intervals need | `default` gives | `verdicts` gives "
+            "| minutes in `default` | minutes `verdicts` added |", "|---|---|---|---|---|---|---|"]
+    for name, g in _by_chapter(judged):
+        needs = []
+        for (estimand, cid), _ in g.groupby(["estimand", "claim_id"]):
+            need = stats.runs_needed(estimand)
+            size = claims.trial_size(cid) if cid in claims.table().index else 1
+            words = ("no interval (no runs are enough)" if need is None else
+                     f"{need * size} runs ({need} trials of {size})" if size > 1 else
+                     f"{need} runs{' a side' if estimand == stats.RATIO else ''}")
+            needs.append(f"{estimand}: {words}")
+        exp = experiments.get(name)
+        d, v = exp.resolve("default"), exp.resolve("verdicts")
+        gives = f"{d['repeats']}" + (f" to {d['max_repeats']}" if d["max_repeats"] else "")
+
+        def mins(p):
+            m = minutes[p].get(name)
+            return "-" if m is None or (isinstance(m, float) and math.isnan(m)) else f"{m:.1f}"
+        rows.append(f"| `{name}` | {len(g)} | {'; '.join(dict.fromkeys(needs))} | {gives} | {v['repeats']} "
+                    f"| {mins('default')} | {mins('verdicts')} |")
+    return ("What the judged claims need for a 95% interval, and what each profile gives them: per chapter, the "
+            "intervals its judged claims rest on (on the reference campaign) and the runs each needs, "
+            "the repeats of each profile, and the minutes the reference campaign's whole run of each spent on the "
+            "chapter (`data/timing/`; `verdicts` runs into default's campaign and adds the rest).\n\n"
+            + "\n".join(rows) + "\n")
+
+
+def efficiency(flat=None) -> str:
+    """Per chapter, on the reference campaign's `default` configuration (its `verdicts` runs
+    included): the judged claims x builds, how many a definite outcome decides, the runs they rest
+    on, how wide their intervals are against the band (the *about* rows: an interval can lie inside
+    its band only under 1), the minutes the newest whole `default` and `verdicts` runs spent on the
+    chapter, and the rows decided per measuring minute: what a plan of runs is measured against
+    (for the method chapter; computed when the book builds; ``flat``: the reference's verdict rows,
+    where the caller has them)."""
+    from ..measure import campaigns
+    from ..judge import verdicts
+
+    flat = verdicts.reference_flat(flat)
+    if flat is None:
+        return ""
+    minutes: dict[str, float] = {}
+    for p in ("default", "verdicts"):
+        for name, m in _chapter_minutes(p, campaigns.reference_id()).items():
+            minutes[name] = minutes.get(name, 0.0) + m
+    rows = _decided_table(verdicts.judged(flat), minutes)
+    return ("How much each measuring minute decides, on the reference campaign (measured before `default` was "
+            "planned around the judged rows: every point 3 runs, then `verdicts` 7 or 8): per chapter, the claims x "
+            "builds judged on the builds they speak of, how many have a definite outcome (agrees, higher or lower), "
+            "the runs their intervals rest on, their intervals' width over the band's (*about* rows), and the "
+            "minutes the reference's whole `default` and `verdicts` runs spent on the chapter (`data/timing/`).\n\n"
+            + "\n".join(rows) + "\n")
+
+
+def _per_document(seconds: dict) -> str:
+    """'document 000: 11.1, document 001: 2.1 minutes' from document -> seconds."""
+    return ", ".join(f"document {d}: {v / 60:.1f}" for d, v in sorted(seconds.items())) + " minutes"
+
+
+def timing_dir() -> Path:
+    """Committed records of whole ``gillab reproduce`` runs (copied unchanged from the campaign
+    that wrote them), whatever ``$GILLAB_DATA`` says."""
+    return repo_root() / "data" / "timing"
+
+
+def timing_records(profile: str = "default") -> list[dict]:
+    """The committed reproduce records of ``profile`` that ran to their end, oldest first: every
+    chapter measured (some samples may have failed: each chapter's count is in the record), or, for
+    a run against a budget, stopped by its clock (the chapters it left out or did not reach in
+    time are named in it); not a run interrupted or still running."""
+    out = []
+    for f in timing_dir().glob("*.json"):
+        rec = json.loads(f.read_text())
+        done = rec.get("status") in ("complete", "complete with failures") or (
+            rec.get("status") == "stopped on time" and rec.get("budget_minutes"))
+        if rec.get("profile") == profile and done:
+            out.append(rec | {"file": f.name})
+    return sorted(out, key=lambda r: r["started"])
+
+
+def profile_drift(record: dict) -> list[str]:
+    """What in today's profile differs from the one ``record`` measured: per experiment, its
+    configuration or a parameter that says how much to measure (repeats, grids, builds)."""
+    out = []
+    # a chapter's planned run (its later rounds only add repeats where intervals straddled a band)
+    seen = {e["experiment"]: e for e in record["experiments"] if e.get("phase", "plan") == "plan"}
+    for name in experiments.names():
+        if name not in seen:
+            # left out by the budget, or no longer in time at the run's pace: the plan, not drift
+            if name not in record.get("left_out", {}) and name not in record.get("not_reached", {}):
+                out.append(f"{name}: not in the record")
+            continue
+        exp, rec = experiments.get(name), seen[name]
+        p = exp.resolve(record["profile"])
+        if exp.config_id(p) != rec["config_id"]:
+            out.append(f"{name}: configuration {rec['config_id']} then, {exp.config_id(p)} now")
+        for k in NOT_CONFIG:
+            if k in rec["params"] and json.dumps(rec["params"][k], sort_keys=True) != json.dumps(p.get(k), sort_keys=True):
+                out.append(f"{name}: {k} {rec['params'][k]!r} then, {p.get(k)!r} now")
+    return out
+
+
+def reproduce_times(profile: str = "default") -> str:
+    """How long the newest committed whole run of ``profile`` took (``gillab reproduce``), per
+    document and chapter, with how quiet the machine was and whether today's profile is the one
+    it measured."""
+    recs = timing_records(profile)
+    if not recs:
+        return f"*No record of a whole `{profile}` run in `data/timing/`.*\n"
+    r = recs[-1]
+    per_doc, rows = {}, []
+    per_chapter: dict[str, dict] = {}       # a chapter's planned run and its later rounds, summed
+    for e in r["experiments"]:
+        c = per_chapter.setdefault(e["experiment"], {"measured": 0, "failed": 0, "seconds": 0.0, "rounds": 0})
+        c["measured"] += e["measured"]
+        c["failed"] += e["failed"]
+        c["seconds"] += e["seconds"]
+        c["rounds"] += e.get("phase") == "rounds"
+    for name, c in per_chapter.items():
+        doc = experiments.get(name).document[:3]
+        per_doc[doc] = per_doc.get(doc, 0.0) + c["seconds"]
+        more = f" (+{c['rounds']} round{'s' if c['rounds'] != 1 else ''})" if c["rounds"] else ""
+        rows.append(f"| `{name}`{more} | {doc} | {c['measured']} | {c['failed']} | {c['seconds'] / 60:.1f} |")
+    minutes = r["seconds"] / 60
+    within = "within" if round(minutes, 1) <= BUDGET_MINUTES else "**over**"   # as printed, to 0.1 minute
+    budget = (f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores" if profile == "default" else
+              "the long profile, which has no budget")
+    resumed = sum(int(e.get("resumed") or 0) for e in r["experiments"])
+    failed = sum(int(e.get("failed") or 0) for e in r["experiments"])
+    steal = r.get("cpu_steal_share")
+    commit = (r.get("git") or {}).get("commit") or "?"
+    drift = profile_drift(r)
+    from ..judge import verdicts
+
+    grids = verdicts.reference_grids() if profile == "default" else None
+    lines = [
+        f"A whole `{profile}` run, `gillab reproduce`"
+        f"{' from an empty campaign' if profile == 'default' else ''} on {r['started'][:10]} (commit "
+        f"`{commit[:10]}`, machine `{r['machine'].get('machine_id')}`"
+        + (f" of kind `{r['machine']['fingerprint']}`" if r["machine"].get("fingerprint") else "")
+        + f"), measured for **{minutes:.1f} minutes**, "
+        f"{budget}: "
+        + _per_document(per_doc) + ". "
+        f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
+        f"{(r.get('loadavg_end') or ['?'])[0]}"
+        + (f", and the hypervisor took {steal:.0%} of the CPU time" if steal is not None else "") + ". "
+        + ("Where a chapter's grid times its builds would not fit, the profile measures the document's own GIL "
+           "build and today's at every point and the other builds on a small grid (`full_grid`, `small_grid` in "
+           "`profiles.toml`); `-p full_grid=all` measures everything"
+           + (", as the reference campaign did." if grids == "all" else
+              ". The reference campaign measured the profile's grids, as this run did." if grids == "profile"
+              else ".") if profile == "default" else
+           f"It ran into a campaign that a `default` run had measured, resuming its {resumed:,} samples: "
+           "the minutes are what it added."),
+        "",
+        *([f"{failed} sample{'s' if failed != 1 else ''} failed (recorded with why, in the chapter's store).", ""]
+          if failed else []),
+        *([_plan_words(r), ""] if "forecast" in r else []),
+        "| chapter | document | samples | failed | minutes |", "|---|---|---|---|---|", *rows, "",
+        (f"The profile has changed since this record: {'; '.join(drift)}." if drift else
+         f"Today's `{profile}` profile is the one this run measured (`data/timing/{r['file']}`)."),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _plan_words(r: dict) -> str:
+    """What a planned run's record says of its plan: the machine's pace against the times it
+    forecast from, the forecast, the chapters left out, and the rounds after the plan."""
+    fc = sum(c["seconds"] for c in r["forecast"] if c["experiment"] not in r.get("left_out", {})) / 60
+    out = [f"It planned its runs before measuring: {r.get('speed') or 'at the times read'}; forecast "
+           f"{fc:.1f} minutes for the chapters it chose"]
+    if r.get("left_out"):
+        from ..judge.budget import CHOSEN_BEFORE
+
+        out.append(f"left out {', '.join(f'`{n}`' for n in r['left_out'])} ({r.get('choice') or CHOSEN_BEFORE}: "
+                   "they did not fit the budget at that pace)")
+    if r.get("not_reached"):
+        out.append(f"and did not reach {', '.join(f'`{n}`' for n in r['not_reached'])} in time")
+    if r.get("rounds"):
+        per = {}
+        for x in r["rounds"]:
+            per[x["experiment"]] = per.get(x["experiment"], 0) + 1
+        out.append("then spent what was left on more rounds where judged rows straddled their band ("
+                   + ", ".join(f"`{n}` {k}" for n, k in per.items()) + ")")
+    return "; ".join(out) + "."
+
+
+def builds_table() -> str:
+    """Every build of builds.toml as a Markdown table, for the method chapter (narrow enough to
+    read at 1300 px: the full sha256 and commit are in builds.toml)."""
+    from ..measure import provision
+
+    lines = ["| build (built here?) | source, checked by | configure flags |", "|---|---|---|"]
+    for spec in provision.all_specs():
+        s = spec.src
+        if "tarball" in s:
+            source = (f"{s['tarball']}<br>sha256 `{s['sha256'][:10]}`<br>commit `{s['commit'][:10]}`"
+                      f"<br>{s['repository'].split('://')[-1]}")
+        else:
+            source = f"Debian {s['debian']} ({s['suite']})<br>sha256 from the `.dsc`"
+        rec = provision.read_marker(spec)
+        lacks = [m for m, ok in (rec or {}).get("modules", {}).items() if not ok]
+        built = (f"built in {rec['build_seconds']:.0f} s" + (f"<br>without {', '.join(lacks)}" if lacks else "")
+                 if rec and rec.get("build_seconds") else "not built")
+        twin = f"<br>and `{spec.gil_twin[0]}`:<br>{spec.gil_twin[1]}={spec.gil_twin[2]}" if spec.gil_twin else ""
+        flags = "<br>".join(f"`{f}`" for f in spec.configure_flags)
+        lines.append(f"| `{spec.build_id}`{twin}<br>*{built}* | {source} | {flags} |")
+    return "\n".join(lines) + "\n"
