@@ -1,10 +1,11 @@
 """The book's first screen: a figure counted from the verdicts, and findings that are the chapters'
 own checked sentences, each linking to its chapter."""
 import pandas as pd
+import pytest
 
 from gillab.measure import campaigns
 from gillab.present import landing
-from gillab.judge import report
+from gillab.judge import verdicts
 
 
 def _flat(rows):
@@ -35,7 +36,13 @@ def test_the_figure_counts_claims_by_document_and_build_family():
 def test_the_findings_are_the_chapters_checks_on_the_reference_and_none_is_struck():
     ref = campaigns.reference_id()
     found = landing.findings(ref)
-    assert 6 <= len(found) <= 10 and {f.campaign for f in found} == {ref}
+    # every sentence a chapter lists for the first screen, in the book's order, and only those
+    from gillab.chapters import of as reading
+    from gillab.measure import experiments
+
+    listed = [(n, k) for n in experiments.names() for k in reading(n).headline]
+    assert [(f.chapter, f.check.key) for f in found] == listed and len(listed) >= 6
+    assert {f.campaign for f in found} == {ref}
     # on the reference a finding holds, or its interval does not settle it and it says so; never struck
     from gillab.judge import prose
 
@@ -48,17 +55,20 @@ def test_the_findings_are_the_chapters_checks_on_the_reference_and_none_is_struc
     assert "your run did not measure" not in text
     # each is its chapter's own sentence, computed from that chapter's samples
     from gillab.judge import results
-    from gillab.judge.analysis import of as analysis
+    from gillab.chapters import of as analysis
 
     name, check, _ = found[0]
-    df = results.samples_as_chapter(name, ref, report.profile_config(name))
+    df = results.samples_as_chapter(name, ref, verdicts.profile_config(name))
     assert check in analysis(name).prose(df)
 
 
 def test_a_finding_from_a_chapter_the_readers_run_left_out_names_the_campaign_it_is_from():
     """A timed run on a slow machine leaves chapters out; their findings are computed on the
     reference's samples, as the chapters are, and the first screen says so beside each."""
-    names = {name for name, _ in landing.FINDINGS}
+    from gillab.chapters import of as reading
+    from gillab.measure import experiments
+
+    names = {name for name in experiments.names() if reading(name).headline}
     short = next((c for c in campaigns.all_campaigns() if c.is_contributed and any(not c.has(n) for n in names)),
                  None)
     assert short is not None, "no committed campaign lacks a chapter of the findings"
@@ -107,13 +117,13 @@ def test_the_counts_of_the_first_screen_say_which_are_the_readers_own():
     from gillab.present import book
 
     short = next(c for c in campaigns.all_campaigns() if c.is_contributed and landing.run_record(c))
-    yours, ref = report.campaign_verdicts(campaign=short.id)
+    yours, ref = verdicts.campaign_verdicts(campaign=short.id)
     mixed = landing.mixed_rows(yours, ref)
     assert set(mixed["source"]) <= {"your run", "reference"}
     assert set(mixed.loc[mixed["source"] == "your run", "experiment"]) == {r["experiment"] for r in yours}
     assert not set(mixed.loc[mixed["source"] == "reference", "experiment"]) & {r["experiment"] for r in yours}
     text = book.verdict_counts(yours, ref)
-    docs = sorted(set(report.headline(mixed)["document"]))
+    docs = sorted(set(verdicts.headline(mixed)["document"]))
     assert all(("*(all from your run)*" in ln or "borrowed from the reference" in ln)
                for ln in text.splitlines() if ln.startswith("- **") and "claim x build" in ln), text
     assert len([ln for ln in text.splitlines() if ln.startswith("- **")]) == len(docs)
@@ -137,3 +147,36 @@ def test_the_first_screen_says_how_much_of_the_readers_run_agrees_with_the_refer
     assert "Different: `b` on 3.9.10: yours lower, the reference higher." in text
     assert "**0** different" in landing.beside_reference_sentence(ref, ref)
     assert "no claim x build in common" in landing.beside_reference_sentence(flat({("z", "x"): "agrees"}), ref)
+
+
+def test_a_reworded_checked_sentence_keeps_its_first_screen_finding(tmp_path, monkeypatch):
+    """The first screen picks a chapter's sentence by its key, never by its words: a writer who
+    rewords the sentence in the chapter's text sees the new words there, the finding kept."""
+    import shutil
+
+    from gillab import paths
+    from gillab.judge import prose
+
+    ref = campaigns.reference_id()
+    before = {(f.chapter, f.check.key): f.check for f in landing.findings(ref)}
+    key = ("countdown", "old-gil-two-threads-slower")
+    assert key in before
+    text_dir = tmp_path / "notebooks"
+    shutil.copytree(paths.notebooks_dir(), text_dir, ignore=shutil.ignore_patterns("*.ipynb"))
+    nb = text_dir / "01_countdown.md"
+    old = "**The old GIL of {old}** makes two threads *slower* than one"     # noqa: RUF027 (a template)
+    assert old in nb.read_text()
+    new = "Under **{old}'s old GIL**, two threads take longer than one"      # noqa: RUF027 (a template)
+    nb.write_text(nb.read_text().replace(old, new))
+    monkeypatch.setattr(paths, "notebooks_dir", lambda: text_dir)
+    prose.parse_words.cache_clear()
+    after = {(f.chapter, f.check.key): f.check for f in landing.findings(ref)}
+    assert after.keys() == before.keys()
+    reworded = after[key]
+    assert reworded.text.startswith("Under **2.7.18's old GIL**, two threads take longer than one")
+    assert (reworded.holds, reworded.open, reworded.evidence) == (before[key].holds, before[key].open, before[key].evidence)
+    # a reworded sentence that drops a number's slot is refused, naming the text and the key
+    nb.write_text(nb.read_text().replace(new, "Under the old GIL, two threads take longer than one"))
+    prose.parse_words.cache_clear()
+    with pytest.raises(KeyError, match="01_countdown.md: the words of `old-gil-two-threads-slower` lack slots for"):
+        landing.findings(ref)

@@ -6,23 +6,24 @@ import pytest
 
 from gillab.measure import campaigns
 from gillab.measure import experiments
-from gillab.judge import analysis, prose, report, results
+from gillab import chapters
+from gillab.judge import prose, verdicts, results
 
 
 def _reference(name):
     """The reference campaign's samples of the default profile (it also holds seed runs)."""
-    return results.samples(name, campaigns.reference_id(), report.profile_config(name))
+    return results.samples(name, campaigns.reference_id(), verdicts.profile_config(name))
 
 
 def _with_prose():
     """The chapters whose analysis states its own sentences (an analysis module's ``prose``)."""
-    return [n for n in experiments.names() if "prose" in vars(analysis.of(n))]
+    return [n for n in experiments.names() if "prose" in vars(chapters.of(n))]
 
 
 @pytest.mark.parametrize("name", _with_prose())
 def test_every_sentence_holds_on_the_committed_reference_data(name):
     df = _reference(name)
-    checks = analysis.of(name).prose(df)
+    checks = chapters.of(name).prose(df)
     assert checks, name
     # a sentence whose interval does not settle it on the reference is said so ("not shown"), not failed
     false = [c.text for c in checks if prose.state(c) == "not true"]
@@ -40,7 +41,7 @@ def test_what_a_chapter_prints_about_its_data_holds_numbers_not_format_fields(na
     """The findings and the checked sentences, computed from the committed reference data, hold
     no replacement field that was never formatted."""
     df = _reference(name)
-    a = analysis.of(name)
+    a = chapters.of(name)
     texts = [a.findings(df)]
     if "prose" in vars(a):
         texts += [f"{c.text} {c.evidence} {c.why}" for c in a.prose(df)]
@@ -126,14 +127,14 @@ def test_the_convoy_sentences_follow_the_data():
     fake = df.copy()
     one = gil & at5 & (df["cpu_threads"] == 1) & (df["cpu_processes"] == 0)
     fake.loc[one, "rps"] = float(alone["rps"].median())
-    checks = {c.text.split(".")[0]: c for c in analysis.of("convoy").prose(fake)}
+    checks = {c.text.split(".")[0]: c for c in chapters.of("convoy").prose(fake)}
     convoy = checks["**The GIL builds show the convoy"]
     assert not convoy.holds and "→" in convoy.evidence
     assert prose.NOT_TRUE in prose.markdown([convoy])
 
 
 def _check(name, df, starts):
-    (c,) = [c for c in analysis.of(name).prose(df) if c.text.startswith(starts)]
+    (c,) = [c for c in chapters.of(name).prose(df) if c.text.startswith(starts)]
     return c
 
 
@@ -176,7 +177,7 @@ def _keys_used(name: str) -> set[str]:
     from gillab.paths import repo_root
 
     text = (repo_root() / "scripts" / "gillab" / "chapters" / f"{name}.py").read_text()
-    return set(re.findall(r'said\["([a-z0-9-]+)"\]', text))
+    return set(re.findall(r'said(?:\[|\.fill\(\s*|\.check\(\s*)"([a-z0-9-]+)"', text))
 
 
 @pytest.mark.parametrize("name", experiments.names())
@@ -187,7 +188,7 @@ def test_every_word_a_chapter_reads_is_in_its_text_and_every_word_there_is_read(
     used = _keys_used(name)
     assert used <= set(said), f"{name}: the code reads words its text lacks: {sorted(used - set(said))}"
     assert set(said) - {"size-note"} <= used, f"{name}: words no code reads: {sorted(set(said) - used)}"
-    assert analysis.of(name).size_note == said.get("size-note", "")
+    assert chapters.of(name).size_note == said.get("size-note", "")
 
 
 def test_a_word_edited_in_the_text_is_what_the_chapter_prints(tmp_path, monkeypatch):
@@ -201,12 +202,17 @@ def test_a_word_edited_in_the_text_is_what_the_chapter_prints(tmp_path, monkeypa
         shutil.copy2(nb, tmp_path / nb.name)
     monkeypatch.setattr(paths, "notebooks_dir", lambda: tmp_path)
     text = (tmp_path / "01_countdown.md").read_text()
-    key = next(iter(_keys_used("countdown")))
-    old = prose.words("countdown")[key]
-    (tmp_path / "01_countdown.md").write_text(text.replace(old.split()[0] + " ", "EDITED ", 1))
-    df = _reference("countdown")
-    whys = [c.why for c in analysis.of("countdown").prose(df)]
-    assert any(w.startswith("EDITED ") for w in whys) and old not in whys
+    said = prose.words("countdown")
+    old = {k: said[k] for k in ("why-threads-gain-nothing", "gil-builds-gain-nothing")}   # a why, a sentence
+    for words in old.values():
+        text = text.replace(words.split()[0] + " ", "EDITED ", 1)
+    (tmp_path / "01_countdown.md").write_text(text)
+    prose.parse_words.cache_clear()
+    checks = {c.key: c for c in chapters.of("countdown").prose(_reference("countdown"))}
+    assert checks["gil-builds-gain-nothing"].why.startswith("EDITED ")
+    assert checks["gil-builds-gain-nothing"].text.startswith("EDITED ")
+    assert not {old["why-threads-gain-nothing"], old["gil-builds-gain-nothing"]} & {checks["gil-builds-gain-nothing"].why,
+                                                                                    checks["gil-builds-gain-nothing"].text}
 
 
 @pytest.mark.parametrize("cell, words", [

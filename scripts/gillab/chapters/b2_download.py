@@ -383,7 +383,7 @@ def explorer(df: pd.DataFrame):
 
 
 # the claims another profile's samples answer: the version sweep's, judged on `history`'s
-# configuration wherever a verdict is asked of `default`'s (gillab.judge.report.verdicts)
+# configuration wherever a verdict is asked of `default`'s (gillab.judge.verdicts.verdicts)
 CLAIMS_FROM_PROFILE = {"history": HISTORY}
 
 
@@ -407,7 +407,7 @@ def prose(df: pd.DataFrame) -> list:
             **settle(many.values(), lambda lo, hi: hi < 3, lambda lo, hi: lo >= 3),
             evidence=listed(f"speed-up of many files, free-threaded / GIL, {how}",
                             sorted(many.items(), key=lambda kv: -kv[1]["median"]), ".2f", "x"),
-            why=said["nginx-answers-from-page"]))
+            why=said["nginx-answers-from-page"], key="nothing-near-the-documents-speed-up"))
     ok = df[(df["status"] == "ok") & (df["condition"] != "curl")] if "status" in df else df[df["condition"] != "curl"]
     conds = set(ok["condition"])
     pairs = [(g, f) for g, f in interpreters.pairs() if g in conds and f in conds]   # builds.toml [pairs]
@@ -473,5 +473,8 @@ def history_prose(df: pd.DataFrame) -> list:
                 for sc, (c, m) in faster.items()])))
     return out
 
+
+# the sentences the book's first screen shows, by their words' keys (notebooks/15_b2_download.md)
+HEADLINE = ("nothing-near-the-documents-speed-up",)
 
 ANALYSIS = ModuleAnalysis(__name__, extras=("history_figure", "history_table", "history_prose"))

@@ -387,7 +387,8 @@ def prose(df: pd.DataFrame) -> list:
             "requests per second to hundreds or fewer",
             all(a >= 1000 and b < 1000 for a, b in pairs.values()),
             "medians, alone → one CPU thread: " + "; ".join(f"{c} {a:,.0f} → {b:,.0f}" for c, (a, b) in pairs.items())
-            + (f" (beside them, free-threaded binaries with their GIL turned on: {beside})" if beside else "")))
+            + (f" (beside them, free-threaded binaries with their GIL turned on: {beside})" if beside else ""),
+            key="gil-builds-show-the-convoy"))
         lo, hi = min(s["switch_interval"]), max(s["switch_interval"])
         ends = measured({c: (rate(c, 1, si=hi), rate(c, 1, si=lo)) for c in gil})   # builds measured at both
         out.append(Check(
@@ -767,6 +768,9 @@ def explorer(df: pd.DataFrame):
                                   ("switch interval (s)", sis, [f"{x:g}" for x in sis]),
                                   title="Explore every counted window")
 
+
+# the sentences the book's first screen shows, by their words' keys (notebooks/03_convoy.md)
+HEADLINE = ("gil-builds-show-the-convoy",)
 
 ANALYSIS = ModuleAnalysis(__name__, extras=('explain_figure', 'processes_figure', 'mechanism_figure',
                                             'placement_table', 'placement_figure'))

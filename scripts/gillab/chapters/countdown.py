@@ -24,7 +24,7 @@ def prose(df) -> list:
     each one-thread ratio of two builds the conclusions' (a ratio of medians), and a sentence holds
     only where its whole 95% interval says it."""
     from ..judge import claims as published_claims
-    from ..judge.prose import Check, gil_by_condition, interval, listed, ok_rows, settle, together
+    from ..judge.prose import gil_by_condition, interval, listed, ok_rows, settle, together
 
     said = chapter_words("countdown")     # the words cell of its text
 
@@ -43,41 +43,38 @@ def prose(df) -> list:
     def ratio(c, k, d=1):
         return over_threads.time_ratio(ok[ok["condition"] == c], k, d, size)
 
-    how = "best of 3 each, median of the per-trial ratios [95% interval]"
+    how = said["best-of-3-ratio"]
     out = []
     gil = [c for c in conds if gil_on.get(c)]
     if gil and many:
         r = {c: [(k, ratio(c, k)) for k in measured(c)] for c in gil}
         r = {c: v for c, v in r.items() if v}
-        out.append(Check(
-            "**The GIL builds** behave as the document says: more threads do not make the loop faster (every ratio "
-            "T(k)/T(1) at 0.9 or above: its whole 95% interval)",
-            **settle([m for v in r.values() for _, m in v], lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
-            evidence=listed(f"T(k)/T(1), {how}, at the thread counts each build was measured at",
-                            [(f"{c}, {k} threads", m) for c, v in r.items() for k, m in v]),
-            why=said["only-thread-holding-gil"]))
+        out.append(said.check(
+            "gil-builds-gain-nothing",
+            settle([m for v in r.values() for _, m in v], lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
+            listed(said.fill("gil-builds-gain-nothing-evidence", how=how),
+                   [(said.fill("build-at-threads", build=c, threads=k), m) for c, v in r.items() for k, m in v]),
+            why=said["why-threads-gain-nothing"]))
     old = interpreters.role("old_gil")          # builds.toml [roles]: 2.7.18
     if old in conds and 2 in measured(old):
         m = ratio(old, 2)
-        out.append(Check(
-            f"**The old GIL of {old}** makes two threads *slower* than one (the \"Dave Beazley effect\" that Pitrou's "
-            "new GIL set out to end), by a fifth or more",
-            **settle([m], lambda lo, hi: lo >= 1.2, lambda lo, hi: hi < 1.2),
-            evidence=f"{old}: T(2)/T(1) = {interval(m)} ({how})"))
+        out.append(said.check(
+            "old-gil-two-threads-slower", settle([m], lambda lo, hi: lo >= 1.2, lambda lo, hi: hi < 1.2),
+            said.fill("old-gil-two-threads-slower-evidence", old=old, ratio=interval(m), how=how), old=old))
     free = [c for c in conds if not gil_on.get(c, True) and 2 in measured(c)]
     if free:
         # two threads against one, and each thread count above two against two (none: only 2 measured)
         two = {c: ratio(c, 2) for c in free}
         more = {c: [(k, ratio(c, k, 2)) for k in measured(c) if k > 2] for c in free}
-        out.append(Check(
-            "**The builds without a GIL** run the threads in parallel up to the cores of this machine: two threads "
-            "take at most three quarters of one thread's time, and more threads, where measured, gain little more",
-            **together(settle(two.values(), lambda lo, hi: hi <= 0.75, lambda lo, hi: lo > 0.75),
-                       settle([m for v in more.values() for _, m in v], lambda lo, hi: hi <= 1.25,
-                              lambda lo, hi: lo > 1.25) if any(more.values()) else {"holds": True, "open": False}),
-            evidence=listed(f"T(2)/T(1), and T(k)/T(2) above two threads, {how}",
-                            [(f"{c}, T(2)/T(1)", two[c], "" if more[c] else ", not measured above 2 threads")
-                             for c in free] + [(f"{c}, T({k})/T(2)", m) for c in free for k, m in more[c]])))
+        out.append(said.check(
+            "free-threaded-runs-in-parallel",
+            together(settle(two.values(), lambda lo, hi: hi <= 0.75, lambda lo, hi: lo > 0.75),
+                     settle([m for v in more.values() for _, m in v], lambda lo, hi: hi <= 1.25,
+                            lambda lo, hi: lo > 1.25) if any(more.values()) else {"holds": True, "open": False}),
+            listed(said.fill("free-threaded-runs-in-parallel-evidence", how=how),
+                   [(said.fill("build-two-against-one", build=c), two[c],
+                     "" if more[c] else said["not-measured-above-two"]) for c in free]
+                   + [(said.fill("build-k-against-two", build=c, threads=k), m) for c in free for k, m in more[c]])))
     today = interpreters.today_pair()           # builds.toml [pairs]: today's first, then the era's
     pairs = [(g, f) for g, f in [today] + [p for p in interpreters.pairs() if p != today] if g in conds and f in conds]
     if pairs:
@@ -85,15 +82,17 @@ def prose(df) -> list:
             return ok.loc[(ok["condition"] == c) & (ok["threads"] == 1), "seconds"].reset_index(drop=True)
         # as the conclusions compute a ratio of two builds' runs (claims.csv countdown/conclusion/...)
         cost = {(g, f): published_claims.round_ratio(one(f), one(g)) for g, f in pairs}
-        out.append(Check(
-            "The free-threaded 3.13 build pays a single-thread cost on this loop (one thread takes longer than "
-            "under its GIL twin built from the same source)",
-            **(settle([cost[today]], lambda lo, hi: lo > 1.0, lambda lo, hi: hi <= 1.0) if today in cost
-               else {"holds": False, "open": False}),
-            evidence=listed("one-thread time ratios, ratio of medians [95% interval]",
-                            [(f"{f} / {g}", m) for (g, f), m in cost.items()]),
-            why=said["biased-reference-counting-per"]))
+        out.append(said.check(
+            "free-threaded-pays-one-thread-cost",
+            settle([cost[today]], lambda lo, hi: lo > 1.0, lambda lo, hi: hi <= 1.0) if today in cost
+            else {"holds": False, "open": False},
+            listed(said["one-thread-cost-evidence"],
+                   [(said.fill("free-over-gil", free=f, gil=g), m) for (g, f), m in cost.items()]),
+            why=said["why-free-threading-costs"]))
     return out
 
+
+# the sentences the book's first screen shows, by their words' keys (notebooks/01_countdown.md)
+HEADLINE = ("old-gil-two-threads-slower", "free-threaded-runs-in-parallel")
 
 ANALYSIS = ModuleAnalysis(__name__, shared=over_threads, spec=SPEC)

@@ -98,28 +98,28 @@ def prose(df: pd.DataFrame) -> list:
         return lost_any, "; ".join(parts)
 
     conds = sorted(ok["condition"].unique())
-    # (builds, sentence, whether every one of them loses updates (True) or none does (False), why)
+    # (builds, sentence, whether every one of them loses updates (True) or none does (False), why, key)
     sentences = (
         ([c for c in conds if gil_on.get(c) and c.startswith("3.13")],
          "**With the GIL, CPython 3.13 loses no update here**, even at the smallest switch interval", False,
-         said["since-cpython-3-10"]),
+         said["since-cpython-3-10"], "gil-3-13-loses-no-update"),
         ([c for c in conds if gil_on.get(c) and c.startswith("3.9")],
          "**CPython 3.9, the document's interpreter, does lose updates** with the GIL: the document's claim is "
          "true of 3.9 and no longer of 3.13", True,
-         said["3-9-eval-loop"]),
+         said["3-9-eval-loop"], "gil-3-9-loses-updates"),
         ([c for c in conds if not gil_on.get(c, True)],
          "**Without the GIL the race is real**: every build without a GIL loses updates", True,
-         said["threads-really-run-once"]),
+         said["threads-really-run-once"], "free-threaded-loses-updates"),
         ([c for c in conds if gil_on.get(c) and c.endswith("-gil")],
          "Turning the GIL back on in a free-threaded binary (`PYTHON_GIL=1`, `PYTHONGIL=1` for the nogil fork) "
-         "brings back the 3.10+ behaviour: no lost updates", False, ""),
+         "brings back the 3.10+ behaviour: no lost updates", False, "", "gil-back-on-loses-no-update"),
     )
     out = []
-    for builds, text, every, why in sentences:
+    for builds, text, every, why, key in sentences:
         if builds:
             lost, evidence = tally(builds)
             holds = all(lost.values()) if every else not any(lost.values())
-            out.append(Check(text, holds, evidence, why))
+            out.append(Check(text, holds, evidence, why, key=key))
     return out
 
 
@@ -201,5 +201,8 @@ def published_table() -> pd.DataFrame:
     inline = results.reference("pbts13_t6_echo_inline_numbers")
     return inline[inline["scenario"].str.contains("switch interval|data-race")].drop(columns=["source"])
 
+
+# the sentences the book's first screen shows, by their words' keys (notebooks/06_data_race.md)
+HEADLINE = ("gil-3-9-loses-updates", "gil-3-13-loses-no-update", "free-threaded-loses-updates")
 
 ANALYSIS = ModuleAnalysis(__name__)

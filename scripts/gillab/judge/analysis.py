@@ -1,16 +1,15 @@
 """How an experiment's samples are read: one interface for every chapter.
 
 Each experiment has two modules of one name: :mod:`gillab.measure.experiments` holds its
-:class:`~gillab.measure.experiment.Experiment` (what a sample is, its parameters and sweep: the
+:class:`~gillab.measure.protocol.Experiment` (what a sample is, its parameters and sweep: the
 measuring side, part of the resume key) and :mod:`gillab.chapters` its :class:`Analysis` (what
 the chapter shows: never part of the resume key, so a new figure keeps the samples).  A chapter
-(:class:`gillab.present.chapter.Chapter`) calls only these methods; the verdicts page and
+(:class:`gillab.present.page.Chapter`) calls only these methods; the verdicts page and
 ``gillab verdicts`` call :meth:`Analysis.claims`.
 """
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import sys
 import weakref
@@ -45,6 +44,8 @@ class Analysis:
     experiment: str = ""
     table: str = ""          # data/reference/<table>.csv: the document's numbers, as data
     reads: tuple = ()        # other experiments whose samples the chapter reads too
+    headline: tuple = ()     # the keys of its checked sentences the book's first screen shows (a
+                             # module's HEADLINE), in order: chosen by key, never by their words
     # claims another profile's configuration answers: {profile: claim id prefix} (document 004's
     # version sweep is measured by `history`, never by `default`)
     claims_from_profile: dict = {}
@@ -98,14 +99,6 @@ class Analysis:
         return []
 
 
-def of(name: str) -> "Analysis":
-    """How the chapter ``name`` reads its samples: the ``ANALYSIS`` of :mod:`gillab.chapters`'
-    module of that name, looked up by name (judging and presenting never import a chapter: the
-    chapters import them)."""
-    from ..measure.experiments import known
-
-    return importlib.import_module(f"gillab.chapters.{known(name)}").ANALYSIS
-
 
 def _adaptive_metric(name: str) -> str | None:
     """The sample column the experiment ``name`` judges its runs by, where it is a registered
@@ -131,6 +124,7 @@ class ModuleAnalysis(Analysis):
         self.table = bound.pop("table", "")
         self.reads = tuple(bound.pop("reads", ()))
         self.claims_from_profile = dict(getattr(mod, "CLAIMS_FROM_PROFILE", {}))
+        self.headline = tuple(getattr(mod, "HEADLINE", ()))
         bound.setdefault("experiment", self.experiment)
         missing = []
         for name in INTERFACE + OPTIONAL + tuple(extras):

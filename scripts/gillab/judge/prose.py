@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import string
 from dataclasses import dataclass
 
 
@@ -27,11 +28,15 @@ class Check:
     why: str = ""      # what explains it (not a measurement: the mechanism, the setup)
     open: bool = False  # neither borne out nor contradicted: an interval reaches across the sentence's
                         # boundary, or too few runs for one (never struck; ``holds`` is then False)
+    key: str = ""      # its words' key in the chapter's text (:class:`Words`): what names the sentence,
+                       # however it is worded (the first screen picks its findings by it)
 
 
 # The words of a chapter's checked sentences live in its text (notebooks/NN_<name>.md), in one
 # cell hidden from the book that starts with WORDS_MARK: a definition list, each term a key in
-# backticks, each definition the words (wrapped lines, joined with single spaces).
+# backticks, each definition the words (wrapped lines, joined with single spaces).  Words may hold
+# named slots, ``{name}``, that the chapter's code fills with what it computed (:meth:`Words.fill`);
+# ``{{`` and ``}}`` are a brace.
 WORDS_MARK = "**Words of the checked sentences**"
 _TERM = re.compile(r"^`([a-z0-9-]+)`$")
 _CELL_END = re.compile(r"^(\+\+\+|```\{code-cell\}|#)")
@@ -46,6 +51,28 @@ class Words(dict):
 
     def __missing__(self, key: str) -> str:
         raise KeyError(f"{self.where} has no words for `{key}` in its cell starting {WORDS_MARK}")
+
+    def slots(self, key: str) -> set[str]:
+        """The named slots of ``key``'s words."""
+        return {name for _, name, _, _ in string.Formatter().parse(self[key]) if name is not None}
+
+    def fill(self, key: str, **values) -> str:
+        """``key``'s words with each named slot filled from ``values`` (already formatted: the
+        code computes, the text words).  A slot without a value, or a value without a slot, is an
+        error naming the text and the key: a reworded sentence cannot silently drop a number."""
+        named = self.slots(key)
+        if named != set(values):
+            lacking, extra = sorted(named - set(values)), sorted(set(values) - named)
+            raise KeyError(f"{self.where}: the words of `{key}` " + "; ".join(
+                part for part in (f"have slots no value fills: {lacking}" if lacking else "",
+                                  f"lack slots for: {extra}" if extra else "") if part))
+        return self[key].format(**{k: str(v) for k, v in values.items()})
+
+    def check(self, key: str, outcome: dict, evidence: str, why: str = "", **values) -> Check:
+        """The :class:`Check` of the sentence ``key``: its words filled (:meth:`fill`), its
+        ``outcome`` (``holds`` and ``open``: :func:`settle`, :func:`together`), its evidence and the
+        words of what explains it (``why``, already filled)."""
+        return Check(self.fill(key, **values), evidence=evidence, why=why, key=key, **outcome)
 
 
 def words(experiment: str) -> Words:

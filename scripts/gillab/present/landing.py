@@ -3,8 +3,10 @@ by document and build family, and a handful of findings, each a sentence a chapt
 against its data (:mod:`gillab.judge.prose`), computed when the book builds from the campaign shown
 (the reader's where there is one, else the reference) and linking to its chapter.
 
-Nothing here is typed: the figure counts the verdict rows (:func:`gillab.judge.report.flat`), and a
-finding is the chapter's own :class:`~gillab.judge.prose.Check`, picked by the words it starts with.
+Nothing here is typed: the figure counts the verdict rows (:func:`gillab.judge.verdicts.flat`), and a
+finding is the chapter's own :class:`~gillab.judge.prose.Check`, picked by the key its chapter
+lists in ``HEADLINE`` (:attr:`gillab.judge.analysis.Analysis.headline`), never by its words: a
+reworded sentence stays on the first screen.
 """
 from __future__ import annotations
 
@@ -13,22 +15,9 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..judge import report
-from ..judge.report import family_group, profile_config
+from ..judge import verdicts
+from ..judge.verdicts import family_group, profile_config
 
-# the findings of the first screen: (chapter, the words its sentence starts with), in the order
-# a reader meets the story: the GIL's cost, what a build without it changes, what it breaks
-FINDINGS = (
-    ("countdown", "**The old GIL of"),
-    ("countdown", "**The builds without a GIL** run the threads in parallel"),
-    ("convoy", "**The GIL builds show the convoy.**"),
-    ("ccbench", "Next to a regex thread the old GIL"),
-    ("data_race", "**CPython 3.9, the document's interpreter, does lose updates**"),
-    ("data_race", "**With the GIL, CPython 3.13 loses no update here**"),
-    ("data_race", "**Without the GIL the race is real**"),
-    ("stall", "Without a GIL the heartbeat thread is not silenced"),
-    ("b2_download", "On loopback and 2 cores"),
-)
 # what a verdict row's outcome says about the claim, for the figure
 CLASSES = {"agrees": "holds", "higher": "does not hold", "lower": "does not hold", "inconclusive": "cannot be judged here",
            "not testable here": "not testable here", "not measured": "not measured in this run"}
@@ -43,7 +32,7 @@ def counts(flat: pd.DataFrame) -> pd.DataFrame:
     cols = ["document", "family", *COLOURS]
     if flat.empty:
         return pd.DataFrame(columns=cols)
-    judged = report.judged(flat)
+    judged = verdicts.judged(flat)
     rows = []
     for (doc, fam), g in judged.groupby(["document", judged["family"].map(family_group)], sort=True):
         c = g["outcome"].map(CLASSES).value_counts()
@@ -113,26 +102,25 @@ class Finding(NamedTuple):
 
 
 def findings(campaign: str | None = None, profile: str = "default") -> list[Finding]:
-    """A :class:`Finding` for each sentence of :data:`FINDINGS` that can be computed, on the samples
-    its chapter reads: ``campaign``'s, or where it holds none of that chapter (a timed run left it
-    out), the reference's, as the chapter itself reads them (:func:`findings_markdown` says so)."""
+    """A :class:`Finding` for each sentence a chapter names in its ``HEADLINE`` (by key, in the
+    book's order, then the chapter's) that can be computed, on the samples its chapter reads:
+    ``campaign``'s, or where it holds none of that chapter (a timed run left it out), the
+    reference's, as the chapter itself reads them (:func:`findings_markdown` says so)."""
+    from ..chapters import of as reading
     from ..judge import results
-    from ..judge.analysis import of as reading
+    from ..measure import experiments
 
     out = []
-    frames: dict[str, pd.DataFrame | None] = {}
-    for name, start in FINDINGS:
-        if name not in frames:
-            try:
-                frames[name] = results.samples_as_chapter(name, campaign, profile_config(name, profile))
-            except results.NoData:
-                frames[name] = None
-        df = frames[name]
-        if df is None:
+    for name in experiments.names():
+        keys = reading(name).headline
+        if not keys:
             continue
-        hit = [c for c in reading(name).prose(df) if c.text.startswith(start)]
-        if hit:
-            out.append(Finding(name, hit[0], df.attrs.get("campaign", campaign)))
+        try:
+            df = results.samples_as_chapter(name, campaign, profile_config(name, profile))
+        except results.NoData:
+            continue
+        by_key = {c.key: c for c in reading(name).prose(df) if c.key}
+        out += [Finding(name, by_key[k], df.attrs.get("campaign", campaign)) for k in keys if k in by_key]
     return out
 
 
@@ -194,7 +182,7 @@ def beside_reference(yours: pd.DataFrame, ref: pd.DataFrame) -> dict:
     or both); and the rows that differ."""
     from ..judge import across
 
-    both = across.beside(report.headline(yours), report.headline(ref))
+    both = across.beside(verdicts.headline(yours), verdicts.headline(ref))
     counted = both[both["compared"] != across.NOT_BOTH]
     differ = [{"claim_id": r.claim_id, "condition": r.condition, "yours": r.a, "reference": r.b}
               for r in counted[counted["compared"] == across.DIFFERENT].itertuples()]
@@ -347,8 +335,8 @@ def mixed_rows(yours_rows: list[dict], ref_rows: list[dict]) -> pd.DataFrame:
     """The verdict rows the book shows per chapter: the reader's where their campaign measured
     the chapter, else the reference's, each with its ``source`` (``"your run"`` or
     ``"reference"``)."""
-    mine = report.flat(yours_rows) if yours_rows else pd.DataFrame()
-    ref = report.flat(ref_rows) if ref_rows else pd.DataFrame()
+    mine = verdicts.flat(yours_rows) if yours_rows else pd.DataFrame()
+    ref = verdicts.flat(ref_rows) if ref_rows else pd.DataFrame()
     have = set(mine["experiment"]) if len(mine) else set()
     parts = []
     if len(mine):
