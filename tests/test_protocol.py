@@ -431,3 +431,29 @@ def test_a_chapter_leads_with_its_results_and_ends_with_its_method():
         assert at["What"] == 0, (path.name, heads)
         assert at["What"] < at["Results"] < at["Explore"] < at["Method"] < at["Summary"], (path.name, heads)
         assert "ch.method()" in path.read_text(), path.name
+
+
+def _modules() -> list[Path]:
+    return [p for p in sorted(PKG.rglob("*.py")) if "workloads" not in p.parts and p.name != "__main__.py"]
+
+
+def test_every_module_is_on_the_readmes_map():
+    """The README maps the harness layer by layer: a module added, moved or renamed is named there."""
+    readme = (REPO / "README.md").read_text()
+    block = readme[readme.index("The harness, `scripts/gillab/`, in layers"):]
+    block = block[:block.index("```", block.index("```") + 3)]
+    missing = [str(p.relative_to(PKG)) for p in _modules()
+               if p.parent.name not in ("experiments", "chapters") and p.name != "__init__.py"
+               and p.name not in block]
+    assert not missing, f"modules the README's map does not name: {missing}"
+
+
+LONG = 500      # lines
+
+
+def test_a_module_over_about_500_lines_says_why_in_its_docstring():
+    """One concern per module: a long module is split, or its docstring says why it is one."""
+    long = {str(p.relative_to(PKG)): n for p in _modules() if (n := len(p.read_text().splitlines())) > LONG}
+    silent = [f"{m} ({n} lines)" for m, n in long.items()
+              if "Why it is long:" not in (ast.get_docstring(ast.parse((PKG / m).read_text())) or "")]
+    assert not silent, f"long modules that do not say why: {silent}"

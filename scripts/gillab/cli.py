@@ -25,6 +25,9 @@ registry measures with those, and the book is built where the notebooks are.
 
 Measuring goes to your newest campaign on this machine (a new one the first time, or with
 --new-campaign; --campaign ID names one); the committed reference campaign is read-only.
+
+Why it is long: one short function per subcommand and the one argparse table that names them all; each calls
+the layers and holds no logic of its own.
 """
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """How the ccbench chapter reads its samples: its summary, claims, figures, explorer
-and checked sentences (what it measures: :mod:`gillab.measure.experiments.ccbench`)."""
+and checked sentences (what it measures: :mod:`gillab.measure.experiments.ccbench`).
+
+Why it is long: ccbench's three tasks, two policies and the latency and throughput views share
+one reading of a run's pings and counts; its figures, claims and sentences read them together."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,9 @@
 """How the convoy chapter reads its samples: its summary, claims, figures, explorer
-and checked sentences (what it measures: :mod:`gillab.measure.experiments.convoy`)."""
+and checked sentences (what it measures: :mod:`gillab.measure.experiments.convoy`).
+
+Why it is long: the convoy chapter reads three views of one echo sample (the rate, the
+handler's waits and where the threads ran), pinned and unpinned, with the GIL's traces beside them;
+its figures, claims and sentences share those readers."""
 from __future__ import annotations
 
 import math

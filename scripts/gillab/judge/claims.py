@@ -43,6 +43,9 @@ the numbers a printed number's band is read from).  ``role`` is *claim*, or *con
 that only noise can fail (shown with its outcome, never tallied).  ``premise`` states what a row
 that needs more CPUs than ours (or is context for its core count) takes the judging machine to
 show, as ``at least|at most X on N CPUs``, which the tests read against the reference.
+
+Why it is long: reading claims.csv, checking it, the band each of the documents' words means and comparing a
+measurement with a claim are one vocabulary that the tests read whole.
 """
 from __future__ import annotations
 

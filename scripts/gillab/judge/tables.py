@@ -1,5 +1,8 @@
 """Tables for the book: how claims, comparisons and any frame are shown (presentation only;
-the numbers come from :mod:`gillab.judge.verdicts` and the experiments' analyses)."""
+the numbers come from :mod:`gillab.judge.verdicts` and the experiments' analyses).
+
+Why it is long: every table the chapters and the verdicts page print is shaped here, one function each, so that
+no chapter formats a table of its own; they share the column rules (units, intervals, folding)."""
 from __future__ import annotations
 
 import contextlib

@@ -1,5 +1,8 @@
 """Summaries and verdicts across experiments and campaigns, as plain data (what ``gillab
-results/verdicts`` print), and the reader's campaign beside the reference, claim by claim."""
+results/verdicts`` print), and the reader's campaign beside the reference, claim by claim.
+
+Why it is long: one verdict row's shape (:func:`flat`) and every view of it the book prints (headline,
+roles, families, sizes, era against today) stay together, so a column renamed is renamed once."""
 from __future__ import annotations
 
 import re

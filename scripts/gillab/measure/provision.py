@@ -21,6 +21,9 @@ A build's optional modules (ssl, hashlib, bz2, lzma, sqlite3, ctypes) are record
 about it, never a reason to throw it away.
 
 Stdlib only, so that it can run before the notebook environment exists.
+
+Why it is long: one build's life (its pinned source checked, configured, built, installed, its GIL twin
+and its traced twin) reads one spec of builds.toml; split by step, each would derive it again.
 """
 from __future__ import annotations
 

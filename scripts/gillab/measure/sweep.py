@@ -9,6 +9,9 @@ resumes where it stopped, and a changed workload or a rebuilt interpreter is mea
 
 The command line (``gillab measure``/``reproduce``), papermill's ``-p measure True`` and the live
 explorers all measure through :func:`measure`.
+
+Why it is long: every check before a sweep, the interleaved loop, resuming and stopping on time share one
+prepared plan (:class:`Prepared`); apart, each would have to rebuild it.
 """
 from __future__ import annotations
 

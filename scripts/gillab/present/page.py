@@ -3,6 +3,9 @@ against the experiment's declaration), its data (measured first only when asked,
 :func:`gillab.measure.sweep.measure`, as the command line does), the interpreters and runs behind
 them, the claims with verdicts, the reader's campaign beside the reference, the explorers and
 the command that reruns it.  A notebook keeps its own prose and figures and calls these.
+
+Why it is long: the :class:`Chapter` every notebook calls is one object whose sections share the chapter's
+parameters, its data and the campaigns beside it; its helpers print what only it shows.
 """
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 minutes per document and chapter (from their run files and ``data/timing/``), the profiles'
 forecasts beside them, the rows a run decided per minute, and the builds.  Read from stored
 records, computed when the book builds; never measured here.
+
+Why it is long: its tables all read the same records (the run files' starts and ends, ``data/timing/``,
+the plans of :mod:`gillab.judge.budget`) and print them side by side; apart, each would read them again.
 """
 from __future__ import annotations
 

@@ -3,7 +3,10 @@ sentences computed from them (:mod:`gillab.measure.trace_file` reads and measure
 
 A chapter shows the traces of the campaign it shows when that campaign holds some, else those of
 the newest campaign that does (saying whose they are: traces are recorded on one machine and
-explain what it measured; they are never counted in a verdict)."""
+explain what it measured; they are never counted in a verdict).
+
+Why it is long: the timeline figure, its explorer and the traced statistics a chapter prints all read one
+reading of a campaign's traces (which campaign, which shots, their spans)."""
 from __future__ import annotations
 
 import numpy as np
