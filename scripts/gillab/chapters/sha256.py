@@ -28,7 +28,7 @@ def prose(df) -> list:
     only where its whole 95% interval says it."""
     from .. import stats
     from ..judge import claims as published_claims
-    from ..judge.prose import Check, gil_by_condition, interval, listed, ok_rows, settle
+    from ..judge.prose import gil_by_condition, interval, listed, ok_rows, settle
 
     said = chapter_words("sha256")     # the words cell of its text
 
@@ -37,14 +37,12 @@ def prose(df) -> list:
     r2 = rows.get("sha256/threads=2", {}).get("measured", {})
     if not r2:
         return []
-    how = "best of 3 each, median of the per-trial ratios [95% interval]"
     gil_on = gil_by_condition(df)
-    out = [Check(
-        "**Here the GIL does not matter**: every build, with or without a GIL, hashes two messages at once "
-        "(T(2)/T(1) below 0.75)",
-        **settle(r2.values(), lambda lo, hi: hi < 0.75, lambda lo, hi: lo >= 0.75),
-        evidence=listed(f"T(2)/T(1), {how}", r2.items()),
-        why=said["hashing-runs-c-openssl"])]
+    out = [said.check(
+        "gil-does-not-matter-for-hashing",
+        settle(r2.values(), lambda lo, hi: hi < 0.75, lambda lo, hi: lo >= 0.75),
+        listed(said["two-over-one-evidence"], r2.items()),
+        why=said["why-hashing-runs-in-parallel"])]
     free = [c for c in r2 if not gil_on.get(c, True)]
     gil = [c for c in r2 if gil_on.get(c)]
     if free and gil:
@@ -58,26 +56,23 @@ def prose(df) -> list:
         best = min(gil, key=lambda c: r2[c]["median"])
         method = stats.PAIRED_TRIALS if size > 1 else stats.PAIRED
         against = {c: stats.paired_ratio(per_trial(c), per_trial(best), method) for c in free}
-        parts = [f"best GIL build {best} {interval(r2[best])}"]
+        parts = [said.fill("best-gil-build-evidence", build=best, ratio=interval(r2[best]))]
         if any(m["n"] for m in against.values()):
-            parts.append(listed(f"each build without a GIL's T(2)/T(1) over {best}'s, per trial, median [95% interval]",
+            parts.append(listed(said.fill("against-best-gil-build-evidence", best=best),
                                 [(c, m) for c, m in against.items() if m["n"]]))
-        parts += [f"{c}: no complete trial of {size} runs, too few runs for a 95% interval"
-                  for c, m in against.items() if not m["n"]]
-        out.append(Check(
-            "A build without a GIL gains nothing more: its T(2)/T(1) is within 10% of the best GIL build's",
-            **settle(against.values(), lambda lo, hi: 0.9 <= lo and hi <= 1.1, lambda lo, hi: hi < 0.9 or lo > 1.1),
-            evidence="; ".join(parts)))
+        parts += [said.fill("no-complete-trial", build=c, size=size) for c, m in against.items() if not m["n"]]
+        out.append(said.check(
+            "free-threaded-gains-nothing-more",
+            settle(against.values(), lambda lo, hi: 0.9 <= lo and hi <= 1.1, lambda lo, hi: hi < 0.9 or lo > 1.1),
+            "; ".join(parts)))
     one = rows.get("sha256/threads=1")
     if one and one["measured"]:
-        out.append(Check(
-            f"Absolute speed is OpenSSL's on this CPU: every build hashes the document's 1 GiB in one thread faster "
-            f"than the document's {one['published']:g} s",
-            **settle(one["measured"].values(), lambda lo, hi: hi < one["published"],
-                     lambda lo, hi: lo >= one["published"]),
-            evidence=listed("seconds for the document's size, best of 3, median over trials [95% interval]",
-                            one["measured"].items()),
-            why=said["cpu-has-sha-extensions"]))
+        out.append(said.check(
+            "one-thread-faster-than-the-document",
+            settle(one["measured"].values(), lambda lo, hi: hi < one["published"],
+                   lambda lo, hi: lo >= one["published"]),
+            listed(said["one-thread-seconds-evidence"], one["measured"].items()),
+            why=said["why-this-cpu-hashes-faster"], published=f"{one['published']:g}"))
     return out
 
 
