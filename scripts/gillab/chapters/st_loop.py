@@ -12,7 +12,7 @@ def prose(df) -> list:
     the verdicts' (:func:`doc002.claims`: free-threaded / GIL time, paired by interleaved repeat),
     and a sentence holds only where its whole 95% interval says it."""
     from ..measure import interpreters
-    from ..judge.prose import Check, interval, inverted, settle
+    from ..judge.prose import interval, inverted, settle
 
     said = chapter_words("st_loop")     # the words cell of its text
 
@@ -24,18 +24,18 @@ def prose(df) -> list:
     if twin and doc002.pair_label((twin, free)) in pair:
         # the verdicts' ratio is free / twin: the sentence's twin / free is its inverse
         m = inverted(pair[doc002.pair_label((twin, free))])
-        out.append(Check(
-            f"`{twin}` / `{free}` isolates the GIL on one binary: for a single thread, holding an uncontested "
-            "GIL costs almost nothing (within 5%)",
-            **settle([m], lambda lo, hi: 0.95 <= lo and hi <= 1.05, lambda lo, hi: hi < 0.95 or lo > 1.05),
-            evidence=f"median of per-repeat ratios [95% interval]: {twin} / {free} = {interval(m, '.3f')}"))
+        out.append(said.check(
+            "uncontested-gil-costs-almost-nothing",
+            settle([m], lambda lo, hi: 0.95 <= lo and hi <= 1.05, lambda lo, hi: hi < 0.95 or lo > 1.05),
+            said.fill("twin-over-free-evidence", twin=twin, free=free, ratio=interval(m, ".3f")),
+            twin=twin, free=free))
     if doc002.pair_label((gil, free)) in pair:
         m = pair[doc002.pair_label((gil, free))]
-        out.append(Check(
-            "The free-threaded build pays a single-thread cost on this loop",
-            **settle([m], lambda lo, hi: lo > 1.0, lambda lo, hi: hi <= 1.0),
-            evidence=f"median of per-repeat ratios [95% interval]: {free} / {gil} = {interval(m, '.3f')}",
-            why=said["comes-from-biased-reference"]))
+        out.append(said.check(
+            "free-threaded-pays-one-thread-cost",
+            settle([m], lambda lo, hi: lo > 1.0, lambda lo, hi: hi <= 1.0),
+            said.fill("free-over-gil-evidence", free=free, gil=gil, ratio=interval(m, ".3f")),
+            why=said["why-free-threading-costs"]))
     return out
 
 
