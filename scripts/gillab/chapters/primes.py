@@ -12,7 +12,7 @@ def prose(df) -> list:
     the pool over one thread is the inverse of the verdicts' time ratio (the conclusions of
     claims.csv, ``primes/conclusion/...``: pool / one thread, same build), and a sentence holds only
     where its whole 95% interval says it."""
-    from ..judge.prose import Check, cores_of, gil_by_condition, inverted, listed, settle
+    from ..judge.prose import cores_of, gil_by_condition, inverted, listed, settle
 
     said = chapter_words("primes")     # the words cell of its text
 
@@ -22,21 +22,19 @@ def prose(df) -> list:
     out = []
 
     def shown(got):
-        return listed("speedup of the pool over one thread (median time in one thread / over the pool) "
-                      "[95% interval]", got.items())
+        return listed(said["pool-speedup-evidence"], got.items())
     gil = {c: m for c, m in speed.items() if gil_on[c]}
     if gil:
-        out.append(Check("With the GIL, the pool is no faster than one thread, as the document found",
-                         **settle(gil.values(), lambda lo, hi: hi <= 1.05, lambda lo, hi: lo > 1.05),
-                         evidence=shown(gil)))
+        out.append(said.check("gil-pool-no-faster",
+                              settle(gil.values(), lambda lo, hi: hi <= 1.05, lambda lo, hi: lo > 1.05),
+                              shown(gil)))
     free = {c: m for c, m in speed.items() if not gil_on[c]}
     cores = cores_of(df, "primes")
     if free and cores:
-        out.append(Check(f"Without the GIL the pool is faster, but its speedup is bounded by the {cores} cores of "
-                         "the machine that measured it",
-                         **settle(free.values(), lambda lo, hi: 1.2 <= lo and hi <= cores * 1.05,
-                                  lambda lo, hi: hi < 1.2 or lo > cores * 1.05),
-                         evidence=shown(free), why=said["document-machine-had-more"]))
+        out.append(said.check("free-threaded-pool-bounded-by-cores",
+                              settle(free.values(), lambda lo, hi: 1.2 <= lo and hi <= cores * 1.05,
+                                     lambda lo, hi: hi < 1.2 or lo > cores * 1.05),
+                              shown(free), why=said["why-the-documents-speedup-is-out-of-reach"], cores=cores))
     return out
 
 
