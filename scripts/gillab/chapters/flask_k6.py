@@ -206,7 +206,7 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each build against
     another is the verdicts' ratio (:func:`readings`: requests completed in the window, the median of
     per-repeat ratios), and a sentence holds only where its whole 95% interval says it."""
-    from ..judge.prose import Check, listed, settle, together
+    from ..judge.prose import listed, settle, together
 
     from ..measure import interpreters
 
@@ -223,28 +223,25 @@ def prose(df: pd.DataFrame) -> list:
         return stats.paired_ratio(_by_repeat(sel, a, col), _by_repeat(sel, b, col))
 
     def shown(sel, m, a, b):
-        return (f"{a} / {b}", m, f" (medians {_by_repeat(sel, a, col).median():,.0f} vs "
-                                 f"{_by_repeat(sel, b, col).median():,.0f})")
-    how = "requests completed in the window, median of per-repeat ratios [95% interval]"
+        return (said.fill("build-over-build", build=a, other=b), m,
+                " " + said.fill("medians-of-both", build=f"{_by_repeat(sel, a, col).median():,.0f}",
+                                other=f"{_by_repeat(sel, b, col).median():,.0f}"))
     for ep in ("io_fixed", "io"):
         sel = ok[ok["endpoint"] == ep]
         have = set(sel["condition"])
         if {gil, free, twin} <= have:
             ft, tw = more(sel, free, gil), more(sel, twin, gil)
-            out.append(Check(
-                f"On `/{ep}` the free-threaded *binary* completes more requests than `{gil}` whether its GIL is on "
-                "or off, so the difference comes from the build, not from the GIL",
-                **together(*(settle([m], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) for m in (ft, tw))),
-                evidence=listed(how, [shown(sel, ft, free, gil), shown(sel, tw, twin, gil)]),
-                why="" if ep == "io" else said["free-threaded-build-allocates"]))
+            out.append(said.check(
+                "free-threaded-binary-completes-more-gil-on-or-off",
+                together(*(settle([m], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) for m in (ft, tw))),
+                listed(said["requests-ratio-evidence"], [shown(sel, ft, free, gil), shown(sel, tw, twin, gil)]),
+                why="" if ep == "io" else said["why-the-build-not-the-gil"], endpoint=ep, gil=gil))
         elif {gil, free} <= have:
             ft = more(sel, free, gil)
-            out.append(Check(
-                f"On `/{ep}` the free-threaded build completes more requests than `{gil}`; whether the build or its "
-                f"missing GIL makes the difference needs `{twin}` on this endpoint, which this run's grid leaves "
-                "out (`-p full_grid=all` measures it)",
-                **settle([ft], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-                evidence=listed(how, [shown(sel, ft, free, gil)])))
+            out.append(said.check(
+                "free-threaded-completes-more-twin-not-measured",
+                settle([ft], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
+                listed(said["requests-ratio-evidence"], [shown(sel, ft, free, gil)]), endpoint=ep, gil=gil, twin=twin))
     return out
 
 
