@@ -387,30 +387,43 @@ def explorer(df: pd.DataFrame):
 CLAIMS_FROM_PROFILE = {"history": HISTORY}
 
 
+def _worded(measured: dict, labels) -> list[tuple[str, dict]]:
+    """The entries of a claim's ``measured`` (keyed by the verdicts' labels, :func:`claims`) under
+    the words' labels, in :func:`claims`' order: ``labels`` is (the verdicts' label, the words'),
+    one for every entry (one left without words is an error, never dropped from the evidence)."""
+    out = [(words, measured[label]) for label, words in labels if label in measured]
+    if len(out) != len(measured):
+        raise ValueError(f"b2_download: no words label for {sorted(set(measured) - {label for label, _ in labels})}")
+    return out
+
+
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each ratio is the
     verdicts' (:func:`claims`: paired by repeat), the CPU per second of two builds compared round by
     round, and a sentence holds only where its whole 95% interval says it."""
-    from ..judge.prose import Check, listed, settle
+    from ..judge.prose import listed, settle
+    from .doc002 import pair_label, pairs as gil_free_pairs
 
     said = chapter_words("b2_download")     # the words cell of its text
 
     rows = {r["claim_id"]: r for r in claims(df)}
-    how = "median of per-repeat ratios [95% interval]"
+    conds = [c for c in df["condition"].unique() if c != "curl"]     # as claims() reads them
     out = []
     many = rows.get("b2_download/nogil_speedup/many", {}).get("measured", {})
     if many:
         theirs = rows['b2_download/nogil_speedup/many']['published']
-        out.append(Check(
-            f"On loopback and 2 cores, nothing comes near the document's {theirs:g}x "
-            "for many files: no build pair at the tool's 10 threads reaches 3x",
-            **settle(many.values(), lambda lo, hi: hi < 3, lambda lo, hi: lo >= 3),
-            evidence=listed(f"speed-up of many files, free-threaded / GIL, {how}",
-                            sorted(many.items(), key=lambda kv: -kv[1]["median"]), ".2f", "x"),
-            why=said["nginx-answers-from-page"], key="nothing-near-the-documents-speed-up"))
+        t = _point_threads("b2_download/nogil_speedup/many")
+        got = _worded(many, [(f"{pair_label((gil, ft))} ({t} threads)",
+                              said.fill("pair-at-threads", gil=gil, free=ft, threads=t))
+                             for gil, ft in gil_free_pairs(conds)])
+        out.append(said.check(
+            "nothing-near-the-documents-speed-up",
+            settle(many.values(), lambda lo, hi: hi < 3, lambda lo, hi: lo >= 3),
+            listed(said["many-files-speed-up-evidence"], sorted(got, key=lambda kv: -kv[1]["median"]), ".2f", "x"),
+            why=said["why-loopback-gains-little"], theirs=f"{theirs:g}"))
     ok = df[(df["status"] == "ok") & (df["condition"] != "curl")] if "status" in df else df[df["condition"] != "curl"]
-    conds = set(ok["condition"])
-    pairs = [(g, f) for g, f in interpreters.pairs() if g in conds and f in conds]   # builds.toml [pairs]
+    have = set(ok["condition"])
+    pairs = [(g, f) for g, f in interpreters.pairs() if g in have and f in have]   # builds.toml [pairs]
     if pairs and "cpu_per_wall" in ok:
         point = ["scenario", "threads", "writer", "repeat"]
 
@@ -422,38 +435,43 @@ def prose(df: pd.DataFrame) -> list:
             return stats.paired_median(both.groupby(level="repeat").median() if len(both) else [])
         more = {(g, f): cpu(g, f) for g, f in pairs}
         med = ok.groupby("condition")["cpu_per_wall"].median()
-        out.append(Check(
-            "The builds without a GIL use more CPU per second of download than their GIL twins: their threads "
-            "really run at once",
-            **settle(more.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-            evidence=listed("CPU seconds per wall second, free-threaded / GIL, the median over rounds of each round's "
-                            "median ratio over the points [95% interval]",
-                            [(f"{f} / {g}", m, f" (medians {med[f]:.2f} vs {med[g]:.2f})") for (g, f), m in more.items()])))
+        out.append(said.check(
+            "free-threaded-uses-more-cpu",
+            settle(more.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
+            listed(said["cpu-per-second-evidence"],
+                   [(said.fill("free-over-gil", free=f, gil=g), m,
+                     " " + said.fill("medians-of-both", free=f"{med[f]:.2f}", gil=f"{med[g]:.2f}"))
+                    for (g, f), m in more.items()])))
     mp = rows.get("b2_download/mp_queue", {}).get("measured", {})
     if mp:
-        out.append(Check(
-            "A writer process fed by a `multiprocessing.Queue` is slower than a writer thread in every build and "
-            "scenario, as the document found",
-            **settle(mp.values(), lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
-            evidence=listed(f"speed with the process / with the thread, {how}", mp.items()),
-            why=said["pickles-every-chunk-through"]))
+        t = _point_threads("b2_download/mp_queue")
+        got = _worded(mp, [(f"{cond} ({scen}, {t} threads)", said.fill("build-in-case", build=cond, case=scen, threads=t))
+                           for cond in sorted(conds) for scen in sorted(df["scenario"].unique())])
+        out.append(said.check(
+            "writer-process-slower-than-thread",
+            settle(mp.values(), lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
+            listed(said["process-over-thread-evidence"], got),
+            why=said["why-a-writer-process-costs"]))
     return out
 
 
 def history_prose(df: pd.DataFrame) -> list:
     """The version sweep's sentences, each checked against its samples: the streams counted as
     observed, curl against the fastest build on its whole 95% interval (paired by repeat)."""
-    from ..judge.prose import Check, listed, settle
+    from ..judge.prose import listed, settle
+
+    said = chapter_words("b2_download")     # the words cell of its text
 
     out = []
     ok = df[df["condition"] != "curl"]
     streams = ok.groupby("scenario")["streams_per_file"].agg(["min", "max"])
     if len(streams):
-        out.append(Check(
-            "Both cases took the tool's parallel path: every file in two streams or more",
-            bool((streams["min"] >= 2).all()),
-            "streams per file: " + "; ".join(f"{sc} {int(r['min'])}" + (f" to {int(r['max'])}" if r["max"] != r["min"] else "")
-                                            for sc, r in streams.iterrows())))
+        out.append(said.check(
+            "both-cases-took-the-parallel-path", {"holds": bool((streams["min"] >= 2).all()), "open": False},
+            said.fill("streams-per-file-evidence", cases="; ".join(
+                said.fill("streams-of-a-case", case=sc, fewest=int(r["min"])) if r["max"] == r["min"] else
+                said.fill("streams-of-a-case-range", case=sc, fewest=int(r["min"]), most=int(r["max"]))
+                for sc, r in streams.iterrows()))))
     s = history_summary(df)
     curl = {sc: _by_repeat(df, "curl", sc, HISTORY_THREADS, "curl") for sc in set(s["scenario"])} if len(s) else {}
     curl = {sc: v for sc, v in curl.items() if len(v)}
@@ -463,13 +481,13 @@ def history_prose(df: pd.DataFrame) -> list:
         faster = {r["scenario"]: (r["condition"], stats.paired_ratio(
             curl.get(r["scenario"], pd.Series(dtype=float)),
             _by_repeat(df, r["condition"], r["scenario"], HISTORY_THREADS, "thread"))) for _, r in top.iterrows()}
-        out.append(Check(
-            "The server is not what limits any build: curl fetches the same files faster than the fastest build downloads them",
-            **settle([m for _, m in faster.values()], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-            evidence=listed("curl's MB/s over the fastest build's, median of per-repeat ratios [95% interval]", [
-                (f"{sc}: curl / {c}", m,
-                 f" (medians {curl[sc].median() if sc in curl else math.nan:,.0f} vs "
-                 f"{s.loc[(s['scenario'] == sc) & (s['condition'] == c), 'median'].iloc[0]:,.0f} MB/s)")
+        out.append(said.check(
+            "server-does-not-limit-any-build",
+            settle([m for _, m in faster.values()], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
+            listed(said["curl-over-fastest-build-evidence"], [
+                (said.fill("curl-over-build-in-case", case=sc, build=c), m,
+                 " " + said.fill("curl-and-build-medians", curl=f"{curl[sc].median() if sc in curl else math.nan:,.0f}",
+                                 build=f"{s.loc[(s['scenario'] == sc) & (s['condition'] == c), 'median'].iloc[0]:,.0f}"))
                 for sc, (c, m) in faster.items()])))
     return out
 
