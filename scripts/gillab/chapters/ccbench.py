@@ -397,10 +397,13 @@ def _gil_kinds(df: pd.DataFrame) -> dict:
     return {c: "old" if c in old else "new" if on else "none" for c, on in gil_by_condition(df).items()}
 
 
+def _plain(holds) -> dict:
+    """A sentence's outcome where it reads counts and means, without an interval: it holds or not."""
+    return {"holds": bool(holds), "open": False}
+
+
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..judge.prose import Check
-
     said = chapter_words("ccbench")     # the words cell of its text
 
     s = summary(df)
@@ -414,42 +417,39 @@ def prose(df: pd.DataFrame) -> list:
     out = []
     if new and math.isfinite(si_ms):
         vals = {c: float(mean[(c, "regex", "default")]) for c in new}
-        out.append(Check(f"With the new GIL, the echo thread next to a regex thread waits about one switch interval "
-                         f"({si_ms:g} ms), the time after which it may force a switch",
-                         all(si_ms <= v <= 2 * si_ms for v in vals.values()),
-                         "mean one-way time: " + "; ".join(f"{c} {v:.2f} ms" for c, v in vals.items())))
+        out.append(said.check(
+            "new-gil-waits-one-switch-interval", _plain(all(si_ms <= v <= 2 * si_ms for v in vals.values())),
+            said.fill("mean-one-way-time-evidence", times="; ".join(
+                said.fill("build-time", build=c, ms=f"{v:.2f}") for c, v in vals.items())),
+            interval=f"{si_ms:g}"))
     swept = [c for c in new if (c, "regex", "switch:0.001") in mean.index and (c, "regex", "switch:0.0001") in mean.index]
     if swept:
         v = {c: (float(mean[(c, "regex", "default")]), float(mean[(c, "regex", "switch:0.001")]),
                  float(mean[(c, "regex", "switch:0.0001")])) for c in swept}
-        out.append(Check("A shorter switch interval shortens that wait, but not in proportion: at 0.1 ms the echo "
-                         "thread still waits half a millisecond or more, five times the interval and more, since it "
-                         "can take the GIL only between two calls of task B's pattern, each of which holds it "
-                         "throughout",
-                         all(b < 0.75 * a and c >= 0.5 for a, b, c in v.values()),
-                         "mean at the default, 1 ms and 0.1 ms: " + "; ".join(
-                             f"{c} {a:.2f} / {b:.2f} / {d:.2f} ms" for c, (a, b, d) in v.items())))
+        out.append(said.check(
+            "shorter-interval-shortens-the-wait-not-in-proportion",
+            _plain(all(b < 0.75 * a and c >= 0.5 for a, b, c in v.values())),
+            said.fill("mean-at-three-intervals-evidence", times="; ".join(
+                said.fill("build-three-times", build=c, default=f"{a:.2f}", one=f"{b:.2f}", tenth=f"{d:.2f}")
+                for c, (a, b, d) in v.items()))))
     free = [c for c, k in kinds.items() if k == "none"]
     near = s[(s["test"] == "latency") & (s["threads"] >= 1) & (s["policy"] == "default") & s["condition"].isin(free)]
     if len(near):
         worst = near.groupby("condition")["mean"].max()
-        out.append(Check("Without a GIL the echo thread never waits for a lock: next to any task, with one or more "
-                         "threads computing, it answers within a millisecond",
-                         bool((worst < 1.0).all()),
-                         "longest mean one-way time over the tasks and thread counts: " + "; ".join(
-                             f"{c} {v:.2f} ms" for c, v in worst.items())))
+        out.append(said.check(
+            "free-threaded-echo-never-waits", _plain((worst < 1.0).all()),
+            said.fill("longest-mean-one-way-time-evidence", times="; ".join(
+                said.fill("build-time", build=c, ms=f"{v:.2f}") for c, v in worst.items()))))
     old = [c for c, k in kinds.items() if k == "old"]
     after = read_after_stop(df)
     if any(c in after for c in old):
         v = {c: after[c] for c in old if c in after}
-        out.append(Check("Under the old GIL, ccbench's own latency test next to a regex thread measures its own window: "
-                         "nearly every ping sent while that thread computes is read only once it stops, 3 s after "
-                         "the release, so the tool's mean is the mean time from a ping to that stop, not a wait the "
-                         "GIL would end by itself",
-                         all(a >= 0.9 * n for a, n, _ in v.values()),
-                         "pings sent while the threads computed and read only after they stopped: " + "; ".join(
-                             f"{c} {a} of {n} (stopped a median {st:.2f} s after the release)" for c, (a, n, st) in v.items()),
-                         why=said["protocol-window-tool-threads"]))
+        out.append(said.check(
+            "old-gil-tool-measures-its-own-window", _plain(all(a >= 0.9 * n for a, n, _ in v.values())),
+            said.fill("read-only-after-stop-evidence", builds="; ".join(
+                said.fill("build-read-after-stop", build=c, read=a, sent=n, stopped=f"{st:.2f}")
+                for c, (a, n, st) in v.items())),
+            why=said["why-the-window-is-the-tools"]))
     for c in old:
         pure = [t for t in ("pi", "countdown") if (c, t, "default") in mean.index
                 and any((n, t, "default") in mean.index for n in new)]
@@ -457,25 +457,22 @@ def prose(df: pd.DataFrame) -> list:
             pairs = {t: (float(mean[(c, t, "default")]),
                          min(float(mean[(n, t, "default")]) for n in new if (n, t, "default") in mean.index))
                      for t in pure}
-            out.append(Check(f"Next to one pure-Python thread, the old GIL ({c}) answers sooner than any build with the "
-                             "new GIL: it offers the lock every 100 ticks, the new one only after a whole switch interval",
-                             all(o < n for o, n in pairs.values()),
-                             "mean one-way time, old GIL / fastest new GIL: " + "; ".join(
-                                 f"{t} {o:.2f} / {n:.2f} ms" for t, (o, n) in pairs.items())))
+            out.append(said.check(
+                "old-gil-answers-sooner-next-to-pure-python", _plain(all(o < n for o, n in pairs.values())),
+                said.fill("old-over-fastest-new-evidence", tasks="; ".join(
+                    said.fill("task-old-and-new-times", task=t, old=f"{o:.2f}", new=f"{n:.2f}")
+                    for t, (o, n) in pairs.items())),
+                build=c))
         if (c, "regex", "default") in mean.index and new:
             starved = lat.set_index(["condition", "task", "policy"])["starved_share"]
             o = float(starved[(c, "regex", "default")])
             worst = max(float(mean[(n, "regex", "default")]) for n in new)
             new_starved = max(float(starved[(n, "regex", "default")]) for n in new)
-            out.append(Check(f"Next to a regex thread the old GIL ({c}) does not answer while the thread computes, where "
-                             "every build with the new GIL answers within milliseconds: between two of the old GIL's "
-                             "checks (every 100 ticks, a tick an instruction) task B makes many long C calls that hold "
-                             "the lock throughout, and the thread that drops it usually takes it back at once",
-                             o >= 0.9 and new_starved <= 0.01,
-                             f"pings with no answer within the bound while the thread computed: {c} {o:.0%} (their "
-                             "one-way time is the wait for the thread to stop, not a latency); new GIL builds at most "
-                             f"{new_starved:.0%}, the slowest answering in a mean {worst:.2f} ms",
-                             key="old-gil-silent-next-to-regex"))
+            out.append(said.check(
+                "old-gil-silent-next-to-regex", _plain(o >= 0.9 and new_starved <= 0.01),
+                said.fill("old-gil-silent-evidence", build=c, old=f"{o:.0%}", new=f"{new_starved:.0%}",
+                          slowest=f"{worst:.2f}"),
+                build=c))
     return out
 
 
