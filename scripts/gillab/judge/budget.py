@@ -169,27 +169,71 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
 
 
 PROBE_RUNS = 3          # samples of the probe: their median against the same point's in the times' campaign
+PROBE_POINT = {"threads": 1}
+PROBE_BUILDS = "3.13.5,3.9.10"      # the first of these built here is probed (today's GIL, else the era's)
 
 
-def speed_factor(profile: str = "default") -> tuple[float, str]:
+def probe_profile(profile: str) -> str:
+    """The countdown size a run of ``profile`` probes at: its own where countdown has one, else
+    (and for `verdicts`, whose countdown is `default`'s) `default`'s."""
+    from ..measure.profiles import ParameterError
+
+    if profile == "verdicts":
+        return "default"
+    try:
+        experiments.get("countdown").resolve(profile)
+        return profile
+    except ParameterError:
+        return "default"
+
+
+def pace_probe(profile: str = "default", build: str | None = None) -> dict:
+    """One pace probe: :data:`PROBE_RUNS` one-thread countdown samples at ``profile``'s size on
+    ``build`` (default: the first of :data:`PROBE_BUILDS` built here), with the load average and
+    the share of CPU time stolen over them (a few seconds).  The record a whole run keeps
+    (:mod:`gillab.judge.steadiness`): ``build``, ``point``, ``runs`` (seconds), ``median_s``,
+    ``loadavg``, ``cpu_steal_share``, ``at``, and ``cpu_times`` (where the stretch to the next
+    probe starts); ``error`` instead of runs where it could not measure."""
+    from ..measure import interpreters, metadata
+
+    exp = experiments.get("countdown")
+    p = exp.resolve(probe_profile(profile))
+    conds = [c for c in interpreters.select(build or PROBE_BUILDS) if interpreters.identify(c).available]
+    out = {"at": metadata.now(), "profile": probe_profile(profile), "point": dict(PROBE_POINT),
+           "config_id": exp.config_id(p), "build": conds[0].id if conds else build, "loadavg": metadata.loadavg()}
+    start = metadata.cpu_times()
+    if not conds:
+        return out | {"error": f"none of {build or PROBE_BUILDS} is built here", "cpu_times": start}
+    try:
+        runs = [exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s for _ in range(PROBE_RUNS)]
+    except Exception as exc:   # noqa: BLE001 - a probe that breaks is recorded, the run goes on
+        return out | {"error": f"{type(exc).__name__}: {exc}", "cpu_times": metadata.cpu_times()}
+    end = metadata.cpu_times()
+    return out | {"runs": [round(r, 4) for r in runs], "median_s": round(statistics.median(runs), 4),
+                  "cpu_steal_share": metadata.steal_share(start, end), "cpu_times": end}
+
+
+def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[float, str]:
     """How much slower (above 1) or faster this machine runs now than the campaign the forecast reads
-    its times from: three countdown samples of one thread at ``profile``'s size, on the first GIL
-    build of today's pair or the era built here, against that campaign's median at the same
-    point (a few seconds).  (1.0, why) where nothing can be compared."""
+    its times from: a pace probe (:func:`pace_probe`: three countdown samples of one thread at
+    ``profile``'s size, on the first GIL build of today's pair or the era built here; ``probe``, one
+    already taken, where its build is that one) against that campaign's median at the same point (a
+    few seconds).  (1.0, why) where nothing can be compared."""
     from ..measure import interpreters
 
     exp = experiments.get("countdown")
-    p = exp.resolve(profile)
-    point = {"threads": 1}
-    for cond in interpreters.select("3.13.5,3.9.10"):
+    prof = probe_profile(profile)
+    t = timing("countdown", exp.config_id(exp.resolve(prof)), None, prof)
+    for cond in interpreters.select(PROBE_BUILDS):
         if not interpreters.identify(cond).available:
             continue
-        t = timing("countdown", exp.config_id(p), None, profile)
-        ref = t.per_point.get((cond.id, point_key(point)))
+        ref = t.per_point.get((cond.id, point_key(PROBE_POINT)))
         if not ref:
             continue
-        runs = [exp.run_sample(p, point, cond).wall_s for _ in range(PROBE_RUNS)]
-        factor = statistics.median(runs) / ref
+        got = probe if probe and probe.get("build") == cond.id and probe.get("median_s") else pace_probe(prof, cond.id)
+        if not got.get("median_s"):
+            continue
+        factor = got["median_s"] / ref
         return factor, (f"{cond.id}'s one-thread countdown ran {factor:.2f} x the time it took in {t.basis} "
                         f"(median of {PROBE_RUNS})")
     return 1.0, "no build and point to compare with: the times are read as they are"

@@ -1,0 +1,108 @@
+"""Whether a sitting was steady: the one rule that says whether a whole run may become the reference.
+
+A whole run (``gillab reproduce``) takes a pace probe (:func:`gillab.judge.budget.pace_probe`: a few
+one-thread countdown samples, the same that tell the forecast how fast this machine runs) at its
+start, between chapters or rounds once :data:`PROBE_EVERY_S` have passed since the last one, and
+at its end, each with the load average and the share of CPU time the hypervisor gave to other
+guests (*steal*) over the probe's samples and over the stretch since the probe before it.  They
+are kept in the run's record (``probes``).
+
+The rule (:func:`of`), fixed before any sitting was read against it:
+
+* **pace**: the slowest probe's median at most :data:`MOST_PACE_SPREAD` times the fastest's (a
+  machine that slowed down or sped up by more while it measured did not measure one thing);
+* **steal**: no stretch of the sitting (a probe's samples, or the time between two probes) lost
+  more than :data:`MOST_STEAL` of its CPU time to the hypervisor, nor the run as a whole;
+* at least :data:`FEWEST_PROBES` probes (its start and its end).
+
+It reads the record alone: it never names a CPU model, a machine or a campaign.  A record written
+before the probe existed holds none: its steadiness is *not recorded*, never inferred from its load
+or its steal alone.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# -- the rule, fixed before any sitting was judged by it -----------------------------------------
+MOST_PACE_SPREAD = 1.25    # the slowest probe's median over the fastest's, at most
+MOST_STEAL = 0.05          # the share of CPU time stolen over any stretch of the sitting, at most
+FEWEST_PROBES = 2          # a start and an end: one probe says nothing of drift
+PROBE_EVERY_S = 300.0      # between chapters or rounds, a probe once this long has passed since the last
+
+STEADY, NOT_STEADY, NOT_RECORDED = "steady", "not steady", "not recorded"
+
+
+@dataclass
+class Steadiness:
+    """What :func:`of` says of one whole run's record."""
+    outcome: str                 # STEADY, NOT_STEADY or NOT_RECORDED
+    probes: int                  # the probes that measured a pace
+    spread: float | None         # slowest probe median / fastest (None: fewer than two)
+    steal: float | None          # the largest steal share of any stretch (None: none recorded)
+    why: str                     # the rule's words for this record
+
+    @property
+    def may_be_reference(self) -> bool:
+        return self.outcome == STEADY
+
+
+def medians(record: dict) -> list[float]:
+    """The probes' medians (seconds) in ``record``, in the order they were taken; a probe that
+    failed (no build to probe, a sample that broke) has none."""
+    out = []
+    for p in record.get("probes") or []:
+        m = p.get("median_s")
+        if isinstance(m, (int, float)) and math.isfinite(m) and m > 0:
+            out.append(float(m))
+    return out
+
+
+def steal_shares(record: dict) -> list[float]:
+    """Every steal share ``record`` holds for a stretch of its sitting: each probe's own samples,
+    each stretch between two probes, and the run as a whole."""
+    out = []
+    for p in record.get("probes") or []:
+        for key in ("cpu_steal_share", "cpu_steal_share_since"):
+            if isinstance(p.get(key), (int, float)):
+                out.append(float(p[key]))
+    if isinstance(record.get("cpu_steal_share"), (int, float)):
+        out.append(float(record["cpu_steal_share"]))
+    return out
+
+
+def of(record: dict) -> Steadiness:
+    """The rule (see the module's words) applied to one whole run's record."""
+    if not record.get("probes"):
+        return Steadiness(NOT_RECORDED, 0, None, None,
+                          "no pace probe in its record (written before the probe existed)")
+    ms, steals = medians(record), steal_shares(record)
+    spread = max(ms) / min(ms) if len(ms) >= 2 else None
+    steal = max(steals) if steals else None
+    faults = []
+    if len(ms) < FEWEST_PROBES:
+        faults.append(f"{len(ms)} probe{'s' if len(ms) != 1 else ''} measured a pace, fewer than {FEWEST_PROBES}")
+    if spread is not None and spread > MOST_PACE_SPREAD:
+        faults.append(f"the slowest probe took {spread:.2f}x the fastest's time (at most {MOST_PACE_SPREAD:g}x)")
+    if steal is None:
+        faults.append("no steal share recorded")
+    elif steal > MOST_STEAL:
+        faults.append(f"{steal:.1%} of the CPU time was stolen over a stretch (at most {MOST_STEAL:.0%})")
+    if faults:
+        return Steadiness(NOT_STEADY, len(ms), spread, steal, "; ".join(faults))
+    return Steadiness(STEADY, len(ms), spread, steal,
+                      f"{len(ms)} probes within {spread:.2f}x of each other (at most {MOST_PACE_SPREAD:g}x), "
+                      f"at most {steal:.1%} stolen (at most {MOST_STEAL:.0%})")
+
+
+def rule_words() -> str:
+    """The rule in one sentence, for the pages that show it."""
+    return (f"a sitting may become the reference when its pace probes (taken at its start, at least every "
+            f"{PROBE_EVERY_S / 60:g} minutes between chapters, and at its end) are at least {FEWEST_PROBES}, the "
+            f"slowest one's median at most {MOST_PACE_SPREAD:g}x the fastest's, and no stretch of it, nor the "
+            f"whole run, lost more than {MOST_STEAL:.0%} of its CPU time to the hypervisor")
+
+
+def due(last_probe_at: float, now: float) -> bool:
+    """Whether a probe is due between two chapters or rounds (monotonic seconds)."""
+    return now - last_probe_at >= PROBE_EVERY_S

@@ -1,0 +1,112 @@
+"""Steadiness on record (:mod:`gillab.judge.steadiness`): a whole run takes pace probes at its start,
+between chapters every few minutes and at its end; one rule, reading the record alone, says whether
+the sitting may become the reference."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gillab import reproduce
+from gillab.judge import budget, steadiness
+from gillab.measure import campaigns, experiments
+
+
+def probe(median, steal=0.0, since=None, when="between"):
+    out = {"when": when, "build": "3.13.5", "runs": [median] * 3, "median_s": median, "loadavg": [0.5, 0.5, 0.5],
+           "cpu_steal_share": steal}
+    return out | ({} if since is None else {"cpu_steal_share_since": since})
+
+
+def record(*probes, steal=0.01):
+    return {"profile": "default", "started": "2026-12-01T00:00:00+00:00", "status": "complete",
+            "loadavg_start": [0.5], "loadavg_end": [0.6], "cpu_steal_share": steal, "probes": list(probes),
+            "speed_factor": 1.1, "speed": "3.13.5's one-thread countdown ran 1.10 x the time it took in campaign x",
+            "experiments": []}
+
+
+STEADY = record(probe(1.00, when="start"), probe(1.05, since=0.01), probe(1.10, since=0.02, when="end"))
+DRIFTING = record(probe(1.00, when="start"), probe(1.20, since=0.01), probe(1.30, since=0.01, when="end"))
+STOLEN = record(probe(1.00, when="start"), probe(1.02, since=0.08), probe(1.01, since=0.01, when="end"))
+
+
+def test_the_rule_passes_a_steady_sitting():
+    st = steadiness.of(STEADY)
+    assert st.outcome == steadiness.STEADY and st.may_be_reference
+    assert st.probes == 3 and st.spread == pytest.approx(1.10) and st.steal == pytest.approx(0.02)
+
+
+def test_the_rule_refuses_a_sitting_whose_pace_drifted():
+    st = steadiness.of(DRIFTING)
+    assert st.outcome == steadiness.NOT_STEADY and not st.may_be_reference
+    assert st.spread == pytest.approx(1.3) and "1.30x the fastest's time (at most 1.25x)" in st.why
+    # just within the rule, it passes: the edge belongs to the steady side
+    edge = record(probe(1.0, when="start"), probe(steadiness.MOST_PACE_SPREAD, since=0.0, when="end"))
+    assert steadiness.of(edge).outcome == steadiness.STEADY
+
+
+def test_the_rule_refuses_a_sitting_the_hypervisor_stole_from():
+    st = steadiness.of(STOLEN)
+    assert st.outcome == steadiness.NOT_STEADY and "8.0% of the CPU time was stolen" in st.why
+    # a stretch stolen inside one probe, or over the whole run, counts as much as one between probes
+    assert steadiness.of(record(probe(1.0, 0.06, when="start"), probe(1.0, since=0.0))).outcome == steadiness.NOT_STEADY
+    assert steadiness.of(record(probe(1.0), probe(1.0, since=0.0), steal=0.051)).outcome == steadiness.NOT_STEADY
+
+
+def test_a_record_without_probes_is_not_recorded_and_one_probe_is_too_few():
+    old = {k: v for k, v in STEADY.items() if k != "probes"}
+    assert steadiness.of(old).outcome == steadiness.NOT_RECORDED
+    one = steadiness.of(record(probe(1.0, when="start")))
+    assert one.outcome == steadiness.NOT_STEADY and "fewer than 2" in one.why
+    broken = record(probe(1.0, when="start"), {"when": "end", "error": "none of 3.13.5,3.9.10 is built here"})
+    assert steadiness.of(broken).outcome == steadiness.NOT_STEADY
+
+
+def test_the_rule_names_no_cpu():
+    import inspect
+
+    text = inspect.getsource(steadiness).lower()
+    assert not any(w in text for w in ("epyc", "xeon", "amd", "intel", "family", "cpu_model", "fingerprint"))
+
+
+def test_a_whole_run_records_its_probes_at_start_between_chapters_and_end(builds, data_dir, monkeypatch):
+    monkeypatch.setattr(experiments, "names", lambda: ["st_loop", "sha256"])
+    monkeypatch.setattr(steadiness, "PROBE_EVERY_S", 0.0)        # a probe before every chapter
+    path, failures = reproduce.reproduce("smoke", campaign="probed", render=False)
+    rec = json.loads(path.read_text())
+    assert failures == [] and rec["status"] == "complete"
+    probes = rec["probes"]
+    assert [p["when"] for p in probes] == ["start", "between", "between", "end"]
+    assert len({p["build"] for p in probes}) == 1                # one build, probe after probe
+    for p in probes:
+        assert len(p["runs"]) == budget.PROBE_RUNS and p["median_s"] > 0 and p["loadavg"]
+        assert p["profile"] == "smoke" and p["point"] == budget.PROBE_POINT and "cpu_times" not in p
+        assert 0.0 <= p["cpu_steal_share"] <= 1.0
+    assert "cpu_steal_share_since" not in probes[0]
+    assert all(0.0 <= p["cpu_steal_share_since"] <= 1.0 for p in probes[1:])
+    assert [p["after_s"] for p in probes] == sorted(p["after_s"] for p in probes)
+    assert steadiness.of(rec).probes == 4 and steadiness.of(rec).outcome != steadiness.NOT_RECORDED
+    # the probes are the run's, never a chapter's samples
+    assert {r["run_id"] for r in campaigns.load("probed").store("st_loop").rows()} == {rec["experiments"][0]["run_id"]}
+
+
+def test_a_probe_is_due_only_every_few_minutes(builds, data_dir, monkeypatch):
+    monkeypatch.setattr(experiments, "names", lambda: ["st_loop", "sha256"])
+    path, _ = reproduce.reproduce("smoke", campaign="quick", render=False)
+    assert [p["when"] for p in json.loads(path.read_text())["probes"]] == ["start", "end"]
+    assert steadiness.due(0.0, steadiness.PROBE_EVERY_S) and not steadiness.due(0.0, steadiness.PROBE_EVERY_S - 1)
+
+
+def test_the_forecasts_pace_is_the_start_probe(builds, monkeypatch):
+    """A timed run's pace is read from its first probe: no second probe at the start."""
+    def no_probe(*a, **k):
+        raise AssertionError("probed again")
+
+    exp = experiments.get("countdown")
+    t = budget.timing("countdown", exp.config_id(exp.resolve("default")))
+    ref = t.per_point.get(("3.13.5", budget.point_key(budget.PROBE_POINT)))
+    if not ref:
+        pytest.skip("no committed time of 3.13.5's one-thread countdown to compare with")
+    monkeypatch.setattr(budget, "pace_probe", no_probe)
+    factor, words = budget.speed_factor("verdicts", {"build": "3.13.5", "median_s": 2 * ref})
+    assert factor == pytest.approx(2.0) and "ran 2.00 x the time" in words
