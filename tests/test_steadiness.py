@@ -1,6 +1,6 @@
 """Steadiness on record (:mod:`gillab.judge.steadiness`): a whole run takes pace probes at its start,
 between chapters every few minutes and at its end; one rule, reading the record alone, says whether
-the sitting may become the reference."""
+the sitting may become the reference; the method chapter shows it beside each run's pace."""
 from __future__ import annotations
 
 import json
@@ -10,6 +10,7 @@ import pytest
 from gillab import reproduce
 from gillab.judge import budget, steadiness
 from gillab.measure import campaigns, experiments
+from gillab.present import timing
 
 
 def probe(median, steal=0.0, since=None, when="between"):
@@ -110,3 +111,48 @@ def test_the_forecasts_pace_is_the_start_probe(builds, monkeypatch):
     monkeypatch.setattr(budget, "pace_probe", no_probe)
     factor, words = budget.speed_factor("verdicts", {"build": "3.13.5", "median_s": 2 * ref})
     assert factor == pytest.approx(2.0) and "ran 2.00 x the time" in words
+
+
+def test_the_method_chapter_shows_each_campaigns_steadiness_beside_its_pace(data_dir, monkeypatch, tmp_path):
+    monkeypatch.setattr(timing, "timing_dir", lambda: tmp_path / "timing")
+    (tmp_path / "timing").mkdir()
+    for cid, rec in (("calm", STEADY), ("drifted", DRIFTING), ("old", {k: v for k, v in STEADY.items()
+                                                                          if k not in ("probes", "speed")})):
+        c = campaigns.create(cid)
+        (c.dir / "reproduce-2026-12-01T000000Z.json").write_text(json.dumps(rec | {"campaign": cid}))
+    campaigns.create("traces-only")
+    text = timing.steadiness_table()
+    row = {line.split(" | ")[0].strip("| `"): line for line in text.splitlines() if line.startswith("| `")}
+    assert set(row) == {"calm", "drifted", "old", "traces-only"}
+    assert "| 1.10x |" in row["calm"] and "| 3 (1.10x) | **steady**" in row["calm"]
+    assert "| 3 (1.30x) | **not steady**: the slowest probe took 1.30x" in row["drifted"]
+    assert row["old"].endswith("| not recorded | not recorded |") and "| 1.0% |" in row["old"]
+    assert "no whole-run record" in row["traces-only"]
+    assert steadiness.rule_words() in text
+
+
+def test_the_method_chapter_says_not_recorded_for_the_committed_runs_before_the_probe():
+    text = timing.steadiness_table()
+    for c in campaigns.all_campaigns():
+        assert f"| `{c.id}` |" in text
+    recs = timing.whole_run_records()
+    unprobed = sum(1 for rs in recs.values() for r in rs if not r.get("probes")) + sum(not rs for rs in recs.values())
+    assert unprobed and sum(line.endswith("| not recorded |") for line in text.splitlines()) == unprobed
+
+
+def test_the_method_chapter_includes_the_table_and_its_words_follow_the_rule():
+    import inspect
+    import re
+
+    from gillab.paths import repo_root
+    from gillab.present import book
+
+    method = (repo_root() / "book" / "method.md").read_text()
+    written = inspect.getsource(book.build_book)
+    for name in re.findall(r"\{include\} generated/([\w.]+)", method):
+        assert f'"{name}"' in written, f"book/method.md includes generated/{name}, which build_book never writes"
+    assert "generated/steadiness.md" in method
+    words = " ".join(method.split())
+    numbers = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 10: "ten"}
+    assert f"{numbers[budget.PROBE_RUNS]} one-thread countdown samples" in words
+    assert f"once {numbers[int(steadiness.PROBE_EVERY_S // 60)]} minutes have passed" in words

@@ -23,6 +23,7 @@ from .timing import (
     profile_minutes,
     reproduce_times,
     runs_by_design,
+    steadiness_table,
     straddling,
     timing_records,
 )
@@ -238,6 +239,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     gen = root / "book" / "generated"
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
+    (gen / "steadiness.md").write_text(steadiness_table())
     (gen / "conditions_table.md").write_text(conditions_table())
     from . import trace_view
 

@@ -514,6 +514,75 @@ def _plan_words(r: dict) -> str:
     return "; ".join(out) + "."
 
 
+def whole_run_records() -> dict[str, list[dict]]:
+    """Per campaign (every one in ``data/results/``, oldest first), the records of its whole runs
+    (``reproduce-*.json`` in its folder), oldest first; then those in ``data/timing/`` whose
+    campaign is not in ``data/results/`` (each with its ``file``)."""
+    from ..measure import campaigns
+
+    out: dict[str, list[dict]] = {}
+    seen = set()
+    for c in campaigns.all_campaigns():
+        recs = []
+        for path in sorted(c.dir.glob("reproduce-*.json")):
+            try:
+                recs.append(json.loads(path.read_text()) | {"file": path.name})
+            except ValueError:
+                continue
+        out[c.id] = sorted(recs, key=lambda r: r.get("started") or "")
+        seen |= {r["file"] for r in recs}
+    for f in sorted(timing_dir().glob("reproduce-*.json")):
+        if f.name not in seen:
+            rec = json.loads(f.read_text()) | {"file": f.name}
+            out.setdefault(rec.get("campaign") or "?", []).append(rec)
+    return out
+
+
+def _pace_cell(rec: dict) -> str:
+    """A whole run's pace against the times its forecast read, as its record says."""
+    speed = rec.get("speed") or ""
+    if rec.get("speed_factor") is None or not speed:
+        return "not recorded"
+    if speed.startswith("no build"):
+        return "not compared (no time to compare with)"
+    return f"{rec['speed_factor']:.2f}x"
+
+
+def steadiness_table() -> str:
+    """Each campaign's whole runs, their pace beside their steadiness (:mod:`gillab.judge.steadiness`):
+    the pace their forecast measured, the load average from start to end, the share of CPU time
+    stolen over the run, the pace probes (how many, the slowest over the fastest) and what the
+    rule says; a record written before the probe says *not recorded*, and a campaign without a
+    whole-run record says so (for the method chapter; computed when the book builds)."""
+    from ..judge import steadiness
+    from ..measure import campaigns
+
+    committed = {c.id for c in campaigns.all_campaigns()}
+    rows = ["| campaign | whole run | pace (x the time its forecast read) | load average, start → end "
+            "| CPU stolen, whole run | pace probes (slowest / fastest) | steadiness |", "|---|---|---|---|---|---|---|"]
+    for cid, recs in whole_run_records().items():
+        name = f"`{cid}`" + ("" if cid in committed else " (not in `data/results/`)")
+        if not recs:
+            rows.append(f"| {name} | no whole-run record in its folder | not recorded | not recorded | not recorded "
+                        "| not recorded | not recorded |")
+            continue
+        for r in recs:
+            st = steadiness.of(r)
+            load = " → ".join(str((r.get(k) or ["?"])[0]) for k in ("loadavg_start", "loadavg_end"))
+            steal = r.get("cpu_steal_share")
+            probes = ("not recorded" if st.outcome == steadiness.NOT_RECORDED else
+                      f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else ""))
+            verdict = st.outcome if st.outcome == steadiness.NOT_RECORDED else f"**{st.outcome}**: {st.why}"
+            rows.append(f"| {name} | `{r.get('profile')}`, {(r.get('started') or '?')[:16].replace('T', ' ')} "
+                        f"| {_pace_cell(r)} | {load} | {'not recorded' if steal is None else f'{steal:.1%}'} "
+                        f"| {probes} | {verdict} |")
+    return ("Every campaign's whole runs (`gillab reproduce`), their pace beside their steadiness, from the "
+            "records in each campaign's folder (and `data/timing/`): " + steadiness.rule_words() + " "
+            "(`gillab.judge.steadiness`, fixed before any sitting was read against it; it names no CPU). A record "
+            "written before the probe existed holds no probes: its steadiness is *not recorded*, whatever its load "
+            "and steal were.\n\n" + "\n".join(rows) + "\n")
+
+
 def builds_table() -> str:
     """Every build of builds.toml as a Markdown table, for the method chapter (narrow enough to
     read at 1300 px: the full sha256 and commit are in builds.toml)."""
