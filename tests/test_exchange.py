@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -429,3 +430,106 @@ def test_what_the_reference_measured_of_the_grids_is_read_from_its_run_files(mon
     assert verdicts.reference_grids() == "profile"
     monkeypatch.setattr(campaigns, "reference_id", lambda: FORMER_REFERENCE)
     assert verdicts.reference_grids() == "all"
+
+
+# -- across CPU models -----------------------------------------------------------------------------
+def _cpu(cid, model_name, family, model, cache):
+    return SimpleNamespace(id=cid, machine_record={"cpu_model": model_name, "cpu": {
+        "family": family, "model": model, "cache_per_core": cache}})
+
+
+@pytest.mark.parametrize("outcomes, group, within", [
+    (["agrees", "agrees"], "agrees", "the same"),
+    (["agrees", "inconclusive"], "agrees", "open"),            # an inconclusive campaign says nothing either way
+    (["agrees", "inconclusive", "agrees"], "agrees", "the same"),
+    (["agrees", "lower"], across.DIFFERS, "different"),        # the group has no outcome there
+    (["inconclusive", "inconclusive"], "inconclusive", "open"),
+    (["lower"], "lower", "not judged in both"),
+    (["not measured", "agrees"], "agrees", "not judged in both"),
+    (["not measured"], None, "not judged in both"),
+])
+def test_a_cpu_groups_outcome_is_its_campaigns_one_definite_outcome(outcomes, group, within):
+    assert across.group_outcome(outcomes) == group
+    assert across.within_group(outcomes) == within
+
+
+def test_pairs_of_cpu_groups_count_rows_definite_in_both_and_those_that_contradict(monkeypatch):
+    monkeypatch.setattr(campaigns, "reference_id", lambda: "a1")
+    cs = [_cpu("a1", "EPYC", 25, 17, "1024 KB"), _cpu("a2", "EPYC", 25, 17, "1024 KB"),
+          _cpu("b1", "EPYC", 25, 1, "512 KB"), _cpu("x1", "Xeon", 6, 207, "300 KB"),
+          SimpleNamespace(id="none", machine_record={})]
+    groups = across.cpu_groups(cs)
+    assert list(groups.values()) == [["a1", "a2"], ["b1"], ["x1"], ["none"]]     # the reference's group first
+    assert list(groups)[0] == "EPYC, family / model 25 / 17, cache 1024 KB" and across.NO_CPU in groups
+    rows = [{"claim_role": "judged"} | r for r in (
+        _row("a1", "A", "agrees", cond="same"), _row("a2", "A", "inconclusive", cond="same"),
+        _row("b1", "B", "agrees", cond="same"),
+        _row("a1", "A", "higher", cond="contradict"), _row("b1", "B", "agrees", cond="contradict"),
+        _row("a1", "A", "agrees", cond="flip"), _row("a2", "A", "lower", cond="flip"), _row("b1", "B", "agrees", cond="flip"),
+        _row("a1", "A", "inconclusive", cond="open"), _row("b1", "B", "lower", cond="open"),
+        _row("a1", "A", "agrees", cond="old"), _row("b1", "B", "agrees", cond="old", this_code=False),
+        _row("b1", "B", "agrees", cond="b-only"))]
+    rows += [{"claim_role": "control"} | _row("a1", "A", "agrees", cond="ctl"), {"claim_role": "control"}
+             | _row("b1", "B", "lower", cond="ctl")]
+    t = across.across_cpus(pd.DataFrame(rows), cs).set_index(["group", "beside"])
+    a, b = list(groups)[:2]
+    ab = t.loc[(a, b)]
+    # same: the same; contradict: different; flip (A has no outcome) and open: open; old: other code; ctl: a control
+    assert (ab["judged in both"], ab["definite in both"], ab["the same"], ab["different"], ab["open"]) == (4, 2, 1, 1, 2)
+    assert ab["other code (not counted)"] == 1 and ab["campaigns"] == "2 and 1"
+    aa = t.loc[(a, "itself (its campaigns)")]
+    assert (aa["judged in both"], aa["definite in both"], aa["the same"], aa["different"], aa["open"]) == (2, 1, 0, 1, 1)
+    assert t.loc[(b, list(groups)[2])]["judged in both"] == 0
+    assert len(t) == 4 * 5 // 2                                     # every pair of groups, and each group with itself
+
+
+def test_every_committed_campaign_is_in_one_cpu_group_read_from_its_metadata(committed):
+    cs, _, _ = committed
+    groups = across.cpu_groups(cs)
+    placed = [cid for ids in groups.values() for cid in ids]
+    assert sorted(placed) == sorted(c.id for c in cs) and len(placed) == len(set(placed))
+    assert "intel-xeon-2c-20261127T030022Z" in placed and across.NO_CPU not in groups
+    for c in cs:
+        cpu = c.machine_record["cpu"]
+        (g,) = [g for g, ids in groups.items() if c.id in ids]
+        assert g == (f"{c.machine_record['cpu_model']}, family / model {cpu['family']} / {cpu['model']}, "
+                     f"cache {cpu['cache_per_core']}")
+    assert list(groups.values())[0].count(REF) == 1                  # the reference's group first
+    # the reference's CPU model, the one before it, and the Intel Xeon: three groups
+    assert len(groups) == 3 and {c.machine_record["cpu"]["vendor"] for c in cs} == {"AuthenticAMD", "GenuineIntel"}
+    table = across.cpu_group_table(cs)
+    assert table["how many"].sum() == len(cs) and list(table["CPU group"]) == list(groups)
+
+
+def test_the_counts_across_cpu_groups_equal_a_direct_recount(committed):
+    cs, v, _ = committed
+    groups = across.cpu_groups(cs)
+    t = across.across_cpus(v, cs)
+    judged = v[v["this_code"] & (v["claim_role"] == "judged") & v["outcome"].isin(["agrees", "higher", "lower", "inconclusive"])]
+    definite = {"agrees", "higher", "lower"}
+
+    def outcomes(ids):
+        """(claim, build) -> {campaign: outcome} of the group's campaigns."""
+        out = {}
+        for r in judged[judged["campaign"].isin(ids)].itertuples():
+            out.setdefault((r.claim_id, r.condition), {})[r.campaign] = r.outcome
+        return out
+    names = list(groups)
+    for _, r in t.iterrows():
+        a = outcomes(groups[r["group"]])
+        if r["beside"].startswith("itself"):
+            keys = [k for k, o in a.items() if len(o) >= 2]
+            defs = [[x for x in a[k].values() if x in definite] for k in keys]
+            both, sure = len(keys), [d for d in defs if len(d) >= 2]
+        else:
+            b = outcomes(groups[r["beside"]])
+            keys = set(a) & set(b)
+            da = {k: {x for x in a[k].values() if x in definite} for k in keys}
+            db = {k: {x for x in b[k].values() if x in definite} for k in keys}
+            both, sure = len(keys), [da[k] | db[k] for k in keys if len(da[k]) == 1 and len(db[k]) == 1]
+        diff = sum(len(set(d)) > 1 for d in sure)
+        got = tuple(int(r[k]) for k in ("judged in both", "definite in both", "the same", "different", "open"))
+        assert got == (both, len(sure), len(sure) - diff, diff, both - len(sure)), r
+    assert len(t) == len(names) * (len(names) + 1) // 2
+    # the reference's CPU beside the one before it: rows definite in both to compare
+    assert t[(t["group"] == names[0]) & (t["beside"] == names[1])].iloc[0]["definite in both"] > 0

@@ -22,6 +22,11 @@ neighbours, its host), so a pooled interval would be narrower than the spread be
 Instead the kind's interval is the hull of its sittings' intervals (:func:`kind_interval`), judged
 against the same band: the spread between sittings widens the interval, never the band.  Judged
 so, the hull gives the kind's outcome above (``tests/test_exchange.py`` checks that the two agree).
+
+Coarser than a kind, a *CPU group* (:func:`cpu_groups`) holds the campaigns whose CPU has one model
+name, vendor family and model, and cache: every campaign is in exactly one, and each pair of groups
+is compared on the judged rows both decide (:func:`across_cpus`), a group's outcome being the one
+definite outcome its campaigns give (:func:`group_outcome`).
 """
 from __future__ import annotations
 
@@ -230,3 +235,132 @@ def apart(verdicts: pd.DataFrame) -> pd.DataFrame:
             .agg(rows=("claim_id", "size"), code_keys=("code_keys", lambda s: ", ".join(sorted({k for ks in s for k in ks}))))
             .reset_index()
             .assign(this_harness=lambda d: d["experiment"].map(now)))
+
+
+# -- machines grouped by CPU ----------------------------------------------------------------------
+# A machine kind (the fingerprint) also tells apart memory, flags and hypervisor; a CPU group is
+# coarser: the CPU's model name, its vendor family and model, and its cache, as each campaign's
+# run metadata records them (:func:`gillab.measure.metadata.cpu_details`).
+NO_CPU = "CPU not recorded"
+
+
+def cpu_of(c: campaigns.Campaign) -> dict[str, str]:
+    """A campaign's CPU as its machine record says: model name, family / model, cache (the
+    ``cache size`` of /proc/cpuinfo, else its L2 and L3); empty where not recorded."""
+    m = c.machine_record
+    cpu = m.get("cpu") or {}
+    caches = cpu.get("caches") or {}
+    cache = cpu.get("cache_per_core") or " ".join(f"{k} {caches[k]}" for k in ("L2", "L3") if k in caches)
+    out = {"model name": m.get("cpu_model") or "",
+           "family / model": (f"{cpu['family']} / {cpu['model']}" if cpu.get("family") is not None else ""),
+           "cache": cache or ""}
+    return out if any(out.values()) else {}
+
+
+def cpu_group(c: campaigns.Campaign) -> str:
+    """The name of a campaign's CPU group: 'AMD EPYC, family / model 25 / 17, cache 1024 KB'
+    (a field not recorded says so), or :data:`NO_CPU`."""
+    cpu = cpu_of(c)
+    if not cpu:
+        return NO_CPU
+    return (f"{cpu['model name'] or 'model name not recorded'}, family / model {cpu['family / model'] or 'not recorded'}, "
+            f"cache {cpu['cache'] or 'not recorded'}")
+
+
+def cpu_groups(cs: list[campaigns.Campaign] | None = None) -> dict[str, list[str]]:
+    """Every campaign (of :func:`counted`, unless given) in exactly one CPU group: group name ->
+    its campaigns' ids; the reference's group first, then by name, a CPU not recorded last."""
+    cs = counted() if cs is None else cs
+    out: dict[str, list[str]] = {}
+    for c in cs:
+        out.setdefault(cpu_group(c), []).append(c.id)
+    ref = campaigns.reference_id()
+    return dict(sorted(out.items(), key=lambda kv: (ref not in kv[1], kv[0] == NO_CPU, kv[0])))
+
+
+def group_outcome(outcomes) -> str | None:
+    """A CPU group's outcome for one claim x build from its campaigns' outcomes: the one definite
+    outcome where every definite one agrees (an inconclusive campaign says nothing either way);
+    :data:`DIFFERS` where two of its campaigns are definite on different sides (the group has no
+    outcome there); ``"inconclusive"`` where some judged it and none is definite; None where none
+    judged it."""
+    judged = [o for o in outcomes if o in JUDGED]
+    if not judged:
+        return None
+    definite = set(judged) & set(DEFINITE)
+    return DIFFERS if len(definite) > 1 else next(iter(definite)) if definite else "inconclusive"
+
+
+def within_group(outcomes) -> str:
+    """One CPU group's campaigns compared with each other for one claim x build, as
+    :func:`group_outcome` reads them (an inconclusive campaign says nothing either way): *the same*
+    where two or more are definite and all of those agree, *different* where two definite ones
+    differ, *open* where fewer than two are definite; :data:`NOT_BOTH` where fewer than two of its
+    campaigns judged it."""
+    judged = [o for o in outcomes if o in JUDGED]
+    if len(judged) < 2:
+        return NOT_BOTH
+    definite = [o for o in judged if o in DEFINITE]
+    return OPEN if len(definite) < 2 else DIFFERENT if len(set(definite)) > 1 else SAME
+
+
+def _judged(v: pd.DataFrame, this_code: bool = True) -> pd.DataFrame:
+    """The judged rows (claims on the builds they speak of, controls apart) with an outcome of a
+    judgement; measured with this checkout's code only, unless ``this_code`` is False."""
+    if v.empty:
+        return v
+    return v[(v["this_code"] | (not this_code)) & (v["claim_role"] == "judged") & v["outcome"].isin(JUDGED)]
+
+
+def _outcomes_by_group(v: pd.DataFrame, of: dict[str, str], this_code: bool = True) -> dict[str, dict]:
+    """Group -> (claim_id, condition) -> its campaigns' outcomes, of :func:`_judged`'s rows."""
+    j = _judged(v, this_code)
+    out: dict[str, dict] = {g: {} for g in dict.fromkeys(of.values())}
+    for _, r in j.iterrows():
+        if r["campaign"] in of:
+            out[of[r["campaign"]]].setdefault((r["claim_id"], r["condition"]), []).append(r["outcome"])
+    return out
+
+
+def across_cpus(v: pd.DataFrame, cs: list[campaigns.Campaign] | None = None) -> pd.DataFrame:
+    """For each pair of CPU groups (:func:`cpu_groups`), their judged rows measured with this
+    checkout's code compared: each group's outcome (:func:`group_outcome`; one whose campaigns
+    differ is not definite) set beside the other's by :func:`pair_outcome` and counted by
+    :func:`pair_counts` (judged in both, the same, different, open) with the rows definite in both,
+    and the rows judged in both but measured with other code in one (not counted); then each group
+    with itself: the rows judged in two or more of its campaigns, compared by :func:`within_group`.
+    ``v``: :func:`campaign_verdicts` of the same campaigns."""
+    groups = cpu_groups(cs)
+    of = {cid: g for g, ids in groups.items() for cid in ids}
+    per, anycode = _outcomes_by_group(v, of), _outcomes_by_group(v, of, this_code=False)
+    names = list(groups)
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i:]:
+            if a == b:
+                c = pair_counts(pd.DataFrame({"w": [within_group(o) for o in per[a].values()]}), "w")
+                other = sum(within_group(o) != NOT_BOTH for o in anycode[a].values()) - c["both"]
+            else:
+                both = set(per[a]) & set(per[b])
+                c = pair_counts([tuple("inconclusive" if o == DIFFERS else o
+                                       for o in (group_outcome(per[a][k]), group_outcome(per[b][k]))) for k in both])
+                other = len(set(anycode[a]) & set(anycode[b])) - len(both)
+            rows.append({"group": a, "beside": "itself (its campaigns)" if a == b else b,
+                         "campaigns": f"{len(groups[a])}" + ("" if a == b else f" and {len(groups[b])}"),
+                         "judged in both": c["both"], "definite in both": c[SAME] + c[DIFFERENT],
+                         SAME: c[SAME], DIFFERENT: c[DIFFERENT], OPEN: c[OPEN], "other code (not counted)": other})
+    return pd.DataFrame(rows, columns=["group", "beside", "campaigns", "judged in both", "definite in both",
+                                       SAME, DIFFERENT, OPEN, "other code (not counted)"])
+
+
+def cpu_group_table(cs: list[campaigns.Campaign] | None = None) -> pd.DataFrame:
+    """The CPU groups (:func:`cpu_groups`), one row each: model name, family / model, cache, and
+    its campaigns."""
+    cs = counted() if cs is None else cs
+    by_id = {c.id: c for c in cs}
+    rows = []
+    for g, ids in cpu_groups(cs).items():
+        cpu = cpu_of(by_id[ids[0]])
+        rows.append({"CPU group": g, **{k: cpu.get(k) or "not recorded" for k in ("model name", "family / model", "cache")},
+                     "campaigns": ", ".join(ids), "how many": len(ids)})
+    return pd.DataFrame(rows)
