@@ -181,6 +181,7 @@ def _package_copy(tmp_path: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("builds.toml", "profiles.toml"):
         shutil.copy2(ROOT / f, tmp_path / f)
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns("*.ipynb"))  # the registry
     return tmp_path / "scripts"
 
 

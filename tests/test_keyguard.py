@@ -53,6 +53,7 @@ def _checkout(tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(ROOT / "scripts" / "gillab", scripts / "gillab", ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("builds.toml", "profiles.toml"):
         shutil.copy2(ROOT / f, tmp_path / f)
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns("*.ipynb"))  # the registry
     results = tmp_path / "data" / "results"
     results.mkdir(parents=True)
     ref = (ROOT / "data" / "results" / "REFERENCE").read_text().strip()

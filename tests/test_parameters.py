@@ -113,6 +113,54 @@ def test_a_verdicts_table_that_changes_what_is_measured_is_refused(monkeypatch):
         get("countdown").resolve("verdicts")
 
 
+def test_no_experiment_declares_tables_profiles_toml_already_holds():
+    """Today every chapter's tables are in profiles.toml: none falls back to its module (a new
+    chapter may, until its sizes are tuned there), so the method sections say profiles.toml."""
+    from gillab.measure import profiles
+    from gillab.measure.experiments import names
+
+    for name in names():
+        assert profiles.declared(name) == {}, name
+        assert {profiles.table_source(name, p) for p in ("smoke", "default", "verdicts", "seed")} == {"profiles.toml"}
+
+
+def test_a_profile_table_profiles_toml_lacks_falls_back_to_the_experiments_own(tmp_path, monkeypatch):
+    """A profile with no [<name>.<profile>] table in profiles.toml takes the one the experiment's
+    module declares beside its class (PROFILES, read as data, never imported); a table in
+    profiles.toml wins; the verdicts profile extends default's wherever each comes from; neither
+    place: refused, naming both; a PROFILES that is not data: refused."""
+    from gillab.measure import profiles
+    from gillab.measure.experiments import get
+
+    real = profiles.load_profiles()
+    monkeypatch.setattr(profiles, "load_profiles",
+                        lambda: {**real, "countdown": {"seed": real["countdown"]["seed"]}})
+    monkeypatch.setattr(profiles, "EXPERIMENTS_DIR", tmp_path)
+    module = tmp_path / "countdown.py"
+    module.write_text('"""A module that declares its tables."""\nimport os\n\nPROFILES = {\n'
+                      '    "smoke": {"threads": [1, 3], "total_decrements": 30_000, "repeats": 1, "timeout": 60},\n'
+                      '    "default": {"threads": [1, 2], "total_decrements": 40_000, "repeats": 7, "timeout": 60},\n'
+                      '    "verdicts": {"repeats": 9},\n'
+                      '    "seed": {"threads": [1], "total_decrements": 1, "repeats": 1, "timeout": 1},\n}\n')
+    exp = get("countdown")
+    assert exp.resolve("smoke")["threads"] == [1, 3] and exp.resolve("smoke")["total_decrements"] == 30_000
+    v = exp.resolve("verdicts")
+    assert v["repeats"] == 9 and v["total_decrements"] == 40_000
+    assert exp.resolve("seed")["total_decrements"] == 100_000_000          # profiles.toml's table wins
+    assert profiles.table_source("countdown", "smoke") == "gillab/measure/experiments/countdown.py (PROFILES)"
+    assert profiles.table_source("countdown", "seed") == "profiles.toml"
+    module.write_text('PROFILES = {"smoke": {"threads": [1, 2]}}\n')
+    with pytest.raises(ParameterError, match=r"profiles.toml has no \[countdown.default\] table, and "
+                                             r"gillab/measure/experiments/countdown.py declares none in PROFILES"):
+        exp.resolve("default")
+    module.write_text('PROFILES = {"smoke": dict(threads=[1, 2])}\n')
+    with pytest.raises(ParameterError, match="PROFILES is read as data, as profiles.toml is"):
+        exp.resolve("smoke")
+    module.write_text('PROFILES = {"fast": {"threads": [1, 2]}}\n')
+    with pytest.raises(ParameterError, match="PROFILES maps a profile .* to its table of parameters, not 'fast'"):
+        exp.resolve("smoke")
+
+
 def test_the_verdicts_profile_gives_every_judged_claim_the_runs_its_interval_needs():
     """On the reference campaign's verdict rows, each judged claim's estimand (and the
     document's statistic: a best of 3 is trials of 3 runs) needs some runs per point and build;

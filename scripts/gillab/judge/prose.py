@@ -81,7 +81,7 @@ def words(experiment: str) -> Words:
     from ..measure import experiments
     from ..paths import notebooks_dir
 
-    path = notebooks_dir() / experiments.get(experiment).notebook
+    path = notebooks_dir() / experiments.notebook(experiment)
     return Words(f"notebooks/{path.name}", parse_words(path.read_text(), f"notebooks/{path.name}"))
 
 

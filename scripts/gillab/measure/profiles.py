@@ -5,10 +5,13 @@ value out of range raises :class:`ParameterError` naming the parameter and what 
 """
 from __future__ import annotations
 
+import ast
+import functools
 import json
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from ..paths import repo_root
@@ -97,21 +100,81 @@ def load_profiles() -> dict:
         raise ParameterError(f"cannot read {path.name}: {exc.strerror or exc}") from None
 
 
+MODULE_TABLES = "PROFILES"   # what an experiment's module names the tables it declares
+EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
+
+
+def declared(experiment: str) -> dict[str, dict]:
+    """The profile tables ``experiment``'s module declares beside its class: its ``PROFILES``, a
+    literal ``{profile: {parameter: value}}`` (what a ``[<experiment>.<profile>]`` table of
+    ``profiles.toml`` would hold), read as data from ``gillab/measure/experiments/<experiment>.py``,
+    never imported (outside the class, the code key never reads it: a profile's sizes choose
+    samples, they do not shape one); {} where it declares none."""
+    path = EXPERIMENTS_DIR / f"{experiment}.py"
+    if not experiment.isidentifier() or not path.is_file():
+        return {}
+    st = path.stat()
+    return {k: dict(v) for k, v in _declared(str(path), st.st_mtime_ns, st.st_size).items()}
+
+
+@functools.lru_cache(maxsize=64)
+def _declared(path: str, mtime_ns: int, size: int) -> dict[str, dict]:
+    name = Path(path).name
+    for node in ast.parse(Path(path).read_text()).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        if not (isinstance(target, ast.Name) and target.id == MODULE_TABLES) or node.value is None:
+            continue
+        try:
+            out = ast.literal_eval(node.value)
+        except ValueError:
+            raise ParameterError(f"{name}: {MODULE_TABLES} is read as data, as profiles.toml is: write it as a literal "
+                                 "{profile: {parameter: value}}") from None
+        bad = [p for p, t in out.items() if p not in PROFILES or not isinstance(t, dict)] if isinstance(out, dict) else [out]
+        if bad:
+            raise ParameterError(f"{name}: {MODULE_TABLES} maps a profile ({', '.join(PROFILES)}) to its table of "
+                                 f"parameters, not {bad[0]!r}")
+        return out
+    return {}
+
+
+def tables(experiment: str) -> dict[str, dict]:
+    """``experiment``'s profile tables: each ``[<experiment>.<profile>]`` of ``profiles.toml``, and
+    for a profile it has no table of, the one the experiment's module declares (:func:`declared`),
+    so a new chapter's sizes may live in its own module until they are tuned here."""
+    return declared(experiment) | load_profiles().get(experiment, {})
+
+
+def table_source(experiment: str, profile: str) -> str:
+    """Where ``experiment``'s table of ``profile`` comes from, in words: ``profiles.toml`` or the
+    experiment's module (:func:`tables`); '' where neither has it."""
+    if profile in load_profiles().get(experiment, {}):
+        return "profiles.toml"
+    if profile in declared(experiment):
+        return f"gillab/measure/experiments/{experiment}.py ({MODULE_TABLES})"
+    return ""
+
+
+def _lacks(experiment: str, profile: str) -> str:
+    return (f"profiles.toml has no [{experiment}.{profile}] table, and gillab/measure/experiments/{experiment}.py "
+            f"declares none in {MODULE_TABLES}")
+
+
 def profile_values(experiment: str, profile: str) -> dict:
     if profile not in PROFILES:
         raise ParameterError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    table = load_profiles().get(experiment, {})
+    table = tables(experiment)
     if profile not in table:
-        raise ParameterError(f"profiles.toml has no [{experiment}.{profile}] table")
+        raise ParameterError(_lacks(experiment, profile))
     if profile != "verdicts":
         return dict(table[profile])
     extra = dict(table[profile])
     bad = sorted(set(extra) - set(RUN_SIZE))
     if bad:
-        raise ParameterError(f"profiles.toml [{experiment}.verdicts] sets {', '.join(bad)}: the verdicts profile is "
-                             f"default's configuration with more runs, and may set only {', '.join(RUN_SIZE)}")
+        raise ParameterError(f"{table_source(experiment, profile)} [{experiment}.verdicts] sets {', '.join(bad)}: the "
+                             "verdicts profile is default's configuration with more runs, and may set only "
+                             f"{', '.join(RUN_SIZE)}")
     if "default" not in table:
-        raise ParameterError(f"profiles.toml has no [{experiment}.default] table for [{experiment}.verdicts] to extend")
+        raise ParameterError(f"{_lacks(experiment, 'default')} for [{experiment}.verdicts] to extend")
     base = dict(table["default"])
     if "repeats" in extra and "max_repeats" not in extra:
         base.pop("max_repeats", None)      # a number of repeats asked for is that number

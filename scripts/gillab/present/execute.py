@@ -40,7 +40,7 @@ _WORKER: dict = {}
 def notebook_files() -> dict[str, str]:
     """Chapter name -> its text notebook (:mod:`gillab.present.notebooks`), in the book's order (the
     registry's), then the appendix."""
-    return {name: experiments.get(name).notebook for name in experiments.names()} | APPENDIX
+    return {name: experiments.notebook(name) for name in experiments.names()} | APPENDIX
 
 
 def executed_name(name: str) -> str:

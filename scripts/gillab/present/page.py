@@ -240,7 +240,7 @@ class Chapter:
     # -- the common sections -----------------------------------------------------------------
     def _parameters_text(self) -> str:
         lines = [f"**{self.exp.title}**, profile `{self.profile}`, configuration `{self.config_id}`. Defaults come "
-                 "from the profile in `profiles.toml`; a value set in the parameters cell (or with papermill's `-p`) "
+                 f"from {self._profile_source()}; a value set in the parameters cell (or with papermill's `-p`) "
                  "overrides it, and unknown names or impossible values stop the notebook before anything is measured:",
                  ""]
         lines += [f"- `{k}` = `{v}`" for k, v in self.params.items()]
@@ -261,6 +261,18 @@ class Chapter:
                       + f", the runs their verdicts need; every other point "
                       f"{self.params['rest_repeats']} (`rest_repeats`, `claim_grid`, `claim_builds`)."]
         return "\n".join(lines)
+
+    def _profile_source(self) -> str:
+        """Where the profile's values come from: ``profiles.toml``, or, for a table it lacks, the
+        tables the experiment's module declares (:func:`gillab.measure.profiles.tables`), said so."""
+        from ..measure.profiles import table_source
+
+        used = [self.profile] + (["default"] if self.profile == "verdicts" else [])
+        elsewhere = [(p, table_source(self.exp.name, p)) for p in used if table_source(self.exp.name, p) != "profiles.toml"]
+        if not elsewhere:
+            return "the profile in `profiles.toml`"
+        return "the profile's tables that " + "; ".join(
+            f"`{where}` declares (`{p}`: `profiles.toml` has no `[{self.exp.name}.{p}]` table)" for p, where in elsewhere)
 
     def _data_text(self) -> str:
         how = (f"This notebook measured first (`measure=True`), through the code of `gillab measure`: "
@@ -624,7 +636,8 @@ class Chapter:
             f"(`{LIVE_NOTEBOOK}`): choose this chapter ({self.exp.title}) and the explorer re-plots from any "
             "campaign's samples as you move its controls, and measures a small sweep on request (*measure now*: "
             "the smoke profile with your values, into your campaign, with a progress bar). This "
-            f"notebook opened in JupyterLab (`notebooks/{notebooks.ipynb_name(self.exp.notebook)}`, `live = True`) "
+            f"notebook opened in JupyterLab (`notebooks/{notebooks.ipynb_name(experiments.notebook(self.exp.name))}`, "
+            "`live = True`) "
             "shows the same explorer below; in the static book it is not shown, as it needs a kernel."))
         if self.live:
             from . import live
@@ -656,7 +669,7 @@ class Chapter:
 
     def rerun_command(self) -> str:
         """The exact papermill command that measures this notebook again with these parameters."""
-        name = notebooks.ipynb_name(self.exp.notebook)
+        name = notebooks.ipynb_name(experiments.notebook(self.exp.name))
         nb = f"notebooks/{name}"   # written from the text notebook by `gillab notebooks`
         out = f"book/generated/{name}"
         args = ["papermill", nb, out, "-p", "profile", self.profile, "-p", "measure", "True",

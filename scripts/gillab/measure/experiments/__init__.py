@@ -1,4 +1,4 @@
-"""The experiments, in the book's order: one explicit list, imported on demand.
+"""The experiments, in the book's order: read from the chapters' notebooks, imported on demand.
 
 Each name is a module of this package that holds ``EXPERIMENT`` (an
 :class:`~gillab.measure.protocol.Experiment`): what a sample is, its parameters and points, how
@@ -6,21 +6,53 @@ one is taken.  How its chapter reads the samples is the module of the same name 
 :mod:`gillab.chapters`; nothing here imports it.  Families share a module: ``echo`` (the echo
 server and its client, for convoy, switch_interval, affinity, data_race and fib_server).
 
-Adding a chapter = a workload (``measure/workloads/<name>.py``), a module here and its name below,
-a module in ``gillab/chapters/`` (its ``ANALYSIS``), a text notebook (``notebooks/NN_<name>.md``, NN
-its place below), a profile table in ``profiles.toml``, its claims in
-``data/reference/claims.csv`` (and the published tables they derive from); the table of contents
-is generated from this list and the README and introduction are checked against it.
+The registry is not typed anywhere: :data:`NAMES` is every text notebook ``notebooks/NN_<name>.md``
+with ``NN`` below :data:`APPENDIX_FROM` whose ``<name>`` is a module of this package, in the order of
+their ``NN`` (:func:`chapter_notebooks`).  Every list of chapters is made from it: the table of
+contents, the README's chapter table and the introduction's list (written by ``gillab notebooks`` and
+``gillab book``, :mod:`gillab.present.book`; the tests check the committed files are what they
+write), the book's pages, the plan and the verdicts.
+
+Adding a chapter = five files:
+
+1. a workload, ``measure/workloads/<name>.py`` (stdlib only, one fresh process a sample);
+2. its experiment, a module here, ``<name>.py``, holding ``EXPERIMENT`` and, where ``profiles.toml``
+   gets no ``[<name>.<profile>]`` tables, ``PROFILES``: the smoke, default, verdicts and seed tables
+   it falls back to, as literal data beside the class (:func:`gillab.measure.profiles.tables`);
+3. how its chapter reads the samples, ``gillab/chapters/<name>.py``, holding ``ANALYSIS``;
+4. its text notebook, ``notebooks/NN_<name>.md``: ``NN`` is its place in the book, and its front
+   matter's ``gillab: tagline:`` is the line the README and the introduction give it;
+5. its claims: rows of ``data/reference/claims.csv`` (and the table of published numbers they
+   derive from, where they read one).
 """
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
+from ...paths import notebooks_dir
 from ..profiles import ParameterError
 
-NAMES = ("countdown", "sha256", "convoy", "switch_interval", "affinity", "data_race", "ccbench",
-         "st_loop", "file_io", "primes", "flask_k6", "fib_server", "thread_memory", "stall",
-         "b2_download")
+# notebooks numbered from here on are the appendix (98_machines, 99_verdicts), no experiment's
+APPENDIX_FROM = 90
+
+
+def chapter_notebooks(folder: Path | None = None) -> dict[str, str]:
+    """Every chapter -> its text notebook's file name, in the book's order: each
+    ``NN_<name>.md`` of ``folder`` (the notebooks) with ``NN`` below :data:`APPENDIX_FROM` whose
+    ``<name>`` is a module of this package, ordered by ``NN`` (two notebooks of one number: by name;
+    the tests refuse it)."""
+    here = Path(__file__).resolve().parent
+    found = []
+    for path in (folder or notebooks_dir()).glob("[0-9][0-9]_*.md"):
+        number, name = int(path.name[:2]), path.stem[3:]
+        if number < APPENDIX_FROM and not name.startswith("_") and (here / f"{name}.py").is_file():
+            found.append((number, name, path.name))
+    return {name: notebook for _, name, notebook in sorted(found)}
+
+
+NOTEBOOKS = chapter_notebooks()
+NAMES = tuple(NOTEBOOKS)
 
 # the book's parts: a document's number -> its caption
 DOCUMENTS = {
@@ -48,13 +80,8 @@ def names() -> list[str]:
     return list(NAMES)
 
 
-def waits(name: str, p: dict, point: dict) -> float:
-    """The seconds a sample of ``name`` at ``point`` spends waiting out its protocol (a counting
-    window, a warm-up, a load tool's duration), which a slower machine does not lengthen: its
-    module's ``waits(p, point)``, 0 for a chapter whose samples last as long as their work.
-
-    Only the forecast of a run reads it (:mod:`gillab.judge.budget`): it lives beside the
-    experiment, outside the class, so that the code key (:mod:`gillab.measure.codekey`) never
-    reads it."""
-    fn = getattr(importlib.import_module(f"{__name__}.{known(name)}"), "waits", None)
-    return float(fn(p, point)) if fn is not None else 0.0
+def notebook(name: str) -> str:
+    """The file name of ``name``'s text notebook in ``notebooks/`` (``01_countdown.md``): where
+    the registry found the chapter.  An experiment that names its ``notebook`` names this one
+    (the tests check it)."""
+    return NOTEBOOKS[known(name)]
