@@ -11,7 +11,7 @@ import pytest
 
 from gillab import chapters
 from gillab.judge import analysis
-from gillab.present import book, execute, notebooks, page
+from gillab.present import contents, execute, notebooks, page
 from gillab.measure import experiments
 from gillab.paths import notebooks_dir
 from gillab.measure.store import ExperimentStore, infer_type
@@ -192,7 +192,8 @@ def test_every_experiment_module_is_registered_and_complete():
     assert modules == readings == set(experiments.names())
     for name in experiments.names():
         exp, an = experiments.get(name), chapters.of(name)
-        assert exp.name == name and (notebooks_dir() / exp.notebook).is_file(), name
+        assert exp.name == name and (notebooks_dir() / experiments.notebook(name)).is_file(), name
+        assert exp.notebook in ("", experiments.notebook(name)), name   # where it names one, the registry's
         assert exp.document[:3] in experiments.DOCUMENTS, name
         for method in analysis.INTERFACE:
             impl = getattr(an, method)
@@ -221,7 +222,7 @@ def test_every_parameters_cell_is_the_declaration():
     from papermill.translators import PythonTranslator
 
     for name in experiments.names():
-        (cell,) = [c for c in _cells(experiments.get(name).notebook) if "parameters" in c.metadata.get("tags", [])]
+        (cell,) = [c for c in _cells(experiments.notebook(name)) if "parameters" in c.metadata.get("tags", [])]
         assert cell.source == page.parameters_cell(name), name
         declared = [p.name for p in PythonTranslator.inspect(cell)]
         assert set(declared) == set(page.NOTEBOOK_PARAMS) | set(experiments.get(name).params) | {
@@ -278,8 +279,13 @@ def test_chapters_are_text_named_and_numbered_as_the_book_orders_them():
     """One text notebook per chapter, ``NN_<registry name>.md`` with NN its place in the book;
     one chapter object name (``ch``); prose wrapped at 100 columns."""
     names = experiments.names()
+    # the registry is read from these numbers: every one below the appendix's is a chapter's, once
+    numbered = sorted(p.name for p in notebooks_dir().glob("[0-9][0-9]_*.md")
+                      if int(p.name[:2]) < experiments.APPENDIX_FROM)
+    assert numbered == sorted(experiments.notebook(n) for n in names), "a numbered notebook that names no experiment"
+    assert len({nb[:2] for nb in numbered}) == len(numbered), "two chapters share a number"
     for i, name in enumerate(names, 1):
-        nb = experiments.get(name).notebook
+        nb = experiments.notebook(name)
         assert nb == f"{i:02d}_{name}.md", (name, nb)
         src = (notebooks_dir() / nb).read_text()
         assert f'ch = Chapter("{name}", globals(), _before)' in src, name
@@ -301,7 +307,7 @@ def test_each_chapter_file_names_the_functions_that_hold_its_words_and_figures()
 
     for name in experiments.names():
         an = chapters.of(name)
-        text = (notebooks_dir() / experiments.get(name).notebook).read_text()
+        text = (notebooks_dir() / experiments.notebook(name)).read_text()
         calls = re.findall(r'ch\.figure\((?:"(\w+)")?\)', text)
         wanted = [page.qualified_name(getattr(an, which or "figure")) for which in calls]
         wanted += [page.qualified_name(getattr(an, m)) for m in ("claims", "findings", "prose", "side_by_side", "explorer")]
@@ -331,12 +337,42 @@ def test_the_ipynb_is_written_from_the_text_and_a_readers_newer_edit_is_kept(tmp
 
 
 def test_the_chapter_list_comes_from_the_registry():
-    assert (REPO / "_toc.yml").read_text() == book.toc_text()
+    """_toc.yml, the README's chapter table and the introduction's list are what
+    ``gillab notebooks`` writes from the registry (rewrite them with it), and name every chapter."""
+    made = contents.expected(REPO)
+    assert set(made) == {REPO / "_toc.yml", REPO / "README.md", REPO / "book" / "intro.md"}
+    for path, text in made.items():
+        assert path.read_text() == text, f"{path.name} is not what `gillab notebooks` writes: run it"
+    assert made[REPO / "_toc.yml"] == contents.toc_text()
     readme, intro = (REPO / "README.md").read_text(), (REPO / "book" / "intro.md").read_text()
     for name in experiments.names():
-        stem = Path(experiments.get(name).notebook).stem
+        stem = Path(experiments.notebook(name)).stem
         assert f"`{stem}`" in readme, f"README lists no {stem}"
         assert f"generated/{stem})" in intro, f"the introduction links no {stem}"
+        assert f"book/generated/{stem}\n" in made[REPO / "_toc.yml"], f"the table of contents has no {stem}"
+
+
+def test_a_list_of_chapters_lives_between_its_marks_and_names_what_the_notebook_says(tmp_path):
+    """A generated list is rewritten between its marks only (the words around it are kept), from
+    each notebook's title and tagline; a file without the marks, or a notebook without a tagline, is
+    refused with the reason."""
+    block = contents.BLOCKS[contents.README]
+    text = f"before\n{block.start}\nstale rows\n{block.end}\nafter\n"
+    out = contents.with_block(text, block)
+    assert out.startswith(f"before\n{block.start}\n\n| notebook |") and out.endswith(f"\n\n{block.end}\nafter\n")
+    assert "stale rows" not in out and contents.with_block(out, block) == out
+    assert "| `01_countdown` | countdown split over 1/2/4/8 threads | 000 |" in out
+    with pytest.raises(ValueError, match="lacks the marks"):
+        contents.with_block("no marks here\n", block, "README.md")
+    bare = tmp_path / "01_countdown.md"
+    bare.write_text("---\nkernelspec:\n  name: python3\n---\n\n# Countdown\n")
+    assert contents.title(bare) == "Countdown" and contents.front_matter(bare) == {"kernelspec": {"name": "python3"}}
+    import gillab.present.contents as module
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(module, "notebooks_dir", lambda: tmp_path)
+        with pytest.raises(ValueError, match="01_countdown.md has no tagline"):
+            contents.entry("countdown", bare.name, "000")
 
 
 def test_the_store_gives_back_what_was_written(tmp_path):

@@ -437,10 +437,12 @@ def cmd_wheelhouse(args) -> int:
 
 
 def cmd_notebooks(args) -> int:
-    from .present import notebooks
+    from .present import contents, notebooks
 
     for path in notebooks.write_all():
         print(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
+    for path in contents.write():   # every list of the chapters, from the registry
+        print(f"rewrote the chapters of {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
     return 0
 
 
@@ -456,7 +458,7 @@ def cmd_live(args) -> int:
     notebooks.write_all()   # the .ipynb JupyterLab opens, from the text notebooks
     notebook = live.LIVE_NOTEBOOK
     if args.chapter:
-        notebook = f"notebooks/{notebooks.ipynb_name(experiments.get(args.chapter).notebook)}"
+        notebook = f"notebooks/{notebooks.ipynb_name(experiments.notebook(args.chapter))}"
     token = secrets.token_hex(16)
     cmd = live.lab_command(args.port, token, repo_root())
     print(f"[live] open {live.lab_url(args.port, token, notebook)}", flush=True)
@@ -578,7 +580,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("trace", type=Path, metavar="FILE.gtrace.xz")
     t.add_argument("-o", "--output", required=True, type=Path, metavar="FILE.json")
     t.set_defaults(fn=cmd_trace_export)
-    s = sub.add_parser("notebooks", help="write each text notebook's .ipynb beside it (for papermill and JupyterLab)")
+    s = sub.add_parser("notebooks", help="write each text notebook's .ipynb beside it (for papermill and JupyterLab), "
+                                         "and every list of the chapters (_toc.yml, the README's, the introduction's)")
     s.set_defaults(fn=cmd_notebooks)
     s = sub.add_parser("live", help="JupyterLab on 127.0.0.1 at the live explorers (prints the address)")
     s.add_argument("--port", type=int, default=8888)

@@ -1,7 +1,8 @@
 """The book: render the Jupyter Book from the executed chapters (:mod:`gillab.present.execute`),
-with its table of contents from the registry, the first screen (:mod:`gillab.present.landing`),
-the method chapter's generated tables (:mod:`gillab.present.timing`), the widgets' JavaScript and
-the data files the pages link to.  It never measures.
+with its table of contents and lists of the chapters from the registry
+(:mod:`gillab.present.contents`), the first screen (:mod:`gillab.present.landing`), the method
+chapter's generated tables (:mod:`gillab.present.timing`), the widgets' JavaScript and the data
+files the pages link to.  It never measures.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path
 
 from ..measure import experiments
 from ..paths import BOOK_FIGURES, BOOK_FILES, repo_root
-from .execute import APPENDIX, execute_all
+from . import contents
+from .execute import execute_all
 from .timing import (
     builds_table,
     efficiency,
@@ -66,38 +68,16 @@ def install_widgets_js(force: bool = False) -> Path:
     return WIDGETS_DIR
 
 
-def toc_text() -> str:
-    """``_toc.yml``, from the registry: the method chapter, one part per document with its
-    chapters in order, the appendix: verdicts, machines, what changed between references (the
-    tests check the committed file is this)."""
-    lines = ["# Table of contents, generated from gillab.measure.experiments.NAMES by `gillab book` (do not edit).",
-             "# Experiment chapters are the papermill outputs in book/generated/.",
-             "format: jb-book", "root: book/intro", "parts:",
-             "  - caption: The report", "    chapters:", "      - file: book/method"]
-    part = None
-    for name in experiments.names():
-        exp = experiments.get(name)
-        doc = exp.document[:3]
-        if doc != part:
-            lines += [f"  - caption: \"{experiments.DOCUMENTS[doc]}\"", "    chapters:"]
-            part = doc
-        lines.append(f"      - file: book/generated/{Path(exp.notebook).stem}")
-    lines += ["  - caption: Appendix", "    chapters:"]
-    lines += [f"      - file: book/generated/{Path(f).stem}" for f in APPENDIX.values()]
-    lines.append("      - file: book/changes")
-    return "\n".join(lines) + "\n"
-
-
 def stage(dest: Path) -> Path:
     """Copy the book's sources (config, TOC, prose, widget JS) to ``dest``, so that a book can
     be built elsewhere than the checkout (the tests do, leaving the working tree alone)."""
     dest = Path(dest)
     root = repo_root()
     shutil.copy2(root / "_config.yml", dest / "_config.yml")
-    (dest / "_toc.yml").write_text(toc_text())
     (dest / "book").mkdir(parents=True, exist_ok=True)
     for md in (root / "book").glob("*.md"):
         shutil.copy2(md, dest / "book" / md.name)
+    contents.write(dest)                 # the table of contents and the introduction's list
     install_widgets_js()
     shutil.copytree(root / "book" / "_widgets", dest / "book" / "_widgets", dirs_exist_ok=True)
     return dest
@@ -162,7 +142,7 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
     sh = land.share(shown)
     alt = land.alt_text(shown).replace('"', "'")
     found = land.findings(shown["campaign"].iloc[0], profile)
-    chapter = {n: "generated/" + Path(experiments.get(n).notebook).stem for n in experiments.names()}
+    chapter = {n: "generated/" + Path(experiments.notebook(n)).stem for n in experiments.names()}
     whose = "your run" if "yours" in panels else "the reference campaign"
     return "\n".join([
         head,
@@ -270,8 +250,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
                                                if ref_flat is not None else "")
                                             + "\n" + planned_run(ref_flat=ref_flat, record=run_rec)
                                             + "\n" + profile_minutes("seed"))
-    if (root / "_toc.yml").read_text() != toc_text():
-        (root / "_toc.yml").write_text(toc_text())
+    contents.write(root)                 # the table of contents and every list of the chapters
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--builder", builder]
     subprocess.run(cmd, check=True, cwd=root)
