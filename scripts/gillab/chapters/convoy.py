@@ -354,8 +354,9 @@ def findings(df: pd.DataFrame) -> str:
 
 
 def prose(df: pd.DataFrame) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..judge.prose import Check, measured
+    """The chapter's sentences about why ours differ, each checked against ``df``; their words are
+    the chapter's text's (``notebooks/03_convoy.md``), the code computes and chooses."""
+    from ..judge.prose import measured
 
     said = chapter_words("convoy")     # the words cell of its text
 
@@ -368,10 +369,9 @@ def prose(df: pd.DataFrame) -> list:
               & (s["cpu_processes"] == procs)]
         return float(g["rps_median"].iloc[0]) if len(g) else math.nan
 
-    def runs(cond, threads=0, procs=0, si=0.005):
-        g = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], si) & (s["cpu_threads"] == threads)
-              & (s["cpu_processes"] == procs)]
-        return int(g["runs"].iloc[0]) if len(g) else 0
+    def alone_to_one(pairs):
+        return "; ".join(said.fill("build-alone-to-one", build=c, alone=f"{a:,.0f}", one=f"{b:,.0f}")
+                         for c, (a, b) in pairs.items())
 
     from ..judge import claims as published_claims
 
@@ -385,50 +385,71 @@ def prose(df: pd.DataFrame) -> list:
     out = []
     if gil:
         pairs = {c: (rate(c), rate(c, 1)) for c in gil}
-        beside = "; ".join(f"{c} {rate(c):,.0f} → {rate(c, 1):,.0f}" for c in twins)
-        out.append(Check(
-            "**The GIL builds show the convoy.** With one CPU thread at 5 ms the rate falls from thousands of "
-            "requests per second to hundreds or fewer",
-            all(a >= 1000 and b < 1000 for a, b in pairs.values()),
-            "medians, alone → one CPU thread: " + "; ".join(f"{c} {a:,.0f} → {b:,.0f}" for c, (a, b) in pairs.items())
-            + (f" (beside them, free-threaded binaries with their GIL turned on: {beside})" if beside else ""),
-            key="gil-builds-show-the-convoy"))
+        beside = alone_to_one({c: (rate(c), rate(c, 1)) for c in twins})
+        out.append(said.check(
+            "gil-builds-show-the-convoy", {"holds": all(a >= 1000 and b < 1000 for a, b in pairs.values())},
+            said.fill("alone-to-one-thread-beside-twins", rates=alone_to_one(pairs), twins=beside) if beside
+            else said.fill("alone-to-one-thread", rates=alone_to_one(pairs))))
         lo, hi = min(s["switch_interval"]), max(s["switch_interval"])
         ends = measured({c: (rate(c, 1, si=hi), rate(c, 1, si=lo)) for c in gil})   # builds measured at both
-        out.append(Check(
-            f"A longer switch interval makes it worse: with one CPU thread every GIL build measured at both ends "
-            f"answers fewer requests at {hi:g} s than at {lo:g} s",
-            bool(ends) and all(a < b for a, b in ends.values()),
-            "; ".join(f"{c} {a:,.0f} vs {b:,.0f} RPS" for c, (a, b) in ends.items())))
+        out.append(said.check(
+            "longer-interval-makes-it-worse", {"holds": bool(ends) and all(a < b for a, b in ends.values())},
+            "; ".join(said.fill("build-rps-at-both-ends", build=c, longest=f"{a:,.0f}", shortest=f"{b:,.0f}")
+                      for c, (a, b) in ends.items()),
+            longest=f"{hi:g}", shortest=f"{lo:g}"))
         out += _placement_checks(df, gil, said)
     out += _mechanism_checks(df, on, said)
     if free:
-        pairs = {c: (rate(c), rate(c, 1)) for c in free}
-        fewest = {c: min(runs(c), runs(c, 1)) for c in free}
-        enough = all(stats.conclusive(stats.MEDIAN, n) for n in fewest.values())
-        out.append(Check(
-            "**The builds without a GIL have no convoy**: with one CPU thread they answer at least as many requests "
-            "as alone",
-            enough and all(b >= a for a, b in pairs.values()),
-            "medians, alone → one CPU thread: " + "; ".join(
-                f"{c} {a:,.0f} → {b:,.0f}" + ("" if stats.conclusive(stats.MEDIAN, fewest[c]) else
-                                              f" (n = {fewest[c]} at one point: too few runs for a 95% interval)")
-                for c, (a, b) in pairs.items()),
-            said["their-cpu-threads-hold"], open=not enough and all(b >= a for a, b in pairs.values())))
-        d = unpinned(df)
-        busy = d[d["condition"].isin(free) & (d["cpu_threads"] >= 2) & (d["cpu_processes"] == 0)]
-        spread = busy.groupby(["condition", "switch_interval", "cpu_threads"])["rps"].agg(["min", "max"])
-        spread = spread[spread["min"] > 0]
-        if len(spread):
-            worst = (spread["max"] / spread["min"]).idxmax()
-            lo_w, hi_w = spread.loc[worst, "min"], spread.loc[worst, "max"]
-            out.append(Check(
-                "With 2 or 4 CPU threads on 2 cores their rate swings from one window to the next, by half or more "
-                "at some point",
-                hi_w >= 1.5 * lo_w,
-                f"widest, {worst[0]} at {worst[1]:g} s with {int(worst[2])} threads: windows from {lo_w:,.0f} to "
-                f"{hi_w:,.0f} RPS",
-                said["where-os-puts-handler"]))
+        out += _free_threaded_checks(df, s, free, rate, said)
+    out.append(_rate_alone_check(at5, rate, said))
+    proc = {c: (rate(c), rate(c, 0, 1)) for c in sorted(at5["condition"].unique()) if not math.isnan(rate(c, 0, 1))}
+    if proc:
+        out.append(said.check(
+            "one-process-beside-answers-more", {"holds": all(b > a for a, b in proc.values())},
+            said.fill("alone-to-one-process", rates=alone_to_one(proc)), why=said["why-a-process-beside-helps"]))
+    share = float(s["client_cpu_share"].max())
+    out.append(said.check("client-is-not-the-bottleneck", {"holds": share < 0.9},
+                          said.fill("client-share-evidence", share=f"{share:.0%}")))
+    return out
+
+
+def _free_threaded_checks(df: pd.DataFrame, s: pd.DataFrame, free: list[str], rate, said) -> list:
+    """The builds without a GIL: no convoy at 5 ms next to one CPU thread, and how their rate swings
+    with more CPU threads than cores (``rate``, ``said``: :func:`prose`'s)."""
+    def runs(cond, threads=0):
+        g = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], 0.005) & (s["cpu_threads"] == threads)
+              & (s["cpu_processes"] == 0)]
+        return int(g["runs"].iloc[0]) if len(g) else 0
+
+    pairs = {c: (rate(c), rate(c, 1)) for c in free}
+    fewest = {c: min(runs(c), runs(c, 1)) for c in free}
+    enough = all(stats.conclusive(stats.MEDIAN, n) for n in fewest.values())
+    more = all(b >= a for a, b in pairs.values())
+    rates = "; ".join(
+        said.fill("build-alone-to-one", build=c, alone=f"{a:,.0f}", one=f"{b:,.0f}")
+        if stats.conclusive(stats.MEDIAN, fewest[c]) else
+        said.fill("build-alone-to-one-too-few", build=c, alone=f"{a:,.0f}", one=f"{b:,.0f}", n=fewest[c])
+        for c, (a, b) in pairs.items())
+    out = [said.check("free-threaded-has-no-convoy", {"holds": enough and more, "open": not enough and more},
+                      said.fill("alone-to-one-thread", rates=rates), why=said["why-no-gil-no-convoy"])]
+    d = unpinned(df)
+    busy = d[d["condition"].isin(free) & (d["cpu_threads"] >= 2) & (d["cpu_processes"] == 0)]
+    spread = busy.groupby(["condition", "switch_interval", "cpu_threads"])["rps"].agg(["min", "max"])
+    spread = spread[spread["min"] > 0]
+    if len(spread):
+        worst = (spread["max"] / spread["min"]).idxmax()
+        lo_w, hi_w = spread.loc[worst, "min"], spread.loc[worst, "max"]
+        out.append(said.check(
+            "free-threaded-rate-swings", {"holds": hi_w >= 1.5 * lo_w},
+            said.fill("widest-swing-evidence", build=worst[0], interval=f"{worst[1]:g}", threads=int(worst[2]),
+                      lowest=f"{lo_w:,.0f}", highest=f"{hi_w:,.0f}"),
+            why=said["why-the-os-placement-decides"]))
+    return out
+
+
+def _rate_alone_check(at5: pd.DataFrame, rate, said):
+    """The document's rate alone beside ours: a number of each machine, never judged; the sentence
+    says on which side of it every build is, where its whole interval says so."""
     pub_alone = float(inline_row(inline_published(), "echo server, no CPU-bound thread")["value"])
     alone = {c: rate(c) for c in sorted(at5["condition"].unique())}
     row0 = {c: at5[(at5["condition"] == c) & (at5["cpu_threads"] == 0) & (at5["cpu_processes"] == 0)]
@@ -438,36 +459,18 @@ def prose(df: pd.DataFrame) -> list:
     # which side of the document's number each build is on: only where its whole interval says so
     fewer = bool(iv) and all(hi < pub_alone and stats.conclusive(stats.MEDIAN, n) for _, hi, n in iv.values())
     more = bool(iv) and all(lo > pub_alone and stats.conclusive(stats.MEDIAN, n) for lo, _, n in iv.values())
-    side = ("answer fewer" if fewer else "answer more" if more else
-            "answer a number whose intervals reach across it, so on which side is not shown")
-    out.append(Check(
-        f"**The document's {pub_alone:,.0f} RPS alone is a number of its machine**: alone, the builds here {side} "
-        "(a rate alone is the machine's and the placement's, not the GIL's: no verdict reads it)",
-        True, "medians alone [95% interval]: " + "; ".join(
-            f"{c} {v:,.0f} " + (stats.bracket(*iv[c][:2], iv[c][2], spec=",.0f") if c in iv else "")
-            for c, v in alone.items())))
-    proc = {c: (rate(c), rate(c, 0, 1)) for c in alone if not math.isnan(rate(c, 0, 1))}
-    if proc:
-        out.append(Check(
-            "With one CPU-bound **process** beside it, every build answers more requests than alone",
-            all(b > a for a, b in proc.values()),
-            "medians, alone → one process: " + "; ".join(f"{c} {a:,.0f} → {b:,.0f}" for c, (a, b) in proc.items()),
-            said["server-client-then-share"]))
-    share = float(s["client_cpu_share"].max())
-    out.append(Check(
-        "**The client is not the bottleneck**: at every point it used well under one core, so the rates are the "
-        "server's",
-        share < 0.9,
-        f"the client's largest median CPU share at any point: {share:.0%} of a core"))
-    return out
+    side = said["alone-fewer"] if fewer else said["alone-more"] if more else said["alone-either-side"]
+    rates = "; ".join(said.fill("build-rps-interval", build=c, rps=f"{v:,.0f}",
+                                interval=stats.bracket(*iv[c][:2], iv[c][2], spec=",.0f") if c in iv else "")
+                      for c, v in alone.items())
+    return said.check("documents-rate-alone-is-its-machines", {"holds": True},
+                      said.fill("rates-alone-evidence", rates=rates), rps=f"{pub_alone:,.0f}", side=side)
 
 
 def _placement_checks(df: pd.DataFrame, gil: list[str], said) -> list:
     """Where the threads ran, at 5 ms next to one CPU thread, for the stock GIL builds: each
     placement's cost per request apart; the sentence says whether two of them differ (their 95%
     intervals apart) or not, as the runs show."""
-    from ..judge.prose import Check
-
     c = cost_by_placement(df)
     c = c[c["condition"].isin(gil) & np.isclose(c["switch_interval"], 0.005) & (c["cpu_threads"] == 1) & ~c["weak"]]
     if c["placement"].nunique() < 2:
@@ -477,15 +480,13 @@ def _placement_checks(df: pd.DataFrame, gil: list[str], said) -> list:
         rows = list(g.itertuples())
         apart += [(cond, x.placement, y.placement) for i, x in enumerate(rows) for y in rows[i + 1:]
                   if x.ci_hi < y.ci_lo or y.ci_hi < x.ci_lo]
-    listing = "; ".join(f"{r.condition} {r.placement}: {r.cost:.2f} [{r.ci_lo:.2f}, {r.ci_hi:.2f}] over {r.runs} runs"
-                        for r in c.itertuples())
+    evidence = said.fill("cost-per-request-evidence", costs="; ".join(
+        said.fill("build-placement-cost", build=r.condition, placement=r.placement, cost=f"{r.cost:.2f}",
+                  lo=f"{r.ci_lo:.2f}", hi=f"{r.ci_hi:.2f}", runs=r.runs) for r in c.itertuples()))
     if apart:
-        return [Check("**Where the threads ran decides what a request costs.** At 5 ms next to one CPU thread, two "
-                      "placements of one build cost different numbers of switch intervals per request (95% intervals "
-                      "apart), so the unpinned runs are shown by placement, never pooled",
-                      True, f"cost per request in intervals: {listing}", said["where-os-puts-handler"])]
-    return [Check("At 5 ms next to one CPU thread, the placements measured here cost about the same per request "
-                  "(every pair's 95% intervals overlap)", True, f"cost per request in intervals: {listing}")]
+        return [said.check("where-threads-ran-decides-the-cost", {"holds": True}, evidence,
+                           why=said["why-the-os-placement-decides"])]
+    return [said.check("placements-cost-about-the-same", {"holds": True}, evidence)]
 
 
 def _mechanism_checks(df: pd.DataFrame, gil: list[str], said) -> list:
@@ -494,7 +495,6 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str], said) -> list:
     (:func:`prose`'s).  The sentence is the one of three the medians support: about one interval
     per request, about two (the model's), or between."""
     from ..judge import claims as published_claims
-    from ..judge.prose import Check
 
     w = waits_summary(df)
     w = w[w["judged"] & w["condition"].isin(gil)]
@@ -506,35 +506,28 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str], said) -> list:
     out = []
     if len(cpython):
         lo, hi = float(cpython["waits"].min()), float(cpython["waits"].max())
-        listing = "median waits per request, in intervals: " + "; ".join(
-            f"{r.condition} at {r.switch_interval:g} s {r.waits:.2f} [{r.ci_lo:.2f}, {r.ci_hi:.2f}]"
-            for r in cpython.itertuples())
-        head = ("**The mechanism, measured pinned (the CPU thread on a CPU of its own, as on the document's "
-                "machine): next to one CPU thread")
+        listing = said.fill("waits-per-request-evidence", waits="; ".join(
+            said.fill("build-at-interval-waits", build=r.condition, interval=f"{r.switch_interval:g}",
+                      waits=f"{r.waits:.2f}", lo=f"{r.ci_lo:.2f}", hi=f"{r.ci_hi:.2f}") for r in cpython.itertuples()))
         if 0.5 <= lo and hi <= 1.5:
-            out.append(Check(f"{head} a request waits about one switch interval, not the document's two.** At every "
-                             "judged interval, every stock CPython build with the GIL waits between half and one and a "
-                             "half intervals per request", True, listing, said["model-counts-one-wait"]))
+            out.append(said.check("mechanism-one-wait-per-request", {"holds": True}, listing,
+                                  why=said["why-one-wait-not-two"]))
         elif 1.5 <= lo and hi <= 2.5:
-            out.append(Check(f"{head} a request waits about two switch intervals, the document's model.** At every "
-                             "judged interval, every stock CPython build with the GIL waits between one and a half and "
-                             "two and a half intervals per request", True, listing))
+            out.append(said.check("mechanism-two-waits-per-request", {"holds": True}, listing))
         else:
-            out.append(Check(f"{head} a request waits from {lo:.2f} to {hi:.2f} switch intervals**, by build and "
-                             "interval (the medians below): neither about one everywhere nor the model's two everywhere",
-                             True, listing, said["handler-often-takes-gil"]))
+            out.append(said.check("mechanism-waits-vary", {"holds": True}, listing,
+                                  why=said["why-handler-often-keeps-the-gil"], lowest=f"{lo:.2f}", highest=f"{hi:.2f}"))
     fork = one[one["condition"].isin(forks)]
     if len(fork):
         from ..judge.prose import listed, settle
 
-        waits = {f"{r.condition} at {r.switch_interval:g} s": {"median": r.waits, "ci_lo": r.ci_lo, "ci_hi": r.ci_hi,
-                                                                "n": int(r.rounds), "method": stats.PAIRED}
+        waits = {said.fill("build-at-interval", build=r.condition, interval=f"{r.switch_interval:g}"):
+                 {"median": r.waits, "ci_lo": r.ci_lo, "ci_hi": r.ci_hi, "n": int(r.rounds), "method": stats.PAIRED}
                  for r in fork.itertuples()}
-        out.append(Check(
-            "The nogil fork with its GIL turned on (`PYTHONGIL=1`, the fork's own GIL) waits more than the model's "
-            "two intervals per request next to one CPU thread",
-            evidence=listed("median waits per request, in intervals [95% interval]", waits.items()),
-            **settle(waits.values(), says=lambda lo, hi: lo > 2, against=lambda lo, hi: hi <= 2)))
+        out.append(said.check(
+            "nogil-fork-waits-more-than-two",
+            settle(waits.values(), says=lambda lo, hi: lo > 2, against=lambda lo, hi: hi <= 2),
+            listed(said["fork-waits-evidence"], waits.items())))
     return out
 
 
