@@ -227,8 +227,9 @@ def explorer(df: pd.DataFrame):
 
 
 def prose(df: pd.DataFrame) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..judge.prose import Check, gil_by_condition, ok_rows
+    """The chapter's sentences about why ours differ, each checked against ``df``; their words are
+    the chapter's text's (``notebooks/04_switch_interval.md``), the code computes and chooses."""
+    from ..judge.prose import gil_by_condition, ok_rows
 
     said = chapter_words("switch_interval")     # the words cell of its text
 
@@ -247,44 +248,47 @@ def prose(df: pd.DataFrame) -> list:
 
         got = {c: row["measured"][c] for c in gil if c in row["measured"]}
         half = row["published"] / 2
-        out.append(Check(
-            f"**With the GIL**, {kmax} threads at the smallest interval ({smallest:g} s) cost more than one thread, as "
-            f"the document found, but far less than the {row['published']:.1f}x it found",
-            evidence=listed(f"T({smallest:g} s, {kmax} threads) / T({smallest:g} s, 1 thread), median [95% interval]",
-                            got.items()),
-            **settle(got.values(), says=lambda lo, hi: lo > 1.0 and hi < half,
-                     against=lambda lo, hi: hi <= 1.0 or lo >= half)))
+        out.append(said.check(
+            "gil-threads-cost-more-but-far-less",
+            settle(got.values(), says=lambda lo, hi: lo > 1.0 and hi < half,
+                   against=lambda lo, hi: hi <= 1.0 or lo >= half),
+            listed(said.fill("slowdown-at-smallest-evidence", smallest=f"{smallest:g}", threads=kmax), got.items()),
+            threads=kmax, smallest=f"{smallest:g}", published=f"{row['published']:.1f}"))
         sw = ok[ok["threads"] == kmax].groupby(["condition", "switch_interval"])["ctx_involuntary"].median()
         grow = {c: float(sw[(c, smallest)] / max(sw[(c, largest)], 1)) for c in gil
                 if (c, smallest) in sw.index and (c, largest) in sw.index}
         if grow:
-            out.append(Check(
-                f"The hand-overs do happen: with {kmax} threads a run's involuntary context switches grow tenfold "
-                f"or more from {largest:g} s to {smallest:g} s",
-                all(v >= 10 for v in grow.values()),
-                "growth of the median involuntary switches per run: " + "; ".join(f"{c} {v:,.0f}x" for c, v in grow.items()),
-                said["each-hand-over-cheap"]))
+            out.append(said.check(
+                "hand-overs-do-happen", {"holds": all(v >= 10 for v in grow.values())},
+                said.fill("switch-growth-evidence", growths="; ".join(
+                    said.fill("build-growth", build=c, growth=f"{v:,.0f}") for c, v in grow.items())),
+                why=said["why-hand-overs-cost-little"], threads=kmax, largest=f"{largest:g}", smallest=f"{smallest:g}"))
     if free and 2 in set(ok["threads"]):
-        grp = ok.groupby(["condition", "switch_interval", "threads"])["seconds"]
-        med, runs = grp.median(), grp.size()
-        worst = {}
-        for c in free:
-            at = [si for si in sorted(ok["switch_interval"].unique())
-                  if (c, si, 2) in med.index and (c, si, 1) in med.index]
-            if at:
-                n = min(int(runs[(c, si, k)]) for si in at for k in (1, 2))
-                worst[c] = (max(float(med[(c, si, 2)] / med[(c, si, 1)]) for si in at), at, n)
-        enough = all(stats.conclusive(stats.MEDIAN, n) for _, _, n in worst.values())
-        out.append(Check(
-            "**Without a GIL** there is nothing to hand over: two threads beat one at every interval each build "
-            "was measured at (T(2)/T(1) below 0.8 everywhere)",
-            bool(worst) and enough and all(v < 0.8 for v, _, _ in worst.values()),
-            "the largest T(2)/T(1) over the intervals measured: " + "; ".join(
-                f"{c} {v:.2f} (at {len(at)} interval{'s' if len(at) != 1 else ''}"
-                + (f", {at[0]:g} s" if len(at) == 1 else "") + f"; {n} run{'s' if n != 1 else ''} a point at least)"
-                for c, (v, at, n) in worst.items()),
-            open=bool(worst) and not enough and all(v < 0.8 for v, _, _ in worst.values())))
+        out.append(_free_threaded_check(ok, free, said))
     return out
+
+
+def _free_threaded_check(ok: pd.DataFrame, free: list[str], said):
+    """Two threads against one in the builds without a GIL, at every interval each was measured at:
+    the largest T(2)/T(1) of each, and the fewest runs behind it."""
+    grp = ok.groupby(["condition", "switch_interval", "threads"])["seconds"]
+    med, runs = grp.median(), grp.size()
+    worst = {}
+    for c in free:
+        at = [si for si in sorted(ok["switch_interval"].unique())
+              if (c, si, 2) in med.index and (c, si, 1) in med.index]
+        if at:
+            n = min(int(runs[(c, si, k)]) for si in at for k in (1, 2))
+            worst[c] = (max(float(med[(c, si, 2)] / med[(c, si, 1)]) for si in at), at, n)
+    enough = all(stats.conclusive(stats.MEDIAN, n) for _, _, n in worst.values())
+    below = all(v < 0.8 for v, _, _ in worst.values())
+    ratios = "; ".join(said.fill(
+        "build-largest-ratio", build=c, ratio=f"{v:.2f}",
+        at=said.fill("at-one-interval", interval=f"{at[0]:g}") if len(at) == 1 else said.fill("at-intervals", count=len(at)),
+        runs=said["one-run"] if n == 1 else said.fill("n-runs", n=n)) for c, (v, at, n) in worst.items())
+    return said.check("free-threaded-two-beat-one",
+                      {"holds": bool(worst) and enough and below, "open": bool(worst) and not enough and below},
+                      said.fill("largest-ratio-evidence", ratios=ratios))
 
 
 ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables',), reads=('countdown',))
