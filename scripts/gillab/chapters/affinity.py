@@ -197,9 +197,10 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each ratio of two
     points is computed as the conclusions compute theirs (claims.csv ``affinity/conclusion/...``: each
     run's median window, paired by round, :func:`gillab.judge.claims.round_ratio`), and a sentence
-    holds only where its whole 95% interval says it."""
+    holds only where its whole 95% interval says it.  Their words are the chapter's text's
+    (``notebooks/05_affinity.md``)."""
     from ..judge import claims as published_claims
-    from ..judge.prose import Check, gil_by_condition, listed, ok_rows, settle
+    from ..judge.prose import gil_by_condition, listed, ok_rows, settle
 
     said = chapter_words("affinity")     # the words cell of its text
 
@@ -219,38 +220,35 @@ def prose(df: pd.DataFrame) -> list:
         return published_claims.round_ratio(a, b) | {"rps": (float(a.median()), float(b.median()))}
 
     def shown(label, m):
-        return label, m, f" (medians {m['rps'][0]:,.0f} vs {m['rps'][1]:,.0f} RPS)"
-    how = "ratio of the runs' rates paired by round, median [95% interval]"
+        return label, m, " " + said.fill("medians-beside", a=f"{m['rps'][0]:,.0f}", b=f"{m['rps'][1]:,.0f}")
+    how = said["paired-ratio"]
     out = []
     gil = [c for c in conds if gil_on.get(c)]
     r = {c: m for c in gil if (m := ratio(c, ("same", 1), ("other", 1)))}
     if r:
-        out.append(Check(
-            "**The author's update holds**: with the GIL and one CPU thread, all on one core, the server answers "
-            "at least ten times as many requests when the client shares that core as when it runs on the other",
-            **settle(r.values(), lambda lo, hi: lo >= 10, lambda lo, hi: hi < 10),
-            evidence=listed(f"client on the same core / on the other, {how}", [shown(c, m) for c, m in r.items()]),
-            why=said["client-other-core-every"]))
+        out.append(said.check(
+            "authors-update-holds", settle(r.values(), lambda lo, hi: lo >= 10, lambda lo, hi: hi < 10),
+            listed(said.fill("same-core-over-other-evidence", how=how), [shown(c, m) for c, m in r.items()]),
+            why=said["why-the-other-core-brings-the-convoy"]))
     free = [c for c in conds if not gil_on.get(c, True)]
     top = int(ok["cpu_threads"].max())
     r = {c: {cl: m for cl in ("same", "other") if (m := ratio(c, (cl, top), (cl, 1)))} for c in free}
     r = {c: v for c, v in r.items() if v}
     if r:
-        out.append(Check(
-            f"**The builds without a GIL** have no convoy; on one core their handler and CPU threads share the "
-            f"core's time, so {top} CPU threads leave fewer requests than one, whatever the placement",
-            **settle([m for v in r.values() for m in v.values()], lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
-            evidence=listed(f"{top} CPU threads / one, {how}",
-                            [shown(f"{c}, client on the {cl} core", m) for c, v in r.items() for cl, m in v.items()])))
+        out.append(said.check(
+            "free-threaded-more-threads-fewer-requests",
+            settle([m for v in r.values() for m in v.values()], lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
+            listed(said.fill("threads-over-one-evidence", threads=top, how=how),
+                   [shown(said.fill("build-client-on-core", build=c, core=cl), m)
+                    for c, v in r.items() for cl, m in v.items()]),
+            threads=top))
     alone = {c: m for c in conds if (m := ratio(c, ("same", 0), ("other", 0)))}
-    out.append(Check(
-        "Alone, a client on the same core is faster than one on the other core on this machine",
-        **(settle(alone.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) if alone
-           else {"holds": False, "open": False}),
-        evidence=(listed(f"alone, client on the same core / on the other, {how}",
-                         [shown(c, m) for c, m in alone.items()]) if alone
-                  else f"alone, client on the same core / on the other, {how}: nan (not measured)"),
-        why=said["hand-over-one-core"]))
+    out.append(said.check(
+        "alone-same-core-is-faster",
+        settle(alone.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) if alone else {"holds": False},
+        listed(said.fill("alone-same-core-over-other-evidence", how=how), [shown(c, m) for c, m in alone.items()])
+        if alone else said.fill("alone-same-core-over-other-not-measured", how=how),
+        why=said["why-one-core-hands-over-cheaply"]))
     return out
 
 
