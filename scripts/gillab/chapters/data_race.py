@@ -76,50 +76,46 @@ def claims(df: pd.DataFrame) -> list[dict]:
 
 
 def prose(df: pd.DataFrame) -> list:
-    """The chapter's sentences about why ours differ, each checked against ``df``."""
-    from ..judge.prose import Check, gil_by_condition, ok_rows
+    """The chapter's sentences about why ours differ, each checked against ``df``; their words are
+    the chapter's text's (``notebooks/06_data_race.md``)."""
+    from ..judge.prose import gil_by_condition, ok_rows
 
     said = chapter_words("data_race")     # the words cell of its text
 
     ok = ok_rows(df)
     gil_on = gil_by_condition(df)
 
-    def tally(conds):
-        """Per build, the runs that lost updates, and in words where they ran: per loop size (the
-        document's f() is 1,000 iterations) and switch interval, a build's runs differ by grid."""
+    def tallied(conds, every):
+        """Whether every build of ``conds`` lost updates (``every``) or none did, and the evidence:
+        per build, the runs that lost updates, per loop size (the document's f() is 1,000
+        iterations) and switch interval, where a build's runs differ by grid."""
         parts, lost_any = [], {}
         for c in conds:
             g = ok[ok["condition"] == c]
             lost_any[c] = int((g["lost"] > 0).sum())
-            where = [f"{int(it):,} iterations at {'the default interval' if pd.isna(si) else f'{si:g} s'}: "
-                     f"{int((x['lost'] > 0).sum())} of {len(x)}"
+            where = [said.fill("iterations-at-default-interval-lost", iterations=f"{int(it):,}",
+                               lost=int((x["lost"] > 0).sum()), runs=len(x)) if pd.isna(si) else
+                     said.fill("iterations-at-interval-lost", iterations=f"{int(it):,}", interval=f"{si:g}",
+                               lost=int((x["lost"] > 0).sum()), runs=len(x))
                      for (it, si), x in g.groupby(["iterations", "switch_interval"], dropna=False)]
-            parts.append(f"{c}: {lost_any[c]} of {len(g)} runs lost updates ({'; '.join(where)})")
-        return lost_any, "; ".join(parts)
+            parts.append(said.fill("build-runs-lost-updates", build=c, lost=lost_any[c], runs=len(g),
+                                   where="; ".join(where)))
+        holds = all(lost_any.values()) if every else not any(lost_any.values())
+        return {"holds": holds}, "; ".join(parts)
 
     conds = sorted(ok["condition"].unique())
-    # (builds, sentence, whether every one of them loses updates (True) or none does (False), why, key)
-    sentences = (
-        ([c for c in conds if gil_on.get(c) and c.startswith("3.13")],
-         "**With the GIL, CPython 3.13 loses no update here**, even at the smallest switch interval", False,
-         said["since-cpython-3-10"], "gil-3-13-loses-no-update"),
-        ([c for c in conds if gil_on.get(c) and c.startswith("3.9")],
-         "**CPython 3.9, the document's interpreter, does lose updates** with the GIL: the document's claim is "
-         "true of 3.9 and no longer of 3.13", True,
-         said["3-9-eval-loop"], "gil-3-9-loses-updates"),
-        ([c for c in conds if not gil_on.get(c, True)],
-         "**Without the GIL the race is real**: every build without a GIL loses updates", True,
-         said["threads-really-run-once"], "free-threaded-loses-updates"),
-        ([c for c in conds if gil_on.get(c) and c.endswith("-gil")],
-         "Turning the GIL back on in a free-threaded binary (`PYTHON_GIL=1`, `PYTHONGIL=1` for the nogil fork) "
-         "brings back the 3.10+ behaviour: no lost updates", False, "", "gil-back-on-loses-no-update"),
-    )
     out = []
-    for builds, text, every, why, key in sentences:
-        if builds:
-            lost, evidence = tally(builds)
-            holds = all(lost.values()) if every else not any(lost.values())
-            out.append(Check(text, holds, evidence, why, key=key))
+    if builds := [c for c in conds if gil_on.get(c) and c.startswith("3.13")]:
+        out.append(said.check("gil-3-13-loses-no-update", *tallied(builds, every=False),
+                              why=said["why-3-10-and-later-never-switch-mid-update"]))
+    if builds := [c for c in conds if gil_on.get(c) and c.startswith("3.9")]:
+        out.append(said.check("gil-3-9-loses-updates", *tallied(builds, every=True),
+                              why=said["why-3-9-can-switch-mid-update"]))
+    if builds := [c for c in conds if not gil_on.get(c, True)]:
+        out.append(said.check("free-threaded-loses-updates", *tallied(builds, every=True),
+                              why=said["why-threads-without-a-gil-race"]))
+    if builds := [c for c in conds if gil_on.get(c) and c.endswith("-gil")]:
+        out.append(said.check("gil-back-on-loses-no-update", *tallied(builds, every=False)))
     return out
 
 
