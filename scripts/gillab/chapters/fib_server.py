@@ -233,10 +233,11 @@ def findings(df: pd.DataFrame) -> str:
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each statistic is
     the claims' (:func:`summary`: the median over runs with its interval over runs), and a sentence
-    holds only where its whole 95% interval says it."""
+    holds only where its whole 95% interval says it.  Their words are the chapter's text's
+    (``notebooks/12_fib_server.md``)."""
     from .. import stats
     from ..judge import results
-    from ..judge.prose import Check, gil_by_condition, listed, settle
+    from ..judge.prose import gil_by_condition, listed, settle
 
     said = chapter_words("fib_server")     # the words cell of its text
 
@@ -249,33 +250,32 @@ def prose(df: pd.DataFrame) -> list:
         return {c: {"median": float(r["median"]), "ci_lo": float(r["ci_lo"]), "ci_hi": float(r["ci_hi"]),
                     "n": int(r["runs"]), "method": stats.MEDIAN}
                 for c in conds if (c, "thread", st) in at.index for r in [at.loc[(c, "thread", st)]]}
-    how = "median over runs [95% interval]"
+    how = said["median-over-runs"]
     out = []
     p2 = results.reference("beazley_perf2_requests_per_second")
     theirs = float(p2[(p2["server"] == "threaded fib server") & (p2["phase"] == "perf2 alone")]["requests_per_second"].median())
     ours = got(gil_on, "rate_before")
     if ours:
-        out.append(Check("perf2 alone, against the thread server, answers fewer requests per second here than on the "
-                         "document's machine, with or without a GIL",
-                         **settle(ours.values(), lambda lo, hi: hi < theirs, lambda lo, hi: lo >= theirs),
-                         evidence=f"the document's median {theirs:,.0f}/s; " + listed(
-                             f"ours, {how}", [(c, m, f" ({m['median'] / theirs:.0%})") for c, m in ours.items()],
-                             ",.0f", "/s"),
-                         why=said["each-request-wakes-server"]))
+        out.append(said.check(
+            "perf2-alone-answers-fewer-here",
+            settle(ours.values(), lambda lo, hi: hi < theirs, lambda lo, hi: lo >= theirs),
+            said.fill("perf2-alone-evidence", theirs=f"{theirs:,.0f}", ours=listed(
+                said.fill("ours-evidence", how=how), [(c, m, f" ({m['median'] / theirs:.0%})") for c, m in ours.items()],
+                ",.0f", "/s")),
+            why=said["why-each-request-waits-for-a-wake-up"]))
     free = [c for c, on in gil_on.items() if not on]
     steady = got(free, "perf2_steady")
     if steady:
-        out.append(Check("Without a GIL, perf2's rate against the thread server rises while the long request runs, where "
-                         "the document saw it collapse: the long request keeps the other core busy, and the loop runs "
-                         "faster next to a busy core than next to a sleeping one",
-                         **settle(steady.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-                         evidence=listed(f"rate while it runs over the rate before, {how}", steady.items(), ".2f", "x")))
+        out.append(said.check(
+            "free-threaded-perf2-rises-during-long-request",
+            settle(steady.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
+            listed(said.fill("rate-during-over-before-evidence", how=how), steady.items(), ".2f", "x")))
     two = got(free, "perf1_ratio")
     if two:
-        out.append(Check("Without a GIL, a second perf1 client leaves the thread server's answers about as fast as they "
-                         "were: two clients, two cores",
-                         **settle(two.values(), lambda lo, hi: hi <= 1.3, lambda lo, hi: lo > 1.3),
-                         evidence=listed(f"answer time with two clients over one, {how}", two.items(), ".2f", "x")))
+        out.append(said.check(
+            "free-threaded-second-client-costs-little",
+            settle(two.values(), lambda lo, hi: hi <= 1.3, lambda lo, hi: lo > 1.3),
+            listed(said.fill("two-clients-over-one-evidence", how=how), two.items(), ".2f", "x")))
     return out
 
 
