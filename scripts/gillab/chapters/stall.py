@@ -102,9 +102,10 @@ def findings(df: pd.DataFrame) -> str:
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about what the free-threaded builds change, each checked against
     ``df``: each share is the claims' (:func:`summary`: at the largest size, the median over runs
-    with its interval over runs), and a sentence holds only where its whole 95% interval says it."""
+    with its interval over runs), and a sentence holds only where its whole 95% interval says it.
+    Their words are the chapter's text's (``notebooks/14_stall.md``)."""
     from .. import stats
-    from ..judge.prose import Check, gil_by_condition, listed, settle
+    from ..judge.prose import gil_by_condition, listed, settle
 
     said = chapter_words("stall")     # the words cell of its text
 
@@ -118,29 +119,28 @@ def prose(df: pd.DataFrame) -> list:
         g = s[(s["point"] == point) & (s["statistic"] == st)]
         return {r.condition: {"median": r.median, "ci_lo": r.ci_lo, "ci_hi": r.ci_hi, "n": int(r.runs),
                               "method": stats.MEDIAN} for r in g.itertuples()}
-    how = "median over runs [95% interval]"
+    how = said["median-over-runs"]
     silent = got("no signal", "silent_fraction")
     out = []
     with_gil = {c: m for c, m in silent.items() if gil_on.get(c)}
     without = {c: m for c, m in silent.items() if gil_on.get(c) is False}
     if with_gil:
-        out.append(Check("With a GIL (the free-threaded binary with its GIL put back included) the heartbeat is silent "
-                         "for the whole scan",
-                         **settle(with_gil.values(), lambda lo, hi: lo >= 0.95, lambda lo, hi: hi < 0.95),
-                         evidence=listed(f"share of the scan without a heartbeat, {how}", with_gil.items(), ".0%")))
+        out.append(said.check(
+            "gil-heartbeat-silent-for-the-scan",
+            settle(with_gil.values(), lambda lo, hi: lo >= 0.95, lambda lo, hi: hi < 0.95),
+            listed(said.fill("silent-share-evidence", how=how), with_gil.items(), ".0%")))
     if without:
-        out.append(Check("Without a GIL the heartbeat thread is not silenced for the whole scan: it runs on the other "
-                         "core",
-                         **settle(without.values(), lambda lo, hi: hi < 0.9, lambda lo, hi: lo >= 0.9),
-                         evidence=listed(f"share of the scan without a heartbeat, {how}", without.items(), ".0%"),
-                         key="free-threaded-heartbeat-runs"))
+        out.append(said.check(
+            "free-threaded-heartbeat-runs",
+            settle(without.values(), lambda lo, hi: hi < 0.9, lambda lo, hi: lo >= 0.9),
+            listed(said.fill("silent-share-evidence", how=how), without.items(), ".0%")))
     wait = got("sigint", "interrupt_wait")
     if wait:
-        out.append(Check("Ctrl-C waits for the scan in every build: the KeyboardInterrupt comes only when the `in` ends",
-                         **settle(wait.values(), lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
-                         evidence=listed(f"share of the scan's remaining time a SIGINT waited, {how}", wait.items(),
-                                         ".0%"),
-                         why=said["signal-python-handler-runs"]))
+        out.append(said.check(
+            "ctrl-c-waits-for-the-scan",
+            settle(wait.values(), lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
+            listed(said.fill("sigint-wait-evidence", how=how), wait.items(), ".0%"),
+            why=said["why-a-signal-waits-for-the-scan"]))
     return out
 
 
