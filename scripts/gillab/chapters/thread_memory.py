@@ -222,56 +222,58 @@ def _recurses_in_c(version: str, nogil_fork) -> bool:
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: a size compared
     with a stack or a ratio with 1 holds only where its whole 95% interval over runs says it; the
-    recursion's outcomes are counted in the runs measured, as observed."""
+    recursion's outcomes are counted in the runs measured, as observed.  Their words are the
+    chapter's text's (``notebooks/13_thread_memory.md``)."""
     from .. import stats
-    from ..judge.prose import Check, listed, ok_rows, settle, together
+    from ..judge.prose import listed, ok_rows, settle, together
 
     said = chapter_words("thread_memory")     # the words cell of its text
 
     ok = ok_rows(df)
     out = []
-    how = "median over runs [95% interval]"
+    how = said["median-over-runs"]
     runs = per_run(df)
     th = runs[runs["mode"] == "threads"]
     if len(th):
         # each run's virtual size per thread (the claims' vm_per_thread_mib, in KiB) against its stack
         vm = {(c, kb): (stats.summarize(g["vm_per_thread_mib"] * 1024), float(g["stack_kib"].median()))
               for (c, kb), g in th.groupby(["condition", "stack_kb"])}
-        out.append(Check("The virtual size each blocked thread adds is more than its stack, with the default stack and "
-                         "with a smaller one, in every build",
-                         **together(*(settle([m], lambda lo, hi, st=st: lo > st, lambda lo, hi, st=st: hi <= st)
-                                      for m, st in vm.values())),
-                         evidence=listed(f"virtual size per thread, {how} / stack, KiB",
-                                         [(f"{c} {'default' if not kb else f'{kb:g} KiB'}", m, f" / {st:,.0f}")
-                                          for (c, kb), (m, st) in vm.items()], ",.0f"),
-                         why=said["beside-stack-memory-allocator"]))
+        out.append(said.check(
+            "thread-adds-more-than-its-stack",
+            together(*(settle([m], lambda lo, hi, st=st: lo > st, lambda lo, hi, st=st: hi <= st)
+                       for m, st in vm.values())),
+            listed(said.fill("size-per-thread-over-stack-evidence", how=how),
+                   [(said.fill("build-default-stack", build=c) if not kb else
+                     said.fill("build-stack-size", build=c, size=f"{kb:g}"), m, f" / {st:,.0f}")
+                    for (c, kb), (m, st) in vm.items()], ",.0f"),
+            why=said["why-the-allocator-reserves-more"]))
         ratio = {c: stats.summarize(g["small_over_default"])
                  for c, g in th.dropna(subset=["small_over_default"]).groupby("condition")} \
             if "small_over_default" in th else {}
         if ratio:
-            out.append(Check("A smaller stack (`threading.stack_size`) lowers the virtual size per thread in every build",
-                             **settle(ratio.values(), lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
-                             evidence=listed(f"smaller stack over the default in the same repeat, {how}",
-                                             ratio.items())))
+            out.append(said.check(
+                "smaller-stack-lowers-virtual-size",
+                settle(ratio.values(), lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
+                listed(said.fill("smaller-over-default-evidence", how=how), ratio.items())))
     rec = ok[ok["mode"] == "recursion"]
     if len(rec):
+        def depths(g):
+            return "; ".join(said.fill("build-depth-ended", build=c, depth=f"{x['depth'].median():,.0f}",
+                                       ended=x["ended"].iloc[0]) for c, x in g.groupby("condition"))
+
         kind = {c: _recurses_in_c(g["python"].iloc[0], g["nogil_fork"].iloc[0]) for c, g in rec.groupby("condition")}
         flat = [c for c, inc in kind.items() if not inc]
         if flat:
             g = rec[rec["condition"].isin(flat)]
-            out.append(Check("Builds whose Python calls no longer recurse in C (CPython 3.11 and later, and the nogil fork) "
-                             "reach the recursion cap set here, without a crash",
-                             bool(g["reached_cap"].astype(bool).all() and not g["crashed"].astype(bool).any()),
-                             "; ".join(f"{c}: depth {x['depth'].median():,.0f}, {x['ended'].iloc[0]}"
-                                       for c, x in g.groupby("condition"))))
+            out.append(said.check(
+                "no-c-recursion-reaches-the-cap",
+                {"holds": bool(g["reached_cap"].astype(bool).all() and not g["crashed"].astype(bool).any())},
+                depths(g)))
         deep = [c for c, inc in kind.items() if inc]
         if deep:
             g = rec[rec["condition"].isin(deep)]
-            out.append(Check("Builds that still recurse in C (CPython before 3.11) die of a signal when the thread's stack "
-                             "runs out, before the cap",
-                             bool(g["crashed"].astype(bool).all()),
-                             "; ".join(f"{c}: depth {x['depth'].median():,.0f}, {x['ended'].iloc[0]}"
-                                       for c, x in g.groupby("condition"))))
+            out.append(said.check("c-recursion-dies-before-the-cap", {"holds": bool(g["crashed"].astype(bool).all())},
+                                  depths(g)))
     return out
 
 
