@@ -135,3 +135,16 @@ def test_the_commit_that_declared_an_entry_is_read_from_git():
     (old, _), = codekey.LEGACY[0]["keys"]["countdown"].items()
     d = keyguard.Declared("countdown", "ref", old, "why")
     assert d.commit("scripts/gillab/codekey_legacy.json").startswith("b29c9ac")
+
+
+def test_a_chapter_the_reference_never_measured_is_named_new_not_orphaned():
+    """A chapter added since the reference (no sample of it there) is not a change that orphaned
+    it: the guard says it is new and how to make it green."""
+    from gillab.judge.keyguard import Declared, Status, problems
+
+    ref, now = "ref-campaign", {"countdown": "k1", "toy": "k2"}
+    tab = {"countdown": {ref: Status(3, 3, ("k1",))}, "toy": {ref: Status(0, 0, ())}}
+    (line,) = problems(tab, [], reference=ref, now=now)
+    assert line.startswith("toy: the reference ref-campaign has no samples of it (a new chapter)")
+    assert "orphaned" not in line and "code_key = 'k2'" in line
+    assert problems(tab, [Declared("toy", ref, "k2", "a new chapter")], reference=ref, now=now) == []

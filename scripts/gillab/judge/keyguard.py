@@ -161,7 +161,11 @@ def problems(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declare
         what = (f"{name}: the reference {reference} holds it as {st.word}"
                 + (f" ({st.this} of {st.groups} configuration x build groups with this code)" if st.word == PARTLY else "")
                 + (f" (stored key {', '.join(st.keys)}; this code's key is {key})" if st.keys else ""))
-        if d is None:
+        if d is None and st.word == NONE:       # no sample at all: a chapter the reference never measured
+            out.append(f"{name}: the reference {reference} has no samples of it (a new chapter): measure it into "
+                       f"the reference, or declare it in data/results/{MEASURE_AGAIN_FILE} (name, reference, "
+                       f"code_key = {key!r}, reason) until the reference's next sitting")
+        elif d is None:
             out.append(f"{what}: a change of its measuring code orphaned it; undo the change, or declare the chapter "
                        f"in data/results/{MEASURE_AGAIN_FILE} (name, reference, code_key = {key!r}, reason)")
         elif d.reference != reference:
