@@ -11,6 +11,21 @@ from gillab.measure import interpreters, provision  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def judged_apart_where_patched(request):
+    """A process remembers the verdicts it judged under the bytes of the files they were judged
+    from (``gillab.judge.verdicts._remembered``), not under the functions that judged them: a test
+    that swaps one (``monkeypatch``, also through ``data_dir``) judges anew, and what it judged is
+    forgotten after it."""
+    if "monkeypatch" not in request.fixturenames:
+        yield
+        return
+    from gillab.judge import verdicts
+
+    with verdicts.judged_apart():
+        yield
+
+
 def copy_reference(data_dir: Path, experiment: str = "countdown") -> str:
     """The committed reference campaign's samples of ``experiment``, as a clean clone has them,
     in a test's private data/ (with its REFERENCE file); returns the reference campaign's id."""

@@ -108,8 +108,8 @@ def recording():
     _READ.append(got)
     try:
         yield got
-    finally:
-        _READ.remove(got)
+    finally:   # this recording itself, not an outer one that read the same files (list.remove compares)
+        del _READ[next(i for i, g in enumerate(_READ) if g is got)]
 
 
 def _read(path: str) -> None:

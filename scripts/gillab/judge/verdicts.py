@@ -5,6 +5,7 @@ Why it is long: one verdict row's shape (:func:`flat`) and every view of it the 
 roles, families, sizes, era against today) stay together, so a column renamed is renamed once."""
 from __future__ import annotations
 
+import contextlib
 import re
 
 from . import results as store_results
@@ -51,42 +52,127 @@ def verdicts(campaign: str | None = None, experiments: list[str] | None = None,
     the reason.  With ``as_chapter`` (the command line), the samples are those the chapter reads
     (:func:`gillab.judge.results.samples_as_chapter`): where the reader's campaign holds none of this
     configuration the reference's are judged, and a line saying so is added to ``notes``; without
-    it, only ``campaign``'s own samples (each campaign judged alone)."""
+    it, only ``campaign``'s own samples (each campaign judged alone).
+
+    One experiment's rows are judged once per process for the same files (:func:`_remembered`):
+    the book, the method chapter's tables and the appendix ask for the same campaign's verdicts
+    again and again."""
+    rows = []
+    for name in experiments or experiment_names():
+        judged, note, read = _remembered(name, campaign, profile, as_chapter)
+        for path in read:   # what a figure or table made from these rows was made from (results.recording)
+            store_results._read(path)
+        if judged is None:
+            continue
+        if note and notes is not None:
+            notes.append(note)
+        rows += judged
+    return rows
+
+
+_JUDGED: dict = {}        # (experiment, campaigns, configurations, as_chapter) + the digest of their files -> rows
+_JUDGED_MAX = 512
+
+
+@contextlib.contextmanager
+def judged_apart():
+    """Inside the block every verdict is judged anew, and nothing judged there is remembered after
+    it (what was remembered before is again): for a test that swaps a function the judging calls."""
+    before = dict(_JUDGED)
+    _JUDGED.clear()
+    try:
+        yield
+    finally:
+        _JUDGED.clear()
+        _JUDGED.update(before)
+
+
+def _inputs_digest(paths: list) -> str:
+    """The sha256 of every file under ``paths`` (names and bytes): a file rewritten within the
+    clock's granularity, to the same size, still changes it."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.name != ".lock") if path.is_dir() else \
+            [path] if path.is_file() else []
+        for f in files:
+            h.update(str(f).encode() + b"\0")
+            try:
+                h.update(f.read_bytes())
+            except OSError:
+                h.update(b"unreadable")
+    return h.hexdigest()
+
+
+def _remembered(name: str, campaign: str | None, profile: str | None, as_chapter: bool):
+    """(rows, note, files read) of :func:`_judge`, rows None where the experiment has no samples to
+    judge; remembered under the campaigns it reads, the configurations asked and the bytes of
+    every file the judging reads (the campaigns' folders of this experiment, the published
+    tables, profiles.toml and builds.toml), and handed out as copies."""
+    import copy
+
+    from . import claims
+    from ..measure import campaigns
+    from ..paths import repo_root, results_dir
+
+    cfg = profile_config(name, profile) if profile else None
+    try:
+        if as_chapter:
+            read = [c.id for c in campaigns.for_reading(name, campaign) if c is not None]
+        else:
+            read = [store_results.pick_campaign(name, campaign)]
+    except store_results.NoData:
+        return None, None, []
+    others = {o: profile_config(name, o) for o in reading(name).claims_from_profile} if profile else {}
+    res = results_dir()
+    digest = _inputs_digest([res / "REFERENCE", *(res / c / "campaign.json" for c in read),
+                             *(res / c / name for c in read),
+                             *sorted({store_results.reference_dir(), claims.reference_dir()}),
+                             repo_root() / "profiles.toml", repo_root() / "builds.toml"])
+    key = (name, str(res), tuple(read), campaign, profile, cfg, tuple(sorted(others.items())),
+           profile_config(name, "default") if others else None, as_chapter, digest)
+    if key not in _JUDGED:
+        with store_results.recording() as files:
+            try:
+                judged, note = _judge(name, campaign, profile, cfg, as_chapter)
+            except store_results.NoData:
+                judged, note = None, None
+        while len(_JUDGED) >= _JUDGED_MAX:
+            _JUDGED.pop(next(iter(_JUDGED)))
+        _JUDGED[key] = (judged, note, list(files))
+    return copy.deepcopy(_JUDGED[key])
+
+
+def _judge(name: str, campaign: str | None, profile: str | None, cfg: str | None, as_chapter: bool):
+    """One experiment's verdict rows (see :func:`verdicts`) and the note its samples carry."""
     from . import claims
 
     load = store_results.samples_as_chapter if as_chapter else store_results.samples
-    rows = []
-    for name in experiments or experiment_names():
+    df = load(name, campaign, cfg)
+    an = reading(name)
+    answered = an.claims(df)
+    frames = [df]
+    for other, prefix in an.claims_from_profile.items():
+        # claims that only another profile measures (document 004's version sweep), judged on
+        # that configuration's samples of the same campaign, whichever default-like profile is asked
+        if profile in (None, other) or cfg != profile_config(name, "default"):
+            continue
         try:
-            cfg = profile_config(name, profile) if profile else None
-            df = load(name, campaign, cfg)
+            odf = store_results.samples(name, df.attrs["campaign"], profile_config(name, other))
         except store_results.NoData:
             continue
-        if df.attrs.get("note") and notes is not None:
-            notes.append(df.attrs["note"])
-        an = reading(name)
-        answered = an.claims(df)
-        frames = [df]
-        for other, prefix in an.claims_from_profile.items():
-            # claims that only another profile measures (document 004's version sweep), judged on
-            # that configuration's samples of the same campaign, whichever default-like profile is asked
-            if profile in (None, other) or cfg != profile_config(name, "default"):
-                continue
-            try:
-                odf = store_results.samples(name, df.attrs["campaign"], profile_config(name, other))
-            except store_results.NoData:
-                continue
-            answered = [r for r in answered if not r["claim_id"].startswith(prefix)]
-            answered += [r for r in an.claims(odf) if r["claim_id"].startswith(prefix)]
-            frames.append(odf)
-        keys = sorted({codekey.canonical(name, k) for f in frames if "code_key" in f.columns
-                       for k in f["code_key"].astype(str)} - {""})
-        fams, cpus = {}, _cpus(name, df.attrs["campaign"])
-        for f in frames:
-            fams |= claims.families(f)
-        for row in answered + claims.unanswered(name, {r["claim_id"] for r in answered}):
-            rows.append(row | {"campaign": df.attrs["campaign"], "code_keys": keys, "families": fams, "cpus_here": cpus})
-    return rows
+        answered = [r for r in answered if not r["claim_id"].startswith(prefix)]
+        answered += [r for r in an.claims(odf) if r["claim_id"].startswith(prefix)]
+        frames.append(odf)
+    keys = sorted({codekey.canonical(name, k) for f in frames if "code_key" in f.columns
+                   for k in f["code_key"].astype(str)} - {""})
+    fams, cpus = {}, _cpus(name, df.attrs["campaign"])
+    for f in frames:
+        fams |= claims.families(f)
+    rows = [row | {"campaign": df.attrs["campaign"], "code_keys": keys, "families": fams, "cpus_here": cpus}
+            for row in answered + claims.unanswered(name, {r["claim_id"] for r in answered})]
+    return rows, df.attrs.get("note")
 
 
 def _cpus(experiment: str, campaign: str | None) -> int | None:
