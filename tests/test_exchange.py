@@ -393,11 +393,15 @@ def test_the_former_reference_campaigns_fingerprint_comes_from_its_run_files():
     assert not ref.machine.get("fingerprint") and ref.fingerprint == "af7bb5f06bf7"
 
 
-def test_verdicts_machines_json_on_the_committed_campaigns(committed):
-    out = subprocess.run([sys.executable, "-m", "gillab", "verdicts", "--machines", "--json"], capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    rows = json.loads(out.stdout)
+def test_verdicts_machines_json_on_the_committed_campaigns(committed, capsys):
+    # the command line's own function, in this process: the campaigns judged for ``committed`` are
+    # not judged again (`python -m gillab verdicts --json` as a program: tests/test_verdicts.py)
+    from gillab import cli
+
+    capsys.readouterr()
+    assert cli.main(["verdicts", "--machines", "--json"]) == 0
+    out = capsys.readouterr()
+    rows = json.loads(out.out)
     assert len(rows) == len(committed[2])
     r = next(r for r in rows if r["n_campaigns"] >= 2)
     assert {"claim_id", "condition", "campaigns", "machines", "agrees", "flips"} <= set(r)
