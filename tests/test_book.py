@@ -226,10 +226,10 @@ def test_a_chapter_the_readers_run_did_not_measure_opens_with_a_banner(tmp_path)
     """A chapter whose samples the run shown did not measure shows the reference's, and says so at
     its top: the banner names the run, the reference campaign and both machines; a chapter the run
     measured has none.  On the committed data, no measuring."""
-    short = next(c for c in campaigns.all_campaigns() if c.is_contributed and not c.has("sha256") and c.has("convoy"))
+    short = next(c for c in campaigns.all_campaigns() if c.is_contributed and not c.has("sha256") and c.has("affinity"))
     ref = campaigns.reference_id()
     pages = {name: execute.execute(name, "default", {"campaign": short.id}, output_dir=tmp_path)
-             for name in ("sha256", "convoy")}
+             for name in ("sha256", "affinity")}
 
     def banner(path):
         _, outs = outputs(path)
@@ -239,7 +239,7 @@ def test_a_chapter_the_readers_run_did_not_measure_opens_with_a_banner(tmp_path)
     (lent,) = banner(pages["sha256"])
     assert short.id in lent and ref in lent and "did not measure this chapter" in lent
     assert "gillab measure sha256" in lent
-    assert banner(pages["convoy"]) == []
+    assert banner(pages["affinity"]) == []
     # it is the first thing the chapter shows after its title: no output comes before it
     nb, _ = outputs(pages["sha256"])
     first = next(c for c in nb["cells"] if c["cell_type"] == "code" and c.get("outputs"))
@@ -247,7 +247,7 @@ def test_a_chapter_the_readers_run_did_not_measure_opens_with_a_banner(tmp_path)
     # and the built page shows it, as an admonition, before the chapter's first section
     (tmp_path / "book").mkdir()
     root = book.stage(tmp_path / "book")
-    (root / "_toc.yml").write_text("format: jb-book\nroot: sha256\nchapters:\n  - file: convoy\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: sha256\nchapters:\n  - file: affinity\n")
     for name, path in pages.items():
         (root / f"{name}.ipynb").write_bytes(Path(path).read_bytes())
     jb = Path(sys.executable).with_name("jupyter-book")
@@ -255,5 +255,5 @@ def test_a_chapter_the_readers_run_did_not_measure_opens_with_a_banner(tmp_path)
     html = {n: (root / "_build" / "html" / f"{n}.html").read_text() for n in pages}
     assert html["sha256"].count('class="admonition warning gillab-borrowed"') == 1
     assert html["sha256"].index("gillab-borrowed") < html["sha256"].index('id="what-the-document-claimed"')
-    assert "gillab-borrowed" not in html["convoy"]
-    assert "~~" not in html["sha256"] + html["convoy"]
+    assert "gillab-borrowed" not in html["affinity"]
+    assert "~~" not in html["sha256"] + html["affinity"]
