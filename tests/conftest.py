@@ -1,3 +1,4 @@
+import json
 import os
 import sys
 from pathlib import Path
@@ -124,3 +125,9 @@ def era():
     """The era builds (:func:`need_builds`), as conditions."""
     need_builds(ERA, "era builds", "gillab provision --set era")
     return {c.id: c for c in interpreters.discover()}
+
+
+def outputs(nb_path):
+    """An executed notebook and the outputs of its code cells."""
+    nb = json.loads(Path(nb_path).read_text())
+    return nb, [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
