@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import sys
@@ -10,6 +11,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gillab.measure import interpreters, provision  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+
+# pytest-xdist runs the suite on every core, a test module on one worker (``-n auto --dist
+# loadfile``, pyproject.toml), the modules in the order collected (``--no-loadscope-reorder``).  What
+# a test writes into the shared gillab cache is written by one worker at a time
+# (:func:`writing_the_cache`).
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """The tests that read the session's built book first (tests/test_book.py: building it takes
+    most of the suite's time on one core), so that one worker starts on it while the others share
+    the rest; the others keep their order."""
+    items.sort(key=lambda item: "built_book" not in item.fixturenames)
+
+
+@contextlib.contextmanager
+def writing_the_cache(tmp_path_factory):
+    """Hold the suite's lock on the shared gillab cache: a build's venv for flask_k6 and
+    b2_download is made there with ``venv --clear`` (and b2_download's test files), so two
+    workers making the same one at once would clear it under each other.  The lock file is in the
+    folder every worker's temporary folder is in."""
+    import fcntl
+
+    path = tmp_path_factory.getbasetemp().parent / "gillab-cache.lock"
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def writes_the_cache(experiment: str) -> bool:
+    """Whether measuring ``experiment`` may write into the shared cache (its measuring code makes
+    a venv, :func:`gillab.measure.venvs.ensure`)."""
+    from gillab.measure import experiments, venvs
+
+    return venvs.ensure in getattr(experiments.get(experiment), "measuring_code", ())
+
+
+@pytest.fixture
+def cache_writer(tmp_path_factory):
+    """The test writes into the shared cache (:func:`writing_the_cache`)."""
+    with writing_the_cache(tmp_path_factory):
+        yield
 
 
 @pytest.fixture(autouse=True)

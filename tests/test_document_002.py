@@ -43,7 +43,7 @@ def test_file_io_refuses_tmpfs_and_records_the_disk(builds, data_dir, tmp_path):
     assert list(d.iterdir()) == []  # every file removed
 
 
-def test_flask_app_as_published_and_fixed(builds):
+def test_flask_app_as_published_and_fixed(builds, cache_writer):
     cond = venvs.ensure(builds["3.13.5t"])
     with servers.workload_server(cond, "flask_app", {"cpu_n": 1000, "io_bytes": 13_000}, ready_timeout=60) as srv:
         base = f"http://127.0.0.1:{srv.port}"
@@ -56,7 +56,7 @@ def test_flask_app_as_published_and_fixed(builds):
     assert srv.proc.poll() is not None
 
 
-def test_k6_is_bounded_and_counts(builds):
+def test_k6_is_bounded_and_counts(builds, cache_writer):
     cond = venvs.ensure(builds["3.13.5"])
     with servers.workload_server(cond, "flask_app", {"cpu_n": 1000, "io_bytes": 13_000}, ready_timeout=60) as srv:
         k = flask_k6.run_k6(f"http://127.0.0.1:{srv.port}", "io", vus=2, duration_s=1, timeout=60)

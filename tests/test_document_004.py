@@ -32,7 +32,7 @@ def test_nginx_serves_ranges_on_loopback_and_stops(tmp_path):
 
 
 @pytest.mark.parametrize("writer", ["thread", "process"])
-def test_download_is_verified_and_a_corrupt_file_fails_loudly(builds, tmp_path, writer):
+def test_download_is_verified_and_a_corrupt_file_fails_loudly(builds, cache_writer, tmp_path, writer):
     d = tmp_path / "files"
     d.mkdir()
     size = 6 * b2.MiB + 123
