@@ -64,7 +64,9 @@ run: venv interpreters
 
 # the guard first: a change of measuring code that orphans a chapter of the reference fails here,
 # naming the chapter, until data/results/MEASURE_AGAIN.toml declares it (gillab.judge.keyguard)
-# the traced builds (`--set trace`) are what tests/test_traces.py runs
+# the traced builds (`--set trace`): tests/test_traces.py runs every one of the five (each source has
+# a trace patch of its own), so all are built (12 to 20 minutes once, then cached); the suite runs on
+# every core (pytest-xdist, pyproject.toml)
 test: system-deps venv interpreters widgets-js lint
 	$(GILLAB) provision --set trace
 	$(GILLAB) codekeys --check
