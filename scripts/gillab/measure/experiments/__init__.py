@@ -85,3 +85,15 @@ def notebook(name: str) -> str:
     the registry found the chapter.  An experiment that names its ``notebook`` names this one
     (the tests check it)."""
     return NOTEBOOKS[known(name)]
+
+
+def waits(name: str, p: dict, point: dict) -> float:
+    """The seconds a sample of ``name`` at ``point`` spends waiting out its protocol (a counting
+    window, a warm-up, a load tool's duration), which a slower machine does not lengthen: its
+    module's ``waits(p, point)``, 0 for a chapter whose samples last as long as their work.
+
+    Only the forecast of a run reads it (:mod:`gillab.judge.budget`): it lives beside the
+    experiment, outside the class, so that the code key (:mod:`gillab.measure.codekey`) never
+    reads it."""
+    fn = getattr(importlib.import_module(f"{__name__}.{known(name)}"), "waits", None)
+    return float(fn(p, point)) if fn is not None else 0.0
