@@ -255,6 +255,19 @@ def runs(c: Campaign) -> list[dict]:
     return out
 
 
+
+def whole_runs(c: Campaign) -> list[dict]:
+    """The records of the whole ``gillab reproduce`` runs kept in ``c``'s folder
+    (``reproduce-*.json``: the plan, pace, probes, chapters left out, load, steal), in the order of
+    their file names (their start), each with its ``file``; an unreadable one is skipped."""
+    out = []
+    for path in sorted(c.dir.glob("reproduce-*.json")):
+        try:
+            out.append(json.loads(path.read_text()) | {"file": path.name})
+        except ValueError:
+            continue
+    return out
+
 def boots(c: Campaign) -> list[str]:
     """The boots of the machine its runs were measured in (their run files' ``boot_id``), oldest
     run first; empty where no run file records one."""

@@ -227,14 +227,9 @@ def reader_campaign(campaign: str | None = None):
 def run_record(c) -> dict | None:
     """The newest record of a whole ``gillab reproduce`` run kept in campaign ``c``'s folder (its
     plan: pace, chapters left out, load, steal), if the campaign was measured by one."""
-    import json
+    from ..measure import campaigns
 
-    recs = []
-    for path in sorted(c.dir.glob("reproduce-*.json")):
-        try:
-            recs.append(json.loads(path.read_text()) | {"file": path.name})
-        except ValueError:
-            continue
+    recs = campaigns.whole_runs(c)
     default = [r for r in recs if r.get("profile") == "default"]   # the run the book's pages show
     return (default or recs or [None])[-1]
 

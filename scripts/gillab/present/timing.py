@@ -523,12 +523,7 @@ def whole_run_records() -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     seen = set()
     for c in campaigns.all_campaigns():
-        recs = []
-        for path in sorted(c.dir.glob("reproduce-*.json")):
-            try:
-                recs.append(json.loads(path.read_text()) | {"file": path.name})
-            except ValueError:
-                continue
+        recs = campaigns.whole_runs(c)
         out[c.id] = sorted(recs, key=lambda r: r.get("started") or "")
         seen |= {r["file"] for r in recs}
     for f in sorted(timing_dir().glob("reproduce-*.json")):
