@@ -150,13 +150,12 @@ def test_a_row_counts_where_the_reference_decides_it_at_the_planned_runs(ref_fla
 
 
 def test_fewer_planned_runs_decide_fewer_of_a_chapters_rows(ref_flat):
-    """switch_interval's ratios lie near 1 in a narrow band: at 8 rounds (the reference's) its
-    interval is the range of the rounds, so the rows it decides there are fewer than at the plan's."""
+    """switch_interval's ratios lie near 1 in a narrow band: at default's 7 rounds its interval is
+    the range of the rounds, so the rows it decides there are fewer than at the 20 of `verdicts`."""
     flat = ref_flat
     rows, runs = budget.judged_rows(flat).get("switch_interval", []), budget.deciding_runs(flat)
-    planned = budget.forecast_chapter("switch_interval", "default", None, rows, new_campaign=True, decided=runs)
-    fewer = budget.forecast_chapter("switch_interval", "default", None, rows, new_campaign=True, decided=runs,
-                                    overrides={"repeats": 8})
+    planned = budget.forecast_chapter("switch_interval", "verdicts", None, rows, new_campaign=True, decided=runs)
+    fewer = budget.forecast_chapter("switch_interval", "default", None, rows, new_campaign=True, decided=runs)
     assert planned.repeats > fewer.repeats
     assert len(fewer.decided) < len(planned.decided) <= len(planned.judged)
     assert set(fewer.decided) <= set(planned.decided)

@@ -3,7 +3,7 @@ pbts13_t3 and the in-text numbers of pbts13_t6), and the variant with the CPU wo
 
 A sample is one server process (under the condition measured) and one client process (always
 the same interpreter, the GIL build ``3.13.5`` when it exists, so that only the server
-changes); the client counts requests in 1-second windows after a warm-up window, and every
+changes); the client counts requests in windows (``window_s``) after a warm-up window, and every
 window is stored as a row.  A point's rate is the median over its **runs** (each run's median
 window) with its interval over runs: windows of one process are not independent samples."""
 from __future__ import annotations

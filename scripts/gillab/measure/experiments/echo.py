@@ -36,7 +36,7 @@ def counts(value) -> list[int]:
 
 ECHO_PARAMS = {
     "warmup_s": Param("warmup_s", positive_float, "seconds before the first counted window"),
-    "windows": Param("windows", positive_int, "1-second windows counted per sample"),
+    "windows": Param("windows", positive_int, "counting windows per sample (each window_s long)"),
     "window_s": Param("window_s", positive_float, "length of a counting window in seconds"),
 }
 
