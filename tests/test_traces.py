@@ -123,6 +123,23 @@ def test_the_trace_plan_names_real_points_and_traced_builds():
     assert trace_record.traced_build("3.13.5t-gil") == "3.13.5t+trace"
 
 
+
+def test_a_window_opens_and_closes_inside_what_the_default_profile_measures():
+    """A window set for another profile's timing records the server idle after the client stopped
+    (convoy) or the background threads after the last ping (ccbench): every echo window lies inside
+    the client's counted windows, every ccbench window inside its pings, at default's timing."""
+    from gillab.measure import experiments
+
+    conv = experiments.get("convoy").resolve("default")
+    lat = experiments.get("ccbench").resolve("default")
+    counted = (1000 * conv["warmup_s"], 1000 * (conv["warmup_s"] + conv["windows"] * conv["window_s"]))
+    for shot in trace_record.PLAN:
+        start, end = shot.window[0], sum(shot.window)
+        if shot.experiment == "convoy":
+            assert counted[0] <= start < end <= counted[1], shot
+        elif shot.experiment == "ccbench":
+            assert 0 < start < end <= 1000 * lat["latency_duration"], shot
+    assert trace_record.convoy_window() == (300, 300)       # 0.2 s warm-up, one 0.5 s window
 def test_traced_builds_are_declared_beside_their_twins_and_never_measured():
     from gillab.measure import interpreters
 

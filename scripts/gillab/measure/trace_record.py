@@ -56,7 +56,26 @@ SWITCH = (1e-06, 1e-05, 0.0001, 0.001, 0.005, 0.01, 0.1)
 
 
 CONVOY_ROUNDS = 8             # one more than a median's 95% interval needs (a failed run leaves 7)
-CONVOY_WINDOW = (450, 700)    # inside the client's counted window at the default profile's timing
+# a countdown of two threads at the default profile's size (5,000,000 decrements) lasts about
+# 180 ms on the reference's machine: the window opens once both threads run and closes before
+# the faster builds finish
+COUNTDOWN_WINDOW = (50, 80)
+
+
+def convoy_window() -> tuple[int, int]:
+    """The middle three fifths of the client's counted windows at the `default` profile's timing
+    (after its warm-up), so that a trace sees requests, never the warm-up or the server idle after
+    the client stopped."""
+    p = experiments.get("convoy").resolve("default")
+    counted = 1000 * p["windows"] * p["window_s"]
+    return round(1000 * p["warmup_s"] + counted / 5), round(3 * counted / 5)
+
+
+def ccbench_window() -> tuple[int, int]:
+    """Inside the pings of a latency run at the `default` profile's timing: from 150 ms (the
+    client started, the background threads released) to 50 ms before the last ping is sent."""
+    p = experiments.get("ccbench").resolve("default")
+    return 150, max(50, round(1000 * p["latency_duration"]) - 200)
 
 
 def _convoy_shots() -> list[Shot]:
@@ -70,7 +89,7 @@ def _convoy_shots() -> list[Shot]:
             point = {"switch_interval": si, "cpu_threads": n, "cpu_processes": 0}
             if placement == "pinned":
                 point["placement"] = "pinned"
-            out.append(Shot("convoy", point, NEW_GIL, CONVOY_WINDOW,
+            out.append(Shot("convoy", point, NEW_GIL, convoy_window(),
                             f"the echo server's handler beside {n} CPU-bound thread{'s' if n > 1 else ''}, "
                             f"{'pinned' if placement == 'pinned' else 'placed by the OS'}: how long each request "
                             "waits for the GIL, and who holds it meanwhile", CONVOY_ROUNDS, True))
@@ -79,11 +98,11 @@ def _convoy_shots() -> list[Shot]:
 
 def _plan() -> list[Shot]:
     out = _convoy_shots()
-    out.append(Shot("countdown", {"threads": 2}, BOTH_GILS, (200, 100),
+    out.append(Shot("countdown", {"threads": 2}, BOTH_GILS, COUNTDOWN_WINDOW,
                     "two CPU-bound threads: the old GIL's ticks against the new GIL's forced switching"))
     for task in ("pi", "regex", "bz2", "countdown"):
         out.append(Shot("ccbench", {"test": "latency", "task": task, "workers": "threads", "threads": 1,
-                                    "policy": "default"}, ("2.7.18", "3.9.10"), (300, 400),
+                                    "policy": "default"}, ("2.7.18", "3.9.10"), ccbench_window(),
                         "ccbench's latency next to one thread of a task: the old GIL against the new"))
     out.append(Shot("fib_server", {"kind": "thread", "scenario": "perf2"}, ("3.9.10",), (700, 600),
                     "Beazley's fib server as the long request arrives"))
