@@ -48,6 +48,7 @@ class Shot:
     why: str
     rounds: int = 1             # runs traced, one window each (a statistic over runs needs 7: gillab.stats)
     untraced: bool = False      # convoy: each round also measures the untraced build (busy and alone)
+    sizes: tuple = ()           # (parameter, value) pairs over default's: a longer run than default's
 
 
 NEW_GIL = ("3.9.10", "3.13.5")
@@ -56,10 +57,11 @@ SWITCH = (1e-06, 1e-05, 0.0001, 0.001, 0.005, 0.01, 0.1)
 
 
 CONVOY_ROUNDS = 8             # one more than a median's 95% interval needs (a failed run leaves 7)
-# a countdown of two threads at the default profile's size (5,000,000 decrements) lasts about
-# 180 ms on the reference's machine: the window opens once both threads run and closes before
-# the faster builds finish
-COUNTDOWN_WINDOW = (50, 80)
+# a countdown of two threads is traced at 20,000,000 decrements (default's 5,000,000 last about
+# 180 ms on the reference's machine, too short a steady part for a window that must open after a
+# slow start under load): both threads hold and hand over the GIL from about 20 ms to 600 ms
+COUNTDOWN_SIZES = (("total_decrements", 20_000_000),)
+COUNTDOWN_WINDOW = (200, 100)
 
 
 def convoy_window() -> tuple[int, int]:
@@ -99,7 +101,8 @@ def _convoy_shots() -> list[Shot]:
 def _plan() -> list[Shot]:
     out = _convoy_shots()
     out.append(Shot("countdown", {"threads": 2}, BOTH_GILS, COUNTDOWN_WINDOW,
-                    "two CPU-bound threads: the old GIL's ticks against the new GIL's forced switching"))
+                    "two CPU-bound threads: the old GIL's ticks against the new GIL's forced switching",
+                    sizes=COUNTDOWN_SIZES))
     for task in ("pi", "regex", "bz2", "countdown"):
         out.append(Shot("ccbench", {"test": "latency", "task": task, "workers": "threads", "threads": 1,
                                     "policy": "default"}, ("2.7.18", "3.9.10"), ccbench_window(),
@@ -231,7 +234,7 @@ def one(shot: Shot, traced: Condition, folder: Path, name: str, k: int = 0, untr
     """One sample of ``shot`` under ``traced``, its workload process's trace stored as ``name``
     (round ``k``); with the untraced build's twin samples first where the shot asks for them."""
     exp = experiments.get(shot.experiment)
-    p = exp.resolve("default")
+    p = exp.resolve("default", dict(shot.sizes))
     twin = untraced_twin(exp, p, shot.point, untraced, k) if shot.untraced and untraced is not None else None
     with tempfile.TemporaryDirectory(prefix="gillab-trace-") as tmp:
         cond = with_env(traced, (trace_file.TRACE_ENV, os.path.join(tmp, "gil-%p.trace")),
@@ -252,6 +255,7 @@ def one(shot: Shot, traced: Condition, folder: Path, name: str, k: int = 0, untr
         meta = {"experiment": shot.experiment, "point": shot.point, "condition": traced.id.removesuffix(
                     provision.TRACE_SUFFIX), "traced_build": traced_build(traced.id.removesuffix(provision.TRACE_SUFFIX)),
                 "executable_sha256": interpreters.file_sha256(traced.executable), "window_ms": list(shot.window),
+                "sizes": dict(shot.sizes),
                 "why": shot.why, "recorded_at": metadata.now(), "loadavg_before": load_before,
                 "loadavg_after": metadata.loadavg(), "seconds": round(time.time() - t0, 3),
                 "other_processes": len(written) - 1, "machine_id": metadata.machine_id(),
