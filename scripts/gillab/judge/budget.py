@@ -6,7 +6,8 @@ The forecast of a chapter is its planned samples (:func:`gillab.measure.sweep.pl
 same build took at the same point and configuration, plus the harness's time between samples, read
 from the newest campaign that holds them: the reader's on this machine, else the reference, else a
 contributed campaign of the same kind of machine; a chapter none of them measured at these sizes is
-forecast at its median sample of other sizes, and says so.  On a machine slower or faster than the
+forecast at other sizes' times (each build and point at its own where they had it, else the
+chapter's median sample), and says so.  On a machine slower or faster than the
 one those times come from (:func:`speed_factor`), the work and the time between samples scale; the
 seconds a sample waits out its protocol (a counting window, a load tool's duration:
 :func:`gillab.measure.experiments.waits`) do not, so a slow machine's forecast of a server chapter
@@ -163,7 +164,17 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
         # the same profile's samples first: another profile's sizes (seed's) can be ten times longer
         same = [r for r in rows if r.get("profile") == profile] or rows
         if same:
-            return Timing({}, statistics.median(float(r["process_wall_s"]) for r in same), DEFAULT_OVERHEAD_S,
+            # each build and point at its own time where the other sizes had it: a chapter's points
+            # differ by far more than its sizes do (ccbench's old-GIL pings wait out their bound)
+            per: dict = {}
+            seen = set()
+            for r in same:
+                key = (r.get("config"), r.get("run_id"), r.get("condition"), r.get("point"), r.get("repeat"))
+                if key not in seen:
+                    seen.add(key)
+                    per.setdefault((r.get("condition"), r.get("point")), []).append(float(r["process_wall_s"]))
+            return Timing({k: statistics.median(v) for k, v in per.items()},
+                          statistics.median(float(r["process_wall_s"]) for r in same), DEFAULT_OVERHEAD_S,
                           f"campaign {c.id}, other sizes (no sample of this configuration yet)")
     return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
 
