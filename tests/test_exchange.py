@@ -16,7 +16,7 @@ from gillab.judge import across, verdicts
 from gillab.measure import campaigns, exchange
 
 REPO = Path(__file__).resolve().parents[1]
-REF = "amd-epyc-2c-20261125-sitting3"             # committed: the reference (default + verdicts + some seed)
+REF = "amd-epyc-2c-20261127-sitting4"             # committed: the reference (verdicts, traces, overhead)
 CONTRIBUTED = "amd-epyc-2c-20261123T201134Z"      # committed: the first campaign from another machine
 FORMER_REFERENCE = "amd-epyc-2c"                  # committed: the reference until 2026-11-24, same kind as CONTRIBUTED
 SECOND_KIND = "amd-epyc-2c-20261124-sitting1"     # committed: default + verdicts on the reference's kind of machine
@@ -355,9 +355,10 @@ def committed():
 def test_each_campaign_is_judged_alone_never_pooled(committed):
     cs, v, table = committed
     assert {c.role for c in cs} == {"reference", "contributed"}
-    alone = verdicts.flat(verdicts.verdicts(CONTRIBUTED, ["countdown", "convoy"]))
+    # two chapters whose configuration the campaign shares with today's default
+    alone = verdicts.flat(verdicts.verdicts(CONTRIBUTED, ["switch_interval", "thread_memory"]))
     alone = alone[alone["condition"] != "-"].set_index(["claim_id", "condition"])
-    mine = v[(v["campaign"] == CONTRIBUTED) & v["experiment"].isin(["countdown", "convoy"])].set_index(
+    mine = v[(v["campaign"] == CONTRIBUTED) & v["experiment"].isin(["switch_interval", "thread_memory"])].set_index(
         ["claim_id", "condition"])
     assert len(mine) == len(alone) > 0
     assert (mine["outcome"] == alone.loc[mine.index, "outcome"]).all()
@@ -403,7 +404,7 @@ def test_verdicts_machines_json_on_the_committed_campaigns(committed, capsys):
     out = capsys.readouterr()
     rows = json.loads(out.out)
     assert len(rows) == len(committed[2])
-    r = next(r for r in rows if r["n_campaigns"] >= 2)
+    r = next(r for r in rows if r["n_campaigns"] >= 2 and CONTRIBUTED in r["campaigns"])
     assert {"claim_id", "condition", "campaigns", "machines", "agrees", "flips"} <= set(r)
     assert set(r["campaigns"][CONTRIBUTED]) >= {"outcome", "measured", "ci_low", "ci_high", "n", "role", "machine"}
 
@@ -537,3 +538,17 @@ def test_the_counts_across_cpu_groups_equal_a_direct_recount(committed):
     assert len(t) == len(names) * (len(names) + 1) // 2
     # the reference's CPU beside the one before it: rows definite in both to compare
     assert t[(t["group"] == names[0]) & (t["beside"] == names[1])].iloc[0]["definite in both"] > 0
+
+
+def test_every_committed_campaign_but_the_reference_is_contributed():
+    """A campaign committed without its MANIFEST is read as the reader's own: a reader's run on
+    that kind of machine would resume into it, and it would be shown as "yours".  Every campaign
+    the repository holds is the reference or contributed (filed by ``gillab import``)."""
+    listed = subprocess.run(["git", "ls-files", "data/results/*/campaign.json"], cwd=REPO, capture_output=True,
+                            text=True, check=True).stdout.split()
+    committed = {Path(p).parent.name for p in listed}
+    assert committed, "no committed campaign found"
+    roles = {c.id: c.role for c in campaigns.all_campaigns() if c.id in committed}
+    assert roles.keys() == committed
+    assert {cid for cid, role in roles.items() if role == "yours"} == set()
+    assert list(roles.values()).count("reference") == 1
