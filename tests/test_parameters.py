@@ -267,7 +267,7 @@ def test_a_data_folder_of_its_own_is_estimated_from_the_checkouts_reference(buil
     assert where == f"{ref} (the checkout's committed reference)" and per > 0
     monkeypatch.setattr(sweep, "MAX_PLAN_HOURS", 0.01)
     with pytest.raises(ParameterError, match=r"more than the 0.01 hours one sweep may take unless asked for"):
-        sweep.measure("countdown", "default", {"conditions": "3.13.5", "threads": [1], "repeats": 100, "small_grid": ""})
+        sweep.measure("countdown", "default", {"conditions": "3.13.5", "threads": [1], "repeats": 300, "small_grid": ""})
     assert not (data_dir / "results").exists() or not any((data_dir / "results").iterdir())   # nothing made
 
 
@@ -278,16 +278,16 @@ def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data
 
     ref = copy_reference(data_dir)
     monkeypatch.setattr(sweep, "MAX_PLAN_HOURS", 0.01)
-    over = {"conditions": "3.13.5", "threads": [1], "repeats": 100, "small_grid": ""}
+    over = {"conditions": "3.13.5", "threads": [1], "repeats": 300, "small_grid": ""}
     plan = sweep.plan("countdown", "default", over)
     per, where = sweep.seconds_per_sample(experiments.get("countdown"))
     assert where == ref and plan.estimate_s == pytest.approx(per * len(plan.todo)) and plan.estimate_s > 36
     assert plan.estimate_basis.startswith(f"{per:.2g} s per sample, the median in campaign {ref}")
-    with pytest.raises(ParameterError, match=r"about 0 hours \(100 samples at .* more than the 0.01 hours one sweep may "
+    with pytest.raises(ParameterError, match=r"about 0 hours \(300 samples at .* more than the 0.01 hours one sweep may "
                                              r"take unless asked for: add --allow-long"):
         sweep.measure("countdown", "default", over)
     assert sorted(p.name for p in (data_dir / "results").iterdir()) == sorted(["REFERENCE", ref])   # nothing made
     out = subprocess.run([sys.executable, "-m", "gillab", "measure", "countdown", "--plan", "-p", "conditions=3.13.5",
-                          "-p", "threads=[1]", "-p", "repeats=100", "-p", "small_grid="],
+                          "-p", "threads=[1]", "-p", "repeats=300", "-p", "small_grid="],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and f" to measure ({per:.2g} s per sample, the median in campaign {ref})" in out.stdout
