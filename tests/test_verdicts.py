@@ -260,19 +260,19 @@ def test_an_outcome_that_changed_with_the_size_says_why_as_far_as_the_numbers_do
 def test_the_size_differences_are_read_from_the_profiles():
     from gillab.judge import verdicts
 
-    assert "total_decrements 20,000,000 -> 100,000,000" in verdicts.size_differences("countdown")
+    assert "total_decrements 5,000,000 -> 100,000,000" in verdicts.size_differences("countdown")
     assert verdicts.size_differences("file_io") == ""        # seed measures default's sizes
 
 
 def test_no_seed_verdict_of_a_chapter_measured_whole_is_inconclusive_for_want_of_runs():
-    """The committed reference's `seed` chapters that hold every sample the profile asks for give
+    """The committed seed record's campaign's chapters that hold every sample the profile asks for give
     each judged claim x build the runs its interval needs (the claim tier of profiles.toml)."""
     from gillab.present import timing
     from gillab.measure import campaigns
     from gillab.judge import verdicts
 
-    rec = timing.chapter_times_record("seed")
-    assert rec is not None and rec["campaign"] == campaigns.reference_id()
+    rec = timing.chapter_times_record("seed")      # a reference that ran `seed`, or a former one
+    assert rec is not None and rec["campaign"] in {c.id for c in campaigns.all_campaigns()}
     # a chapter whose profile asks for more since the record (a grid a new claim reads) is not whole
     whole = [e["experiment"] for e in rec["experiments"]
              if e["to_measure"] == 0 and timing.asks_as_recorded(e, "seed") and verdicts.size_differences(e["experiment"])]

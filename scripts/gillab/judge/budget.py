@@ -34,6 +34,9 @@ ending at 1.1) takes no rounds from one that more runs would decide.  The stoppi
 the data, which the intervals allow: up to :data:`gillab.stats.ADAPTIVE_MAX` runs (trials) their
 ranks are a confidence sequence's, valid whenever the sweep stops (``tests/test_coverage.py``
 simulates this rule); no chapter is given more.
+
+Why it is long: the forecast, the choice of chapters and the rounds after the plan read the same
+times and the same judged rows; apart, each would read them again or pass them back and forth.
 """
 from __future__ import annotations
 
