@@ -113,18 +113,12 @@ class ChapterForecast:
         return (-self.decided_per_minute, -self.rows_per_minute, self.seconds)
 
 
-def _timing_from(store, config: str) -> Timing | None:
-    """Per (build, point) median wall time of ``config``'s samples in ``store`` and the time its
-    runs spent between samples; None where it holds no sample of ``config``."""
-    from ..measure.campaigns import run_seconds
-
-    per: dict = {}
-    wall_by_run: dict = {}
+def _sample_walls(rows):
+    """Each sample's wall time, once: (its first row, seconds) for every sample of ``rows`` that
+    has one (a sample stored as many rows, ccbench's pings or a server's windows, is one sample)."""
     seen = set()
-    for r in store.rows():
-        if r.get("status") != "ok" or r.get("config") != config:
-            continue
-        key = (r.get("condition"), r.get("point"), r.get("repeat"))
+    for r in rows:
+        key = (r.get("config"), r.get("condition"), r.get("point"), r.get("repeat"))
         if key in seen:
             continue
         seen.add(key)
@@ -133,10 +127,21 @@ def _timing_from(store, config: str) -> Timing | None:
         except ValueError:
             continue
         if math.isfinite(w):
-            per.setdefault((r.get("condition"), r.get("point")), []).append(w)
-            run = wall_by_run.setdefault(r.get("run_id"), [0.0, 0])
-            run[0] += w
-            run[1] += 1
+            yield r, w
+
+
+def _timing_from(store, config: str) -> Timing | None:
+    """Per (build, point) median wall time of ``config``'s samples in ``store`` and the time its
+    runs spent between samples; None where it holds no sample of ``config``."""
+    from ..measure.campaigns import run_seconds
+
+    per: dict = {}
+    wall_by_run: dict = {}
+    for r, w in _sample_walls(r for r in store.rows() if r.get("status") == "ok" and r.get("config") == config):
+        per.setdefault((r.get("condition"), r.get("point")), []).append(w)
+        run = wall_by_run.setdefault(r.get("run_id"), [0.0, 0])
+        run[0] += w
+        run[1] += 1
     if not per:
         return None
     gaps = []
@@ -170,12 +175,8 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
             # each build and point at its own time where the other sizes had it: a chapter's points
             # differ by far more than its sizes do (ccbench's old-GIL pings wait out their bound)
             per: dict = {}
-            seen = set()
-            for r in same:
-                key = (r.get("config"), r.get("run_id"), r.get("condition"), r.get("point"), r.get("repeat"))
-                if key not in seen:
-                    seen.add(key)
-                    per.setdefault((r.get("condition"), r.get("point")), []).append(float(r["process_wall_s"]))
+            for r, w in _sample_walls(same):
+                per.setdefault((r.get("condition"), r.get("point")), []).append(w)
             return Timing({k: statistics.median(v) for k, v in per.items()},
                           statistics.median(float(r["process_wall_s"]) for r in same), DEFAULT_OVERHEAD_S,
                           f"campaign {c.id}, other sizes (no sample of this configuration yet)")
