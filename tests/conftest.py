@@ -31,16 +31,9 @@ def writing_the_cache(tmp_path_factory):
     """Hold the suite's lock on the shared gillab cache: a build's venv for flask_k6 and
     b2_download is made there with ``venv --clear`` (and b2_download's test files), so two
     workers making the same one at once would clear it under each other.  The lock file is in the
-    folder every worker's temporary folder is in."""
-    import fcntl
-
-    path = tmp_path_factory.getbasetemp().parent / "gillab-cache.lock"
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    folder every worker's temporary folder is in (the lock provisioning holds on a cache folder)."""
+    with provision.cache_lock(tmp_path_factory.getbasetemp().parent):
+        yield
 
 
 def writes_the_cache(experiment: str) -> bool:
