@@ -255,7 +255,6 @@ def runs(c: Campaign) -> list[dict]:
     return out
 
 
-
 def whole_runs(c: Campaign) -> list[dict]:
     """The records of the whole ``gillab reproduce`` runs kept in ``c``'s folder
     (``reproduce-*.json``: the plan, pace, probes, chapters left out, load, steal), in the order of
@@ -267,6 +266,7 @@ def whole_runs(c: Campaign) -> list[dict]:
         except ValueError:
             continue
     return out
+
 
 def boots(c: Campaign) -> list[str]:
     """The boots of the machine its runs were measured in (their run files' ``boot_id``), oldest

@@ -84,14 +84,14 @@ def _convoy_shots() -> list[Shot]:
     """The convoy's traced points: 1, 5 and 10 ms beside one CPU thread, pinned (the document's
     setting, where the mechanism rows are judged) and where the OS puts the threads (the regimes),
     and two CPU threads pinned at 5 ms; each over :data:`CONVOY_ROUNDS` runs with its untraced twin."""
-    out = []
+    out, window = [], convoy_window()
     for placement in ("pinned", "os"):
         pts = [(si, 1) for si in (0.01, 0.005, 0.001)] + ([(0.005, 2)] if placement == "pinned" else [])
         for si, n in pts:
             point = {"switch_interval": si, "cpu_threads": n, "cpu_processes": 0}
             if placement == "pinned":
                 point["placement"] = "pinned"
-            out.append(Shot("convoy", point, NEW_GIL, convoy_window(),
+            out.append(Shot("convoy", point, NEW_GIL, window,
                             f"the echo server's handler beside {n} CPU-bound thread{'s' if n > 1 else ''}, "
                             f"{'pinned' if placement == 'pinned' else 'placed by the OS'}: how long each request "
                             "waits for the GIL, and who holds it meanwhile", CONVOY_ROUNDS, True))
@@ -103,9 +103,10 @@ def _plan() -> list[Shot]:
     out.append(Shot("countdown", {"threads": 2}, BOTH_GILS, COUNTDOWN_WINDOW,
                     "two CPU-bound threads: the old GIL's ticks against the new GIL's forced switching",
                     sizes=COUNTDOWN_SIZES))
+    pings = ccbench_window()
     for task in ("pi", "regex", "bz2", "countdown"):
         out.append(Shot("ccbench", {"test": "latency", "task": task, "workers": "threads", "threads": 1,
-                                    "policy": "default"}, ("2.7.18", "3.9.10"), ccbench_window(),
+                                    "policy": "default"}, ("2.7.18", "3.9.10"), pings,
                         "ccbench's latency next to one thread of a task: the old GIL against the new"))
     out.append(Shot("fib_server", {"kind": "thread", "scenario": "perf2"}, ("3.9.10",), (700, 600),
                     "Beazley's fib server as the long request arrives"))
