@@ -56,6 +56,7 @@ def test_a_starved_latency_run_ends_within_its_bound_and_keeps_the_starved_pings
     assert all(r["late_echo_ms"] is None or r["late_echo_ms"] > 50 for r in starved)
 
 
+
 def test_the_tool_tasks_read_the_tools_inputs_from_the_workloads_own_source(builds):
     """Task B runs inspect's pattern over the first 2,000 characters of the benchmark's own source,
     task C compresses its first 3,000 bytes twice over (ccbench's inputs, with this workload as the
@@ -199,3 +200,19 @@ def test_throughput_ratios_pair_two_points_of_one_build_by_round():
     assert par["ccbench/throughput/no_parallelism/pi"]["measured"]["b"]["median"] == pytest.approx(0.5)
     assert par["ccbench/throughput/no_parallelism/pi"]["measured"]["b"]["verdict"] == "agrees"
     assert par["ccbench/throughput/no_parallelism/regex"]["measured"] == {}
+
+
+def test_a_run_narrowed_to_the_old_gils_latency_draws_and_judges_what_it_has(era, data_dir):
+    """A reader's run of the latency test alone, on the old GIL alone (no throughput run, no build
+    with a switch interval): the chapter's figures say what is missing instead of failing, and its
+    sentences and verdicts are read from what was measured."""
+    res = sweep.measure("ccbench", "smoke", {"conditions": "2.7.18", "tests": ["latency"], "tasks": ["regex"],
+                                             "bg_threads": [0, 1], "policies": ["default"], "small_grid": {}},
+                        progress=False)
+    assert res.failed == 0 and res.measured == 2
+    df = results.samples("ccbench", res.campaign, res.config_id)
+    for draw in (ccbench.figure, ccbench.throughput_figure, ccbench.policy_figure):
+        assert draw(df).axes
+    assert ccbench.prose(df) is not None
+    rows = {r["claim_id"]: r for r in verdicts.verdicts(res.campaign, ["ccbench"], profile=None)}
+    assert "2.7.18" in rows["ccbench/latency/old_GIL/contended_vs_idle"]["measured"]

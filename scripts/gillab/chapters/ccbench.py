@@ -286,10 +286,11 @@ def _design_claims(df: pd.DataFrame, pub: pd.DataFrame) -> list[dict]:
     measured = {}
     for cond, g in lat.groupby("condition"):
         # only where a GIL is in force and switches by time (not the old GIL, not without a GIL)
-        if not (g["switch_interval_runtime"].notna().all() and g["gil_enabled"].fillna(False).astype(bool).all()):
+        interval = pd.to_numeric(g["switch_interval_runtime"], errors="coerce")
+        if not (interval.notna().all() and g["gil_enabled"].fillna(False).astype(bool).all()):
             continue
         ow = g["oneway_ms"].dropna()
-        interval_ms = float(g["switch_interval_runtime"].iloc[0]) * 1000.0
+        interval_ms = float(interval.iloc[0]) * 1000.0
         s = stats.summarize(run_means(g) / interval_ms)
         measured[cond] = published_claims.judged(
             "ccbench/design/forced_switching", s["median"], s,
@@ -411,7 +412,7 @@ def prose(df: pd.DataFrame) -> list:
     lat = s[(s["test"] == "latency") & (s["threads"] == 1)]
     mean = lat.set_index(["condition", "task", "policy"])["mean"]
     ok = ok_rows(df)
-    default_si = ok.loc[ok["policy"] == "default", "switch_interval_runtime"].dropna()
+    default_si = pd.to_numeric(ok.loc[ok["policy"] == "default", "switch_interval_runtime"], errors="coerce").dropna()
     si_ms = float(default_si.median()) * 1000 if len(default_si) else math.nan
     new = [c for c, k in kinds.items() if k == "new" and (c, "regex", "default") in mean.index]
     out = []
@@ -488,6 +489,8 @@ def figure(df: pd.DataFrame):
     lat = _latency(df)
     lat = lat[lat["policy"] == "default"].copy()
     tasks = [t for t in TASKS if t in set(lat["task"])]
+    if not tasks:
+        return _message_figure("no latency run at the default policy in these samples")
     pal = plots.palette(lat["condition"].unique())
     top = float(np.nanmax(lat["oneway_ms"])) if lat["oneway_ms"].notna().any() else 1000.0
     lat["shown_ms"] = lat["oneway_ms"].fillna(top * 2)
@@ -572,6 +575,8 @@ def throughput_figure(df: pd.DataFrame):
     s = summary(df)
     s = s[s["test"] == "throughput"]
     tasks = [t for t in TASKS if t in set(s["task"])]
+    if not tasks:
+        return _message_figure("no throughput run in these samples")
     pal = plots.palette(s["condition"].unique())
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.1 * len(tasks), 3.6), squeeze=False, sharey=True)
     for ax, task in zip(axes[0], tasks):
