@@ -16,8 +16,10 @@ Latency: this process answers UDP datagrams on 127.0.0.1 from its main thread wh
 background threads run the task; a client process (this file again, role ``client``) sends a
 timestamped ping every ``interval`` seconds for ``duration`` seconds and records each round trip.
 Every wait is bounded: a ping not answered within ``bound`` seconds is recorded as starved (with
-the time its echo came, if it came before the run ended); the run itself ends at the latest
-``bound`` seconds after the last ping.
+the time its echo came, if it came before the run ended); the client ends at the latest ``bound``
+seconds after its last ping, and the background threads stop by themselves at the latest
+``3 x duration + 2 x bound + 1`` seconds after their release (a main thread they starve, the old
+GIL's result next to regex, cannot stop them; it reads the pings then).
 
 Tool (``test=tool``): ccbench's own latency test, step for step, for the claims whose number is
 that tool's output.  Its inputs are the tool's: task B runs the ``inspect`` module's pattern over
@@ -260,7 +262,10 @@ def latency(task, threads, duration, interval, bound):
 
     def background():
         release.wait()
-        counts.append(timed_loop(func, arg, time.time(), duration * 3 + bound * 2 + 30, stop, False)[0])
+        # the threads stop by themselves at the latest a second after the client's last possible
+        # wait (pings for ``duration``, a ``bound`` for their echoes): where they starve this main
+        # thread (the old GIL next to regex), nothing else would stop them
+        counts.append(timed_loop(func, arg, time.time(), duration * 3 + bound * 2 + 1, stop, False)[0])
 
     oneway = {}
     try:
