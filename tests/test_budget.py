@@ -212,3 +212,31 @@ def test_ccbench_tool_waits_are_the_workloads_own_constants():
     consts = {t.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
               for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Constant)}
     assert ccbench.TOOL_WAITS == consts["TOOL_READY_WAIT"] + consts["TOOL_DURATION"]
+
+
+class _Store:
+    """A chapter's samples as a campaign's store gives them (rows in file order; no run files)."""
+
+    def __init__(self, rows):
+        self._rows = rows
+
+    def rows(self):
+        return self._rows
+
+    def runs(self):
+        return []
+
+
+def test_the_forecast_times_a_point_by_the_samples_a_page_reads_not_those_measured_again():
+    """A point measured again after its measuring code changed (ccbench's starved runs: 35 s
+    before, 6 s after) is forecast at the newer samples' time, as the page reads only those."""
+    def row(key, repeat, wall):
+        return {"status": "ok", "config": "c1", "condition": "2.7.18", "point": "p", "repeat": str(repeat),
+                "identity_key": "i", "code_key": key, "run_id": key, "process_wall_s": str(wall)}
+
+    old = [row("old0000000000000", r, 35.0 + r) for r in range(8)]
+    new = [row("new0000000000000", r, 6.0 + r / 10) for r in range(3)]
+    t = budget._timing_from(_Store(old + new), "c1", "ccbench")
+    assert t.per_point == {("2.7.18", "p"): pytest.approx(6.1)}
+    assert budget._timing_from(_Store(old), "c1", "ccbench").per_point[("2.7.18", "p")] == pytest.approx(38.5)
+    assert budget._timing_from(_Store(old + new), "other", "ccbench") is None

@@ -130,14 +130,20 @@ def _sample_walls(rows):
             yield r, w
 
 
-def _timing_from(store, config: str) -> Timing | None:
-    """Per (build, point) median wall time of ``config``'s samples in ``store`` and the time its
-    runs spent between samples; None where it holds no sample of ``config``."""
+def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
+    """Per (build, point) median wall time of ``config``'s current samples in ``store`` (those a
+    page reads: not the ones measured again after the measuring code changed,
+    :func:`gillab.judge.results.current_rows`) and the time its runs spent between samples; None
+    where it holds no sample of ``config``."""
+    import pandas as pd
+
+    from .results import current_rows
     from ..measure.campaigns import run_seconds
 
+    rows = pd.DataFrame([r for r in store.rows() if r.get("status") == "ok" and r.get("config") == config])
     per: dict = {}
     wall_by_run: dict = {}
-    for r, w in _sample_walls(r for r in store.rows() if r.get("status") == "ok" and r.get("config") == config):
+    for r, w in _sample_walls(current_rows(rows, experiment).to_dict("records")):
         per.setdefault((r.get("condition"), r.get("point")), []).append(w)
         run = wall_by_run.setdefault(r.get("run_id"), [0.0, 0])
         run[0] += w
@@ -163,7 +169,7 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
     contributed = [c for c in campaigns.all_campaigns() if c.is_contributed and c.has(name)
                    and (kind is None or c.fingerprint == kind)]
     for c in [x for x in (here, ref) if x is not None] + sorted(contributed, key=lambda c: c.created, reverse=True):
-        t = _timing_from(c.store(name), config)
+        t = _timing_from(c.store(name), config, name)
         if t is not None:
             t.basis = f"campaign {c.id}"
             return t
