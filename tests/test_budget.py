@@ -36,6 +36,24 @@ def test_a_plan_that_does_not_fit_leaves_out_the_fewest_rows_per_minute_and_name
     assert "(cannot start)" in text and "(left out: no time)" in text
 
 
+def test_where_chapters_fit_only_without_their_figures_none_is_left_out():
+    """40 minutes whole do not fit 30, but the claims (the points judged rows read) do: every
+    chapter is chosen, its figures left for after every chapter's claims; where even the claims
+    do not fit, the chapter that decides the fewest rows per minute of its claims is left out."""
+    def with_figures(name, minutes, figures, rows):
+        c = chapter(name, minutes, rows)
+        c.figures = figures * 60
+        return c
+
+    plan = [with_figures("a", 20, 12, 5), with_figures("b", 20, 10, 5)]
+    assert not budget.whole_fits(plan, 30) and budget.choose(plan, 30) == (["a", "b"], [])
+    assert "every chapter's claims first (18.0 minutes), then the points no claim reads" in budget.describe(
+        plan, ["a", "b"], 30)
+    chosen, out = budget.choose(plan, 12)
+    assert chosen == ["a"] and [c.experiment for c in out] == ["b"]     # a: 5 rows in 8 minutes, b in 10
+    assert budget.choose(plan, 40) == (["a", "b"], []) and budget.whole_fits(plan, 40)
+
+
 def test_rows_whose_planned_runs_are_too_few_are_named_before_measuring():
     text = budget.describe([chapter("a", 5, 2, short=["a/k6 @ 3.13.5"])], ["a"], 30)
     assert "too few runs planned for 1 judged rows" in text and "a/k6 @ 3.13.5" in text

@@ -208,3 +208,24 @@ def test_a_run_with_the_claim_tier_measures_and_resumes_as_planned(builds, data_
     rows = campaigns.load(first.campaign).store("countdown").rows()
     seen = collections.Counter((r["condition"], r["point"]) for r in rows if r["status"] == "ok")
     assert seen == {(c, point_key({"threads": n})): (3 if n == 1 else 1) for c in ("3.13.5", "3.13.5t") for n in (1, 2)}
+
+
+def test_claims_first_measures_the_claims_points_and_a_later_run_adds_the_rest(builds, data_dir):
+    """A run short of time measures a chapter's claims first (the points its judged rows read, all
+    their runs); the chapter measured again afterwards resumes them and adds the points no claim
+    reads, once each: together exactly the chapter's planned samples, none measured twice."""
+    from gillab.measure import campaigns
+
+    tier = dict(TINY, repeats=3, rest_repeats=1, claim_grid="threads=1")
+    first = sweep.measure("countdown", "smoke", tier, progress=False, claims_first=True)
+    assert first.status == "complete" and first.measured == 2 * 3
+    plan = sweep.plan("countdown", "smoke", tier, campaign=first.campaign)
+    assert len(plan.todo) == 2 and {point_key(pt) for _, pt, _ in plan.todo} == {point_key({"threads": 2})}
+    rest = sweep.measure("countdown", "smoke", tier, campaign=first.campaign, progress=False)
+    assert rest.measured == 2 and rest.skipped == 6
+    rows = campaigns.load(first.campaign).store("countdown").rows()
+    seen = collections.Counter((r["condition"], r["point"]) for r in rows if r["status"] == "ok")
+    assert seen == {(c, point_key({"threads": n})): (3 if n == 1 else 1) for c in ("3.13.5", "3.13.5t") for n in (1, 2)}
+    # a chapter without claim tiers has nothing to leave for later
+    whole = sweep.plan("countdown", "smoke", TINY, new_campaign=True, claims_first=True)
+    assert len(whole.todo) == 2 * 2 * TINY["repeats"]

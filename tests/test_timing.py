@@ -275,3 +275,47 @@ def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkey
     assert [n for n, _ in order[len(fib):]] == ["convoy"] * (budget.most_repeats("convoy") - start["convoy"])
     assert record["rounds"][0] == {"experiment": "fib_server", "repeats": start["fib_server"] + 1,
                                    "straddling_before": 2, "decidable_before": 2}
+
+
+def test_a_run_short_of_time_measures_every_chapters_claims_before_any_figure(builds, data_dir, monkeypatch):
+    """Where the planned runs do not all fit the minutes but every chapter's claims do, no chapter
+    is left out: each chapter's claims are measured first, in turn, then each one's other points,
+    and the record says so."""
+    from gillab.judge import budget
+    from gillab.measure import sweep
+
+    names = ["st_loop", "sha256"]
+    monkeypatch.setattr(experiments, "names", lambda: names)
+    # 20 minutes each whole, 1 minute of claims each: 40 do not fit 30, 2 do
+    monkeypatch.setattr(budget, "forecast", lambda *a, **k: [
+        budget.ChapterForecast(n, 3, 20 * 60.0, [f"{n}/row"], "test", 1, decided=[f"{n}/row"], figures=19 * 60.0)
+        for n in names])
+    calls, real = [], sweep.measure
+
+    def measure(name, *a, **k):
+        calls.append((name, k.get("claims_first", False)))
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(sweep, "measure", measure)
+    path, failures = reproduce.reproduce("smoke", campaign="short", render=False, minutes=30)
+    rec = json.loads(path.read_text())
+    assert failures == [] and rec["claims_first"] and not rec["left_out"]
+    order = sorted(names, key=lambda n: budget.by_yield(budget.forecast(), names).index(n))
+    assert calls == [(n, True) for n in order] + [(n, False) for n in order]
+    assert [(e["experiment"], e["phase"]) for e in rec["experiments"]] == (
+        [(n, "plan") for n in order] + [(n, "figures") for n in order])
+    assert "claims first" in timing._plan_words(rec)
+
+
+def test_figures_the_time_no_longer_reaches_are_named_in_the_record():
+    from gillab.judge import budget
+
+    class Spent:
+        def left(self):
+            return 0.0
+
+    planned = {n: budget.ChapterForecast(n, 1, 60.0, [], "test", 1, figures=f) for n, f in (("a", 30.0), ("b", 0.0))}
+    ran, rec = [], {"claims_first": True}
+    reproduce.figures(["a", "b"], planned, Spent(), lambda *a: ran.append(a), rec)
+    assert ran == [] and rec["figures_not_reached"] == ["a"]      # b had no figures to measure
+    assert "did not reach those of `a`" in timing._plan_words(rec | {"forecast": []})

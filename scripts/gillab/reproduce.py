@@ -101,8 +101,10 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     Every check comes first (:func:`precheck`); the campaign is made only once they pass.  Then,
     for `default` and `verdicts` (or with ``minutes``), the forecast (:mod:`gillab.judge.budget`): what
     each chapter's planned runs take on this machine and which judged rows they decide, printed
-    before anything is measured; the chapters that do not fit the minutes are left out, the fewest
-    rows the reference decides at the planned runs per minute first
+    before anything is measured.  Where the chapters' planned runs do not all fit the minutes, every
+    chapter's claims (the points its judged rows read) come first and the points no claim reads
+    (the figures' runs) after them, while time is left; a chapter whose claims do not fit either is
+    left out, the fewest rows the reference decides at the planned runs per minute first
     (:attr:`gillab.judge.budget.ChapterForecast.rank`), and named.  The chosen chapters' planned
     runs come first, then, while time is left, one more round at a time where judged rows still
     straddle an edge of their band; no sample starts after the deadline.  A chapter that fails (it
@@ -127,6 +129,7 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     factor, speed = budget.speed_factor(profile, first) if timed else (1.0, "")
     forecast = (budget.forecast(profile, campaign, new_campaign=new_campaign, factor=factor) if timed else [])
     chosen, left_out = budget.choose(forecast, minutes) if timed else (experiments.names(), [])
+    claims_first = timed and not budget.whole_fits(forecast, minutes)
     if timed:
         chosen = budget.by_yield(forecast, chosen)
         print(f"[gillab] this machine now: {speed}\n[gillab] the plan, before anything is measured, at that "
@@ -141,7 +144,7 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
                             "waits": round(c.waits, 1), "judged": len(c.judged), "decided": len(c.decided),
                             "too_few": c.short, "basis": c.basis, "error": c.error}
                            for c in forecast],
-              "choice": budget.CHOICE,
+              "choice": budget.CHOICE, "claims_first": claims_first,
               "left_out": {c.experiment: c.judged + c.short for c in left_out}, "probes": probes.taken}
     path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
     t0 = time.monotonic()
@@ -159,7 +162,8 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
         probes.between(deadline)
         t1 = time.monotonic()
         try:
-            res = sweep.measure(name, profile, overrides, campaign=camp.id, deadline=deadline)
+            res = sweep.measure(name, profile, overrides, campaign=camp.id, deadline=deadline,
+                                claims_first=claims_first and phase == "plan")
         except Exception as exc:   # noqa: BLE001 - this chapter fails; the others are measured
             failures.append({"experiment": name, "error": f"{type(exc).__name__}: {exc}",
                              "seconds": round(time.monotonic() - t1, 1)})
@@ -184,7 +188,8 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
             print(f"[gillab] {name}: left out, its planned runs do not fit the {minutes:g} minutes", file=sys.stderr)
         for name in [n for n in chosen if n not in cannot]:
             # the forecast, corrected by how the chapters so far ran against theirs
-            expect = planned[name].seconds * (spent / forecast_spent if forecast_spent > 0 else 1.0) if timed else 0
+            share = (planned[name].claims if claims_first else planned[name].seconds) if timed else 0.0
+            expect = share * (spent / forecast_spent if forecast_spent > 0 else 1.0)
             if timed and expect > deadline.left():
                 record.setdefault("not_reached", {})[name] = planned[name].judged + planned[name].short
                 print(f"[gillab] {name}: left out, its planned runs (about {expect / 60:.1f} minutes at the pace so "
@@ -194,7 +199,10 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
             res = run(name, None, "plan")
             if timed and res is not None and res.status != sweep.STOPPED_ON_TIME:
                 spent += time.monotonic() - t1
-                forecast_spent += planned[name].seconds
+                forecast_spent += share
+        if claims_first:
+            figures([n for n in chosen if n not in cannot and n not in record.get("not_reached", {})],
+                    planned, deadline, run, record)
         if timed and profile in ("default", "verdicts") and deadline.left() > 0:
             more_rounds(camp.id, profile, [n for n in chosen if n not in cannot], deadline, run, record)
     except BaseException as exc:
@@ -204,10 +212,24 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     st = steadiness.of(record)
     print(f"[gillab] steadiness: {st.outcome} ({st.why})", file=sys.stderr)
     failed_samples = sum(e["failed"] for e in record["experiments"])
-    stopped = any(e["status"] == sweep.STOPPED_ON_TIME and e["phase"] == "plan" for e in record["experiments"])
-    save("stopped on time" if stopped or record.get("not_reached") else
+    stopped = any(e["status"] == sweep.STOPPED_ON_TIME and e["phase"] in ("plan", "figures")
+                  for e in record["experiments"])
+    save("stopped on time" if stopped or record.get("not_reached") or record.get("figures_not_reached") else
          "complete" if not failures and not failed_samples else "complete with failures")
     return (book(profile=profile) if render else path), failures
+
+
+def figures(names: list[str], planned: dict, deadline, run, record: dict) -> None:
+    """After every chapter's claims: each chapter's points no claim reads (the figures' runs), in
+    the order the claims were measured, while time is left; a chapter's run resumes its claims and
+    measures the rest, and one the time no longer reaches is named in the record."""
+    for name in names:
+        if not planned[name].figures:
+            continue
+        if deadline.left() <= 0:
+            record.setdefault("figures_not_reached", []).append(name)
+            continue
+        run(name, None, "figures")
 
 
 def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: dict) -> None:

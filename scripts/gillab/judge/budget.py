@@ -14,8 +14,12 @@ seconds a sample waits out its protocol (a counting window, a load tool's durati
 is not its work's.
 
 The rows a chapter can decide are its *judged* claims x builds (the reference's verdict rows whose
-role is ``judged``); a chapter whose planned runs do not fit the budget is left out whole, the
-fewest rows per minute first, and the run names the rows it leaves.  A row counts for its chapter's
+role is ``judged``).  Where every chapter's planned runs fit the budget, each chapter is measured
+whole in turn.  Where they do not, every chapter's claims come first (the points its judged rows
+read, with all their runs) and the other points (the figures' one run each) after every chapter's
+claims, as long as time is left (:func:`gillab.measure.grid.claims_first`); only a chapter whose
+claims do not fit either is left out, the fewest rows per minute first, and the run names the rows
+it leaves.  A row counts for its chapter's
 yield where the reference decides it at the runs the plan gives its points (:func:`deciding_runs`):
 where the reference's own runs decided it, or where its interval straddles the band at the
 reference's runs but the spread of those runs projects a definite outcome within the plan's
@@ -90,26 +94,35 @@ class ChapterForecast:
     short: list = field(default_factory=list)   # judged rows its planned runs are too few for
     waits: float = 0.0      # of ``seconds``, those its samples wait out their protocol (windows)
     decided: list = field(default_factory=list)  # of ``judged``, those the reference decides at its runs
+    figures: float = 0.0    # of ``seconds``, those of the points no claim reads (the figures' runs)
+    figure_waits: float = 0.0   # of ``figures``, those its samples wait out
 
     def scale(self, factor: float) -> "ChapterForecast":
         """The forecast on a machine ``factor`` times slower: the work and the harness's time
         between samples scale, what samples wait out (a counting window, k6's duration) does not."""
         self.seconds = self.waits + (self.seconds - self.waits) * factor
+        self.figures = self.figure_waits + (self.figures - self.figure_waits) * factor
         return self
 
     @property
+    def claims(self) -> float:
+        """The seconds of the points its claims read (every point where no claim grid sets them
+        apart): what decides its judged rows."""
+        return self.seconds - self.figures
+
+    @property
     def rows_per_minute(self) -> float:
-        return len(self.judged) / (self.seconds / 60) if self.seconds > 0 else math.inf
+        return len(self.judged) / (self.claims / 60) if self.claims > 0 else math.inf
 
     @property
     def decided_per_minute(self) -> float:
-        return len(self.decided) / (self.seconds / 60) if self.seconds > 0 else math.inf
+        return len(self.decided) / (self.claims / 60) if self.claims > 0 else math.inf
 
     @property
     def rank(self) -> tuple[float, float, float]:
         """The order a short run measures chapters in (smallest first): the most rows the
-        reference decides at the planned runs per minute, then the most judged rows per minute,
-        then the shortest."""
+        reference decides at the planned runs per minute of its claims, then the most judged rows
+        per minute, then the shortest."""
         return (-self.decided_per_minute, -self.rows_per_minute, self.seconds)
 
 
@@ -342,12 +355,16 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
                "default" if profile == "verdicts" else profile)   # verdicts: default's sizes
     exp = experiments.get(name)
     p = exp.resolve(profile, overrides)
-    seconds = waits = 0.0
+    g = grid_mod.of(exp, p)
+    seconds = waits = figures = figure_waits = 0.0
     for _, pt, cid in pl.todo:
         took = t.seconds(cid, point_key(pt))
+        waited = min(experiments.waits(name, p, pt), took)
         seconds += took
-        waits += min(experiments.waits(name, p, pt), took)
-    g = grid_mod.of(exp, p)
+        waits += waited
+        if g.rest_repeats is not None and not g.claimed(cid, point_key(pt)):
+            figures += took
+            figure_waits += waited
 
     def enough(row: str, need: int) -> bool:
         """The row's runs are planned: enough repeats, and every build it names is measured and
@@ -359,7 +376,8 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
     planned = [k for (k, _), fits in zip(judged, ok) if fits]
     return ChapterForecast(name, len(pl.todo), seconds, planned, t.basis, p["repeats"],
                            short=[k for (k, _), fits in zip(judged, ok) if not fits], waits=waits,
-                           decided=[k for k in planned if (decided or {}).get(k, math.inf) <= p["repeats"]])
+                           decided=[k for k in planned if (decided or {}).get(k, math.inf) <= p["repeats"]],
+                           figures=figures, figure_waits=figure_waits)
 
 
 def _claims_build(g, cid: str) -> bool:
@@ -392,18 +410,24 @@ def by_yield(chapters: list[ChapterForecast], names: list[str]) -> list[str]:
     return sorted(names, key=lambda n: rank.get(n, (0.0, 0.0, 0.0)))
 
 
+def whole_fits(chapters: list[ChapterForecast], minutes: float | None) -> bool:
+    """Whether every chapter that can start fits ``minutes`` whole (claims and figures)."""
+    return minutes is None or sum(c.seconds for c in chapters if not c.error) <= minutes * 60
+
+
 def choose(chapters: list[ChapterForecast], minutes: float | None) -> tuple[list[str], list[ChapterForecast]]:
     """The chapters to measure within ``minutes`` (None: every one), in the report's order, and
-    those left out: the planned runs of the chapters that decide the most rows per minute first
-    (:attr:`ChapterForecast.rank`), then any chapter that still fits."""
+    those left out.  Where they do not all fit whole, their claims come first and their figures
+    after (:func:`whole_fits`): the claims of the chapters that decide the most rows per minute
+    first (:attr:`ChapterForecast.rank`), then any chapter whose claims still fit."""
     ok = [c for c in chapters if not c.error]
-    if minutes is None or sum(c.seconds for c in ok) <= minutes * 60:
+    if whole_fits(ok, minutes):
         return [c.experiment for c in ok], []
     left, chosen = minutes * 60, set()
     for c in sorted(ok, key=lambda c: c.rank):
-        if c.seconds <= left:
+        if c.claims <= left:
             chosen.add(c.experiment)
-            left -= c.seconds
+            left -= c.claims
     return [c.experiment for c in ok if c.experiment in chosen], [c for c in ok if c.experiment not in chosen]
 
 
@@ -425,6 +449,10 @@ def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float 
                  f"claims x builds have the runs a 95% interval needs; at those runs the reference decides {decided} of "
                  "them (agrees, higher or lower: its runs did, or their spread projects it), a guide to what this "
                  "run can decide, not a promise")
+    if not whole_fits(chapters, minutes):
+        claims = sum(c.claims for c in use) / 60
+        lines.append(f"the planned runs do not all fit: every chapter's claims first ({claims:.1f} minutes), then the "
+                     f"points no claim reads (the figures' runs, {total - claims:.1f} minutes) while time is left")
     out = [c for c in chapters if c.experiment not in chosen and not c.error]
     if out:
         lines.append("not judged in this budget (their chapters do not fit): "

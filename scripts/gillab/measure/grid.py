@@ -24,10 +24,13 @@ Three more choose how many runs each measured point gets (also not part of the c
 
 The ``seed`` profile uses them where the document's own sizes times the runs a verdict needs
 (:func:`gillab.stats.runs_needed`) would not fit: the claims' points get the runs, the rest one.
+
+A timed whole run short of time measures every chapter's claims first and the other points (the
+figures' one run each) after them (:func:`claims_first`, :func:`gillab.reproduce.reproduce`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .protocol import Experiment, point_key
 from .profiles import ParameterError, parse_small_grid
@@ -47,6 +50,7 @@ class Grid:
     claim_values: tuple = ()
     claim_builds_text: str = "all"
     claim_tiers: tuple = ()           # per tier: (its point keys, its own builds or None)
+    claims_only: bool = False         # the points no claim reads are left for a later run
 
     def claimed(self, cid: str, pk: str) -> bool:
         """Whether ``cid`` gets every repeat at the point ``pk``: a claim tier holds the point, for
@@ -61,6 +65,8 @@ class Grid:
         """None where ``cid`` is measured at ``point`` (in repeat ``rep``, if given); else why not."""
         if not (self.small is None or self.full is None or cid in self.full or point_key(point) in self.small):
             return f"outside the small grid ({self.describe_small()}; full grid: {self.full_text})"
+        if self.claims_only and self.rest_repeats is not None and not self.claimed(cid, point_key(point)):
+            return "a point no claim reads, left until every chapter's claims are measured"
         if rep is None or self.rest_repeats is None or rep < self.rest_repeats:
             return None
         if self.claimed(cid, point_key(point)):
@@ -213,3 +219,10 @@ def claim_tier(exp: Experiment, p: dict, builds) -> dict:
             "claim_values": tuple(tuple(t.items()) + ((("builds", b),) if b is not None else ()) for t, b in tiers),
             "claim_builds": None if text.strip() == "all" else builds("claim_builds"),
             "claim_builds_text": text}
+
+
+def claims_first(g: Grid) -> Grid:
+    """``g`` with the points no claim reads left out: where ``rest_repeats`` sets them apart, a
+    run of this grid measures only the points its claims read (a chapter without claim tiers:
+    every point); measuring ``g`` itself afterwards resumes those and adds the rest."""
+    return replace(g, claims_only=True)

@@ -313,13 +313,17 @@ def _builds(p: dict) -> tuple[list, dict, list, list, dict]:
     return conds, idents, usable, missing, {c.id: idents[c.id].key() for c in usable}
 
 
-def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False) -> Prepared:
-    """Every check, then the campaign, the conditions, their keys and what the store holds."""
+def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False,
+             claims_first=False) -> Prepared:
+    """Every check, then the campaign, the conditions, their keys and what the store holds
+    (``claims_first``: the grid of the claims' points only, :func:`gillab.measure.grid.claims_first`)."""
     from . import campaigns
 
     exp = get(name)
     p = exp.resolve(profile, overrides)
     grid = grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
+    if claims_first:
+        grid = grid_mod.claims_first(grid)
     conds, idents, usable, missing, keys = _builds(p)
     if not usable:
         raise ParameterError(
@@ -374,9 +378,9 @@ def check_writable(folder) -> None:
 
 
 def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
-         campaign: str | None = None, new_campaign: bool = False) -> Plan:
+         campaign: str | None = None, new_campaign: bool = False, claims_first: bool = False) -> Plan:
     """What ``measure`` would do, without measuring or writing anything."""
-    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=False)
+    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=False, claims_first=claims_first)
     exp, p = prep.exp, prep.p
     rows, failed, store = prep.stored()
     damaged = [{"line": d.line, "reason": d.reason} for d in store.damaged] if store is not None else []
@@ -418,7 +422,7 @@ class Deadline:
 
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
             campaign: str | None = None, new_campaign: bool = False, progress=True,
-            allow_long: bool = False, deadline=None) -> RunResult:
+            allow_long: bool = False, deadline=None, claims_first: bool = False) -> RunResult:
     """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
     sample; the committed reference campaign is never written to nor resumed from.
 
@@ -431,8 +435,12 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
     adaptive rounds, and closing the run file whatever happened.
 
     ``deadline`` (a :class:`Deadline`): no sample starts once it has passed; the run ends with the
-    status :data:`STOPPED_ON_TIME`, every sample measured so far stored."""
-    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long)
+    status :data:`STOPPED_ON_TIME`, every sample measured so far stored.
+
+    ``claims_first``: only the points the claims read (:func:`gillab.measure.grid.claims_first`);
+    a later run without it resumes them and measures the rest."""
+    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long,
+                    claims_first=claims_first)
     for cid in prep.missing:
         print(f"[gillab] {name}: {cid} is not available ({prep.idents[cid].error}); "
               "it is reported as not measured, not replaced.", file=sys.stderr)

@@ -505,6 +505,11 @@ def _plan_words(r: dict) -> str:
                    "they did not fit the budget at that pace)")
     if r.get("not_reached"):
         out.append(f"and did not reach {', '.join(f'`{n}`' for n in r['not_reached'])} in time")
+    if r.get("claims_first"):
+        late = r.get("figures_not_reached") or []
+        out.append("measured every chapter's claims first and the points no claim reads after them (its planned "
+                   "runs did not all fit)" + (f", and did not reach those of {', '.join(f'`{n}`' for n in late)}"
+                                             if late else ""))
     if r.get("rounds"):
         per = {}
         for x in r["rounds"]:
