@@ -362,7 +362,7 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
         waited = min(experiments.waits(name, p, pt), took)
         seconds += took
         waits += waited
-        if g.rest_repeats is not None and not g.claimed(cid, point_key(pt)):
+        if g.unclaimed(cid, point_key(pt)):
             figures += took
             figure_waits += waited
 

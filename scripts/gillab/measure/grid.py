@@ -61,11 +61,16 @@ class Grid:
             return True
         return any(pk in pts and (b is None or cid in b) for pts, b in self.claim_tiers)
 
+    def unclaimed(self, cid: str, pk: str) -> bool:
+        """Whether ``rest_repeats`` sets the point ``pk`` apart for ``cid``: no claim reads it
+        there, so it gets only ``rest_repeats`` runs (the figures')."""
+        return self.rest_repeats is not None and not self.claimed(cid, pk)
+
     def reason(self, cid: str, point: dict, rep: int | None = None) -> str | None:
         """None where ``cid`` is measured at ``point`` (in repeat ``rep``, if given); else why not."""
         if not (self.small is None or self.full is None or cid in self.full or point_key(point) in self.small):
             return f"outside the small grid ({self.describe_small()}; full grid: {self.full_text})"
-        if self.claims_only and self.rest_repeats is not None and not self.claimed(cid, point_key(point)):
+        if self.claims_only and self.unclaimed(cid, point_key(point)):
             return "a point no claim reads, left until every chapter's claims are measured"
         if rep is None or self.rest_repeats is None or rep < self.rest_repeats:
             return None
