@@ -258,3 +258,35 @@ def test_the_forecast_times_a_point_by_the_samples_a_page_reads_not_those_measur
     assert t.per_point == {("2.7.18", "p"): pytest.approx(6.1)}
     assert budget._timing_from(_Store(old), "c1", "ccbench").per_point[("2.7.18", "p")] == pytest.approx(38.5)
     assert budget._timing_from(_Store(old + new), "other", "ccbench") is None
+
+
+class _Campaign:
+    """A campaign as the forecast reads it: an id, a machine kind and one chapter's store."""
+
+    def __init__(self, store):
+        self.id, self.fingerprint, self.is_contributed, self._store = "yours", "kind", False, store
+
+    def store(self, name):
+        return self._store
+
+
+def test_other_sizes_are_timed_by_the_samples_a_page_reads(monkeypatch):
+    """Where no campaign holds the planned configuration, the forecast times each point at another
+    configuration's samples: the current ones too, never those measured again after the code
+    changed; a sample stored as many rows (ccbench's pings) counts once in the chapter's median."""
+    from gillab.measure import campaigns
+
+    def row(key, repeat, wall, ping=0):
+        return {"status": "ok", "config": "seen", "profile": "default", "condition": "2.7.18", "point": "p",
+                "repeat": str(repeat), "ping": str(ping), "identity_key": "i", "code_key": key, "run_id": key,
+                "process_wall_s": str(wall)}
+
+    old = [row("old0000000000000", r, 35.0) for r in range(8)]
+    new = [row("new0000000000000", r, 6.0, ping) for r in range(3) for ping in range(5)]
+    here = _Campaign(_Store(old + new))
+    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (here, None))
+    monkeypatch.setattr(campaigns, "all_campaigns", lambda: [])
+    t = budget.timing("ccbench", "planned-but-never-measured")
+    assert "other sizes" in t.basis
+    assert t.per_point == {("2.7.18", "p"): pytest.approx(6.0)}
+    assert t.median == pytest.approx(6.0)

@@ -143,20 +143,28 @@ def _sample_walls(rows):
             yield r, w
 
 
-def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
-    """Per (build, point) median wall time of ``config``'s current samples in ``store`` (those a
-    page reads: not the ones measured again after the measuring code changed,
-    :func:`gillab.judge.results.current_rows`) and the time its runs spent between samples; None
-    where it holds no sample of ``config``."""
+def _read_samples(store, experiment: str = "", config: str | None = None) -> list[dict]:
+    """The successful samples of ``store`` a page reads (not the ones measured again after the
+    measuring code changed, :func:`gillab.judge.results.current_rows`), of ``config`` only where
+    one is given: every time the forecast reads comes from these."""
     import pandas as pd
 
     from .results import current_rows
+
+    rows = pd.DataFrame([r for r in store.rows()
+                         if r.get("status") == "ok" and (config is None or r.get("config") == config)])
+    return current_rows(rows, experiment).to_dict("records")
+
+
+def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
+    """Per (build, point) median wall time of ``config``'s current samples in ``store``
+    (:func:`_read_samples`) and the time its runs spent between samples; None where it holds no
+    sample of ``config``."""
     from ..measure.campaigns import run_seconds
 
-    rows = pd.DataFrame([r for r in store.rows() if r.get("status") == "ok" and r.get("config") == config])
     per: dict = {}
     wall_by_run: dict = {}
-    for r, w in _sample_walls(current_rows(rows, experiment).to_dict("records")):
+    for r, w in _sample_walls(_read_samples(store, experiment, config)):
         per.setdefault((r.get("condition"), r.get("point")), []).append(w)
         run = wall_by_run.setdefault(r.get("run_id"), [0.0, 0])
         run[0] += w
@@ -187,17 +195,17 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
             t.basis = f"campaign {c.id}"
             return t
     for c in [x for x in (here, ref) if x is not None]:
-        rows = [r for r in c.store(name).rows() if r.get("status") == "ok" and r.get("process_wall_s") not in (None, "")]
+        walls = list(_sample_walls(_read_samples(c.store(name), name)))
         # the same profile's samples first: another profile's sizes (seed's) can be ten times longer
-        same = [r for r in rows if r.get("profile") == profile] or rows
+        same = [(r, w) for r, w in walls if r.get("profile") == profile] or walls
         if same:
             # each build and point at its own time where the other sizes had it: a chapter's points
             # differ by far more than its sizes do (ccbench's old-GIL pings wait out their bound)
             per: dict = {}
-            for r, w in _sample_walls(same):
+            for r, w in same:
                 per.setdefault((r.get("condition"), r.get("point")), []).append(w)
             return Timing({k: statistics.median(v) for k, v in per.items()},
-                          statistics.median(float(r["process_wall_s"]) for r in same), DEFAULT_OVERHEAD_S,
+                          statistics.median(w for _, w in same), DEFAULT_OVERHEAD_S,
                           f"campaign {c.id}, other sizes (no sample of this configuration yet)")
     return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
 
