@@ -138,6 +138,31 @@ def _check(name, df, starts):
     return c
 
 
+def _stall_waiting(df, share):
+    """``df`` with every SIGINT's KeyboardInterrupt arriving ``share`` of the way from the signal
+    to the end its repeat's scan without a signal took."""
+    sig = df["signal"].astype(str).str.lower().eq("true")
+    plain = df[~sig].set_index(["condition", "n", "repeat"])["in_s"]
+    out = df.copy()
+    for i in out.index[sig]:
+        r = out.loc[i]
+        after = float(r["sigint_after_s"])
+        out.loc[i, "interrupt_s"] = after + share * (plain[(r["condition"], r["n"], r["repeat"])] - after)
+    return out
+
+
+@pytest.mark.parametrize("share", [0.3, 0.7, 1.0])
+def test_the_stall_sentences_read_the_line_of_the_claim_they_restate(share):
+    """"Ctrl-C waits for the scan" says what claim stall-ctrl-c says, so it holds exactly where
+    that claim's row agrees (its line half-way, claims.csv), and the words print the line."""
+    df = _stall_waiting(_reference("stall"), share)
+    check = _check("stall", df, "Ctrl-C waits")
+    (row,) = [r for r in chapters.of("stall").claims(df) if r["claim_id"] == "stall/stall-ctrl-c"]
+    assert {m["verdict"] for m in row["measured"].values()} == {"agrees" if share > 0.5 else "lower"}
+    assert check.holds is (share > 0.5)
+    assert "from 50%" in check.evidence
+
+
 def test_the_document_003_and_ccbench_sentences_follow_the_data():
     """Doctored reference samples turn a sentence false: a free-threaded heartbeat silenced for
     the whole scan; 3.13.5 crashing in its recursion; the old GIL as slow as the new next to pure

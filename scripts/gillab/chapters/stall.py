@@ -103,8 +103,11 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about what the free-threaded builds change, each checked against
     ``df``: each share is the claims' (:func:`summary`: at the largest size, the median over runs
     with its interval over runs), and a sentence holds only where its whole 95% interval says it.
-    Their words are the chapter's text's (``notebooks/14_stall.md``)."""
+    Their words are the chapter's text's (``notebooks/14_stall.md``); a sentence that says what a
+    claim says reads the claim's line (claims.csv): "silent for the whole scan" is stall-silent's
+    "completely", "Ctrl-C waits for the scan" stall-ctrl-c's line half-way, never a line of its own."""
     from .. import stats
+    from ..judge import claims
     from ..judge.prose import gil_by_condition, listed, settle
 
     said = chapter_words("stall")     # the words cell of its text
@@ -120,6 +123,7 @@ def prose(df: pd.DataFrame) -> list:
         return {r.condition: {"median": r.median, "ci_lo": r.ci_lo, "ci_hi": r.ci_hi, "n": int(r.runs),
                               "method": stats.MEDIAN} for r in g.itertuples()}
     how = said["median-over-runs"]
+    whole, late = claims.value("stall/stall-silent"), claims.value("stall/stall-ctrl-c")
     silent = got("no signal", "silent_fraction")
     out = []
     with_gil = {c: m for c, m in silent.items() if gil_on.get(c)}
@@ -127,19 +131,19 @@ def prose(df: pd.DataFrame) -> list:
     if with_gil:
         out.append(said.check(
             "gil-heartbeat-silent-for-the-scan",
-            settle(with_gil.values(), lambda lo, hi: lo >= 0.95, lambda lo, hi: hi < 0.95),
-            listed(said.fill("silent-share-evidence", how=how), with_gil.items(), ".0%")))
+            settle(with_gil.values(), lambda lo, hi: lo >= whole, lambda lo, hi: hi < whole),
+            listed(said.fill("silent-share-evidence", how=how, line=f"{whole:.0%}"), with_gil.items(), ".0%")))
     if without:
         out.append(said.check(
             "free-threaded-heartbeat-runs",
-            settle(without.values(), lambda lo, hi: hi < 0.9, lambda lo, hi: lo >= 0.9),
-            listed(said.fill("silent-share-evidence", how=how), without.items(), ".0%")))
+            settle(without.values(), lambda lo, hi: hi < whole, lambda lo, hi: lo >= whole),
+            listed(said.fill("silent-share-evidence", how=how, line=f"{whole:.0%}"), without.items(), ".0%")))
     wait = got("sigint", "interrupt_wait")
     if wait:
         out.append(said.check(
             "ctrl-c-waits-for-the-scan",
-            settle(wait.values(), lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
-            listed(said.fill("sigint-wait-evidence", how=how), wait.items(), ".0%"),
+            settle(wait.values(), lambda lo, hi: lo >= late, lambda lo, hi: hi < late),
+            listed(said.fill("sigint-wait-evidence", how=how, line=f"{late:.0%}"), wait.items(), ".0%"),
             why=said["why-a-signal-waits-for-the-scan"]))
     return out
 
