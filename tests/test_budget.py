@@ -207,7 +207,7 @@ def test_what_a_sample_waits_out_is_never_longer_than_the_reference_sample_took(
                 assert w <= float(r["process_wall_s"]), (name, r["point"], r["condition"])
                 if w > 0:
                     waiting.add(name)
-    assert {"convoy", "affinity", "ccbench", "flask_k6", "fib_server"} <= waiting
+    assert {"convoy", "affinity", "ccbench", "flask_k6", "fib_server", "stall"} <= waiting
 
 
 def test_the_reference_forecast_keeps_a_server_chapters_windows_at_any_speed():

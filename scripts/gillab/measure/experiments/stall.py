@@ -42,3 +42,10 @@ class Stall(Experiment):
 
 
 EXPERIMENT = Stall()
+
+
+def waits(p, point) -> float:
+    """Seconds a sample waits out its protocol (:func:`gillab.measure.experiments.waits`): the
+    workload sleeps until a few heartbeats have passed before the scan (three, at least half a
+    second: their normal spacing) and three heartbeats after it (the ones that show it ended)."""
+    return max(3 * p["heartbeat_s"], 0.5) + 3 * p["heartbeat_s"]
