@@ -186,3 +186,44 @@ def test_a_premise_the_reference_contradicts_fails(reference_flat, cid, premise)
     t.loc[cid, "premise"] = premise
     problems = premise_problems(reference_flat, t[t.index == cid], 2)
     assert problems and all(p.startswith(cid) for p in problems)
+
+
+def test_a_claims_line_is_where_its_row_agrees():
+    """claims.line draws the row's own band: an interval inside it agrees, one wholly outside is
+    higher or lower, for every compared row (what a chapter's sentence restating it reads)."""
+    import math
+
+    from gillab import stats
+    from gillab.judge import claims
+
+    n = stats.runs_needed(stats.MEDIAN)
+    t = claims.table()
+    for cid, c in t[t["comparison"].isin(["about", "at least", "at most"])].iterrows():
+        if math.isnan(c["published"]):
+            continue
+        low, high = claims.line(cid)
+        v = float(c["published"])
+        a, b = (low if math.isfinite(low) else v - 1), (high if math.isfinite(high) else v + 1)
+        inside = (a + (b - a) * 0.25, a + (b - a) * 0.75) if a != b else (a, b)
+        assert claims.compare(c["comparison"], v, c["band"], *inside, n, method=stats.MEDIAN) == "agrees", cid
+        if math.isfinite(low):
+            below = low - abs(low) * 0.5 - 1
+            assert claims.compare(c["comparison"], v, c["band"], below - 1, below, n, method=stats.MEDIAN) == "lower", cid
+        if math.isfinite(high):
+            above = high + abs(high) * 0.5 + 1
+            assert claims.compare(c["comparison"], v, c["band"], above, above + 1, n, method=stats.MEDIAN) == "higher", cid
+
+
+def test_the_lexicons_lines_are_its_entries_and_refuse_what_an_entry_lacks():
+    from gillab.judge import lexicon
+
+    t = lexicon.table()
+    for phrase, e in t.iterrows():
+        for fn, col in ((lexicon.rises, "at_least"), (lexicon.falls, "at_most"), (lexicon.about, "band")):
+            if e[col].strip() and e[col] != lexicon.DIGITS:
+                assert fn(phrase) == float(e[col])
+            else:
+                with pytest.raises(KeyError):
+                    fn(phrase)
+    with pytest.raises(KeyError):
+        lexicon.rises("a word no document uses")

@@ -288,3 +288,17 @@ def test_switch_intervals_page_gives_one_number_per_point():
         if c.text.startswith("**With the GIL**"):
             m = rows[f"switch_interval/si={df['switch_interval'].min():g}/threads={int(df['threads'].max())}"]["measured"]
             assert all(f"{cond} {v['median']:.2f} [" in c.evidence for cond, v in m.items() if cond in c.evidence)
+
+
+def test_a_sentences_bound_reads_as_a_claims_bound():
+    """prose.at_least / at_most / within settle a sentence as claims.compare judges a row: wholly
+    on the said side holds, wholly on the other is contradicted, across the line is open."""
+    def m(lo, hi):
+        return {"ci_lo": lo, "ci_hi": hi, "n": 7, "method": "median over runs"}
+
+    assert prose.at_least([m(1.1, 1.3)], 1.1)["holds"]
+    assert not prose.at_least([m(0.8, 1.05)], 1.1)["holds"] and not prose.at_least([m(0.8, 1.05)], 1.1)["open"]
+    assert prose.at_least([m(1.0, 1.2)], 1.1)["open"]
+    assert prose.at_most([m(0.5, 0.9)], 0.9)["holds"] and prose.at_most([m(0.85, 0.95)], 0.9)["open"]
+    assert prose.within([m(0.95, 1.05)], 0.9, 1.1)["holds"]
+    assert not prose.within([m(1.2, 1.3)], 0.9, 1.1)["open"] and prose.within([m(1.05, 1.2)], 0.9, 1.1)["open"]

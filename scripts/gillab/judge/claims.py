@@ -331,6 +331,22 @@ def band(claim_id: str) -> float | None:
     return float(c["band"]) if c["comparison"] == "about" else None
 
 
+def line(claim_id: str, published: float | None = None) -> tuple[float, float]:
+    """Where a measured interval must lie for the claim's row to agree, as (low, high): value x
+    (1 -+ band) for an *about* row, [value, inf) for *at least*, (-inf, value] for *at most*
+    (:func:`compare`).  A chapter's sentence that says what the claim says is checked here, never
+    at a line of its own.  ``published`` stands for the value where the chapter computes it."""
+    c = get(claim_id)
+    v = float(published) if published is not None else value(claim_id)
+    if c["comparison"] == "about":
+        return tuple(sorted((v * (1 - float(c["band"])), v * (1 + float(c["band"])))))
+    if c["comparison"] == "at least":
+        return (v, math.inf)
+    if c["comparison"] == "at most":
+        return (-math.inf, v)
+    raise ValueError(f"claims.csv, {claim_id}: a {c['comparison']!r} row draws no line")
+
+
 def compare(comparison: str, value: float, band: float | None, lo: float, hi: float, n, *, method: str) -> str:
     """The outcome of a measured interval [lo, hi] of ``method`` (:data:`stats.METHODS`) over
     ``n`` runs (pairs; for a ratio of medians, the pair of group sizes): *about*: agrees when the

@@ -155,6 +155,31 @@ def reading_words(e) -> str:
     return " / ".join(s for s in sides if s)
 
 
+def _entry(phrase: str, column: str) -> float:
+    e = table().loc[phrase] if phrase in table().index else None
+    if e is None or _blank(e[column]) or e[column] == DIGITS:
+        raise KeyError(f"lexicon.csv: {phrase!r} has no {column}")
+    return float(e[column])
+
+
+def rises(phrase: str) -> float:
+    """The ratio a rise must reach for ``phrase`` to say it (a bound's ``at_least``: "a change",
+    the documents' "faster" or "more", 1.1): the line a chapter's own sentence in the same words
+    is checked at too."""
+    return _entry(phrase, "at_least")
+
+
+def falls(phrase: str) -> float:
+    """The ratio a fall must reach for ``phrase`` to say it (a bound's ``at_most``: "a change",
+    "slower" as a speed or "fewer", 0.9)."""
+    return _entry(phrase, "at_most")
+
+
+def about(phrase: str) -> float:
+    """The relative band of an *about* phrase ("the same": 0.10): within value x (1 +- band)."""
+    return _entry(phrase, "band")
+
+
 def summary(claims_table: pd.DataFrame) -> pd.DataFrame:
     """One line a phrase: its words, how it reads, the rows (and controls) that use it, and the
     documents'; what the documents themselves attach to it."""

@@ -226,6 +226,24 @@ def settle(intervals, says, against) -> dict:
     return {"holds": holds, "open": bool(ms) and not holds and not contradicted}
 
 
+def at_least(intervals, line: float) -> dict:
+    """:func:`settle` for "every one is at least ``line``", read as a claim's *at least* is
+    (:func:`gillab.judge.claims.compare`): holds where every interval starts at or above it,
+    contradicted where one ends below it."""
+    return settle(intervals, lambda lo, hi: lo >= line, lambda lo, hi: hi < line)
+
+
+def at_most(intervals, line: float) -> dict:
+    """:func:`settle` for "every one is at most ``line``" (a claim's *at most*)."""
+    return settle(intervals, lambda lo, hi: hi <= line, lambda lo, hi: lo > line)
+
+
+def within(intervals, low: float, high: float) -> dict:
+    """:func:`settle` for "every one lies in [``low``, ``high``]" (a claim's *about*, or
+    :func:`gillab.judge.claims.line`'s band): contradicted where one lies wholly outside."""
+    return settle(intervals, lambda lo, hi: low <= lo and hi <= high, lambda lo, hi: hi < low or lo > high)
+
+
 def together(*parts: dict) -> dict:
     """One sentence's :func:`settle` outcome from its parts' (a sentence that says two things):
     it holds when every part holds, is contradicted when one part is, and is open otherwise."""
