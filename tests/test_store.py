@@ -36,6 +36,24 @@ def test_append_is_atomic_and_keeps_every_row(tmp_path):
     assert set(again.measured("c")) == {("a", "p", 0), ("b", "p", 0)}
 
 
+def test_a_column_that_never_held_a_value_reads_as_missing_values_not_text(tmp_path):
+    """A campaign of 2.7.18 only has a switch interval column with no value at all (schema type
+    null): its frame holds NaN there, as it does where some rows have a value and others not, so
+    that a page reads it as numbers; text columns stay text."""
+    import math
+
+    store = ExperimentStore("x", "m", root=tmp_path)
+    for rep in range(2):
+        store.append({"run_id": "r", "condition": "2.7.18", "point": "p", "repeat": rep, "status": "ok",
+                      "config": "c", "error": None, "switch_interval_runtime": None, "seconds": 1.0 + rep})
+    assert json.loads(store.schema_path.read_text()).get("switch_interval_runtime") is None
+    df = ExperimentStore("x", "m", root=tmp_path).frame()
+    assert df["switch_interval_runtime"].dtype == "float64"
+    assert all(math.isnan(v) for v in df["switch_interval_runtime"])
+    assert df["switch_interval_runtime"].dropna().empty and df["seconds"].tolist() == [1.0, 2.0]
+    assert df["error"].tolist() == ["", ""]
+
+
 def test_a_second_writer_is_refused(tmp_path):
     a, b = ExperimentStore("x", "m", root=tmp_path), ExperimentStore("x", "m", root=tmp_path)
     with a.lock():

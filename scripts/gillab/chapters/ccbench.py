@@ -286,7 +286,7 @@ def _design_claims(df: pd.DataFrame, pub: pd.DataFrame) -> list[dict]:
     measured = {}
     for cond, g in lat.groupby("condition"):
         # only where a GIL is in force and switches by time (not the old GIL, not without a GIL)
-        interval = pd.to_numeric(g["switch_interval_runtime"], errors="coerce")
+        interval = g["switch_interval_runtime"]
         if not (interval.notna().all() and g["gil_enabled"].fillna(False).astype(bool).all()):
             continue
         ow = g["oneway_ms"].dropna()
@@ -412,7 +412,7 @@ def prose(df: pd.DataFrame) -> list:
     lat = s[(s["test"] == "latency") & (s["threads"] == 1)]
     mean = lat.set_index(["condition", "task", "policy"])["mean"]
     ok = ok_rows(df)
-    default_si = pd.to_numeric(ok.loc[ok["policy"] == "default", "switch_interval_runtime"], errors="coerce").dropna()
+    default_si = ok.loc[ok["policy"] == "default", "switch_interval_runtime"].dropna()
     si_ms = float(default_si.median()) * 1000 if len(default_si) else math.nan
     new = [c for c, k in kinds.items() if k == "new" and (c, "regex", "default") in mean.index]
     out = []

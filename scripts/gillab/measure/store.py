@@ -136,7 +136,10 @@ def infer_type(values) -> str | None:
 
 def typed_frame(rows: list[dict], schema: dict[str, str]):
     """The rows as a DataFrame whose columns have their schema's types: int (Int64 where a value
-    is missing), float, bool (``boolean`` where missing), str, json (parsed lists/mappings)."""
+    is missing), float, bool (``boolean`` where missing), str, json (parsed lists/mappings).  A
+    column that holds no value at all (its schema type null: a switch interval in a campaign of
+    2.7.18 only) is missing values (NaN), as the same column is in the rows that lack a value
+    where others have one; text columns (:data:`TEXT_COLUMNS`) stay text."""
     import pandas as pd
 
     df = pd.DataFrame(rows)
@@ -144,7 +147,9 @@ def typed_frame(rows: list[dict], schema: dict[str, str]):
         kind = schema.get(col) or ("str" if col in TEXT_COLUMNS else infer_type(df[col]))
         raw = df[col]
         empty = raw.isna() | (raw == "")
-        if kind == "int":
+        if kind is None:
+            df[col] = pd.Series(float("nan"), index=df.index, dtype="float64")
+        elif kind == "int":
             out = pd.to_numeric(raw.where(~empty), errors="coerce")
             df[col] = out.astype("Int64") if empty.any() else out.astype("int64")
         elif kind == "float":
