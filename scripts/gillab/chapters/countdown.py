@@ -22,9 +22,12 @@ def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each T(k)/T(d)
     is the verdicts' (:func:`over_threads.time_ratio`: the document's best of 3, paired by trial),
     each one-thread ratio of two builds the conclusions' (a ratio of medians), and a sentence holds
-    only where its whole 95% interval says it."""
-    from ..judge import claims as published_claims
-    from ..judge.prose import gil_by_condition, interval, listed, ok_rows, settle, together
+    only where its whole 95% interval says it.  A sentence that says what a claim says reads the
+    claim's line ("more threads are not faster": countdown/not_faster/threads=k, "no gain"); one in a
+    word of the lexicon reads the word's line ("gain little more": no gain, "a cost": a change), never
+    a line of its own; "by a fifth" and "three quarters" are the words' own numbers."""
+    from ..judge import claims as published_claims, lexicon
+    from ..judge.prose import at_least, gil_by_condition, interval, listed, ok_rows, settle, together
 
     said = chapter_words("countdown")     # the words cell of its text
 
@@ -43,18 +46,31 @@ def prose(df) -> list:
     def ratio(c, k, d=1):
         return over_threads.time_ratio(ok[ok["condition"] == c], k, d, size)
 
+    def not_faster(k):
+        """The line of "k threads are not faster than one": the claim's row at k threads
+        (countdown/not_faster/threads=k), or, at a count it has no row for, its word's ("no gain")."""
+        try:
+            low, _ = published_claims.line(f"countdown/not_faster/threads={k}")
+        except KeyError:
+            low = lexicon.rises("no gain")
+        return low
+
     how = said["best-of-3-ratio"]
     out = []
     gil = [c for c in conds if gil_on.get(c)]
     if gil and many:
         r = {c: [(k, ratio(c, k)) for k in measured(c)] for c in gil}
         r = {c: v for c, v in r.items() if v}
+        at = sorted({k for v in r.values() for k, _ in v})
+        line = {k: not_faster(k) for k in at}
         out.append(said.check(
             "gil-builds-gain-nothing",
-            settle([m for v in r.values() for _, m in v], lambda lo, hi: lo >= 0.9, lambda lo, hi: hi < 0.9),
+            together(*(at_least([m for v in r.values() for j, m in v if j == k], line[k]) for k in at))
+            if at else {"holds": False, "open": False},
             listed(said.fill("gil-builds-gain-nothing-evidence", how=how),
                    [(said.fill("build-at-threads", build=c, threads=k), m) for c, v in r.items() for k, m in v]),
-            why=said["why-threads-gain-nothing"]))
+            why=said["why-threads-gain-nothing"],
+            line=" or ".join(f"{x:g}" for x in sorted(set(line.values())))))
     old = interpreters.role("old_gil")          # builds.toml [roles]: 2.7.18
     if old in conds and 2 in measured(old):
         m = ratio(old, 2)
@@ -66,15 +82,17 @@ def prose(df) -> list:
         # two threads against one, and each thread count above two against two (none: only 2 measured)
         two = {c: ratio(c, 2) for c in free}
         more = {c: [(k, ratio(c, k, 2)) for k in measured(c) if k > 2] for c in free}
+        little = lexicon.rises("no gain")     # "gain little more": T(k)/T(2) at least no gain's 0.9
         out.append(said.check(
             "free-threaded-runs-in-parallel",
             together(settle(two.values(), lambda lo, hi: hi <= 0.75, lambda lo, hi: lo > 0.75),
-                     settle([m for v in more.values() for _, m in v], lambda lo, hi: hi <= 1.25,
-                            lambda lo, hi: lo > 1.25) if any(more.values()) else {"holds": True, "open": False}),
+                     at_least([m for v in more.values() for _, m in v], little)
+                     if any(more.values()) else {"holds": True, "open": False}),
             listed(said.fill("free-threaded-runs-in-parallel-evidence", how=how),
                    [(said.fill("build-two-against-one", build=c), two[c],
                      "" if more[c] else said["not-measured-above-two"]) for c in free]
-                   + [(said.fill("build-k-against-two", build=c, threads=k), m) for c in free for k, m in more[c]])))
+                   + [(said.fill("build-k-against-two", build=c, threads=k), m) for c in free for k, m in more[c]]),
+            line=f"{little:g}"))
     today = interpreters.today_pair()           # builds.toml [pairs]: today's first, then the era's
     pairs = [(g, f) for g, f in [today] + [p for p in interpreters.pairs() if p != today] if g in conds and f in conds]
     if pairs:
@@ -82,11 +100,11 @@ def prose(df) -> list:
             return ok.loc[(ok["condition"] == c) & (ok["threads"] == 1), "seconds"].reset_index(drop=True)
         # as the conclusions compute a ratio of two builds' runs (claims.csv countdown/conclusion/...)
         cost = {(g, f): published_claims.round_ratio(one(f), one(g)) for g, f in pairs}
+        longer = lexicon.rises("a change")     # "a cost", "takes longer": a change, at least 1.1
         out.append(said.check(
             "free-threaded-pays-one-thread-cost",
-            settle([cost[today]], lambda lo, hi: lo > 1.0, lambda lo, hi: hi <= 1.0) if today in cost
-            else {"holds": False, "open": False},
-            listed(said["one-thread-cost-evidence"],
+            at_least([cost[today]], longer) if today in cost else {"holds": False, "open": False},
+            listed(said.fill("one-thread-cost-evidence", line=f"{longer:g}"),
                    [(said.fill("free-over-gil", free=f, gil=g), m) for (g, f), m in cost.items()]),
             why=said["why-free-threading-costs"]))
     return out

@@ -25,10 +25,12 @@ def prose(df) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each T(2)/T(1) and
     one-thread time is the verdicts' (:func:`over_threads.claims`: the document's best of 3, over
     trials), a build against another the same per-trial ratios, paired by trial; a sentence holds
-    only where its whole 95% interval says it."""
+    only where its whole 95% interval says it.  A sentence in a word of the lexicon reads the
+    word's line ("within" the best GIL build's: the same; "faster" than the document: a change),
+    never a line of its own; "below 0.75" is the words' own number."""
     from .. import stats
-    from ..judge import claims as published_claims
-    from ..judge.prose import gil_by_condition, interval, listed, ok_rows, settle
+    from ..judge import claims as published_claims, lexicon
+    from ..judge.prose import at_most, gil_by_condition, interval, listed, ok_rows, settle, within
 
     said = chapter_words("sha256")     # the words cell of its text
 
@@ -61,17 +63,19 @@ def prose(df) -> list:
             parts.append(listed(said.fill("against-best-gil-build-evidence", best=best),
                                 [(c, m) for c, m in against.items() if m["n"]]))
         parts += [said.fill("no-complete-trial", build=c, size=size) for c, m in against.items() if not m["n"]]
+        same = lexicon.about("the same")       # "within 10%": the same, 1 +- 0.10
         out.append(said.check(
             "free-threaded-gains-nothing-more",
-            settle(against.values(), lambda lo, hi: 0.9 <= lo and hi <= 1.1, lambda lo, hi: hi < 0.9 or lo > 1.1),
-            "; ".join(parts)))
+            within(against.values(), 1 - same, 1 + same),
+            "; ".join(parts), band=f"{same:.0%}"))
     one = rows.get("sha256/threads=1")
     if one and one["measured"]:
+        # "faster than the document's": a change, at most 0.9 of its time
+        faster = one["published"] * lexicon.falls("a change")
         out.append(said.check(
             "one-thread-faster-than-the-document",
-            settle(one["measured"].values(), lambda lo, hi: hi < one["published"],
-                   lambda lo, hi: lo >= one["published"]),
-            listed(said["one-thread-seconds-evidence"], one["measured"].items()),
+            at_most(one["measured"].values(), faster),
+            listed(said.fill("one-thread-seconds-evidence", line=f"{faster:.2f}"), one["measured"].items()),
             why=said["why-this-cpu-hashes-faster"], published=f"{one['published']:g}"))
     return out
 
