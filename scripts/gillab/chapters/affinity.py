@@ -198,9 +198,12 @@ def prose(df: pd.DataFrame) -> list:
     points is computed as the conclusions compute theirs (claims.csv ``affinity/conclusion/...``: each
     run's median window, paired by round, :func:`gillab.judge.claims.round_ratio`), and a sentence
     holds only where its whole 95% interval says it.  Their words are the chapter's text's
-    (``notebooks/05_affinity.md``)."""
+    (``notebooks/05_affinity.md``).  A sentence that says what a claim says reads the claim's line
+    (claims.csv): "the author's update holds" is affinity/conclusion/same_core_only's; one in the
+    documents' words reads the word's line (lexicon.csv): "fewer" and "faster" a change."""
     from ..judge import claims as published_claims
-    from ..judge.prose import gil_by_condition, listed, ok_rows, settle
+    from ..judge import lexicon
+    from ..judge.prose import at_least, at_most, gil_by_condition, listed, ok_rows
 
     said = chapter_words("affinity")     # the words cell of its text
 
@@ -226,27 +229,31 @@ def prose(df: pd.DataFrame) -> list:
     gil = [c for c in conds if gil_on.get(c)]
     r = {c: m for c in gil if (m := ratio(c, ("same", 1), ("other", 1)))}
     if r:
+        helps, _ = published_claims.line("affinity/conclusion/same_core_only")    # "helps": a change
         out.append(said.check(
-            "authors-update-holds", settle(r.values(), lambda lo, hi: lo >= 10, lambda lo, hi: hi < 10),
-            listed(said.fill("same-core-over-other-evidence", how=how), [shown(c, m) for c, m in r.items()]),
+            "authors-update-holds", at_least(r.values(), helps),
+            listed(said.fill("same-core-over-other-evidence", how=how, line=f"{helps:g}"),
+                   [shown(c, m) for c, m in r.items()]),
             why=said["why-the-other-core-brings-the-convoy"]))
     free = [c for c in conds if not gil_on.get(c, True)]
     top = int(ok["cpu_threads"].max())
     r = {c: {cl: m for cl in ("same", "other") if (m := ratio(c, (cl, top), (cl, 1)))} for c in free}
     r = {c: v for c, v in r.items() if v}
+    fall, rise = lexicon.falls("a change"), lexicon.rises("a change")     # "fewer"; "faster"
     if r:
         out.append(said.check(
             "free-threaded-more-threads-fewer-requests",
-            settle([m for v in r.values() for m in v.values()], lambda lo, hi: hi < 1, lambda lo, hi: lo >= 1),
-            listed(said.fill("threads-over-one-evidence", threads=top, how=how),
+            at_most([m for v in r.values() for m in v.values()], fall),
+            listed(said.fill("threads-over-one-evidence", threads=top, how=how, fall=f"{fall:g}"),
                    [shown(said.fill("build-client-on-core", build=c, core=cl), m)
                     for c, v in r.items() for cl, m in v.items()]),
             threads=top))
     alone = {c: m for c in conds if (m := ratio(c, ("same", 0), ("other", 0)))}
     out.append(said.check(
         "alone-same-core-is-faster",
-        settle(alone.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) if alone else {"holds": False},
-        listed(said.fill("alone-same-core-over-other-evidence", how=how), [shown(c, m) for c, m in alone.items()])
+        at_least(alone.values(), rise) if alone else {"holds": False},
+        listed(said.fill("alone-same-core-over-other-evidence", how=how, rise=f"{rise:g}"),
+               [shown(c, m) for c, m in alone.items()])
         if alone else said.fill("alone-same-core-over-other-not-measured", how=how),
         why=said["why-one-core-hands-over-cheaply"]))
     return out

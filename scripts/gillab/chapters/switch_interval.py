@@ -228,7 +228,11 @@ def explorer(df: pd.DataFrame):
 
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``; their words are
-    the chapter's text's (``notebooks/04_switch_interval.md``), the code computes and chooses."""
+    the chapter's text's (``notebooks/04_switch_interval.md``), the code computes and chooses.  A
+    sentence in the documents' words reads the word's line (lexicon.csv): "cost more" a change (the
+    line the slowdown conclusions read too), "far less" much; a number in the words ("tenfold",
+    "below 0.8") is the number checked."""
+    from ..judge import lexicon
     from ..judge.prose import gil_by_condition, ok_rows
 
     said = chapter_words("switch_interval")     # the words cell of its text
@@ -243,16 +247,18 @@ def prose(df: pd.DataFrame) -> list:
     out = []
     row = {r["claim_id"]: r for r in claims(df)}.get(f"switch_interval/si={smallest:g}/threads={kmax}")
     if gil and row:
-        # the whole interval must say it: above 1 (more than one thread), below half the document's
-        from ..judge.prose import listed, settle
+        # the whole interval must say it: "more" than one thread is a change (at least 1.1, as
+        # switch_interval/conclusion/slowdown reads "a slowdown"), "far less" than the document's
+        # is much less (at most 0.5 of it)
+        from ..judge.prose import at_least, at_most, listed, together
 
         got = {c: row["measured"][c] for c in gil if c in row["measured"]}
-        half = row["published"] / 2
+        more, far = lexicon.rises("a change"), row["published"] * lexicon.falls("much")
         out.append(said.check(
             "gil-threads-cost-more-but-far-less",
-            settle(got.values(), says=lambda lo, hi: lo > 1.0 and hi < half,
-                   against=lambda lo, hi: hi <= 1.0 or lo >= half),
-            listed(said.fill("slowdown-at-smallest-evidence", smallest=f"{smallest:g}", threads=kmax), got.items()),
+            together(at_least(got.values(), more), at_most(got.values(), far)),
+            listed(said.fill("slowdown-at-smallest-evidence", smallest=f"{smallest:g}", threads=kmax,
+                             more=f"{more:g}", far=f"{far:.1f}"), got.items()),
             threads=kmax, smallest=f"{smallest:g}", published=f"{row['published']:.1f}"))
         sw = ok[ok["threads"] == kmax].groupby(["condition", "switch_interval"])["ctx_involuntary"].median()
         grow = {c: float(sw[(c, smallest)] / max(sw[(c, largest)], 1)) for c in gil
