@@ -234,10 +234,11 @@ def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each statistic is
     the claims' (:func:`summary`: the median over runs with its interval over runs), and a sentence
     holds only where its whole 95% interval says it.  Their words are the chapter's text's
-    (``notebooks/12_fib_server.md``)."""
+    (``notebooks/12_fib_server.md``); each is checked at the line of the documents' word it uses
+    (lexicon.csv): "fewer" and "rises" a change, "about as fast" the same, never a line of its own."""
     from .. import stats
-    from ..judge import results
-    from ..judge.prose import gil_by_condition, listed, settle
+    from ..judge import lexicon, results
+    from ..judge.prose import at_least, at_most, gil_by_condition, listed, within
 
     said = chapter_words("fib_server")     # the words cell of its text
 
@@ -256,26 +257,30 @@ def prose(df: pd.DataFrame) -> list:
     theirs = float(p2[(p2["server"] == "threaded fib server") & (p2["phase"] == "perf2 alone")]["requests_per_second"].median())
     ours = got(gil_on, "rate_before")
     if ours:
+        fewer = theirs * lexicon.falls("a change")     # "fewer": at most 0.9 of the document's
         out.append(said.check(
             "perf2-alone-answers-fewer-here",
-            settle(ours.values(), lambda lo, hi: hi < theirs, lambda lo, hi: lo >= theirs),
-            said.fill("perf2-alone-evidence", theirs=f"{theirs:,.0f}", ours=listed(
+            at_most(ours.values(), fewer),
+            said.fill("perf2-alone-evidence", theirs=f"{theirs:,.0f}", fewer=f"{fewer:,.0f}", ours=listed(
                 said.fill("ours-evidence", how=how), [(c, m, f" ({m['median'] / theirs:.0%})") for c, m in ours.items()],
                 ",.0f", "/s")),
             why=said["why-each-request-waits-for-a-wake-up"]))
     free = [c for c, on in gil_on.items() if not on]
     steady = got(free, "perf2_steady")
     if steady:
+        rise = lexicon.rises("a change")     # "rises": at least 1.1 of the rate before
         out.append(said.check(
             "free-threaded-perf2-rises-during-long-request",
-            settle(steady.values(), lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-            listed(said.fill("rate-during-over-before-evidence", how=how), steady.items(), ".2f", "x")))
+            at_least(steady.values(), rise),
+            listed(said.fill("rate-during-over-before-evidence", how=how, line=f"{rise:g}"), steady.items(), ".2f", "x")))
     two = got(free, "perf1_ratio")
     if two:
+        band = lexicon.about("the same")     # "about as fast as they were": 1 +-10%
         out.append(said.check(
             "free-threaded-second-client-costs-little",
-            settle(two.values(), lambda lo, hi: hi <= 1.3, lambda lo, hi: lo > 1.3),
-            listed(said.fill("two-clients-over-one-evidence", how=how), two.items(), ".2f", "x")))
+            within(two.values(), 1 - band, 1 + band),
+            listed(said.fill("two-clients-over-one-evidence", how=how, low=f"{1 - band:g}", high=f"{1 + band:g}"),
+                   two.items(), ".2f", "x")))
     return out
 
 

@@ -205,8 +205,10 @@ def explorer(df: pd.DataFrame):
 def prose(df: pd.DataFrame) -> list:
     """The chapter's sentences about why ours differ, each checked against ``df``: each build against
     another is the verdicts' ratio (:func:`readings`: requests completed in the window, the median of
-    per-repeat ratios), and a sentence holds only where its whole 95% interval says it."""
-    from ..judge.prose import listed, settle, together
+    per-repeat ratios), and a sentence holds only where its whole 95% interval says it: "completes
+    more" at the documents' a change (lexicon.csv: at least 1.1), never a line of its own."""
+    from ..judge import lexicon
+    from ..judge.prose import at_least, listed, together
 
     from ..measure import interpreters
 
@@ -217,6 +219,7 @@ def prose(df: pd.DataFrame) -> list:
     out = []
     gil, free = interpreters.today_pair()       # builds.toml [pairs], today's: 3.13.5 and 3.13.5t
     twin = interpreters.twin_of(free)
+    rise = lexicon.rises("a change")     # "completes more requests": at least 1.1 of the other's
 
     def more(sel, a, b):
         """Build ``a``'s requests completed in the window over build ``b``'s, paired by repeat."""
@@ -233,15 +236,17 @@ def prose(df: pd.DataFrame) -> list:
             ft, tw = more(sel, free, gil), more(sel, twin, gil)
             out.append(said.check(
                 "free-threaded-binary-completes-more-gil-on-or-off",
-                together(*(settle([m], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1) for m in (ft, tw))),
-                listed(said["requests-ratio-evidence"], [shown(sel, ft, free, gil), shown(sel, tw, twin, gil)]),
+                together(*(at_least([m], rise) for m in (ft, tw))),
+                listed(said.fill("requests-ratio-evidence", line=f"{rise:g}"),
+                       [shown(sel, ft, free, gil), shown(sel, tw, twin, gil)]),
                 why="" if ep == "io" else said["why-the-build-not-the-gil"], endpoint=ep, gil=gil))
         elif {gil, free} <= have:
             ft = more(sel, free, gil)
             out.append(said.check(
                 "free-threaded-completes-more-twin-not-measured",
-                settle([ft], lambda lo, hi: lo > 1, lambda lo, hi: hi <= 1),
-                listed(said["requests-ratio-evidence"], [shown(sel, ft, free, gil)]), endpoint=ep, gil=gil, twin=twin))
+                at_least([ft], rise),
+                listed(said.fill("requests-ratio-evidence", line=f"{rise:g}"), [shown(sel, ft, free, gil)]),
+                endpoint=ep, gil=gil, twin=twin))
     return out
 
 

@@ -1,0 +1,307 @@
+"""The server chapters' sentences (ccbench, fib_server, thread_memory, b2_download, flask_k6) are
+checked at the line their words mean: a claim's row where they restate it (claims.csv), a word's
+line where they use the documents' words (lexicon.csv: "a change" 1.1 / 0.9, "the same" +-10%,
+"one, in words" +-50%, "completely" 0.9), a number of their own only where the words state it.
+Each test doctors the reference samples so that a value lies between the line the sentence was
+once checked at and the line its words mean, and the sentence follows the words' line."""
+import pytest
+
+from gillab import chapters
+from gillab.chapters import b2_download as b2_chapter
+from gillab.chapters import ccbench as ccbench_chapter
+from gillab.judge import claims, lexicon, prose, results, verdicts
+from gillab.measure import campaigns, interpreters
+
+# the committed campaign with b2_download's `history` version sweep (tests/test_document_004.py)
+HISTORY_CAMPAIGN = "amd-epyc-2c-20261125-sitting3"
+
+
+def _reference(name, profile="default", campaign=None):
+    return results.samples(name, campaign or campaigns.reference_id(), verdicts.profile_config(name, profile))
+
+
+def _check(name, df, key, fn="prose"):
+    (c,) = [c for c in getattr(chapters.of(name), fn)(df) if c.key == key]
+    return c
+
+
+def _state(name, df, key, fn="prose"):
+    return prose.state(_check(name, df, key, fn))
+
+
+def test_the_lines_the_sentences_read():
+    """The lines the sentences below rest on, as the lexicon and the claims table give them."""
+    assert lexicon.rises("a change") == pytest.approx(1.1) and lexicon.falls("a change") == pytest.approx(0.9)
+    assert lexicon.about("the same") == pytest.approx(0.10)
+    assert lexicon.rises("completely") == pytest.approx(0.9)
+    assert claims.line("ccbench/design/forced_switching") == pytest.approx((0.5, 1.5))
+    assert claims.line("b2_download/mp_queue/slower")[1] == pytest.approx(0.9)
+
+
+# -- ccbench ------------------------------------------------------------------------------------------
+def _ccbench_mean(df, cond, task, policy):
+    s = ccbench_chapter.summary(df)
+    r = s[(s["test"] == "latency") & (s["threads"] == 1) & (s["condition"] == cond) & (s["task"] == task)
+          & (s["policy"] == policy)]
+    return float(r["mean"].iloc[0])
+
+
+def _ccbench_scaled(df, cond, task, policy, to):
+    """``df`` with the echo's one-way times next to one ``task`` thread of ``cond`` at ``policy``
+    scaled so that their mean is ``to`` ms."""
+    sel = ((df["test"] == "latency") & (df["threads"] == 1) & (df["condition"] == cond) & (df["task"] == task)
+           & (df["policy"] == policy))
+    out = df.copy()
+    out.loc[sel, "oneway_ms"] = out.loc[sel, "oneway_ms"] * (to / _ccbench_mean(df, cond, task, policy))
+    return out
+
+
+def _new_gil(df):
+    kinds = ccbench_chapter._gil_kinds(df)
+    new = [c for c, k in kinds.items() if k == "new"
+           and ((df["condition"] == c) & (df["test"] == "latency") & (df["task"] == "regex")).any()]
+    assert new
+    return new
+
+
+def _switch_interval_ms(df):
+    ok = prose.ok_rows(df)
+    return float(ok.loc[ok["policy"] == "default", "switch_interval_runtime"].astype(float).median()) * 1000
+
+
+@pytest.mark.parametrize("intervals, state", [(1.8, "not true"), (1.4, "holds"), (0.7, "holds"), (0.4, "not true")])
+def test_ccbench_waits_about_one_switch_interval_at_the_claims_line(intervals, state):
+    """"Waits about one switch interval" says what ccbench/design/forced_switching says (one, in
+    words: 0.5 to 1.5 intervals): a mean of 1.8 intervals (which the former 1-to-2 line let
+    through) is not about one, 0.7 (which it struck) is."""
+    df = _reference("ccbench")
+    si = _switch_interval_ms(df)
+    for cond in _new_gil(df):
+        df = _ccbench_scaled(df, cond, "regex", "default", intervals * si)
+    assert _state("ccbench", df, "new-gil-waits-one-switch-interval") == state
+    low, high = claims.line("ccbench/design/forced_switching")
+    assert f"{low * si:g} to {high * si:g} ms" in _check("ccbench", df, "new-gil-waits-one-switch-interval").evidence
+
+
+@pytest.mark.parametrize("share, state", [(0.8, "holds"), (0.95, "not true")])
+def test_ccbench_a_shorter_interval_shortens_the_wait_by_a_change(share, state):
+    """"Shortens that wait" is a change (at most 0.9 of the default's wait): 1 ms at 0.8 of the
+    default holds, which the former 0.75 line denied; at 0.95 it does not shorten it."""
+    df = _reference("ccbench")
+    for cond in _new_gil(df):
+        default = _ccbench_mean(df, cond, "regex", "default")
+        df = _ccbench_scaled(df, cond, "regex", "switch:0.001", share * default)
+    assert _state("ccbench", df, "shorter-interval-shortens-the-wait-not-in-proportion") == state
+
+
+@pytest.mark.parametrize("share, state", [(0.95, "not true"), (0.8, "holds")])
+def test_ccbench_the_old_gil_answers_sooner_by_a_change(share, state):
+    """"Answers sooner than any build with the new GIL" is a change: the old GIL at 0.95 of the
+    fastest new GIL's wait (sooner by the former strict 1.0) is not sooner, at 0.8 it is."""
+    df = _reference("ccbench")
+    old = interpreters.role("old_gil")
+    new = _new_gil(df)
+    for task in ("pi", "countdown"):
+        fastest = min(_ccbench_mean(df, c, task, "default") for c in new)
+        df = _ccbench_scaled(df, old, task, "default", share * fastest)
+    assert _state("ccbench", df, "old-gil-answers-sooner-next-to-pure-python") == state
+
+
+def _completely_at(monkeypatch, line):
+    """The lexicon with "completely" read at ``line`` (every other word as it is)."""
+    real = lexicon.rises
+    monkeypatch.setattr(lexicon, "rises", lambda phrase: line if phrase == "completely" else real(phrase))
+
+
+@pytest.mark.parametrize("line, state", [(0.9, "holds"), (0.99, "not true")])
+def test_ccbench_nearly_every_ping_reads_completely_from_the_lexicon(monkeypatch, line, state):
+    """"Nearly every ping ... is read only once it stops" is the documents' completely, read from
+    the lexicon (209 of 215 pings on the reference, 97%): a lexicon that said 99% would deny it."""
+    _completely_at(monkeypatch, line)
+    c = _check("ccbench", _reference("ccbench"), "old-gil-tool-measures-its-own-window")
+    assert prose.state(c) == state and f"from {line:.0%}" in c.evidence
+
+
+@pytest.mark.parametrize("line, state", [(0.9, "holds"), (0.96, "not true")])
+def test_ccbench_the_old_gil_does_not_answer_reads_completely_from_the_lexicon(monkeypatch, line, state):
+    """"Does not answer while the thread computes" is completely: with 95% of the old GIL's pings
+    starved it holds at the lexicon's 90%, and follows the lexicon where it reads otherwise; the
+    new GIL's side is the number its words state (at most 1% unanswered)."""
+    _completely_at(monkeypatch, line)
+    df = _reference("ccbench")
+    old = interpreters.role("old_gil")
+    sel = ((df["test"] == "latency") & (df["threads"] == 1) & (df["condition"] == old) & (df["task"] == "regex")
+           & (df["policy"] == "default"))
+    rows = df.index[sel]
+    answered = rows[: max(1, round(0.05 * len(rows)))]     # 5% answered: 95% starved
+    df = df.copy()
+    df.loc[answered, "rtt_ms"], df.loc[answered, "oneway_ms"] = 1.0, 0.5
+    c = _check("ccbench", df, "old-gil-silent-next-to-regex")
+    assert prose.state(c) == state
+    assert "at most 1% of its pings" in c.text
+
+
+# -- fib_server ---------------------------------------------------------------------------------------
+def _fib_set(df, sel, col, value):
+    out = df.copy()
+    out[col] = out[col].astype(float)
+    out.loc[sel, col] = value
+    return out
+
+
+def _theirs():
+    p2 = results.reference("beazley_perf2_requests_per_second")
+    return float(p2[(p2["server"] == "threaded fib server") & (p2["phase"] == "perf2 alone")]["requests_per_second"].median())
+
+
+@pytest.mark.parametrize("share, state", [(0.95, "not true"), (0.85, "holds")])
+def test_fib_server_fewer_requests_is_a_change(share, state):
+    """"Fewer requests per second here than on the document's machine" is a change: every build at
+    0.95 of the document's rate (fewer by the former strict line) is not fewer, at 0.85 it is."""
+    df = _reference("fib_server")
+    sel = (df["kind"] == "thread") & (df["scenario"] == "perf2") & (df["phase"] == "before")
+    df = _fib_set(df, sel, "rate", share * _theirs())
+    c = _check("fib_server", df, "perf2-alone-answers-fewer-here")
+    assert prose.state(c) == state and f"at most {0.9 * _theirs():,.0f}/s" in c.evidence
+
+
+def _free(df):
+    gil = prose.gil_by_condition(df)
+    return df["condition"].isin([c for c, on in gil.items() if not on])
+
+
+@pytest.mark.parametrize("factor, state", [(1.05, "not true"), (1.2, "holds")])
+def test_fib_server_perf2_rises_by_a_change(factor, state):
+    """"Rises while the long request runs" is a change: a rate 1.05x the rate before (above the
+    former line at 1) does not rise, 1.2x does."""
+    df = _reference("fib_server")
+    perf2 = (df["kind"] == "thread") & (df["scenario"] == "perf2") & _free(df)
+    df = _fib_set(df, perf2 & (df["phase"] == "before"), "rate", 1000.0)
+    df = _fib_set(df, perf2 & (df["phase"] == "during"), "rate", 1000.0 * factor)
+    assert _state("fib_server", df, "free-threaded-perf2-rises-during-long-request") == state
+
+
+@pytest.mark.parametrize("factor, state", [(1.2, "not true"), (1.05, "holds"), (0.8, "not true")])
+def test_fib_server_about_as_fast_is_the_same(factor, state):
+    """"Answers about as fast as they were" is the same (1 +-10%): two clients at 1.2x one
+    client's time (let through by the former 1.3 line) are not about as fast, nor at 0.8x."""
+    df = _reference("fib_server")
+    perf1 = (df["kind"] == "thread") & (df["scenario"] == "perf1") & _free(df)
+    df = _fib_set(df, perf1 & (df["phase"] == "alone"), "latency_s", 1.0)
+    df = _fib_set(df, perf1 & (df["phase"] == "both"), "latency_s", factor)
+    c = _check("fib_server", df, "free-threaded-second-client-costs-little")
+    assert prose.state(c) == state and "0.9x to 1.1x" in c.evidence
+
+
+# -- thread_memory ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("factor, state", [(1.05, "not true"), (1.2, "holds")])
+def test_thread_memory_more_than_its_stack_is_a_change(factor, state):
+    """"The virtual size each thread adds is more than its stack" is a change, the line where
+    "about 8 MB" (thread_memory/thread-stack-virtual, +-10%) ends: 3.9.10's thread at 1.05x its
+    default stack (more by the former line at 1) is about its stack, not more; 1.2x is more."""
+    df = _reference("thread_memory")
+    sel = (df["condition"] == "3.9.10") & (df["mode"] == "threads") & (df["stack_kb"] == 0)
+    df = df.copy()
+    df.loc[sel, "vm_per_thread_kib"] = df.loc[sel, "rlimit_stack_kib"].astype(float) * factor
+    assert _state("thread_memory", df, "thread-adds-more-than-its-stack") == state
+    assert claims.line("thread_memory/thread-stack-virtual")[1] / 8 == pytest.approx(lexicon.rises("a change"))
+
+
+@pytest.mark.parametrize("factor, state", [(0.95, "not true"), (0.8, "holds")])
+def test_thread_memory_a_smaller_stack_lowers_by_a_change(factor, state):
+    """"A smaller stack lowers the virtual size per thread" is a change: 3.13.5t's thread at 0.95
+    of its size with the default stack (lower by the former line at 1) is not lowered, 0.8 is."""
+    df = _reference("thread_memory")
+    th = (df["condition"] == "3.13.5t") & (df["mode"] == "threads")
+    default = df[th & (df["stack_kb"] == 0)].set_index("repeat")["vm_per_thread_kib"].astype(float)
+    small = th & (df["stack_kb"] > 0)
+    df = df.copy()
+    df.loc[small, "vm_per_thread_kib"] = df.loc[small, "repeat"].map(default).to_numpy() * factor
+    assert _state("thread_memory", df, "smaller-stack-lowers-virtual-size") == state
+
+
+# -- b2_download --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("factor, state", [(1.05, "not true"), (1.2, "holds")])
+def test_b2_download_more_cpu_is_a_change(factor, state):
+    """"Use more CPU per second" is a change: nogil-3.9.10 at 1.05x its GIL twin's CPU per second
+    (more by the former line at 1) does not use more, 1.2x does (the pair 3.13.5 / 3.13.5t, one
+    round on the reference, left out)."""
+    df = _reference("b2_download")
+    df = df[df["condition"].isin(["3.9.10", "nogil-3.9.10", "curl"])].copy()
+    df["cpu_per_wall"] = df["cpu_per_wall"].astype(float)
+    df.loc[df["condition"] == "3.9.10", "cpu_per_wall"] = 1.0
+    df.loc[df["condition"] == "nogil-3.9.10", "cpu_per_wall"] = factor
+    c = _check("b2_download", df, "free-threaded-uses-more-cpu")
+    assert prose.state(c) == state and "more: from 1.1" in c.evidence
+
+
+@pytest.mark.parametrize("factor", [0.95, 0.85])
+def test_b2_download_the_writer_process_reads_the_line_of_the_claim_it_restates(factor):
+    """"Slower than a writer thread ..., as the document found" says what b2_download/mp_queue/slower
+    says ("degraded": a change, at most 0.9): the process at 0.95 of the thread's speed (slower by
+    the former line at 1) is struck exactly where that claim's rows are higher; at 0.85 both agree."""
+    df = _reference("b2_download").copy()
+    df["MBps"] = df["MBps"].astype(float)
+    ten = df["threads"] == 10
+    df.loc[ten & (df["writer"] == "thread"), "MBps"] = 100.0
+    df.loc[ten & (df["writer"] == "process"), "MBps"] = 100.0 * factor
+    c = _check("b2_download", df, "writer-process-slower-than-thread")
+    (row,) = [r for r in chapters.of("b2_download").claims(df) if r["claim_id"] == "b2_download/mp_queue/slower"]
+    agree = {m["verdict"] for m in row["measured"].values()} == {"agrees"}
+    assert agree is (factor < 0.9)
+    assert prose.state(c) == ("holds" if agree else "not true")
+    assert "at most 0.9" in c.evidence
+
+
+@pytest.mark.parametrize("factor, state", [(1.05, "not true"), (1.2, "holds")])
+def test_b2_download_curl_faster_than_the_fastest_build_is_a_change(factor, state):
+    """"curl fetches the same files faster than the fastest build" is a change: curl at 1.05x the
+    fastest build's speed in every round (faster by the former line at 1) is not faster, 1.2x is."""
+    ch = b2_chapter
+    df = _reference("b2_download", "history", HISTORY_CAMPAIGN).copy()
+    df["MBps"] = df["MBps"].astype(float)
+    s = ch.history_summary(df)
+    top = s.loc[s.groupby("scenario")["median"].idxmax()]
+    for _, r in top.iterrows():
+        build = ch._by_repeat(df, r["condition"], r["scenario"], ch.HISTORY_THREADS, "thread")
+        sel = ((df["condition"] == "curl") & (df["scenario"] == r["scenario"]) & (df["threads"] == ch.HISTORY_THREADS)
+               & (df["writer"] == "curl"))
+        df.loc[sel, "MBps"] = df.loc[sel, "repeat"].map(build).to_numpy() * factor
+    assert _state("b2_download", df, "server-does-not-limit-any-build", "history_prose") == state
+
+
+# -- flask_k6 -----------------------------------------------------------------------------------------
+def _flask(factor, twin=False):
+    """The reference samples with the free-threaded build (and, if ``twin``, its GIL-on twin, added
+    as a copy) completing ``factor`` x the GIL build's requests in each repeat, on both endpoints."""
+    import pandas as pd
+
+    gil, free = interpreters.today_pair()
+    df = _reference("flask_k6").copy()
+    df["completed_in_window"] = df["completed_in_window"].astype(float)
+    ok = df["status"] == "ok"
+    if twin:
+        copy = df[ok & (df["condition"] == free)].assign(condition=interpreters.twin_of(free))
+        df = pd.concat([df, copy], ignore_index=True)
+        ok = df["status"] == "ok"
+    for ep in ("io_fixed", "io"):
+        base = df[ok & (df["endpoint"] == ep) & (df["condition"] == gil)].drop_duplicates("repeat", keep="last")
+        base = base.set_index("repeat")["completed_in_window"]
+        for cond in (free, interpreters.twin_of(free)) if twin else (free,):
+            sel = ok & (df["endpoint"] == ep) & (df["condition"] == cond)
+            df.loc[sel, "completed_in_window"] = df.loc[sel, "repeat"].map(base).to_numpy() * factor
+    return df
+
+
+@pytest.mark.parametrize("factor, state", [(1.05, "not true"), (1.3, "holds")])
+def test_flask_k6_completes_more_is_a_change(factor, state):
+    """"Completes more requests" is a change: the free-threaded build at 1.05x the GIL build's
+    requests (more by the former line at 1) does not complete more, 1.3x does; with its GIL-on
+    twin measured too, the sentence about both follows the same line."""
+    checks = [c for c in chapters.of("flask_k6").prose(_flask(factor))
+              if c.key == "free-threaded-completes-more-twin-not-measured"]
+    assert len(checks) == 2 and {prose.state(c) for c in checks} == {state}
+    assert all("more: from 1.1" in c.evidence for c in checks)
+    both = [c for c in chapters.of("flask_k6").prose(_flask(factor, twin=True))
+            if c.key == "free-threaded-binary-completes-more-gil-on-or-off"]
+    assert len(both) == 2 and {prose.state(c) for c in both} == {state}
