@@ -110,3 +110,23 @@ def test_a_figure_drawn_again_from_the_same_samples_is_the_same_image():
     unsteady = chapters.of("countdown").figure(df)       # outside it, the dots move (the test can fail)
     assert plots.to_png(unsteady) != images[0]
     plt.close(unsteady)
+
+
+def test_ccbench_draws_starved_pings_hollow_and_says_so():
+    """Where most pings of a point got no answer within the bound (2.7.18 next to regex), their
+    times are when the computing thread stopped, not a hand-over: the policy figure draws them
+    hollow and its legend says what hollow means; answered points stay filled."""
+    from gillab.chapters import ccbench
+    from gillab.judge import results, verdicts
+    from gillab.measure import campaigns
+
+    df = results.samples("ccbench", campaigns.reference_id(), verdicts.profile_config("ccbench"))
+    fig = ccbench.policy_figure(df)
+    ax = fig.axes[0]
+    lines = [ln for ln in ax.get_lines() if ln.get_marker() == "o" and len(ln.get_xdata())]
+    hollow = [ln for ln in lines if ln.get_markerfacecolor() == "none"]
+    filled = [ln for ln in lines if ln.get_markerfacecolor() != "none"]
+    assert hollow and filled
+    assert min(min(ln.get_ydata()) for ln in hollow) > 1000 > max(max(ln.get_ydata()) for ln in filled)
+    assert any("starved" in t.get_text() for t in ax.get_legend().get_texts())
+    plt.close(fig)
