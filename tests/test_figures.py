@@ -50,6 +50,16 @@ def test_alt_text_names_the_panels_axes_and_series(with_legend):
     assert ("3.13.5t" in text) == with_legend
 
 
+def test_alt_text_reads_a_wrapped_label_as_one_line():
+    fig, ax = plt.subplots()
+    ax.plot(np.arange(3), np.arange(3))
+    ax.set_title("policy")
+    ax.set_ylabel("one-way time, ms\n(dot: median)")
+    text = plots.describe(fig)
+    plt.close(fig)
+    assert "\n" not in text and "one-way time, ms (dot: median) against categories" in text
+
+
 def test_the_line_under_a_figure_links_to_the_served_files():
     html = source_line(plots.tidy, ["data/results/c/countdown/samples.csv", "data/results/c/countdown/runs/*.json"],
                        plotted="figures/countdown/figure.csv").data

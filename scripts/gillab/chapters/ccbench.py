@@ -638,7 +638,7 @@ def policy_figure(df: pd.DataFrame):
         ax.scatter([xs[p] + off for p in g["policy"]], g["max"], marker="_", s=120, color=pal[cond])
     ax.set_xticks(range(len(order)), order)
     ax.set_yscale("log")
-    ax.set_ylabel("one-way time, ms (dot: median, interval; bar: max)")
+    ax.set_ylabel("one-way time, ms\n(dot: median, interval; bar: max)")
     if starved_any:
         ax.plot([], [], "o", mfc="none", color="0.4", label="hollow: most pings starved (read when the thread stopped)")
     ax.set_title(f"{TASK_WORDS[task.iloc[0]]} in one background thread, against the GIL policy", fontsize=10)

@@ -431,4 +431,5 @@ def describe(fig) -> str:
         parts.append(bit)
     suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) else ""
     text = (suptitle + ". " if suptitle else "") + "; ".join(parts)
+    text = " ".join(text.split())    # a label wrapped on the figure reads as one line
     return (text or "A figure") + ". Its points are in the CSV linked below it."
