@@ -109,3 +109,13 @@ def test_a_data_folder_without_the_history_or_its_campaigns_says_so(tmp_path, mo
     refs = [changes.Reference("a", "2026-01-01", "First."), changes.Reference("b", "2026-01-02", "Second.")]
     text = changes.markdown(refs)
     assert "Nothing is compared here: this data folder does not hold `a` or `b`." in text and "Second." in text
+
+
+def test_each_reference_is_a_section_under_the_pages_title():
+    """The page (book/changes.md) has one title; each reference is a section below it, a heading
+    one level down, never two (Sphinx warns of a skipped level)."""
+    import re
+
+    text = changes.markdown()
+    levels = [len(m.group(1)) for m in re.finditer(r"^(#+) ", text, flags=re.M)]
+    assert levels and levels[0] == 2 and all(a + 1 >= b for a, b in zip([1] + levels, levels))

@@ -158,7 +158,7 @@ def step(before: Reference, after: Reference, rows=judged_rows) -> str:
         except campaigns.NoCampaign:
             missing.append(r.campaign)
     if missing:
-        return (f"### `{after.campaign}`, the reference from {after.since}\n\nIt replaced `{before.campaign}`. "
+        return (f"## `{after.campaign}`, the reference from {after.since}\n\nIt replaced `{before.campaign}`. "
                 f"{after.why}\n\nNothing is compared here: this data folder does not hold "
                 + " or ".join(f"`{m}`" for m in missing) + ".\n")
     a, b = loaded
@@ -167,7 +167,7 @@ def step(before: Reference, after: Reference, rows=judged_rows) -> str:
     both = int(n.get("same", 0) + n.get("flipped", 0))
     machine = ("the same kind of machine" if a.fingerprint and a.fingerprint == b.fingerprint
                else f"another kind of machine (`{a.fingerprint}` before, `{b.fingerprint}` after)")
-    lines = [f"### `{after.campaign}`, the reference from {after.since}", "",
+    lines = [f"## `{after.campaign}`, the reference from {after.since}", "",
              f"It replaced `{before.campaign}` (the reference from {before.since}). {after.why}", "",
              f"Both were measured on {machine}. Of the {len(cmp)} claims x builds judged in either, "
              f"{both} {'is' if both == 1 else 'are'} definite in both: {int(n.get('same', 0))} with the same "
