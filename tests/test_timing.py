@@ -319,3 +319,21 @@ def test_figures_the_time_no_longer_reaches_are_named_in_the_record():
     reproduce.figures(["a", "b"], planned, Spent(), lambda *a: ran.append(a), rec)
     assert ran == [] and rec["figures_not_reached"] == ["a"]      # b had no figures to measure
     assert "did not reach those of `a`" in timing._plan_words(rec | {"forecast": []})
+
+
+def test_the_references_minutes_count_its_verdicts_runs_at_defaults_configuration():
+    """The reference is measured with `verdicts` (default's configuration with more runs): the
+    method chapter's minutes at `default`'s configuration count those runs and name the profile,
+    never "0 minutes" over an empty table."""
+    import re
+
+    from gillab.present import timing
+
+    text = timing.measuring_times("default")
+    head = text.split("\n", 1)[0]
+    minutes = float(re.search(r"\*\*(\d+) minutes\*\*", head).group(1))
+    assert minutes > 0 and "`verdicts` profile" in head
+    table = text.split("| chapter | document | runs | minutes |", 1)[1].split("\n\n", 1)[0]
+    rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
+    assert len(rows) == 15
+    assert abs(sum(float(r.rsplit("|", 2)[1]) for r in rows) - minutes) <= 1.0

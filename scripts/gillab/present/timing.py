@@ -17,34 +17,47 @@ from ..paths import repo_root
 
 
 def measuring_times(profile: str = "default") -> str:
-    """How long the reference campaign's ``profile`` runs took, per document and chapter, from
-    the start and end its run files record (for the method chapter; computed when the book
-    builds, never typed).  Only runs that hold samples in the store count."""
+    """How long the reference campaign's runs of ``profile``'s configuration took, per document and
+    chapter, from the start and end its run files record (for the method chapter; computed when
+    the book builds, never typed).  For `default` that counts its `verdicts` runs too (default's
+    configuration with more runs: a reference is measured with `verdicts`), each profile named
+    with its minutes.  Only runs that hold samples in the store count."""
     from ..measure import campaigns
 
     ref = campaigns.reference_id()
     if ref is None:
         return "*No reference campaign in `data/results/`.*\n"
     camp = campaigns.load(ref)
-    per_doc, rows = {}, []
+    profiles = (profile, "verdicts") if profile == "default" else (profile,)
+    per_doc, per_profile, rows = {}, {}, []
     for name in experiments.names():
         if not camp.has(name):
             continue
         secs, n = 0.0, 0
         for run in campaigns.runs_that_stored(camp.store(name)):
             took = campaigns.run_seconds(run)
-            if run.get("profile") != profile or took is None:
+            if run.get("profile") not in profiles or took is None:
                 continue
             secs += took
             n += 1
+            per_profile[run["profile"]] = per_profile.get(run["profile"], 0.0) + took
         if not n:
             continue
         doc = experiments.get(name).document[:3]
         per_doc[doc] = per_doc.get(doc, 0.0) + secs
         rows.append(f"| `{name}` | {doc} | {n} | {secs / 60:.1f} |")
+    if not rows:
+        return (f"The committed reference campaign (`{ref}`) holds no run of the `{profile}` configuration."
+                "\n\n" + reproduce_times(profile))
     total = sum(per_doc.values())
-    head = (f"The committed reference campaign (`{ref}`) took **{total / 60:.0f} minutes** of measuring in "
-            f"the `{profile}` profile, as its run files record: {_per_document(per_doc)}.\n\n")
+    used = [p for p in profiles if p in per_profile]
+    which = (f"in the `{used[0]}` profile" if len(used) == 1 else
+             "at the `{}` configuration, {}".format(profile, " and ".join(
+                 f"{per_profile[p] / 60:.0f} in `{p}`" for p in used)))
+    also = (f" (`{profile}`'s configuration with more runs)" if "verdicts" in used and profile != "verdicts" else "")
+    head = (f"The committed reference campaign (`{ref}`) took **{total / 60:.0f} minutes** of measuring "
+            f"{which}{also}, as its run files record, every run counted (a chapter measured again after its "
+            f"code changed included): {_per_document(per_doc)}.\n\n")
     table = "| chapter | document | runs | minutes |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
     return head + table + "\n" + reproduce_times(profile)
 
