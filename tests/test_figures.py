@@ -140,3 +140,17 @@ def test_ccbench_draws_starved_pings_hollow_and_says_so():
     assert min(min(ln.get_ydata()) for ln in hollow) > 1000 > max(max(ln.get_ydata()) for ln in filled)
     assert any("starved" in t.get_text() for t in ax.get_legend().get_texts())
     plt.close(fig)
+
+
+def test_flask_names_the_documents_lines_in_its_legend():
+    """The document's counts are drawn as dashed and dotted lines; the legend says which is which
+    (the title once spelled the line styles out in characters that a title cannot draw)."""
+    from gillab.chapters import flask_k6
+    from gillab.judge import results, verdicts
+    from gillab.measure import campaigns
+
+    fig = flask_k6.figure(results.samples("flask_k6", campaigns.reference_id(), verdicts.profile_config("flask_k6")))
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "the document's GIL build" in texts and "the document's free-threaded build" in texts
+    assert "--" not in fig.axes[0].get_title()
+    plt.close(fig)

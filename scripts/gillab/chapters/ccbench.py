@@ -568,8 +568,11 @@ def tool_figure(df: pd.DataFrame):
         ax.set_title(TASK_WORDS[task], fontsize=9)
         ax.set_xlabel("ping sent, s after the release")
     axes[0, 0].set_ylabel("one-way time, ms")
-    if axes[0, 0].get_legend():
-        axes[0, 0].legend(fontsize=7, title="condition", title_fontsize=8)
+    if axes[0, 0].get_legend():      # beside the last panel, where it covers no ping
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        axes[0, 0].get_legend().remove()
+        axes[0, -1].legend(handles, labels, fontsize=7, title="condition", title_fontsize=8,
+                           loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle("ccbench's own latency protocol, one background thread: every ping (dotted: the threads stopped; "
                  "dashed: the document's two values)", fontsize=9)
     fig.tight_layout()

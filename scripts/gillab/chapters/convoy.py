@@ -601,10 +601,10 @@ def figure(df: pd.DataFrame):
             ax.plot(xs, model_rps(rps0, xs / 2, 1), color="0.4", linestyle=":", linewidth=1,
                     label="one wait per request: 1/(t0 + interval)")
         gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
-        ax.set_title(f"{cond} ({gil}): dots = ours (median, interval), open diamonds = document", fontsize=10)
+        ax.set_title(f"{cond} ({gil})\ndots = ours (median, interval), open diamonds = document", fontsize=9)
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel("requests / second")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))   # beside: it covers no point
     axes[-1, 0].set_xlabel("switch interval (s), sys.setswitchinterval")
     fig.tight_layout()
     return fig

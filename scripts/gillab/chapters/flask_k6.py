@@ -163,11 +163,13 @@ def figure(df: pd.DataFrame):
     pub = published().set_index("File")
     for j, ep in enumerate(eps):
         key = {"cpu": "flask_app_cpu_bound", "io": "flask_app_io_bound", "io_fixed": "flask_app_io_bound"}[ep]
-        for v, ls in ((pub.at[key, "gil_enabled_value"], "--"), (pub.at[key, "free_threaded_value"], ":")):
-            a1.plot([j - 0.45, j + 0.45], [v, v], color="black", linestyle=ls, linewidth=1)
+        for v, ls, who in ((pub.at[key, "gil_enabled_value"], "--", "the document's GIL build"),
+                           (pub.at[key, "free_threaded_value"], ":", "the document's free-threaded build")):
+            a1.plot([j - 0.45, j + 0.45], [v, v], color="black", linestyle=ls, linewidth=1,
+                    label=who if j == 0 else None)
     a1.set_xticks(range(len(eps)), [f"/{e}" for e in eps])
     a1.set_ylabel("requests completed in the window")
-    a1.set_title("Requests completed in the k6 window (bars: median, CI); document: -- GIL, : free-threaded",
+    a1.set_title("Requests completed in the k6 window (bars: median, 95% interval; lines: the document's)",
                  fontsize=9)
     a1.legend(fontsize=8)
     a2.set_xticks(range(len(eps)), [f"/{e}" for e in eps])
