@@ -74,3 +74,27 @@ def test_every_table_keeps_its_cells_apart():
     for html in (tables.table(df).to_html(), tables.published(df).to_html(), tables.fit(df).to_html()):
         assert 'class="gillab-table"' in html
         assert re.search(r"\btd \{\s*padding: 0\.\d+em 0\.\d+em;", html)     # the cells' padding, in the table's own style
+
+
+def test_an_estimate_prints_brackets_only_around_an_interval():
+    """A 95% interval in brackets; a smaller one with its coverage and n inside them; none (one
+    run) without brackets: a range of one run is never printed as an interval."""
+    assert tables.estimate_text(1.2, 1.1, 1.3, 0.951, 20) == "1.2 [1.1, 1.3]"
+    assert tables.estimate_text(1.28, 1.19, 1.48, 0.75, 3) == "1.28 [1.19, 1.48; 75%, n = 3]"
+    assert tables.estimate_text(61484, 61484, 61484, 0.0, 1) == "61,484 (n = 1: no interval)"
+    assert tables.estimate_text(2, 2, 2) == "2 [2, 2]"     # a count of what was seen: exact
+    assert tables.estimate_text(0.52, 0.50, 0.55, 0.0, 1) == "0.52 (n = 1: no interval)"
+    assert tables.estimate_text(float("nan"), 1, 2) == "not measured"
+
+
+def test_the_verdicts_and_convoys_tables_print_no_bracket_around_one_run():
+    """On the reference, convoy's free-threaded cell next to one CPU thread has one run: its table
+    and the verdicts' cell say so instead of '61,484 [61,484, 61,484]'."""
+    from gillab import chapters
+    from gillab.judge import results, verdicts
+    from gillab.measure import campaigns
+
+    df = results.samples("convoy", campaigns.reference_id(), verdicts.profile_config("convoy"))
+    cells = chapters.of("convoy").side_by_side(df).astype(str).to_numpy().ravel()
+    single = [c for c in cells if re.fullmatch(r"[\d,.]+ \[([\d,.]+), \1\]", c)]
+    assert not single and any("no interval" in c for c in cells)

@@ -138,6 +138,7 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
             per_campaign[r["campaign"]] = {
                 "role": r["role"], "machine": r["fingerprint"], "outcome": r["outcome"], "measured": r["measured"],
                 "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["n"],
+                "n_each": r.get("n_each"), "coverage": r.get("coverage"),
                 "ours_over_published": r["ours_over_published"], "ratio_low": r["ratio_low"],
                 "ratio_high": r["ratio_high"], "measured_with_this_code": bool(r["this_code"])}
         kinds, hulls, flips = {}, {}, False

@@ -128,11 +128,12 @@ def table(cmp: pd.DataFrame) -> list[str]:
 
 
 def _cell(r, side: str) -> str:
-    from .tables import fmt
+    from .tables import estimate_text, fmt
 
     m, lo, hi = r[f"measured_{side}"], r[f"ci_low_{side}"], r[f"ci_high_{side}"]
-    interval = f" [{fmt(lo)}, {fmt(hi)}]" if pd.notna(lo) and pd.notna(hi) else ""
-    return f"{r[f'outcome_{side}']}: {fmt(m)}{interval}"
+    if pd.isna(lo) or pd.isna(hi):
+        return f"{r[f'outcome_{side}']}: {fmt(m)}"
+    return f"{r[f'outcome_{side}']}: {estimate_text(m, lo, hi, r.get(f'coverage_{side}'))}"
 
 
 def flipped(cmp: pd.DataFrame) -> list[str]:

@@ -271,18 +271,33 @@ def named(df: pd.DataFrame, ours: str | None = None, id_col: str = "claim_id", a
     return out
 
 
-def value_cell(m: dict | None) -> str:
-    """'value [low, high]'; where the interval is not a 95% one (too few runs for it), its
-    coverage, computed from its estimand and n, inside the brackets: '1.2 [1.1, 1.4; 75%]'."""
-    if not m:
-        return "not measured"
+def estimate_text(value, lo, hi, coverage=None, n=None) -> str:
+    """An estimate as every table prints it: 'value [low, high]' where [low, high] is a 95%
+    interval; where it covers less (too few runs), its coverage, computed from its estimand and n,
+    inside the brackets: '1.2 [1.1, 1.4; 75%, n = 3]'; where there is none at all (coverage 0: one
+    run), no brackets: '61,484 (n = 1: no interval)', never a range of one run printed as if it
+    were one.  An exact count (coverage unknown, bounds equal) keeps its brackets."""
     from ..stats import LEVEL
 
-    cov = m.get("coverage")
-    low = ""
-    if m.get("estimand") and cov is not None and cov == cov and cov < LEVEL:
-        low = f"; {cov:.0%}" if cov > 0 else "; no interval"
-    return f"{fmt(m['median'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}{low}]"
+    if value is None or value != value:
+        return "not measured"
+    runs = f"n = {int(n)}" if n is not None and n == n and not isinstance(n, (tuple, list)) else ""
+    none = (lo is None or hi is None or lo != lo or hi != hi
+            or (coverage is not None and coverage == coverage and coverage <= 0))
+    if none:
+        return f"{fmt(value)} ({runs + ': ' if runs else ''}no interval)"
+    if coverage is not None and coverage == coverage and coverage < LEVEL:
+        return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}; {coverage:.0%}{', ' + runs if runs else ''}]"
+    return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}]"
+
+
+def value_cell(m: dict | None) -> str:
+    """A verdict's estimate as the tables print it (:func:`estimate_text`); 'not measured'
+    without one."""
+    if not m:
+        return "not measured"
+    cov = m.get("coverage") if m.get("estimand") else None
+    return estimate_text(m["median"], m["ci_lo"], m["ci_hi"], cov, m.get("n_each", m.get("n")))
 
 
 def outcome_words(m: dict) -> str:

@@ -13,7 +13,7 @@ from ..measure import codekey
 from .. import stats
 from ..chapters import of as reading
 from ..measure.experiments import get, names
-from .tables import band_words, fmt, value_cell
+from .tables import band_words, estimate_text, value_cell
 
 
 def profile_config(experiment: str, profile: str = "default") -> str | None:
@@ -662,7 +662,8 @@ def summary_by_family(df):
             h = g[g["group"] == grp]
             if len(h) == 1:
                 r = h.iloc[0]
-                row[grp] = f"{MARKS[r['outcome']]} {fmt(r['measured'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+                row[grp] = f"{MARKS[r['outcome']]} " + estimate_text(r["measured"], r["ci_low"], r["ci_high"],
+                                                                   r.get("coverage"), r.get("n_each", r.get("n")))
             else:
                 c = h["outcome"].value_counts()
                 row[grp] = " ".join(f"{MARKS[o]}{c[o]}" for o in OUTCOMES if o in c)
