@@ -125,3 +125,25 @@ def test_the_single_thread_claim_agrees_differs_or_is_inconclusive(ft_over_gil, 
     assert pep == "not testable here"
     got = claim["measured"]["3.13.5 vs 3.13.5t"]
     assert got["verdict"] == expected and got["n"] == 3 * len(ft_over_gil)
+
+
+def test_the_figure_and_findings_print_the_verdicts_interval_for_one_ratio():
+    """A ratio free-threaded / GIL is the median of per-repeat ratios wherever the chapter prints
+    it: the figure's and the findings' interval is the verdict's (a ratio of medians beside it
+    once put 0.99 [0.88, 1.09] next to a verdict of 0.984 [0.967, 0.999], lower)."""
+    from gillab import chapters
+    from gillab.chapters import doc002
+    from gillab.judge import results, verdicts
+    from gillab.measure import campaigns
+
+    df = results.samples("primes", campaigns.reference_id(), verdicts.profile_config("primes"))
+    shown = doc002.pair_ratios(df).set_index(["pair", "mode"])
+    judged = 0
+    for row in chapters.of("primes").claims(df):
+        for pair, m in row["measured"].items():
+            mode = "single" if "single" in row["claim_id"] else "threads" if "multi" in row["claim_id"] else None
+            if (pair, mode) in shown.index and m.get("ci_lo") == m.get("ci_lo"):
+                r = shown.loc[(pair, mode)]
+                assert (r["ft_over_gil"], r["ci_lo"], r["ci_hi"]) == pytest.approx((m["median"], m["ci_lo"], m["ci_hi"]))
+                judged += 1
+    assert judged

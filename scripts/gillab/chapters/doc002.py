@@ -82,17 +82,24 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _paired(sel: pd.DataFrame, gil: str, ft: str) -> dict:
+    """Free-threaded time / GIL time, the median of per-repeat ratios with its interval: the two
+    builds ran back to back in each interleaved repeat (what the verdicts judge)."""
+    return stats.paired_ratio(sel[sel["condition"] == ft].groupby("repeat")["seconds"].median(),
+                              sel[sel["condition"] == gil].groupby("repeat")["seconds"].median())
+
+
 def pair_ratios(df: pd.DataFrame) -> pd.DataFrame:
-    """Free-threaded time / GIL time for every pair and mode, with its interval (ratio of medians)."""
+    """Free-threaded time / GIL time for every pair and mode, with its interval and n: the
+    verdicts' estimate (:func:`_paired`), so that the figure, the findings and the verdicts
+    print one interval for one ratio."""
     rows = []
     modes = sorted(df["mode"].unique()) if "mode" in df.columns else [None]
     for gil, ft in pairs(df["condition"].unique()):
         for mode in modes:
-            sel = df if mode is None else df[df["mode"] == mode]
-            a, b = sel[sel["condition"] == ft]["seconds"], sel[sel["condition"] == gil]["seconds"]
-            r = stats.ratio_of_medians(a, b)
+            r = _paired(df if mode is None else df[df["mode"] == mode], gil, ft)
             rows.append({"pair": pair_label((gil, ft)), "mode": mode, "ft_over_gil": r["ratio"],
-                         "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"]})
+                         "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "n": r["n"]})
     return pd.DataFrame(rows)
 
 
@@ -114,9 +121,7 @@ def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
         sel = df if mode is None else df[df["mode"] == mode]
         for gil, ft in pairs(df["condition"].unique()):
             a, b = sel[sel["condition"] == ft]["seconds"], sel[sel["condition"] == gil]["seconds"]
-            # paired: the two builds ran back to back in each interleaved repeat
-            r = stats.paired_ratio(sel[sel["condition"] == ft].groupby("repeat")["seconds"].median(),
-                                   sel[sel["condition"] == gil].groupby("repeat")["seconds"].median())
+            r = _paired(sel, gil, ft)
             if r["n"]:
                 measured[pair_label((gil, ft))] = published_claims.judged(
                     cid, r["ratio"], r, best=float(a.min() / b.min()),
@@ -164,7 +169,7 @@ def ratio_figure(df: pd.DataFrame, experiment: str):
     fig, ax = plt.subplots(figsize=(8, 3.4))
     labels = [f"{a}\n{'' if m is None else m}" for a, m in zip(r["pair"], r["mode"])]
     ax.errorbar(range(len(r)), r["ft_over_gil"], yerr=[r["ft_over_gil"] - r["ci_lo"], r["ci_hi"] - r["ft_over_gil"]],
-                fmt="o", capsize=5, color="tab:blue", label="ours: median ratio, interval")
+                fmt="o", capsize=5, color="tab:blue", label="ours: median of per-repeat ratios, 95% interval")
     for i, m in enumerate(r["mode"]):
         for _, row in pub.iterrows():
             if ROWS.get(row["File"]) == (experiment, m):
@@ -205,7 +210,8 @@ def findings(df: pd.DataFrame, experiment: str) -> str:
         mode = "" if x["mode"] is None else f" ({x['mode']})"
         change = "slower" if x["ft_over_gil"] > 1 else "faster"
         lines.append(f"- **{x['pair']}**{mode}: the free-threaded build takes {x['ft_over_gil']:.2f}x the GIL "
-                     f"build's time [{x['ci_lo']:.2f}, {x['ci_hi']:.2f}], {abs(x['ft_over_gil'] - 1):.0%} {change}.")
+                     f"build's time {stats.bracket(x['ci_lo'], x['ci_hi'], int(x['n']), stats.PAIRED)} (median of "
+                     f"per-repeat ratios), {abs(x['ft_over_gil'] - 1):.0%} {change}.")
     return "\n".join(lines)
 
 
@@ -239,7 +245,7 @@ def explorer(df: pd.DataFrame, experiment: str):
             ax.axhline(1, color="0.5", linewidth=0.8)
             ax.set_ylim(0, max(1.6, float(r["ci_hi"].max()) * 1.1))
             ax.set_ylabel("free-threaded / GIL time")
-            ax.set_title(f"{pair_label(pair)}: ratio of medians, interval", fontsize=10)
+            ax.set_title(f"{pair_label(pair)}: median of per-repeat ratios, interval", fontsize=10)
         return fig
 
     return widgets.stack_explorer(draw, ("view", ["samples", "ratio"], ["every sample", "free-threaded / GIL"]),
