@@ -98,3 +98,20 @@ def test_the_verdicts_and_convoys_tables_print_no_bracket_around_one_run():
     cells = chapters.of("convoy").side_by_side(df).astype(str).to_numpy().ravel()
     single = [c for c in cells if re.fullmatch(r"[\d,.]+ \[([\d,.]+), \1\]", c)]
     assert not single and any("no interval" in c for c in cells)
+
+
+def test_the_chapters_tables_print_one_run_without_brackets():
+    """A chapter's table beside the document (flask's, the doc-002 and doc-003 chapters', b2's)
+    prints the median of one run without an interval; with the reference's rounds, its interval."""
+    from gillab import chapters
+    from gillab.judge import results, verdicts
+    from gillab.measure import campaigns
+
+    for name, col in (("flask_k6", "completed in window: median [interval]"),
+                      ("primes", "3.13.5: median [interval] s"), ("stall", "3.13.5")):
+        df = results.samples(name, campaigns.reference_id(), verdicts.profile_config(name))
+        one = df[df["repeat"].astype(int) == int(df["repeat"].astype(int).min())]
+        many = chapters.of(name).side_by_side(df)[col].astype(str)
+        single = chapters.of(name).side_by_side(one)[col].astype(str)
+        assert many.str.contains(r"\[").all() and not many.str.contains("no interval").any(), name
+        assert single.str.contains("n = 1: no interval").all() and not single.str.contains(r"\[").any(), name

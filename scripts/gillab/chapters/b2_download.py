@@ -18,6 +18,7 @@ from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
 from ..measure.experiments.b2_download import SCENARIOS
+from ..judge.tables import estimate_text
 
 
 def published() -> pd.DataFrame:
@@ -292,7 +293,7 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
     ceiling = s[s["condition"] == "curl"].set_index("scenario")["median"]
     out = s.assign(**{"MB/s: median [interval]": s.apply(
-                          lambda r: f"{r['median']:,.0f} [{r['ci_lo']:,.0f}, {r['ci_hi']:,.0f}]", axis=1),
+                          lambda r: estimate_text(r["median"], r["ci_lo"], r["ci_hi"], r["coverage"], r["n"]), axis=1),
                       "of the curl ceiling": s.apply(lambda r: f"{r['median'] / ceiling[r['scenario']]:.0%}"
                                                      if r["scenario"] in ceiling.index else "-", axis=1),
                       "CPU s / wall s": s["cpu_per_wall"].map(lambda v: "-" if math.isnan(v) else f"{v:.2f}")})

@@ -17,6 +17,7 @@ from ..judge import results
 from .. import stats
 from ..judge.analysis import frame_cached
 from ..measure.experiments import get
+from ..judge.tables import estimate_text
 
 
 def preferred_pairs() -> list[tuple[str, str]]:
@@ -198,7 +199,8 @@ def side_by_side(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
                 "document: free-threaded": row["Free Threaded (as published)"]}
         sel = s if mode is None else s[s["mode"] == mode]
         for _, r in sel.iterrows():
-            line[f"{r['condition']}: median [interval] s"] = f"{r['median']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]"
+            line[f"{r['condition']}: median [interval] s"] = estimate_text(r["median"], r["ci_lo"], r["ci_hi"],
+                                                                          r["coverage"], r["n"])
         out.append(line)
     return pd.DataFrame(out)
 

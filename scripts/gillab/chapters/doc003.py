@@ -7,6 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import stats
+from ..judge.tables import estimate_text
+
 
 def published(experiment: str) -> pd.DataFrame:
     """The claims ``experiment`` answers: claim_id (without the experiment), section, quote,
@@ -87,7 +90,8 @@ def side_by_side(s: pd.DataFrame, experiment: str, computed: dict | None = None)
         value = value_of(c, computed or {})
         line = {"claim": c["claim_id"], "statistic": f"{c['point']}: {c['statistic']}", "document": describe(c, value)}
         for _, r in s[(s["point"] == c["point"]) & (s["statistic"] == c["statistic"])].iterrows():
-            line[r["condition"]] = f"{r['median']:.3g} [{r['ci_lo']:.3g}, {r['ci_hi']:.3g}]"
+            line[r["condition"]] = estimate_text(r["median"], r["ci_lo"], r["ci_hi"],
+                                                 stats.coverage(stats.MEDIAN, int(r["runs"])), r["runs"])
         out.append(line)
     return pd.DataFrame(out)
 

@@ -10,6 +10,7 @@ from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
 from ..measure.experiments.flask_k6 import ENDPOINTS
+from ..judge.tables import estimate_text
 
 
 def published() -> pd.DataFrame:
@@ -108,8 +109,9 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in s.iterrows():
         rows.append({"condition": r["condition"], "endpoint": f"/{r['endpoint']}",
-                     "completed in window: median [interval]":
-                         f"{r['completed_in_window']:.0f} [{r['ci_lo']:.0f}, {r['ci_hi']:.0f}]",
+                     "completed in window: median [interval]": estimate_text(
+                         r["completed_in_window"], r["ci_lo"], r["ci_hi"], stats.coverage(stats.MEDIAN, int(r["runs"])),
+                         r["runs"]),
                      "ok (200) in window": f"{r['ok_in_window']:.0f}", "http_reqs": f"{r['http_reqs']:.0f}",
                      "iterations": f"{r['iterations']:.0f}", "failed": f"{r['failed']:.0f}",
                      "p50 ms": f"{r['p50_ms']:,.0f}", "p95 ms": f"{r['p95_ms']:,.0f}"})
