@@ -115,3 +115,22 @@ def test_the_chapters_tables_print_one_run_without_brackets():
         single = chapters.of(name).side_by_side(one)[col].astype(str)
         assert many.str.contains(r"\[").all() and not many.str.contains("no interval").any(), name
         assert single.str.contains("n = 1: no interval").all() and not single.str.contains(r"\[").any(), name
+
+
+def test_affinitys_and_the_verdicts_context_tables_say_where_one_run_is_all():
+    """affinity's builds beside the document's one run a point (3.13.5t, a figure's point), and the
+    authors' machine numbers on the verdicts page print no range of one run as an interval."""
+    from gillab import chapters
+    from gillab.judge import results, verdicts
+    from gillab.judge.tables import estimate_text
+    from gillab.measure import campaigns
+
+    ref = campaigns.reference_id()
+    t = chapters.of("affinity").side_by_side(results.samples("affinity", ref, verdicts.profile_config("affinity")))
+    cells = [c for c in t["3.13.5t, client same"].astype(str) if c != "-"]
+    assert cells and all(c.endswith("(n = 1: no interval)") for c in cells)
+    ctx = verdicts.machine_context(verdicts.flat(verdicts.verdicts(ref, profile="default")))
+    shown = [estimate_text(m, lo, hi, cov, n) for m, lo, hi, cov, n in
+             zip(ctx["measured"], ctx["ci_low"], ctx["ci_high"], ctx["coverage"], ctx["n"])]
+    single = [s for s, n in zip(shown, ctx["n"]) if n == 1]
+    assert single and all("no interval" in s and "[" not in s for s in single)

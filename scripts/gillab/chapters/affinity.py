@@ -9,6 +9,7 @@ import pandas as pd
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
+from ..judge.tables import estimate_text
 from .echo import median_text, per_run
 from ..measure.experiments.echo import request_cost
 from ..measure.experiments.affinity import PLACEMENTS
@@ -114,8 +115,10 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
         line = {"CPU threads": n, "document (client on the same core)": f"{pub[n]:,.0f}" if n in pub.index else "-"}
         for (cond, client), g in s.groupby(["condition", "client"]):
             m = g[g["cpu_threads"] == n]
-            line[f"{cond}, client {client}"] = (f"{m['rps_median'].iloc[0]:,.0f} [{m['rps_ci_lo'].iloc[0]:,.0f}, "
-                                               f"{m['rps_ci_hi'].iloc[0]:,.0f}]") if len(m) else "-"
+            r = m.iloc[0] if len(m) else None     # one run, or a few: said so, not a range as an interval
+            line[f"{cond}, client {client}"] = estimate_text(
+                round(r["rps_median"]), round(r["rps_ci_lo"]), round(r["rps_ci_hi"]),
+                stats.coverage(stats.MEDIAN, int(r["runs"])), r["runs"]) if r is not None else "-"
         rows.append(line)
     return pd.DataFrame(rows)
 

@@ -408,7 +408,7 @@ def machine_context(df):
     import pandas as pd
 
     cols = ["document", "claim_id", "claim", "condition", "published", "unit", "measured", "ci_low", "ci_high",
-            "ours_over_published", "ratio_low", "ratio_high", "n"]
+            "ours_over_published", "ratio_low", "ratio_high", "n", "coverage"]
     if df.empty:
         return pd.DataFrame(columns=cols)
     m = df[(df["role"] == "machine") & df["own builds"] & (df["condition"] != "-")]
