@@ -9,7 +9,7 @@ import pandas as pd
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
-from ..judge.tables import estimate_text
+from ..judge.tables import estimate_over_runs
 from .echo import median_text, per_run
 from ..measure.experiments.echo import request_cost
 from ..measure.experiments.affinity import PLACEMENTS
@@ -116,9 +116,8 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
         for (cond, client), g in s.groupby(["condition", "client"]):
             m = g[g["cpu_threads"] == n]
             r = m.iloc[0] if len(m) else None     # one run, or a few: said so, not a range as an interval
-            line[f"{cond}, client {client}"] = estimate_text(
-                round(r["rps_median"]), round(r["rps_ci_lo"]), round(r["rps_ci_hi"]),
-                stats.coverage(stats.MEDIAN, int(r["runs"])), r["runs"]) if r is not None else "-"
+            line[f"{cond}, client {client}"] = estimate_over_runs(
+                round(r["rps_median"]), round(r["rps_ci_lo"]), round(r["rps_ci_hi"]), r["runs"]) if r is not None else "-"
         rows.append(line)
     return pd.DataFrame(rows)
 

@@ -16,7 +16,7 @@ from .echo import inline_row, median_text, per_run
 from ..measure.experiments.echo import request_cost
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
-from ..judge.tables import estimate_text
+from ..judge.tables import estimate_over_runs
 
 
 def published() -> pd.DataFrame:
@@ -320,8 +320,7 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
                 m = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], si) & (s["cpu_threads"] == n)]
                 r = m.iloc[0] if len(m) else None     # fewer runs than a 95% interval needs: said so
                 line[f"{cond}: median [interval]"] = (
-                    estimate_text(round(r["rps_median"]), round(r["rps_ci_lo"]), round(r["rps_ci_hi"]),
-                                  stats.coverage(stats.MEDIAN, int(r["runs"])) if r["rps_weak"] else None, r["runs"])
+                    estimate_over_runs(round(r["rps_median"]), round(r["rps_ci_lo"]), round(r["rps_ci_hi"]), r["runs"])
                     if r is not None else "not measured")
             rows.append(line)
     return pd.DataFrame(rows)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import stats
-from ..judge.tables import estimate_text
+from ..judge.tables import estimate_over_runs
 
 
 def published(experiment: str) -> pd.DataFrame:
@@ -90,8 +89,7 @@ def side_by_side(s: pd.DataFrame, experiment: str, computed: dict | None = None)
         value = value_of(c, computed or {})
         line = {"claim": c["claim_id"], "statistic": f"{c['point']}: {c['statistic']}", "document": describe(c, value)}
         for _, r in s[(s["point"] == c["point"]) & (s["statistic"] == c["statistic"])].iterrows():
-            line[r["condition"]] = estimate_text(r["median"], r["ci_lo"], r["ci_hi"],
-                                                 stats.coverage(stats.MEDIAN, int(r["runs"])), r["runs"])
+            line[r["condition"]] = estimate_over_runs(r["median"], r["ci_lo"], r["ci_hi"], r["runs"])
         out.append(line)
     return pd.DataFrame(out)
 

@@ -10,7 +10,7 @@ from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
 from ..measure.experiments.flask_k6 import ENDPOINTS
-from ..judge.tables import estimate_text
+from ..judge.tables import estimate_over_runs
 
 
 def published() -> pd.DataFrame:
@@ -109,9 +109,8 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in s.iterrows():
         rows.append({"condition": r["condition"], "endpoint": f"/{r['endpoint']}",
-                     "completed in window: median [interval]": estimate_text(
-                         r["completed_in_window"], r["ci_lo"], r["ci_hi"], stats.coverage(stats.MEDIAN, int(r["runs"])),
-                         r["runs"]),
+                     "completed in window: median [interval]": estimate_over_runs(
+                         r["completed_in_window"], r["ci_lo"], r["ci_hi"], r["runs"]),
                      "ok (200) in window": f"{r['ok_in_window']:.0f}", "http_reqs": f"{r['http_reqs']:.0f}",
                      "iterations": f"{r['iterations']:.0f}", "failed": f"{r['failed']:.0f}",
                      "p50 ms": f"{r['p50_ms']:,.0f}", "p95 ms": f"{r['p95_ms']:,.0f}"})

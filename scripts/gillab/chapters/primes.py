@@ -16,7 +16,7 @@ def prose(df) -> list:
     time ratio within the row's band, printed as a speedup); "faster" reads the lexicon's a change
     and "bounded by the cores" the cores within the same's band, never a line of its own."""
     from ..judge import claims, lexicon
-    from ..judge.prose import at_least, at_most, cores_of, gil_by_condition, inverted, listed, together, within
+    from ..judge.prose import cores_of, gil_by_condition, inverted, listed, within
 
     said = chapter_words("primes")     # the words cell of its text
 
@@ -41,7 +41,7 @@ def prose(df) -> list:
         faster = lexicon.rises("a change")                   # "faster": a speedup of at least 1.1
         bound = cores * (1 + lexicon.about("the same"))      # "bounded by the cores": give or take the same's band
         out.append(said.check("free-threaded-pool-bounded-by-cores",
-                              together(at_least(free.values(), faster), at_most(free.values(), bound)),
+                              within(free.values(), faster, bound),
                               shown(free), why=said["why-the-documents-speedup-is-out-of-reach"], cores=cores,
                               faster=f"{faster:g}", bound=f"{bound:g}"))
     return out

@@ -108,7 +108,7 @@ def prose(df: pd.DataFrame) -> list:
     "completely", "Ctrl-C waits for the scan" stall-ctrl-c's line half-way, never a line of its own."""
     from .. import stats
     from ..judge import claims
-    from ..judge.prose import gil_by_condition, listed, settle
+    from ..judge.prose import at_least, gil_by_condition, listed, settle
 
     said = chapter_words("stall")     # the words cell of its text
 
@@ -131,7 +131,7 @@ def prose(df: pd.DataFrame) -> list:
     if with_gil:
         out.append(said.check(
             "gil-heartbeat-silent-for-the-scan",
-            settle(with_gil.values(), lambda lo, hi: lo >= whole, lambda lo, hi: hi < whole),
+            at_least(with_gil.values(), whole),
             listed(said.fill("silent-share-evidence", how=how, line=f"{whole:.0%}"), with_gil.items(), ".0%")))
     if without:
         out.append(said.check(
@@ -142,7 +142,7 @@ def prose(df: pd.DataFrame) -> list:
     if wait:
         out.append(said.check(
             "ctrl-c-waits-for-the-scan",
-            settle(wait.values(), lambda lo, hi: lo >= late, lambda lo, hi: hi < late),
+            at_least(wait.values(), late),
             listed(said.fill("sigint-wait-evidence", how=how, line=f"{late:.0%}"), wait.items(), ".0%"),
             why=said["why-a-signal-waits-for-the-scan"]))
     return out

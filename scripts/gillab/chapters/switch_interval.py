@@ -250,13 +250,13 @@ def prose(df: pd.DataFrame) -> list:
         # the whole interval must say it: "more" than one thread is a change (at least 1.1, as
         # switch_interval/conclusion/slowdown reads "a slowdown"), "far less" than the document's
         # is much less (at most 0.5 of it)
-        from ..judge.prose import at_least, at_most, listed, together
+        from ..judge.prose import listed, within
 
         got = {c: row["measured"][c] for c in gil if c in row["measured"]}
         more, far = lexicon.rises("a change"), row["published"] * lexicon.falls("much")
         out.append(said.check(
             "gil-threads-cost-more-but-far-less",
-            together(at_least(got.values(), more), at_most(got.values(), far)),
+            within(got.values(), more, far),
             listed(said.fill("slowdown-at-smallest-evidence", smallest=f"{smallest:g}", threads=kmax,
                              more=f"{more:g}", far=f"{far:.1f}"), got.items()),
             threads=kmax, smallest=f"{smallest:g}", published=f"{row['published']:.1f}"))

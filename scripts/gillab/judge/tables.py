@@ -291,6 +291,13 @@ def estimate_text(value, lo, hi, coverage=None, n=None) -> str:
     return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}]"
 
 
+def estimate_over_runs(value, lo, hi, runs) -> str:
+    """:func:`estimate_text` of a median over ``runs`` runs, its coverage computed from them."""
+    from .. import stats
+
+    return estimate_text(value, lo, hi, stats.coverage(stats.MEDIAN, int(runs)), runs)
+
+
 def value_cell(m: dict | None) -> str:
     """A verdict's estimate as the tables print it (:func:`estimate_text`); 'not measured'
     without one."""
