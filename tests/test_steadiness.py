@@ -137,6 +137,9 @@ def test_the_method_chapter_says_not_recorded_for_the_committed_runs_before_the_
         assert f"| `{c.id}` |" in text
     recs = timing.whole_run_records()
     unprobed = sum(1 for rs in recs.values() for r in rs if not r.get("probes")) + sum(not rs for rs in recs.values())
+    by_id = {c.id: c for c in campaigns.all_campaigns()}
+    unprobed += sum(all(not r.get("probes") for r in runs) for cid, rs in recs.items() if cid in by_id
+                    for runs in timing.apart_runs(by_id[cid], rs))
     assert unprobed and sum(line.endswith("| not recorded |") for line in text.splitlines()) == unprobed
 
 
@@ -156,3 +159,70 @@ def test_the_method_chapter_includes_the_table_and_its_words_follow_the_rule():
     numbers = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 10: "ten"}
     assert f"{numbers[budget.PROBE_RUNS]} one-thread countdown samples" in words
     assert f"once {numbers[int(steadiness.PROBE_EVERY_S // 60)]} minutes have passed" in words
+
+
+def test_a_chapter_measured_on_its_own_records_its_probes(builds, data_dir, capsys, monkeypatch):
+    """`gillab measure` outside a whole run probes at its start and end, into its run file; a run
+    that resumes everything measures nothing and takes no probe."""
+    from gillab import cli
+
+    args = ["measure", "st_loop", "-P", "smoke", "-p", "conditions=3.13.5", "--campaign", "alone", "--new-campaign"]
+    assert cli.main(args) == 0
+    runs = campaigns.runs(campaigns.load("alone"))
+    assert len(runs) == 1 and runs[0]["measured"] > 0
+    probes = runs[0]["probes"]
+    assert [p["when"] for p in probes] == ["start", "end"]
+    assert all(len(p["runs"]) == budget.PROBE_RUNS and p["median_s"] > 0 for p in probes)
+    assert 0.0 <= probes[1]["cpu_steal_share_since"] <= 1.0
+    assert steadiness.of(runs[0]).probes == 2 and steadiness.of(runs[0]).outcome != steadiness.NOT_RECORDED
+    # the probes are the run's, never the chapter's samples
+    assert len(campaigns.load("alone").store("st_loop").rows()) == runs[0]["measured"] * 1
+    assert cli.main(args[:-1]) == 0                       # everything resumed
+    again = campaigns.runs(campaigns.load("alone"))[-1]
+    assert again["measured"] == 0 and "probes" not in again
+    # a long run probes between samples once one is due (here: before every sample but the first)
+    monkeypatch.setattr(steadiness, "PROBE_EVERY_S", 0.0)
+    assert cli.main(args[:-3] + ["--campaign", "often", "--new-campaign"]) == 0
+    run = campaigns.runs(campaigns.load("often"))[0]
+    assert [p["when"] for p in run["probes"]] == ["start"] + ["between"] * run["measured"] + ["end"]
+
+
+def _run(exp, started, finished, run_id, probes=None, measured=3, steal=0.0):
+    return {"run_id": run_id, "experiment": exp, "profile": "verdicts", "started": started, "finished": finished,
+            "loadavg_start": [0.4], "loadavg_end": [0.5], "cpu_steal_share": steal, "measured": measured,
+            "status": "complete"} | ({"probes": probes} if probes is not None else {})
+
+
+def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_dir, monkeypatch, tmp_path):
+    """A chapter measured again after the whole run (or before it) is a stretch of the sitting with
+    its own steadiness: probed and steady, probed and drifting, or not recorded; a run inside the
+    whole run is the whole run's."""
+    monkeypatch.setattr(timing, "timing_dir", lambda: tmp_path / "timing")
+    (tmp_path / "timing").mkdir()
+    c = campaigns.create("sitting")
+    whole = STEADY | {"campaign": "sitting", "started": "2026-12-01T10:00:00+00:00",
+                      "finished": "2026-12-01T11:00:00+00:00"}
+    (c.dir / "reproduce-2026-12-01T100000Z.json").write_text(json.dumps(whole))
+    runs = [_run("ccbench", "2026-12-01T09:00:00+00:00", "2026-12-01T09:10:00+00:00", "a"),         # before
+            _run("ccbench", "2026-12-01T10:05:00+00:00", "2026-12-01T10:20:00+00:00", "b"),         # inside
+            _run("stall", "2026-12-01T12:00:00+00:00", "2026-12-01T12:05:00+00:00", "c",
+                 probes=[probe(1.0, when="start"), probe(1.1, since=0.0, when="end")]),
+            _run("ccbench", "2026-12-01T12:10:00+00:00", "2026-12-01T12:30:00+00:00", "d",
+                 probes=[probe(1.05, when="start"), probe(1.4, since=0.0, when="end")]),
+            _run("countdown", "2026-12-01T12:40:00+00:00", "2026-12-01T12:41:00+00:00", "e", measured=0)]
+    for r in runs:
+        store = c.store(r["experiment"])
+        store.runs_dir.mkdir(parents=True, exist_ok=True)
+        (store.runs_dir / f"{r['run_id']}.json").write_text(json.dumps(r))
+    stretches = timing.apart_runs(c, [whole])
+    assert [[r["run_id"] for r in s] for s in stretches] == [["a"], ["c", "d"]]   # "e" measured nothing
+    rows = [line for line in timing.steadiness_table().splitlines() if line.startswith("| `sitting`")]
+    assert len(rows) == 3 and "| **steady**" in rows[0]
+    assert "1 run apart from a whole run (`verdicts`: ccbench), 2026-12-01 09:00 → 2026-12-01 09:10" in rows[1]
+    assert rows[1].endswith("| not recorded | not recorded |")
+    # read as one stretch: the slowest probe over the fastest across both runs
+    assert "2 runs apart from a whole run (`verdicts`: stall, ccbench)" in rows[2]
+    assert "| 4 (1.40x) | **not steady**: the slowest probe took 1.40x" in rows[2]
+    # one run of a stretch without probes leaves the whole stretch not recorded, saying so
+    st = timing.apart_steadiness([runs[0], runs[2]])
+    assert st.outcome == steadiness.NOT_RECORDED and st.why == "1 of the 2 runs took no pace probe"

@@ -160,6 +160,14 @@ def cmd_provision(args) -> int:
     return provision.main(argv)
 
 
+def _probes(profile: str):
+    """The pace probes of a chapter measured on its own, as a whole run takes them
+    (:class:`gillab.judge.steadiness.Probes`): its steadiness is on record like a sitting's."""
+    from .judge import steadiness
+
+    return steadiness.Probes(profile)
+
+
 def cmd_measure(args) -> int:
     from .measure import sweep
 
@@ -186,7 +194,8 @@ def cmd_measure(args) -> int:
                       "measuring, and its sample measured again")
         return 0
     res = sweep.measure(args.experiment, args.profile, _parse_kv(args.param),
-                        campaign=args.campaign, new_campaign=args.new_campaign, allow_long=args.allow_long)
+                        campaign=args.campaign, new_campaign=args.new_campaign, allow_long=args.allow_long,
+                        probes=_probes(args.profile))
     print(json.dumps(_clean(res.__dict__), indent=2, default=str))
     return 0 if not res.failed else 3
 
@@ -198,7 +207,8 @@ def cmd_run(args) -> int:
     require_notebook_stack("run")
     overrides = _parse_kv(args.param)
     res = sweep.measure(args.experiment, args.profile, overrides, campaign=args.campaign,
-                        new_campaign=args.new_campaign, allow_long=args.allow_long)   # checks, then the campaign
+                        new_campaign=args.new_campaign, allow_long=args.allow_long,
+                        probes=_probes(args.profile))   # checks, then the campaign
     execute.execute(args.experiment, args.profile, overrides | {"campaign": res.campaign}, measure=False)
     return 0 if not res.failed else 3
 

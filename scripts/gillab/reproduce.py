@@ -2,7 +2,7 @@
 (:func:`precheck`), then measure every chapter under the profile's plan and budget
 (:mod:`gillab.judge.budget`, :func:`gillab.measure.sweep.measure`), spend the time left on the rows
 more runs would decide (:func:`more_rounds`), record how long each step took (``data/timing/``) and
-how steady the machine kept (:class:`Probes`, :mod:`gillab.judge.steadiness`), and render the book
+how steady the machine kept (:mod:`gillab.judge.steadiness`: its probes and its rule), and render the book
 (:mod:`gillab.present.book`).  It is the one module that measures and presents; the layers below
 it do one or the other.
 """
@@ -49,50 +49,6 @@ def budget_minutes(profile: str) -> float | None:
     return {"default": float(BUDGET_MINUTES), "verdicts": float(VERDICTS_MINUTES)}.get(profile)
 
 
-class Probes:
-    """The pace probes of one whole run (:func:`gillab.judge.budget.pace_probe`), kept in its record
-    for :mod:`gillab.judge.steadiness`: one at the start, one between chapters or rounds once
-    :data:`gillab.judge.steadiness.PROBE_EVERY_S` have passed since the last (never inside a
-    sample), one at the end.  Each is taken on the first probe's build, and holds, besides its
-    samples, the steal share of the stretch since the probe before it."""
-
-    def __init__(self, profile: str):
-        from .judge import budget
-
-        self.profile = budget.probe_profile(profile)
-        self.taken: list[dict] = []
-        self.t0 = time.monotonic()
-        self.last = self.t0
-        self.times: dict = {}           # the CPU times where the last probe ended
-
-    def take(self, when: str) -> dict:
-        from .judge import budget
-        from .measure import metadata
-
-        t = time.monotonic()
-        build = next((p["build"] for p in self.taken if p.get("build")), None)
-        got = budget.pace_probe(self.profile, build)
-        end = got.pop("cpu_times", {})
-        got = {"when": when, "after_s": round(t - self.t0, 1), **got, "seconds": round(time.monotonic() - t, 2)}
-        if self.times:
-            got["cpu_steal_share_since"] = metadata.steal_share(self.times, end)
-        self.times, self.last = end, time.monotonic()
-        self.taken.append(got)
-        return got
-
-    def between(self, deadline) -> None:
-        """A probe between two chapters or rounds, where one is due and the run's time is not spent."""
-        from .judge import steadiness
-
-        if steadiness.due(self.last, time.monotonic()) and deadline.left() > 0:
-            self.take("between")
-
-    @property
-    def reserve(self) -> float:
-        """The seconds a timed run keeps back for its end probe: the first probe's, and half again."""
-        return 1.5 * (self.taken[0]["seconds"] if self.taken else 0.0)
-
-
 def reproduce(profile: str = "default", campaign: str | None = None, render: bool = True,
               new_campaign: bool = False, minutes: float | None = None) -> tuple[Path, list[dict]]:
     """Measure every experiment into the reader's campaign (resuming what it holds), through
@@ -111,8 +67,8 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     cannot start, a build's environment cannot be made, its store cannot be written) is recorded
     with why, and the others are measured all the same; Ctrl-C stops the whole run.  A pace probe
     at the start (which also gives the forecast its pace), between chapters or rounds every few
-    minutes and at the end records how steady the machine kept (:class:`Probes`; the rule that
-    reads them is :mod:`gillab.judge.steadiness`).  The whole measurement is recorded in the
+    minutes and at the end records how steady the machine kept (:class:`gillab.judge.steadiness.Probes`;
+    the rule that reads them is beside it).  The whole measurement is recorded in the
     campaign as ``reproduce-<started>.json``, saved after each chapter (what :func:`reproduce_times`
     reports once committed to ``data/timing/``): how long the report took to measure, chapter by
     chapter, the forecast, and how quiet and steady the machine was.
@@ -124,7 +80,7 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     cannot = precheck(profile, campaign, new_campaign)
     minutes = budget_minutes(profile) if minutes is None else minutes
     timed = minutes is not None
-    probes = Probes(profile)
+    probes = steadiness.Probes(profile)
     first = probes.take("start")
     factor, speed = budget.speed_factor(profile, first) if timed else (1.0, "")
     forecast = (budget.forecast(profile, campaign, new_campaign=new_campaign, factor=factor) if timed else [])

@@ -1,4 +1,5 @@
-"""Whether a sitting was steady: the one rule that says whether a whole run may become the reference.
+"""Whether a sitting was steady: the one rule that says whether a whole run may become the reference,
+and the probes (:class:`Probes`) it reads.
 
 A whole run (``gillab reproduce``) takes a pace probe (:func:`gillab.judge.budget.pace_probe`: a few
 one-thread countdown samples, the same that tell the forecast how fast this machine runs) at its
@@ -22,6 +23,7 @@ or its steal alone.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 # -- the rule, fixed before any sitting was judged by it -----------------------------------------
@@ -106,3 +108,47 @@ def rule_words() -> str:
 def due(last_probe_at: float, now: float) -> bool:
     """Whether a probe is due between two chapters or rounds (monotonic seconds)."""
     return now - last_probe_at >= PROBE_EVERY_S
+
+
+class Probes:
+    """The pace probes of one run (:func:`gillab.judge.budget.pace_probe`), kept in its record for
+    :func:`of`: one at the start, one between chapters, rounds or samples once :data:`PROBE_EVERY_S`
+    have passed since the last (never inside a sample), one at the end.  A whole run takes them
+    (:func:`gillab.reproduce.reproduce`), and so does a chapter measured on its own
+    (:func:`gillab.measure.sweep.measure`'s ``probes``).  Each is taken on the first probe's build,
+    and holds, besides its samples, the steal share of the stretch since the probe before it."""
+
+    def __init__(self, profile: str):
+        from . import budget
+
+        self.profile = budget.probe_profile(profile)
+        self.taken: list[dict] = []
+        self.t0 = time.monotonic()
+        self.last = self.t0
+        self.times: dict = {}           # the CPU times where the last probe ended
+
+    def take(self, when: str) -> dict:
+        from ..measure import metadata
+        from . import budget
+
+        t = time.monotonic()
+        build = next((p["build"] for p in self.taken if p.get("build")), None)
+        got = budget.pace_probe(self.profile, build)
+        end = got.pop("cpu_times", {})
+        got = {"when": when, "after_s": round(t - self.t0, 1), **got, "seconds": round(time.monotonic() - t, 2)}
+        if self.times:
+            got["cpu_steal_share_since"] = metadata.steal_share(self.times, end)
+        self.times, self.last = end, time.monotonic()
+        self.taken.append(got)
+        return got
+
+    def between(self, deadline=None) -> None:
+        """A probe between two chapters, rounds or samples, where one is due and the run's time (if
+        it has a ``deadline``) is not spent."""
+        if due(self.last, time.monotonic()) and (deadline is None or deadline.left() > 0):
+            self.take("between")
+
+    @property
+    def reserve(self) -> float:
+        """The seconds a timed run keeps back for its end probe: the first probe's, and half again."""
+        return 1.5 * (self.taken[0]["seconds"] if self.taken else 0.0)

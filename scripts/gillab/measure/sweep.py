@@ -422,7 +422,7 @@ class Deadline:
 
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
             campaign: str | None = None, new_campaign: bool = False, progress=True,
-            allow_long: bool = False, deadline=None, claims_first: bool = False) -> RunResult:
+            allow_long: bool = False, deadline=None, claims_first: bool = False, probes=None) -> RunResult:
     """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
     sample; the committed reference campaign is never written to nor resumed from.
 
@@ -438,13 +438,19 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
     status :data:`STOPPED_ON_TIME`, every sample measured so far stored.
 
     ``claims_first``: only the points the claims read (:func:`gillab.measure.grid.claims_first`);
-    a later run without it resumes them and measures the rest."""
+    a later run without it resumes them and measures the rest.
+
+    ``probes``: a run measured on its own (``gillab measure``/``run``, not inside a whole run, which
+    probes for itself) takes pace probes too, so that any stretch of measuring has its steadiness on
+    record: an object with ``take(when)``, ``between(deadline)`` and ``taken``
+    (:class:`gillab.judge.steadiness.Probes`); one at the start when there is anything to measure, one
+    between samples once one is due, one at the end, kept in the run file's ``probes``."""
     prep = _prepare(name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long,
                     claims_first=claims_first)
     for cid in prep.missing:
         print(f"[gillab] {name}: {cid} is not available ({prep.idents[cid].error}); "
               "it is reported as not measured, not replaced.", file=sys.stderr)
-    run = _Run(prep, profile, deadline)
+    run = _Run(prep, profile, deadline, probes)
     with run.store.lock():
         run.open(progress)
         try:
@@ -469,9 +475,9 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
 class _Run:
     """One run of a sweep, step by step (see :func:`measure`, which holds the store's lock)."""
 
-    def __init__(self, prep: Prepared, profile: str, deadline=None):
+    def __init__(self, prep: Prepared, profile: str, deadline=None, probes=None):
         self.prep, self.exp, self.p, self.profile = prep, prep.exp, prep.p, profile
-        self.deadline = deadline
+        self.deadline, self.probes = deadline, probes
         self.store = prep.camp.store(prep.exp.name)
         self.cfg = prep.config_id
         # to the microsecond: a store lists its runs by name, so two runs begun in one second
@@ -510,6 +516,9 @@ class _Run:
             "why_measured": reasons, "killed_runs_found": killed,
             "status": "running",
         }
+        if self.probes is not None and self.todo:
+            self.probes.take("start")
+            self.meta["probes"] = self.probes.taken
         self.store.write_run(self.meta)
         self.store.reserve()
         self.bar = _progress(len(self.todo), f"{name} [{self.profile}]", progress)
@@ -553,6 +562,8 @@ class _Run:
         for rep, point, cond in batch:
             if self.deadline is not None:
                 self.deadline.check(last)   # OutOfTime: no sample that would end after the reader's time
+            if "probes" in self.meta:
+                self.probes.between(self.deadline)
             t0 = time.monotonic()
             out = _sample(exp, self.p, self.cfg, self.run_id, self.profile, rep, point, cond)
             for r in out:
@@ -601,6 +612,11 @@ class _Run:
             self.bar.close()
         if not self.meta:       # stopped before the run file was written
             return
+        if "probes" in self.meta and not self.result.status.startswith("interrupted"):
+            try:
+                self.probes.take("end")
+            except Exception as exc:   # noqa: BLE001 - the run file's last word comes first
+                print(f"[gillab] {self.exp.name}: the end probe failed ({exc})", file=sys.stderr)
         end_times = metadata.cpu_times()
         result = self.result
         self.meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),

@@ -207,7 +207,10 @@ class Chapter:
         and load the samples of this configuration from the reader's campaign and the reference
         campaign.  The figures show the reader's when there are any, else the reference's."""
         if self.measure:
-            self.result = sweep.measure(self.exp.name, self.profile, self.overrides, campaign=self.campaign)
+            from ..judge import steadiness
+
+            self.result = sweep.measure(self.exp.name, self.profile, self.overrides, campaign=self.campaign,
+                                        probes=steadiness.Probes(self.profile))
             self.campaign = self.result.campaign
         self.yours, self.reference = campaigns.for_reading(self.exp.name, self.campaign)
         self.yours_df = self._samples(self.yours)

@@ -561,6 +561,86 @@ def _pace_cell(rec: dict) -> str:
     return f"{rec['speed_factor']:.2f}x"
 
 
+def _when(stamp) -> float:
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(stamp).timestamp()
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def apart_runs(c, whole: list[dict]) -> list[list[dict]]:
+    """The runs of ``c``'s chapters that measured something outside every whole run of it (a
+    chapter measured again on its own, `gillab measure`/`run`, or a campaign measured chapter by
+    chapter), in stretches: the runs between two whole runs (or before the first, after the last)
+    are one stretch of measuring, oldest first, and each has a steadiness too."""
+    from ..measure import campaigns
+
+    spans = [(_when(r.get("started")), _when(r.get("finished") or r.get("started"))) for r in whole]
+    stretches: dict[int, list[dict]] = {}
+    for r in sorted(campaigns.runs(c), key=lambda r: r.get("started") or ""):
+        t = _when(r.get("started"))
+        if not r.get("measured") or any(a <= t <= b for a, b in spans):
+            continue
+        stretches.setdefault(sum(a < t for a, _ in spans), []).append(r)
+    return [stretches[k] for k in sorted(stretches)]
+
+
+def apart_steadiness(runs: list[dict]):
+    """The rule (:func:`gillab.judge.steadiness.of`) over the runs apart from a whole run, read as
+    one stretch: their probes in order and the largest steal share of any; *not recorded* where
+    one of them took no probe (a run before the probe existed)."""
+    from ..judge import steadiness
+
+    bare = sum(not r.get("probes") for r in runs)
+    if bare:
+        return steadiness.Steadiness(steadiness.NOT_RECORDED, 0, None, None,
+                                     f"{bare} of the {len(runs)} runs took no pace probe")
+    steals = [r["cpu_steal_share"] for r in runs if isinstance(r.get("cpu_steal_share"), (int, float))]
+    return steadiness.of({"probes": [p for r in runs for p in r["probes"]],
+                          "cpu_steal_share": max(steals) if steals else None})
+
+
+def _still_read(c, runs: list[dict]) -> str:
+    """Whether the pages read the samples of ``runs`` (a stretch measured again later is kept, and
+    read by nothing: :func:`gillab.judge.results.current_rows`)."""
+    from ..judge import results
+
+    ids, stored, read = {r.get("run_id") for r in runs}, 0, 0
+    for exp in dict.fromkeys(r.get("experiment") for r in runs):
+        df = c.store(exp).frame()
+        if df.empty or "run_id" not in df.columns:
+            continue
+        stored += int(df["run_id"].isin(ids).sum())
+        read += int(results.current_rows(df, exp)["run_id"].isin(ids).sum())
+    if not stored or read == stored:
+        return ""
+    return "; its samples measured again later, not read" if not read else \
+        f"; {read / stored:.0%} of its sample rows read, the rest measured again later"
+
+
+def _apart_row(name: str, runs: list[dict], c=None) -> str:
+    from ..judge import steadiness
+
+    st = apart_steadiness(runs)
+    chapters = ", ".join(dict.fromkeys(r.get("experiment", "?") for r in runs))
+    profiles = ", ".join(f"`{p}`" for p in dict.fromkeys(r.get("profile", "?") for r in runs))
+    first, last = runs[0], runs[-1]
+    span = " → ".join(((r.get(k) or "?")[:16].replace("T", " ")) for r, k in ((first, "started"), (last, "finished")))
+    load = " → ".join(str((r.get(k) or ["?"])[0]) for r, k in ((first, "loadavg_start"), (last, "loadavg_end")))
+    steals = [r["cpu_steal_share"] for r in runs if isinstance(r.get("cpu_steal_share"), (int, float))]
+    stolen = f"{max(steals):.1%} (most of any run)" if steals else "not recorded"
+    probes = ("not recorded" if st.outcome == steadiness.NOT_RECORDED else
+              f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else ""))
+    some = any(r.get("probes") for r in runs)
+    verdict = (f"**{st.outcome}**: {st.why}" if st.outcome != steadiness.NOT_RECORDED else
+               f"not recorded: {st.why}" if some else "not recorded")
+    return (f"| {name} | {len(runs)} run{'s' if len(runs) != 1 else ''} apart from a whole run ({profiles}: "
+            f"{chapters}), {span}{_still_read(c, runs) if c is not None else ''} | not measured | {load} | {stolen} "
+            f"| {probes} | {verdict} |")
+
+
 def steadiness_table() -> str:
     """Each campaign's whole runs, their pace beside their steadiness (:mod:`gillab.judge.steadiness`):
     the pace their forecast measured, the load average from start to end, the share of CPU time
@@ -573,12 +653,13 @@ def steadiness_table() -> str:
     committed = {c.id for c in campaigns.all_campaigns()}
     rows = ["| campaign | whole run | pace (x the time its forecast read) | load average, start → end "
             "| CPU stolen, whole run | pace probes (slowest / fastest) | steadiness |", "|---|---|---|---|---|---|---|"]
+    by_id = {c.id: c for c in campaigns.all_campaigns()}
     for cid, recs in whole_run_records().items():
         name = f"`{cid}`" + ("" if cid in committed else " (not in `data/results/`)")
+        apart = apart_runs(by_id[cid], recs) if cid in by_id else []
         if not recs:
             rows.append(f"| {name} | no whole-run record in its folder | not recorded | not recorded | not recorded "
                         "| not recorded | not recorded |")
-            continue
         for r in recs:
             st = steadiness.of(r)
             load = " → ".join(str((r.get(k) or ["?"])[0]) for k in ("loadavg_start", "loadavg_end"))
@@ -589,11 +670,15 @@ def steadiness_table() -> str:
             rows.append(f"| {name} | `{r.get('profile')}`, {(r.get('started') or '?')[:16].replace('T', ' ')} "
                         f"| {_pace_cell(r)} | {load} | {'not recorded' if steal is None else f'{steal:.1%}'} "
                         f"| {probes} | {verdict} |")
+        rows += [_apart_row(name, runs, by_id[cid]) for runs in apart]
     return ("Every campaign's whole runs (`gillab reproduce`), their pace beside their steadiness, from the "
             "records in each campaign's folder (and `data/timing/`): " + steadiness.rule_words() + " "
             "(`gillab.judge.steadiness`, fixed before any sitting was read against it; it names no CPU). A record "
             "written before the probe existed holds no probes: its steadiness is *not recorded*, whatever its load "
-            "and steal were.\n\n" + "\n".join(rows) + "\n")
+            "and steal were. Chapters measured on their own outside a whole run (`gillab measure` or `run`: a "
+            "chapter measured again, or a campaign measured chapter by chapter) take the same probes (the runs before the "
+            "probe existed took none), and their runs between two whole runs (or before the first, after the last) are "
+            "read as one stretch, on a row of their own.\n\n" + "\n".join(rows) + "\n")
 
 
 def builds_table() -> str:
