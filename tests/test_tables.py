@@ -134,3 +134,44 @@ def test_affinitys_and_the_verdicts_context_tables_say_where_one_run_is_all():
              zip(ctx["measured"], ctx["ci_low"], ctx["ci_high"], ctx["coverage"], ctx["n"])]
     single = [s for s, n in zip(shown, ctx["n"]) if n == 1]
     assert single and all("no interval" in s and "[" not in s for s in single)
+
+
+def test_an_interval_no_verdict_may_rest_on_says_so_as_the_verdicts_do():
+    """The range of 6 runs covers 96.9% at a fixed n, but a sweep that may add runs needs 7 for a
+    verdict (the confidence sequence): given its method, the table says so instead of printing a
+    plain 95% interval beside a row 'inconclusive (n too small)'."""
+    from gillab import stats
+
+    six = stats.coverage(stats.MEDIAN, 6)
+    assert six >= stats.LEVEL and not stats.conclusive(stats.MEDIAN, 6)
+    assert tables.estimate_text(1.2, 1.1, 1.4, six, 6, stats.MEDIAN) == "1.2 [1.1, 1.4; 97%, n = 6, too few for a verdict]"
+    assert tables.estimate_over_runs(1.2, 1.1, 1.4, 6) == "1.2 [1.1, 1.4; 97%, n = 6, too few for a verdict]"
+    seven = stats.coverage(stats.MEDIAN, 7)
+    assert tables.estimate_text(1.2, 1.1, 1.4, seven, 7, stats.MEDIAN) == "1.2 [1.1, 1.4]"
+    assert tables.estimate_over_runs(1.2, 1.1, 1.4, 7) == "1.2 [1.1, 1.4]"
+    # a verdict's cell reads its own estimand
+    m = {"median": 1.2, "ci_lo": 1.1, "ci_hi": 1.4, "estimand": stats.MEDIAN, "coverage": six, "n": 6}
+    assert tables.value_cell(m).endswith("too few for a verdict]")
+    assert tables.value_cell(m | {"n": 7, "coverage": seven}) == "1.2 [1.1, 1.4]"
+
+
+def test_data_races_and_the_countdowns_tables_print_no_range_of_one_run_as_an_interval():
+    """data_race's figure points have one run each: their lost updates read 'n = 1: no
+    interval', never '0 [0, 0]' beside the claim point's 20 runs; the countdown's and
+    switch_interval's tables print their intervals through the same formatter."""
+    from gillab import chapters
+    from gillab.judge import results, verdicts
+    from gillab.measure import campaigns
+
+    ref = campaigns.reference_id()
+    t = chapters.of("data_race").side_by_side(results.samples("data_race", ref, verdicts.profile_config("data_race")))
+    col = "lost updates: median [interval], max"
+    runs = t["runs with a lost update"].str.extract(r"of (\d+)$")[0].astype(int)
+    assert (runs == 1).any() and (runs >= 7).any()
+    assert t.loc[runs == 1, col].str.contains(r"\(n = 1: no interval\)").all()
+    assert not t.loc[runs == 1, col].str.contains(r"\[").any()
+    assert t.loc[runs >= 7, col].str.contains(r"\[").all()
+    for name in ("countdown", "switch_interval"):
+        cells = chapters.of(name).side_by_side(
+            results.samples(name, ref, verdicts.profile_config(name))).astype(str).to_numpy().ravel()
+        assert not [c for c in cells if re.search(r"\b([\d.]+) / \1 \[\1, \1\]", c)], name

@@ -18,7 +18,7 @@ from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
 from ..measure.experiments.b2_download import SCENARIOS
-from ..judge.tables import estimate_text
+from ..judge.tables import estimate_over_runs, estimate_text
 
 
 def published() -> pd.DataFrame:
@@ -236,7 +236,8 @@ def history_table(df: pd.DataFrame) -> pd.DataFrame:
         return s
     return pd.DataFrame({
         "scenario": s["scenario"], "build": s["condition"],
-        "MB/s: median [interval]": [f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]" for m, lo, hi in zip(s["median"], s["ci_lo"], s["ci_hi"])],
+        "MB/s: median [interval]": [estimate_over_runs(m, lo, hi, n)
+                                    for m, lo, hi, n in zip(s["median"], s["ci_lo"], s["ci_hi"], s["n"])],
         "over the release before: median [interval]": [
             "-" if not o else f"{x:.2f} [{lo:.2f}, {hi:.2f}] over {o}"
             for o, x, lo, hi in zip(s["over"], s["step"], s["step_lo"], s["step_hi"])],
@@ -293,7 +294,8 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
     ceiling = s[s["condition"] == "curl"].set_index("scenario")["median"]
     out = s.assign(**{"MB/s: median [interval]": s.apply(
-                          lambda r: estimate_text(r["median"], r["ci_lo"], r["ci_hi"], r["coverage"], r["n"]), axis=1),
+                          lambda r: estimate_text(r["median"], r["ci_lo"], r["ci_hi"], r["coverage"], r["n"],
+                                                  stats.MEDIAN), axis=1),
                       "of the curl ceiling": s.apply(lambda r: f"{r['median'] / ceiling[r['scenario']]:.0%}"
                                                      if r["scenario"] in ceiling.index else "-", axis=1),
                       "CPU s / wall s": s["cpu_per_wall"].map(lambda v: "-" if math.isnan(v) else f"{v:.2f}")})

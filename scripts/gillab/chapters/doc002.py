@@ -200,7 +200,7 @@ def side_by_side(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
         sel = s if mode is None else s[s["mode"] == mode]
         for _, r in sel.iterrows():
             line[f"{r['condition']}: median [interval] s"] = estimate_text(r["median"], r["ci_lo"], r["ci_hi"],
-                                                                          r["coverage"], r["n"])
+                                                                          r["coverage"], r["n"], stats.MEDIAN)
         out.append(line)
     return pd.DataFrame(out)
 

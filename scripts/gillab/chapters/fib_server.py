@@ -7,6 +7,7 @@ import pandas as pd
 
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
+from ..judge.tables import stat_text
 from . import doc003
 from ..measure.experiments.fib_server import KINDS
 
@@ -214,8 +215,7 @@ def findings(df: pd.DataFrame) -> str:
         parts = []
         p1 = get(cond, "thread", "perf1_ratio")
         if p1 is not None:
-            parts.append(f"a second perf1 client makes each answer {p1['median']:.2f}x as slow "
-                         f"[{p1['ci_lo']:.2f}, {p1['ci_hi']:.2f}]")
+            parts.append(f"a second perf1 client makes each answer {stat_text(p1, 'median')} times as slow")
         rb, rd = get(cond, "thread", "rate_before"), get(cond, "thread", "rate_during")
         if rb is not None and rd is not None:
             parts.append(f"perf2 goes from {rb['median']:,.0f}/s to {rd['median']:,.0f}/s while fib(long_n) runs")

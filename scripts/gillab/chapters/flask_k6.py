@@ -10,7 +10,7 @@ from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
 from ..measure.experiments.flask_k6 import ENDPOINTS
-from ..judge.tables import estimate_over_runs
+from ..judge.tables import estimate_over_runs, stat_text
 
 
 def published() -> pd.DataFrame:
@@ -92,8 +92,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     cid, r["ratio"], r, statistic=published_claims.get(cid)["doc_statistic"],
                     note=f"/{endpoint}: {r['free_threaded']} {r['ft_median']:.0f}, {r['gil']} {r['gil_median']:.0f} "
                          "requests completed in the window"
-                         + (f"; by k6's http_reqs {other['ratio']:.2f} [{other['ci_lo']:.2f}, {other['ci_hi']:.2f}]"
-                            if other else ""))
+                         + (f"; by k6's http_reqs {stat_text(other)}" if other else ""))
         out.append({"experiment": "flask_k6", "table": "pyconjp2025_observations" if table_row else "claims",
                     "claim_id": cid,
                     "claim": f"{row['File']}: free-threaded / GIL requests completed in the window",
@@ -138,8 +137,8 @@ def findings(df: pd.DataFrame) -> str:
                  "requests that finished in k6's graceful stop after it. Free-threaded / GIL by both readings "
                  "(median of per-repeat ratios [interval], n pairs):")
     for (ep, pair), g in both.groupby(["endpoint", "pair"], sort=False):
-        parts = [f"{r.reading}{' (the verdict)' if r.used_for_verdict else ''}: {r.ratio:.2f} "
-                 f"[{r.ci_lo:.2f}, {r.ci_hi:.2f}], n={r.n}" for r in g.itertuples()]
+        parts = [f"{r.reading}{' (the verdict)' if r.used_for_verdict else ''}: {stat_text(r)}, n={r.n}"
+                 for r in g.itertuples()]
         lines.append(f"- `/{ep}`, {pair}: " + "; ".join(parts) + ".")
     return "\n".join(lines)
 

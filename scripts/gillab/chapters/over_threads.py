@@ -16,6 +16,7 @@ from ..judge import results
 from .. import stats
 from ..judge import claims as published_claims
 from ..judge.analysis import frame_cached
+from ..judge.tables import stat_text
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,8 @@ def side_by_side(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     for cond in sorted(s["condition"].unique()):
         g = s[s["condition"] == cond].set_index("threads")
         out[f"{cond}: best / median [interval], s for {work}"] = out["threads"].map(
-            lambda k, g=g: f"{g.at[k, 'best']:.3f} / {g.at[k, 'median']:.3f} "
-                           f"[{g.at[k, 'ci_lo']:.3f}, {g.at[k, 'ci_hi']:.3f}]" if k in g.index else "not measured")
+            lambda k, g=g: f"{g.at[k, 'best']:.3f} / {stat_text(g.loc[k], 'median')}" if k in g.index
+            else "not measured")
     return out
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
+from ..judge.tables import estimate_text, stat_text
 
 
 def published() -> pd.DataFrame:
@@ -42,6 +43,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         rows.append({"condition": cond, "switch_interval": si, "threads": int(t), **s,
                      "slowdown": r["ratio"], "slowdown_ci_lo": r["ci_lo"], "slowdown_ci_hi": r["ci_hi"],
                      "slowdown_weak": not stats.conclusive(r["method"], n),
+                     "slowdown_method": r["method"], "slowdown_n": n, "slowdown_coverage": r["coverage"],
                      "ctx_involuntary": float(g["ctx_involuntary"].median()),
                      "ctx_voluntary": float(g["ctx_voluntary"].median())})
     return pd.DataFrame(rows)
@@ -148,14 +150,14 @@ def two_tables(df: pd.DataFrame, countdown_df: pd.DataFrame | None) -> pd.DataFr
         for cond in sorted(s["condition"].unique()):
             m = s[(s["condition"] == cond) & np.isclose(s["switch_interval"], 0.005) & (s["threads"] == k)]
             line[f"{cond}: ours, slowdown over 1 thread at 5 ms"] = \
-                f"{m['slowdown'].iloc[0]:.2f} [{m['slowdown_ci_lo'].iloc[0]:.2f}, {m['slowdown_ci_hi'].iloc[0]:.2f}]" \
-                if len(m) else "-"
+                estimate_text(*m.iloc[0][["slowdown", "slowdown_ci_lo", "slowdown_ci_hi", "slowdown_coverage",
+                                          "slowdown_n", "slowdown_method"]]) if len(m) else "-"
             if countdown_df is not None and len(countdown_df):
                 c = countdown_df[countdown_df["condition"] == cond]
                 num, den = c[c["threads"] == k]["seconds"], c[c["threads"] == 1]["seconds"]
                 if len(num) and len(den):
                     r = stats.ratio_of_medians(num, den)
-                    line[f"{cond}: countdown chapter, same ratio"] = f"{r['ratio']:.2f} [{r['ci_lo']:.2f}, {r['ci_hi']:.2f}]"
+                    line[f"{cond}: countdown chapter, same ratio"] = stat_text(r)
         rows.append(line)
     return pd.DataFrame(rows)
 

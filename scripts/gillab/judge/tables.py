@@ -271,13 +271,18 @@ def named(df: pd.DataFrame, ours: str | None = None, id_col: str = "claim_id", a
     return out
 
 
-def estimate_text(value, lo, hi, coverage=None, n=None) -> str:
+def estimate_text(value, lo, hi, coverage=None, n=None, method: str | None = None) -> str:
     """An estimate as every table prints it: 'value [low, high]' where [low, high] is a 95%
     interval; where it covers less (too few runs), its coverage, computed from its estimand and n,
     inside the brackets: '1.2 [1.1, 1.4; 75%, n = 3]'; where there is none at all (coverage 0: one
     run), no brackets: '61,484 (n = 1: no interval)', never a range of one run printed as if it
-    were one.  An exact count (coverage unknown, bounds equal) keeps its brackets."""
-    from ..stats import LEVEL
+    were one.  An exact count (coverage unknown, bounds equal) keeps its brackets.
+
+    With the interval's ``method`` (:data:`gillab.stats.METHODS`), an interval that covers 95% at
+    a fixed n but on which no verdict may rest (:func:`gillab.stats.conclusive`: the range of 6
+    runs, while a sweep that may add runs needs 7) says so inside its brackets, as the verdicts do:
+    '1.2 [1.1, 1.4; 97%, n = 6, too few for a verdict]'."""
+    from .. import stats
 
     if value is None or value != value:
         return "not measured"
@@ -286,8 +291,10 @@ def estimate_text(value, lo, hi, coverage=None, n=None) -> str:
             or (coverage is not None and coverage == coverage and coverage <= 0))
     if none:
         return f"{fmt(value)} ({runs + ': ' if runs else ''}no interval)"
-    if coverage is not None and coverage == coverage and coverage < LEVEL:
+    if coverage is not None and coverage == coverage and coverage < stats.LEVEL:
         return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}; {coverage:.0%}{', ' + runs if runs else ''}]"
+    if method and n is not None and coverage is not None and not stats.conclusive(method, n):
+        return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}; {coverage:.0%}{', ' + runs if runs else ''}, too few for a verdict]"
     return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}]"
 
 
@@ -295,7 +302,17 @@ def estimate_over_runs(value, lo, hi, runs) -> str:
     """:func:`estimate_text` of a median over ``runs`` runs, its coverage computed from them."""
     from .. import stats
 
-    return estimate_text(value, lo, hi, stats.coverage(stats.MEDIAN, int(runs)), runs)
+    return estimate_text(value, lo, hi, stats.coverage(stats.MEDIAN, int(runs)), runs, stats.MEDIAN)
+
+
+def stat_text(d, value: str = "ratio") -> str:
+    """:func:`estimate_text` of a :mod:`gillab.stats` result (``summarize``, ``ratio_of_medians``,
+    ``paired_ratio``: a dict or a row holding its ``value``, ``ci_lo``, ``ci_hi``, ``coverage``,
+    ``n`` (``n_num`` and ``n_den`` for a ratio of medians) and ``method``)."""
+    get = d.get if hasattr(d, "get") else (lambda k, default=None: getattr(d, k, default))
+    method = get("method")
+    n = (get("n_num"), get("n_den")) if get("n_num") is not None and get("n_den") is not None else get("n")
+    return estimate_text(get(value), get("ci_lo"), get("ci_hi"), get("coverage"), n, method or None)
 
 
 def value_cell(m: dict | None) -> str:
@@ -304,7 +321,7 @@ def value_cell(m: dict | None) -> str:
     if not m:
         return "not measured"
     cov = m.get("coverage") if m.get("estimand") else None
-    return estimate_text(m["median"], m["ci_lo"], m["ci_hi"], cov, m.get("n_each", m.get("n")))
+    return estimate_text(m["median"], m["ci_lo"], m["ci_hi"], cov, m.get("n_each", m.get("n")), m.get("estimand"))
 
 
 def outcome_words(m: dict) -> str:

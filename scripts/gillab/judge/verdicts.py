@@ -663,7 +663,8 @@ def summary_by_family(df):
             if len(h) == 1:
                 r = h.iloc[0]
                 row[grp] = f"{MARKS[r['outcome']]} " + estimate_text(r["measured"], r["ci_low"], r["ci_high"],
-                                                                   r.get("coverage"), r.get("n_each", r.get("n")))
+                                                                   r.get("coverage"), r.get("n_each", r.get("n")),
+                                                                   r.get("estimand") or None)
             else:
                 c = h["outcome"].value_counts()
                 row[grp] = " ".join(f"{MARKS[o]}{c[o]}" for o in OUTCOMES if o in c)
