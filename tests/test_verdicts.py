@@ -280,3 +280,30 @@ def test_no_seed_verdict_of_a_chapter_measured_whole_is_inconclusive_for_want_of
     judged = verdicts.headline(verdicts.flat(verdicts.verdicts(rec["campaign"], whole, profile="seed")))
     short = judged[judged["why"].astype(str).str.startswith("n too small")]
     assert len(judged) and short.empty, short[["claim_id", "condition", "n", "why"]].to_string()
+
+
+def test_the_verdicts_figure_keeps_a_ten_percent_band_visible_and_marks_values_beyond():
+    """The reference's ratios span 0.01 to 14,000: on a log axis over all of them a band of 10%
+    would be a sliver. The axis stops at GLANCE_EDGE either way; each value beyond is an arrowhead
+    at the edge with its number beside it, and every claim keeps its row."""
+    import math
+
+    from gillab.judge import verdicts
+    from gillab.present import plots
+
+    head = verdicts.headline(verdicts.reference_flat())
+    plots.setup()
+    fig = plots.verdicts_figure(head)
+    ax = fig.axes[0]
+    lo, hi = ax.get_xlim()
+    assert lo >= 1 / plots.GLANCE_EDGE - 1e-9 and hi <= plots.GLANCE_EDGE + 1e-9
+    assert math.log(1.1 / 0.9) / math.log(hi / lo) > 0.05        # a band of +-10% is 5% of the axis or more
+    drawn = head[head["ours_over_published"] > 0]          # a 0 cannot be drawn on a log scale: counted apart
+    beyond = drawn[(drawn["ours_over_published"] > hi) | (drawn["ours_over_published"] < lo)]
+    assert len(beyond)
+    arrows = [line for line in ax.get_lines() if line.get_marker() in (">", "<")]
+    assert len(arrows) == len(beyond)
+    labels = " ".join(t.get_text() for t in ax.texts)
+    for v in beyond["ours_over_published"]:
+        assert f"{v:,.3g}" in labels
+    assert len(ax.get_yticks()) == head["claim_id"].nunique()

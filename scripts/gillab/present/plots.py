@@ -174,6 +174,9 @@ def claim_label(claim_id: str, shared: bool, limit: int = 44) -> str:
     return f"{words} · {point}" if shared and point else words
 
 
+GLANCE_EDGE = 4.0      # the verdicts figure's axis: from 1/4 to 4 times the document's value
+
+
 def verdicts_figure(flat: pd.DataFrame):
     """Every claim at a glance: ours / published (log scale) with its interval, one row per claim
     named by its document's words, grouped by document under a heading row, one marker per build,
@@ -203,7 +206,8 @@ def verdicts_figure(flat: pd.DataFrame):
     quotes = {cid: said(cid, 200) for cid in ypos}
     shared = {cid: sum(q == quotes[cid] for q in quotes.values()) > 1 and bool(quotes[cid]) for cid in ypos}
     conds = display_order([b for b in flat["build"].unique() if b != "-"])
-    markers = {c: "osD^v<>PX*hp"[i % 12] for i, c in enumerate(conds)}      # more builds and pairs than shapes: reused
+    shapes = "osD^vPX*hpdH8"     # never < or >: an arrowhead is a value beyond the axis
+    markers = {c: shapes[i % len(shapes)] for i, c in enumerate(conds)}      # more builds and pairs than shapes: reused
     offsets = {c: (i - (len(conds) - 1) / 2) * 0.7 / max(len(conds), 1) for i, c in enumerate(conds)}
     row_in, top_in, bottom_in = 0.2, 0.25, 0.75 + 0.2 * ((len(OUTCOME_COLOURS) + len(conds) + 2) // 3)
     height = row_in * y + top_in + bottom_in
@@ -214,21 +218,40 @@ def verdicts_figure(flat: pd.DataFrame):
     bands = {cid: claim_band(cid) for cid in ypos}
     ends += [e for b in bands.values() if b for e in b if 0 < e < float("inf")]
     lo_x, hi_x = (min(ends) / 1.5, max(ends) * 1.5) if ends else (0.1, 10)
+    # the axis stops at GLANCE_EDGE either way of the document's value, so that a band of 10% is
+    # wide enough to see; a value beyond is drawn at the edge as an arrowhead, its number beside it
+    lo_x, hi_x = max(lo_x, 1 / GLANCE_EDGE), min(hi_x, GLANCE_EDGE)
+    edge_lo, edge_hi = lo_x * 1.12, hi_x / 1.12
     for cid, band in bands.items():
         if band:
             ax.fill_betweenx([ypos[cid] - 0.45, ypos[cid] + 0.45], max(band[0], lo_x), min(band[1], hi_x),
                              color=BAND_COLOUR, alpha=0.14, linewidth=0, zorder=0)
+    outside: dict = {}
     for _, r in d.iterrows():
         yy = ypos[r["claim_id"]] + offsets.get(r["build"], 0)
         lo = r["ratio_low"] if r["ratio_low"] > 0 else r["ours_over_published"]
         hi = r["ratio_high"] if r["ratio_high"] > 0 else r["ours_over_published"]
         col = OUTCOME_COLOURS.get(r["outcome"], "black")
-        ax.plot([lo, hi], [yy, yy], color=col, linewidth=1.2, alpha=0.8)
-        ax.plot(r["ours_over_published"], yy, marker=markers.get(r["build"], "o"), color=col, markersize=4.5,
-                linestyle="none")
+        x = r["ours_over_published"]
+        ax.plot([min(max(lo, edge_lo), edge_hi), min(max(hi, edge_lo), edge_hi)], [yy, yy], color=col,
+                linewidth=1.2, alpha=0.8)
+        if lo_x <= x <= hi_x:
+            ax.plot(x, yy, marker=markers.get(r["build"], "o"), color=col, markersize=4.5, linestyle="none")
+        else:
+            beyond = x > hi_x
+            ax.plot(edge_hi if beyond else edge_lo, yy, marker=">" if beyond else "<", color=col, markersize=5.5,
+                    linestyle="none")
+            outside.setdefault((r["claim_id"], beyond), []).append((x, col))
+    for (cid, beyond), xs in outside.items():      # one label a row and side: its builds' values
+        ax.annotate(", ".join(f"{x:,.3g}" for x, _ in sorted(xs)), (edge_hi if beyond else edge_lo, ypos[cid]),
+                    xytext=(-8 if beyond else 8, 0), textcoords="offset points", ha="right" if beyond else "left",
+                    va="center", fontsize=font - 1.5, color=xs[0][1])
     ax.axvline(1, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlim(lo_x, hi_x)
+    ticks = [t for t in (1 / 4, 1 / 2, 1, 2, 4) if lo_x <= t <= hi_x]
+    ax.set_xticks(ticks, [f"1/{1 / t:g}" if t < 1 else f"{t:g}" for t in ticks])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_yticks([ypos[c] for c in claims["claim_id"]],
                   [claim_label(c, shared[c]) for c in claims["claim_id"]], fontsize=font)
     ax.tick_params(axis="x", labelsize=font)
@@ -238,8 +261,8 @@ def verdicts_figure(flat: pd.DataFrame):
             ax.axhline(hy - 0.5, color="0.4", linewidth=0.8)
         ax.text(-0.01, hy, f"Document {doc}", transform=ax.get_yaxis_transform(), fontsize=font + 0.5,
                 fontweight="bold", va="center", ha="right")
-    ax.set_xlabel("ours / published with its interval (log scale)\nthe line at 1: the document's value",
-                  fontsize=font)
+    ax.set_xlabel("ours / published with its interval (log scale)\n1: the document's value; "
+                  "arrowhead: beyond the axis", fontsize=font)
     handles = [Patch(color=BAND_COLOUR, alpha=0.25, label="the band: agrees inside")]
     handles += [Line2D([], [], color=c, marker="s", linestyle="none", label=o) for o, c in OUTCOME_COLOURS.items()
                 if o in set(d["outcome"])]
