@@ -124,8 +124,8 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
     out = s.assign(**{"switch interval": s["switch_interval"].map(lambda x: f"{x:g} s")})
     out["lost updates: median [interval], max"] = out.apply(
-        lambda r: f"{estimate_over_runs(r.lost_median, r.lost_ci_lo, r.lost_ci_hi, r.runs)}, max {r.lost_max:,.0f}",
-        axis=1)
+        lambda r: estimate_over_runs(r.lost_median, r.lost_ci_lo, r.lost_ci_hi, r.runs)
+        + (f", max {r.lost_max:,.0f}" if r.runs > 1 else ""), axis=1)
     out["runs with a lost update"] = out.apply(lambda r: f"{r.runs_with_lost_updates} of {r.runs}", axis=1)
     return out[["condition", "switch interval", "iterations", "threads", "expected",
                 "lost updates: median [interval], max", "runs with a lost update"]]

@@ -624,7 +624,8 @@ def _apart_row(name: str, runs: list[dict], c=None) -> str:
     from ..judge import steadiness
 
     st = apart_steadiness(runs)
-    chapters = ", ".join(dict.fromkeys(r.get("experiment", "?") for r in runs))
+    names = list(dict.fromkeys(r.get("experiment", "?") for r in runs))
+    chapters = ", ".join(names) if len(names) <= 4 else f"{len(names)} chapters"
     profiles = ", ".join(f"`{p}`" for p in dict.fromkeys(r.get("profile", "?") for r in runs))
     first, last = runs[0], runs[-1]
     span = " → ".join(((r.get(k) or "?")[:16].replace("T", " ")) for r, k in ((first, "started"), (last, "finished")))
