@@ -223,6 +223,24 @@ def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_
     # read as one stretch: the slowest probe over the fastest across both runs
     assert "2 runs apart from a whole run (`verdicts`: stall, ccbench)" in rows[2]
     assert "| 4 (1.40x) | **not steady**: the slowest probe took 1.40x" in rows[2]
+    assert "| none (no forecast) |" in rows[2] and "(the most of its runs)" in rows[2]
+    # the sitting's whole run says which chapters' samples a later run replaced (here: none stored)
+    assert "not read now" not in rows[0]
     # one run of a stretch without probes leaves the whole stretch not recorded, saying so
     st = timing.apart_steadiness([runs[0], runs[2]])
     assert st.outcome == steadiness.NOT_RECORDED and st.why == "1 of the 2 runs took no pace probe"
+
+
+def test_the_references_stretches_say_which_samples_no_page_reads(monkeypatch):
+    """On the reference of 2026-11-27 (a campaign kept after it), ccbench's plan before the whole
+    run and the whole run's ccbench and stall samples were measured again (stall at new sizes): the
+    rows say so, and the stretch of the re-measures, whose samples the pages read, does not."""
+    ref = "amd-epyc-2c-20261127-sitting4"
+    monkeypatch.setattr(campaigns, "reference_id", lambda: ref)
+    rows = [line for line in timing.steadiness_table().splitlines() if line.startswith(f"| `{ref}` |")]
+    whole = [r for r in rows if "apart from a whole run" not in r]
+    apart = [r for r in rows if "apart from a whole run" in r]
+    assert whole and apart
+    assert any("not read now" in r and "ccbench" in r.split("not read now")[1].split("|")[0] for r in whole)
+    last = [r for r in apart if "stall" in r.split("|")[2]]
+    assert last and all("not read now" not in r for r in last)

@@ -8,6 +8,7 @@ the plans of :mod:`gillab.judge.budget`) and print them side by side; apart, eac
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from ..measure import experiments
@@ -603,21 +604,48 @@ def apart_steadiness(runs: list[dict]):
 
 
 def _still_read(c, runs: list[dict]) -> str:
-    """Whether the pages read the samples of ``runs`` (a stretch measured again later is kept, and
-    read by nothing: :func:`gillab.judge.results.current_rows`)."""
+    """Which chapters' samples of ``runs`` no page reads now, in words to append to a row ('' where
+    every sample is read): a chapter measured again keeps its former samples in its file, read by
+    nothing (:func:`gillab.judge.results.current_rows`), and samples of a configuration no profile
+    resolves to today (:func:`_configs`) are read by no page either."""
     from ..judge import results
 
-    ids, stored, read = {r.get("run_id") for r in runs}, 0, 0
+    ids, gone = {r.get("run_id") for r in runs}, []
     for exp in dict.fromkeys(r.get("experiment") for r in runs):
         df = c.store(exp).frame()
         if df.empty or "run_id" not in df.columns:
             continue
-        stored += int(df["run_id"].isin(ids).sum())
-        read += int(results.current_rows(df, exp)["run_id"].isin(ids).sum())
-    if not stored or read == stored:
+        stored = int(df["run_id"].isin(ids).sum())
+        cur = results.current_rows(df, exp)
+        read = int((cur["run_id"].isin(ids) & cur["config"].isin(_configs(exp))).sum())
+        if stored and read < stored:
+            gone.append(exp if not read else f"{1 - read / stored:.0%} of {exp}")
+    if not gone:
         return ""
-    return "; its samples measured again later, not read" if not read else \
-        f"; {read / stored:.0%} of its sample rows read, the rest measured again later"
+    return f"; not read now (measured again, or at sizes no profile asks for): {', '.join(gone)}"
+
+
+@functools.lru_cache(maxsize=None)
+def _configs(name: str) -> frozenset[str]:
+    """The configuration ids the profiles of chapter ``name`` resolve to today: the samples of any
+    other configuration (a chapter measured again at new sizes) no page reads."""
+    from ..measure.profiles import PROFILES, ParameterError
+
+    exp, out = experiments.get(name), set()
+    for profile in PROFILES:
+        try:
+            out.add(exp.config_id(exp.resolve(profile)))
+        except (ParameterError, KeyError):
+            continue
+    return frozenset(out)
+
+
+def _inside(c, rec: dict) -> list[dict]:
+    """The chapters' runs of ``c`` that a whole run's record spans."""
+    from ..measure import campaigns
+
+    a, b = _when(rec.get("started")), _when(rec.get("finished") or rec.get("started"))
+    return [r for r in campaigns.runs(c) if a <= _when(r.get("started")) <= b]
 
 
 def _apart_row(name: str, runs: list[dict], c=None) -> str:
@@ -631,14 +659,15 @@ def _apart_row(name: str, runs: list[dict], c=None) -> str:
     span = " → ".join(((r.get(k) or "?")[:16].replace("T", " ")) for r, k in ((first, "started"), (last, "finished")))
     load = " → ".join(str((r.get(k) or ["?"])[0]) for r, k in ((first, "loadavg_start"), (last, "loadavg_end")))
     steals = [r["cpu_steal_share"] for r in runs if isinstance(r.get("cpu_steal_share"), (int, float))]
-    stolen = f"{max(steals):.1%} (most of any run)" if steals else "not recorded"
+    stolen = f"{max(steals):.1%} (the most of its runs)" if steals else "not recorded"
     probes = ("not recorded" if st.outcome == steadiness.NOT_RECORDED else
               f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else ""))
     some = any(r.get("probes") for r in runs)
     verdict = (f"**{st.outcome}**: {st.why}" if st.outcome != steadiness.NOT_RECORDED else
                f"not recorded: {st.why}" if some else "not recorded")
     return (f"| {name} | {len(runs)} run{'s' if len(runs) != 1 else ''} apart from a whole run ({profiles}: "
-            f"{chapters}), {span}{_still_read(c, runs) if c is not None else ''} | not measured | {load} | {stolen} "
+            f"{chapters}), {span}{_still_read(c, runs) if c is not None else ''} | none (no forecast) | {load} "
+            f"| {stolen} "
             f"| {probes} | {verdict} |")
 
 
@@ -653,9 +682,10 @@ def steadiness_table() -> str:
 
     committed = {c.id for c in campaigns.all_campaigns()}
     rows = ["| campaign | whole run | pace (x the time its forecast read) | load average, start → end "
-            "| CPU stolen, whole run | pace probes (slowest / fastest) | steadiness |", "|---|---|---|---|---|---|---|"]
+            "| CPU stolen over the run | pace probes (slowest / fastest) | steadiness |", "|---|---|---|---|---|---|---|"]
     by_id = {c.id: c for c in campaigns.all_campaigns()}
-    for cid, recs in whole_run_records().items():
+    ref = campaigns.reference_id()      # which samples no page reads: said of the reference's runs (reading
+    for cid, recs in whole_run_records().items():   # every campaign's samples would slow the book down)
         name = f"`{cid}`" + ("" if cid in committed else " (not in `data/results/`)")
         apart = apart_runs(by_id[cid], recs) if cid in by_id else []
         if not recs:
@@ -668,10 +698,11 @@ def steadiness_table() -> str:
             probes = ("not recorded" if st.outcome == steadiness.NOT_RECORDED else
                       f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else ""))
             verdict = st.outcome if st.outcome == steadiness.NOT_RECORDED else f"**{st.outcome}**: {st.why}"
-            rows.append(f"| {name} | `{r.get('profile')}`, {(r.get('started') or '?')[:16].replace('T', ' ')} "
+            later = _still_read(by_id[cid], _inside(by_id[cid], r)) if cid == ref else ""
+            rows.append(f"| {name} | `{r.get('profile')}`, {(r.get('started') or '?')[:16].replace('T', ' ')}{later} "
                         f"| {_pace_cell(r)} | {load} | {'not recorded' if steal is None else f'{steal:.1%}'} "
                         f"| {probes} | {verdict} |")
-        rows += [_apart_row(name, runs, by_id[cid]) for runs in apart]
+        rows += [_apart_row(name, runs, by_id[cid] if cid == ref else None) for runs in apart]
     return ("Every campaign's whole runs (`gillab reproduce`), their pace beside their steadiness, from the "
             "records in each campaign's folder (and `data/timing/`): " + steadiness.rule_words() + " "
             "(`gillab.judge.steadiness`, fixed before any sitting was read against it; it names no CPU). A record "
@@ -679,7 +710,10 @@ def steadiness_table() -> str:
             "and steal were. Chapters measured on their own outside a whole run (`gillab measure` or `run`: a "
             "chapter measured again, or a campaign measured chapter by chapter) take the same probes (the runs before the "
             "probe existed took none), and their runs between two whole runs (or before the first, after the last) are "
-            "read as one stretch, on a row of their own.\n\n" + "\n".join(rows) + "\n")
+            "read as one stretch, on a row of their own: it has no forecast, so no pace against one (*none*), and "
+            "its steal is the most any of its runs lost. The reference's rows say which of their chapters' samples "
+            "no page reads now (the chapter was measured again, or at sizes no profile asks for since): their "
+            "steadiness no longer bears on a result.\n\n" + "\n".join(rows) + "\n")
 
 
 def builds_table() -> str:
