@@ -286,7 +286,8 @@ def estimate_text(value, lo, hi, coverage=None, n=None, method: str | None = Non
 
     if value is None or value != value:
         return "not measured"
-    runs = f"n = {int(n)}" if n is not None and n == n and not isinstance(n, (tuple, list)) else ""
+    runs = (f"n = {int(n)}" if n is not None and n == n and not isinstance(n, (tuple, list)) else
+            f"n = {int(n[0])} and {int(n[1])}" if isinstance(n, (tuple, list)) and len(n) == 2 else "")
     none = (lo is None or hi is None or lo != lo or hi != hi
             or (coverage is not None and coverage == coverage and coverage <= 0))
     if none:
@@ -313,6 +314,23 @@ def stat_text(d, value: str = "ratio") -> str:
     method = get("method")
     n = (get("n_num"), get("n_den")) if get("n_num") is not None and get("n_den") is not None else get("n")
     return estimate_text(get(value), get("ci_lo"), get("ci_hi"), get("coverage"), n, method or None)
+
+
+def flat_texts(flat, prefix: str = "") -> list[str]:
+    """:func:`estimate_text` of every row of flat verdict rows (:func:`gillab.judge.verdicts.flat`),
+    or of the columns named ``prefix`` + measured, ci_low, ... (``"default "``: the verdicts page's
+    `seed` beside `default`): each with its coverage, runs and estimand, so that one run, or an
+    interval no verdict may rest on, never reads as a 95% interval."""
+    def col(name):
+        key = prefix + name
+        return list(flat[key]) if key in flat.columns else [None] * len(flat)
+
+    out = []
+    for m, lo, hi, cov, n, each, est in zip(col("measured"), col("ci_low"), col("ci_high"), col("coverage"),
+                                            col("n"), col("n_each"), col("estimand")):
+        runs = each if isinstance(each, (tuple, list)) else n
+        out.append(estimate_text(m, lo, hi, cov, runs, est or None))
+    return out
 
 
 def value_cell(m: dict | None) -> str:

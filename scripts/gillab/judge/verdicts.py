@@ -408,7 +408,7 @@ def machine_context(df):
     import pandas as pd
 
     cols = ["document", "claim_id", "claim", "condition", "published", "unit", "measured", "ci_low", "ci_high",
-            "ours_over_published", "ratio_low", "ratio_high", "n", "coverage"]
+            "ours_over_published", "ratio_low", "ratio_high", "n", "n_each", "estimand", "coverage"]
     if df.empty:
         return pd.DataFrame(columns=cols)
     m = df[(df["role"] == "machine") & df["own builds"] & (df["condition"] != "-")]
@@ -418,10 +418,13 @@ def machine_context(df):
 def speed_factors(df) -> list[dict]:
     """Per document with a calibration point measured here: its claim, the build, and ours /
     theirs with its interval (a time: above 1, this machine is slower than the author's)."""
+    from .tables import flat_texts
+
     m = machine_context(df)
+    texts = flat_texts(m.assign(measured=m["ours_over_published"], ci_low=m["ratio_low"], ci_high=m["ratio_high"]))
     return [{"document": r["document"], "claim": r["claim"], "condition": r["condition"],
-             "ours / theirs": r["ours_over_published"], "low": r["ratio_low"], "high": r["ratio_high"]}
-            for _, r in m.iterrows() if CALIBRATION.get(r["document"]) == r["claim_id"]]
+             "ours / theirs": r["ours_over_published"], "low": r["ratio_low"], "high": r["ratio_high"], "text": text}
+            for (_, r), text in zip(m.iterrows(), texts) if CALIBRATION.get(r["document"]) == r["claim_id"]]
 
 
 def other_builds(df):
@@ -487,7 +490,7 @@ def profile_beside(other, default):
 
     if not len(other):
         return pd.DataFrame()
-    cols = ["outcome", "measured", "ci_low", "ci_high", "why"]
+    cols = ["outcome", "measured", "ci_low", "ci_high", "why", "n", "n_each", "estimand", "coverage"]
     base = (default.drop_duplicates(["claim_id", "condition"]).set_index(["claim_id", "condition"]).reindex(columns=cols)
             if len(default) else pd.DataFrame(columns=cols))
     out = other[other["condition"] != "-"].copy()
