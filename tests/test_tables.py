@@ -175,3 +175,21 @@ def test_data_races_and_the_countdowns_tables_print_no_range_of_one_run_as_an_in
         cells = chapters.of(name).side_by_side(
             results.samples(name, ref, verdicts.profile_config(name))).astype(str).to_numpy().ravel()
         assert not [c for c in cells if re.search(r"\b([\d.]+) / \1 \[\1, \1\]", c)], name
+
+
+def test_the_verdicts_pages_cells_print_one_run_and_two_groups_honestly():
+    """Every verdict row of the reference through flat_texts: a row resting on one run (or a ratio
+    of medians over 1 and 10 runs) carries no brackets; a row on enough runs carries them plainly;
+    the seed-beside-default columns read the same way."""
+    from gillab.judge import verdicts
+
+    flat = verdicts.reference_flat()
+    flat = flat[flat["measured"].notna()]
+    texts = tables.flat_texts(flat)
+    one = [t for t, n in zip(texts, flat["n"]) if n == 1]
+    assert one and all("[" not in t and "no interval" in t for t in one)
+    assert any("n = 1 and 10: no interval" in t for t in one)           # convoy's free-threaded collapse
+    enough = [t for t, n, o in zip(texts, flat["n"], flat["outcome"]) if n >= 7 and o in ("agrees", "higher", "lower")]
+    assert enough and all(re.search(r"\[[^;\]]+\]$", t) for t in enough)
+    beside = verdicts.profile_beside(flat.head(20), flat)
+    assert tables.flat_texts(beside, "default ") == tables.flat_texts(beside)
