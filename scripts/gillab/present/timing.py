@@ -387,8 +387,8 @@ def efficiency(flat=None) -> str:
         for name, m in _chapter_minutes(p, campaigns.reference_id()).items():
             minutes[name] = minutes.get(name, 0.0) + m
     rows = _decided_table(verdicts.judged(flat), minutes)
-    return ("How much each measuring minute decides, on the reference campaign (measured before `default` was "
-            "planned around the judged rows: every point 3 runs, then `verdicts` 7 or 8): per chapter, the claims x "
+    return ("How much each measuring minute decides, on the reference campaign (its `default` and `verdicts` "
+            "runs, as their records give them): per chapter, the claims x "
             "builds judged on the builds they speak of, how many have a definite outcome (agrees, higher or lower), "
             "the runs their intervals rest on, their intervals' width over the band's (*about* rows), and the "
             "minutes the reference's whole `default` and `verdicts` runs spent on the chapter (`data/timing/`).\n\n"
@@ -493,8 +493,8 @@ def reproduce_times(profile: str = "default") -> str:
            + (", as the reference campaign did." if grids == "all" else
               ". The reference campaign measured the profile's grids, as this run did." if grids == "profile"
               else ".") if profile == "default" else
-           f"It ran into a campaign that a `default` run had measured, resuming its {resumed:,} samples: "
-           "the minutes are what it added."),
+           f"It ran into a campaign that already held {resumed:,} of its samples (measured before it, by "
+           "another run), and resumed them: the minutes are what it added."),
         "",
         *([f"{failed} sample{'s' if failed != 1 else ''} failed (recorded with why, in the chapter's store).", ""]
           if failed else []),
