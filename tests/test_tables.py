@@ -193,3 +193,25 @@ def test_the_verdicts_pages_cells_print_one_run_and_two_groups_honestly():
     assert enough and all(re.search(r"\[[^;\]]+\]$", t) for t in enough)
     beside = verdicts.profile_beside(flat.head(20), flat)
     assert tables.flat_texts(beside, "default ") == tables.flat_texts(beside)
+
+
+def test_switch_intervals_table_reads_the_documents_ratio_as_the_claims_do():
+    """The document's cell beside ours is its ratio over its one-thread time at the same interval,
+    the claims' own number (claims.own), not over the mean one-thread time; the one-thread row of
+    the two tables is the base of the ratios, no estimate of a time over itself."""
+    from gillab import chapters
+    from gillab.chapters import switch_interval as si
+    from gillab.judge import claims, results, verdicts
+    from gillab.measure import campaigns
+
+    ref = campaigns.reference_id()
+    df = results.samples("switch_interval", ref, verdicts.profile_config("switch_interval"))
+    t = chapters.of("switch_interval").side_by_side(df)
+    col = "document: s (x its 1 thread, as the claims read it)"
+    cell = t[(t["switch interval (s)"] == "0.1") & (t["threads"] == 4)][col].iloc[0]
+    own = float(claims.get("switch_interval/si=0.1/threads=4")["own_value"])
+    assert cell.endswith(f"({own:.2f}x)"), (cell, own)
+    two = si.two_tables(df, results.samples("countdown", ref, verdicts.profile_config("countdown")))
+    first = two[two["threads"] == 1].drop(columns=["threads", "doc table 1 (s)", "doc table 2 at 5 ms (s)",
+                                                     "doc: table 2 / table 1"]).iloc[0]
+    assert set(first) == {"1 (the base)"}
