@@ -302,3 +302,17 @@ def test_a_sentences_bound_reads_as_a_claims_bound():
     assert prose.at_most([m(0.5, 0.9)], 0.9)["holds"] and prose.at_most([m(0.85, 0.95)], 0.9)["open"]
     assert prose.within([m(0.95, 1.05)], 0.9, 1.1)["holds"]
     assert not prose.within([m(1.2, 1.3)], 0.9, 1.1)["open"] and prose.within([m(1.05, 1.2)], 0.9, 1.1)["open"]
+
+
+def test_evidence_after_a_finished_sentence_starts_one_and_one_run_is_singular():
+    """Where a mark ends the sentence (not shown, struck), its evidence begins a sentence of its own
+    with a capital; a verdict's words count one run, trial or pair in the singular."""
+    from gillab import stats
+    from gillab.judge import prose
+
+    c = prose.Check("Two threads beat one", False, "the largest T(2)/T(1): 0.58", open=True)
+    text = prose.markdown([c])
+    assert "The largest T(2)/T(1): 0.58" in text and ". the largest" not in text
+    assert stats.why_inconclusive(stats.MEDIAN, 1).startswith(f"{stats.TOO_FEW}: 1 run;")
+    assert stats.why_inconclusive(stats.PAIRED, 1).startswith(f"{stats.TOO_FEW}: 1 pair;")
+    assert stats.why_inconclusive(stats.MEDIAN, 3).startswith(f"{stats.TOO_FEW}: 3 runs;")

@@ -413,4 +413,5 @@ def why_inconclusive(method: str, n) -> str:
 def _n_words(method: str, n) -> str:
     if method == RATIO and isinstance(n, (tuple, list)):
         return f"{n[0]} and {n[1]} runs"
-    return f"{n} {_UNITS.get(method, 'runs')}"
+    unit = _UNITS.get(method, "runs")
+    return f"{n} {unit[:-1] if n == 1 else unit}"

@@ -220,7 +220,8 @@ def claims(df: pd.DataFrame) -> list[dict]:
             s = stats.summarize(run_means(g))
             measured[cond] = published_claims.judged(
                 f"ccbench/{cid}", s["median"], s, best=float(ow.min()) if len(ow) else math.nan,
-                note=f"{len(g)} pings in {s['n']} runs" + (f"; {unread} never read" if unread else ""))
+                note=f"{len(g)} pings in {s['n']} run{'s' if s['n'] != 1 else ''}"
+                + (f"; {unread} never read" if unread else ""))
         out.append(_claim(cid, f"mean latency with one regex thread in the background ({label}: {row[col]})",
                           f"{row[col]} (Linux, 2009)", measured,
                           "ccbench's own protocol: each run's mean one-way time of its 20 pings, as the tool printed "

@@ -143,7 +143,8 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
                 median_of_runs = float(tk["seconds"].median() / td["seconds"].median())
                 note = ""
             if size > 1 and not r["n"]:      # not one complete trial: the runs' median, shown and not judged
-                note += (f"{stat}: no complete trial of {size} runs ({min(len(tk), len(td))} runs): "
+                got = min(len(tk), len(td))
+                note += (f"{stat}: no complete trial of {size} runs ({got} run{'s' if got != 1 else ''}): "
                          "the median of runs is shown")
                 measured[cond] = published_claims.entry(median_of_runs, r, verdict="inconclusive", best=best,
                                                         note=note, statistic=stat)

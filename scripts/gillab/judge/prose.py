@@ -273,6 +273,9 @@ def markdown(checks: list[Check]) -> str:
     def ended(text: str) -> str:      # a sentence followed by a bold mark ends first
         return text if text.rstrip("*_ ").endswith((".", ":", "!", "?")) else text + "."
 
+    def begun(text: str) -> str:      # evidence that follows a finished sentence starts one
+        return text[:1].upper() + text[1:] if text[:1].islower() else text
+
     lines = []
     for c in checks:
         tail = f" {c.why}" if c.why else ""
@@ -283,9 +286,9 @@ def markdown(checks: list[Check]) -> str:
             lines.append(f"- {ended(c.text)} **{NOT_MEASURED}:** {c.evidence} ({HOW_TO_MEASURE}).")
         elif which == "not shown":
             lines.append(f'- **{NOT_SHOWN}:** <span class="gillab-open" style="color: #666">{ended(c.text)}</span> '
-                         f"{c.evidence} ({WHY_NOT_SHOWN}).")
+                         f"{begun(c.evidence)} ({WHY_NOT_SHOWN}).")
         else:
-            lines.append(f'- <del class="gillab-struck">{ended(c.text)}</del> **{NOT_TRUE}:** {c.evidence}. '
+            lines.append(f'- <del class="gillab-struck">{ended(c.text)}</del> **{NOT_TRUE}:** {begun(c.evidence)}. '
                          "*(Struck: the data shown on this page contradict it.)*")
     return "\n".join(lines)
 

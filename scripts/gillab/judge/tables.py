@@ -171,6 +171,8 @@ def band_words(claim_id: str, value, unit: str = "") -> str:
     from . import claims
 
     u = "" if unit in (None, "", "ratio") else f" {unit}"
+    if unit == "runs" and value == 1:        # a count of one
+        u = " run"
     base = f"{fmt(value)}{u}"
     try:
         c = claims.get(claim_id)

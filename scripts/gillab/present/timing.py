@@ -350,7 +350,7 @@ def runs_by_design(flat=None) -> str:
             size = claims.trial_size(cid) if cid in claims.table().index else 1
             words = ("no interval (no runs are enough)" if need is None else
                      f"{need * size} runs ({need} trials of {size})" if size > 1 else
-                     f"{need} runs{' a side' if estimand == stats.RATIO else ''}")
+                     f"{need} run{'s' if need != 1 else ''}{' a side' if estimand == stats.RATIO else ''}")
             needs.append(f"{estimand}: {words}")
         exp = experiments.get(name)
         d, v = exp.resolve("default"), exp.resolve("verdicts")
@@ -486,7 +486,7 @@ def reproduce_times(profile: str = "default") -> str:
         + _per_document(per_doc) + ". "
         f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
         f"{(r.get('loadavg_end') or ['?'])[0]}"
-        + (f", and the hypervisor took {steal:.0%} of the CPU time" if steal is not None else "") + ". "
+        + (f", and the hypervisor took {steal:.1%} of the CPU time" if steal is not None else "") + ". "
         + ("Where a chapter's grid times its builds would not fit, the profile measures the document's own GIL "
            "build and today's at every point and the other builds on a small grid (`full_grid`, `small_grid` in "
            "`profiles.toml`); `-p full_grid=all` measures everything"
