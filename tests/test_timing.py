@@ -4,6 +4,7 @@ today's profile."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -337,3 +338,17 @@ def test_the_references_minutes_count_its_verdicts_runs_at_defaults_configuratio
     rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
     assert len(rows) == 15
     assert abs(sum(float(r.rsplit("|", 2)[1]) for r in rows) - minutes) <= 1.0
+
+
+def test_the_straddling_table_names_the_rows_it_cannot_project():
+    """The method's table of rows straddling their band projects medians and ratios only; the rows
+    whose statistic is a count of what was seen (data_race's) are named below it, so that its rows
+    and those named add up to every straddling row."""
+    from gillab.judge import verdicts
+
+    flat = verdicts.reference_flat()
+    every = verdicts.straddling(verdicts.judged(flat))
+    text = timing.straddling(flat)
+    counted = sum(int(line.split(" | ")[1]) for line in text.splitlines() if line.startswith("| `"))
+    named = re.search(r"Not in the table: (\d+) row", text)
+    assert counted + (int(named.group(1)) if named else 0) == len(every)

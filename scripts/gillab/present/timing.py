@@ -172,8 +172,9 @@ def straddling(flat, where: str = "") -> str:
     from ..judge.budget import runs_to_decide
     from .. import stats
 
-    open_ = verdicts.straddling(verdicts.judged(flat))
-    open_ = open_[open_["estimand"].isin([*stats.ORDER, stats.RATIO])]
+    every = verdicts.straddling(verdicts.judged(flat))
+    open_ = every[every["estimand"].isin([*stats.ORDER, stats.RATIO])]
+    apart = every[~every.index.isin(open_.index)]
     if open_.empty:
         return ""
     rows = ["| chapter | straddling their band | decided within 20 at their spread (median more runs, pairs or "
@@ -187,7 +188,10 @@ def straddling(flat, where: str = "") -> str:
             "many more runs each would need at its current spread to lie wholly inside or outside the band (the "
             "interval's ranks read as a normal distribution's quantiles: a projection to plan runs with, not an "
             "interval; beyond 20 runs a point gets no more rounds, and a row is decided only by a narrower "
-            "spread):\n\n" + "\n".join(rows) + "\n")
+            "spread):\n\n" + "\n".join(rows) + "\n"
+            + (f"\nNot in the table: {len(apart)} row{'s' if len(apart) != 1 else ''} whose interval is no median's "
+               f"or ratio's ({', '.join(f'`{c}`' for c in dict.fromkeys(apart['claim_id']))}: "
+               f"{', '.join(dict.fromkeys(apart['estimand']))}), which no spread projects.\n" if len(apart) else ""))
 
 
 def _width_over_band(g) -> str:
