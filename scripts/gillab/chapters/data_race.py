@@ -140,7 +140,8 @@ def findings(df: pd.DataFrame) -> str:
         worst = g.sort_values("lost_fraction_median").iloc[-1]
         lines.append(f"- **{cond}**: lost updates in {with_lost} of {total} runs; the worst point "
                      f"({int(worst.threads)} threads x {int(worst.iterations):,}, interval {worst.switch_interval:g} s) "
-                     f"lost a median of {worst.lost_fraction_median:.1%} of its increments.")
+                     + (f"lost a median of {worst.lost_fraction_median:.1%} of its increments over {int(worst.runs)} runs."
+                        if worst.runs > 1 else f"lost {worst.lost_fraction_median:.1%} of its increments in its one run."))
     return "\n".join(lines)
 
 

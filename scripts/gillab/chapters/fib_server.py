@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
-from ..judge.tables import stat_text
+from ..judge.tables import estimate_over_runs
 from . import doc003
 from ..measure.experiments.fib_server import KINDS
 
@@ -215,16 +215,19 @@ def findings(df: pd.DataFrame) -> str:
         parts = []
         p1 = get(cond, "thread", "perf1_ratio")
         if p1 is not None:
-            parts.append(f"a second perf1 client makes each answer {stat_text(p1, 'median')} times as slow")
+            parts.append(f"a second perf1 client makes each answer "
+                         f"{estimate_over_runs(p1['median'], p1['ci_lo'], p1['ci_hi'], p1['runs'])} times as slow")
         rb, rd = get(cond, "thread", "rate_before"), get(cond, "thread", "rate_during")
         if rb is not None and rd is not None:
-            parts.append(f"perf2 goes from {rb['median']:,.0f}/s to {rd['median']:,.0f}/s while fib(long_n) runs")
+            parts.append(f"perf2 goes from {rb['median']:,.0f}/s to {rd['median']:,.0f}/s while fib(long_n) runs "
+                         f"(medians of {int(rd['runs'])} run{'s' if rd['runs'] != 1 else ''})")
         pr = get(cond, "pool", "pool_reduction")
         if pr is not None:
             parts.append(f"the pool answers {pr['median']:.0%} fewer perf2 requests than the thread server")
         lo = get(cond, "prefork", "short_wait_s")
         if lo is not None:
-            parts.append(f"with every pre-forked acceptor busy a fib(1) waits {lo['median'] * 1000:.1f} ms")
+            parts.append(f"with every pre-forked acceptor busy a fib(1) waits {lo['median'] * 1000:.1f} ms "
+                         + ("(one run)" if lo["runs"] == 1 else f"(median of {int(lo['runs'])} runs)"))
         if parts:
             lines.append(f"- **{cond}**: " + "; ".join(parts) + ".")
     return "\n".join(lines)
