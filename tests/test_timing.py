@@ -352,3 +352,14 @@ def test_the_straddling_table_names_the_rows_it_cannot_project():
     counted = sum(int(line.split(" | ")[1]) for line in text.splitlines() if line.startswith("| `"))
     named = re.search(r"Not in the table: (\d+) row", text)
     assert counted + (int(named.group(1)) if named else 0) == len(every)
+
+
+def test_the_verdicts_runs_minutes_name_its_budget_and_add_up():
+    """The reference's `verdicts` run is given its minutes (never 'no budget': `verdicts` has one),
+    and its documents' minutes and the rest (probes, forecast) add up to its total."""
+    text = timing.reproduce_times("verdicts")
+    total = float(re.search(r"measured for \*\*([\d.]+) minutes\*\*", text).group(1))
+    parts = [float(x) for x in re.findall(r"document \d{3}: ([\d.]+)", text.split("minutes (the other")[0])]
+    other = re.search(r"the other ([\d.]+) went to", text)
+    assert "no budget" not in text and "minutes it was given" in text
+    assert abs(sum(parts) + (float(other.group(1)) if other else 0.0) - total) <= 0.1 * (len(parts) + 1)

@@ -307,3 +307,26 @@ def test_the_verdicts_figure_keeps_a_ten_percent_band_visible_and_marks_values_b
     for v in beyond["ours_over_published"]:
         assert f"{v:,.3g}" in labels
     assert len(ax.get_yticks()) == head["claim_id"].nunique()
+
+
+def test_the_seed_table_and_the_method_agree_on_what_the_profile_now_asks():
+    """A chapter the seed record calls complete but whose profile asks for more since (a grid a new
+    claim reads) reads 'complete then ... the profile now asks for more' on the verdicts page, as
+    the method chapter's table says; one the profile still asks for as recorded reads 'complete'."""
+    from gillab.judge import verdicts
+    from gillab.present import timing
+
+    rec = timing.chapter_times_record("seed")
+    assert rec is not None
+    table = verdicts.sizes_by_chapter(pd.DataFrame(), rec).set_index("chapter")["seed as recorded"]
+    method = timing.profile_minutes("seed")
+    for e in rec["experiments"]:
+        name = e["experiment"]
+        if e["to_measure"] or not verdicts.size_differences(name):
+            continue
+        line = next(x for x in method.splitlines() if x.startswith(f"| `{name}` |"))
+        if verdicts.asks_as_recorded(e, "seed"):
+            assert table[name].startswith("complete:") and "asks for more" not in line, name
+        else:
+            assert table[name].startswith("complete then:") and "asks for more" in line, name
+    assert any(table.str.startswith("complete then:")) and any(table.str.startswith("complete:"))

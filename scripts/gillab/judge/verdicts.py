@@ -526,6 +526,19 @@ def size_reason(row) -> str:
     return "intervals overlap"
 
 
+def asks_as_recorded(entry: dict, profile: str) -> bool:
+    """Whether ``profile`` still asks for what a chapter-times record's ``entry`` (one chapter of
+    :func:`gillab.present.timing.chapter_times_record`) measured: the same configuration and the
+    same runs, grids and builds.  Where the profile now asks for more (a grid that a new claim
+    reads), the chapter the record calls complete is not complete any more."""
+    import json
+
+    exp = get(entry["experiment"])
+    now = exp.resolve(profile)
+    asked = json.loads(json.dumps({k: now.get(k) for k in entry.get("params", {})}, default=str))
+    return exp.config_id(now) == entry.get("config_id") and asked == entry.get("params")
+
+
 def sizes_by_chapter(both, record: dict | None = None):
     """The verdicts page's "documents' own sizes" table: per chapter, what its `seed` profile
     measures differently (:func:`size_differences`), how much of it the reference campaign holds
@@ -546,6 +559,9 @@ def sizes_by_chapter(both, record: dict | None = None):
             status = "default's sizes: the verdicts above"
         elif e is None:
             status = "no record" if len(g) else "not measured"
+        elif e["to_measure"] == 0 and not asks_as_recorded(e, "seed"):
+            status = (f"complete then: {e['stored']:,} samples, {e['seconds'] / 60:.0f} min; the profile now asks "
+                      "for more")
         elif e["to_measure"] == 0:
             status = f"complete: {e['stored']:,} samples, {e['seconds'] / 60:.0f} min"
         elif e["stored"] == 0:
@@ -554,7 +570,7 @@ def sizes_by_chapter(both, record: dict | None = None):
             status = f"not complete: {e['stored']:,} of {e['planned']:,} samples, {e['seconds'] / 60:.0f} min so far"
         changed = g[g["changed"]] if len(g) else g
         short = int(g["why"].map(stats.too_few_runs).sum()) if len(g) and "why" in g else 0
-        rows.append({"chapter": name, "default -> seed": diff or "-", "seed in the reference": status,
+        rows.append({"chapter": name, "default -> seed": diff or "-", "seed as recorded": status,
                      "claims x builds": len(g), "changed": len(changed),
                      "claims changed": changed["claim_id"].nunique() if len(changed) else 0,
                      "only on seed": int(g["only on seed"].sum()) if len(g) else 0,

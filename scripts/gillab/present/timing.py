@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from ..judge.verdicts import asks_as_recorded
 from ..measure import experiments
 from ..measure.protocol import NOT_CONFIG
-from ..measure.profiles import BUDGET_MINUTES
+from ..measure.profiles import BUDGET_MINUTES, VERDICTS_MINUTES
 from ..paths import repo_root
 
 
@@ -108,17 +109,6 @@ def chapter_times_record(profile: str = "seed") -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def asks_as_recorded(entry: dict, profile: str) -> bool:
-    """Whether ``profile`` still asks for what the record's ``entry`` (one chapter of
-    :func:`chapter_times_record`) measured: the same configuration and the same runs, grids and
-    builds.  Where the profile now asks for more (a grid that a new claim reads), the chapter the
-    record calls complete is not complete any more."""
-    exp = experiments.get(entry["experiment"])
-    now = exp.resolve(profile)
-    asked = json.loads(json.dumps({k: now.get(k) for k in entry.get("params", {})}, default=str))
-    return exp.config_id(now) == entry.get("config_id") and asked == entry.get("params")
-
-
 def profile_minutes(profile: str = "seed") -> str:
     """Per chapter, the minutes ``default`` took (the newest whole run) beside those of
     ``profile``'s samples in the reference campaign (all its sittings), with how much of the
@@ -144,7 +134,14 @@ def profile_minutes(profile: str = "seed") -> str:
         rows.append(f"| `{e['experiment']}` | {'-' if d is None else f'{d:.1f}'} | {e['seconds'] / 60:.1f} "
                     f"| {len(e['runs'])} ({', '.join(profiles) or '-'}) | {held} |")
     n = len(rec["experiments"])
-    return (f"The `{profile}` profile in the reference campaign `{rec['campaign']}`: **{total / 60:.0f} minutes** of "
+    from ..measure import campaigns
+
+    whose = ("the reference campaign" if rec["campaign"] == campaigns.reference_id() else
+             "campaign")
+    return (f"The `{profile}` profile in {whose} `{rec['campaign']}`"
+            + ("" if rec["campaign"] == campaigns.reference_id() else
+               " (the reference when it was measured; the reference since holds no such run)")
+            + f": **{total / 60:.0f} minutes** of "
             f"measuring over its sittings, as its run files record (`data/timing/{profile}-chapters.json`, written "
             f"{rec['written'][:10]}); {whole} of {n} chapters hold every sample the profile asks for today. A chapter "
             f"whose `{profile}` configuration is `default`'s (the same sizes) shares its samples, so its runs are "
@@ -470,8 +467,11 @@ def reproduce_times(profile: str = "default") -> str:
         rows.append(f"| `{name}`{more} | {doc} | {c['measured']} | {c['failed']} | {c['seconds'] / 60:.1f} |")
     minutes = r["seconds"] / 60
     within = "within" if round(minutes, 1) <= BUDGET_MINUTES else "**over**"   # as printed, to 0.1 minute
+    given = r.get("budget_minutes")
     budget = (f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores" if profile == "default" else
-              "the long profile, which has no budget")
+              f"{'within' if round(minutes, 1) <= float(given) else '**over**'} the {float(given):g} minutes it "
+              f"was given (`{profile}` measures at most {VERDICTS_MINUTES} in all)" if profile == "verdicts" and given
+              else "a profile with no budget")
     resumed = sum(int(e.get("resumed") or 0) for e in r["experiments"])
     failed = sum(int(e.get("failed") or 0) for e in r["experiments"])
     steal = r.get("cpu_steal_share")
@@ -487,7 +487,9 @@ def reproduce_times(profile: str = "default") -> str:
         + (f" of kind `{r['machine']['fingerprint']}`" if r["machine"].get("fingerprint") else "")
         + f"), measured for **{minutes:.1f} minutes**, "
         f"{budget}: "
-        + _per_document(per_doc) + ". "
+        + _per_document(per_doc)
+        + (f" (the other {minutes - sum(per_doc.values()) / 60:.1f} went to its pace probes, its forecast and "
+           "starting each chapter)" if minutes - sum(per_doc.values()) / 60 >= 0.05 else "") + ". "
         f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
         f"{(r.get('loadavg_end') or ['?'])[0]}"
         + (f", and the hypervisor took {steal:.1%} of the CPU time" if steal is not None else "") + ". "
