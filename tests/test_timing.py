@@ -363,3 +363,22 @@ def test_the_verdicts_runs_minutes_name_its_budget_and_add_up():
     other = re.search(r"the other ([\d.]+) went to", text)
     assert "no budget" not in text and "minutes it was given" in text
     assert abs(sum(parts) + (float(other.group(1)) if other else 0.0) - total) <= 0.1 * (len(parts) + 1)
+
+
+def test_a_whole_runs_resumed_samples_are_its_plans_and_one_run_has_no_width():
+    """The later rounds of a chapter count its planned samples as resumed again: the sentence
+    counts its plan's only (the reference's verdicts run resumed ccbench's 297, not 13,014); and a
+    row on one run, which has no interval, gives the table no interval width."""
+    import pandas as pd
+
+    rec = next(r for r in timing.timing_records("verdicts") if r.get("campaign") == "amd-epyc-2c-20261127-sitting4")
+    plan = sum(int(e.get("resumed") or 0) for e in rec["experiments"] if e.get("phase", "plan") == "plan")
+    every = sum(int(e.get("resumed") or 0) for e in rec["experiments"])
+    assert plan < every
+    text = timing.reproduce_times("verdicts")
+    if timing.timing_records("verdicts")[-1] is rec:
+        assert f"already held {plan:,} of its samples" in text
+    one = pd.DataFrame({"band": [0.1], "published": [2.0], "ci_low": [2.2], "ci_high": [2.2], "coverage": [0.0]})
+    assert timing._width_over_band(one) == "-"
+    two = one.assign(ci_low=[1.9], ci_high=[2.1], coverage=[0.95])
+    assert timing._width_over_band(pd.concat([one, two])) == "0.50 (1)"

@@ -178,7 +178,7 @@ def findings(df: pd.DataFrame) -> str:
         interval = ("(too few runs for a 95% interval)" if h.at[kmax, "slowdown_weak"] else
                     f"[{h.at[kmax, 'slowdown_ci_lo']:.2f}, {h.at[kmax, 'slowdown_ci_hi']:.2f}]")
         lines.append(f"- **{cond}**: at {smallest:g} s, {kmax} threads take {h.at[kmax, 'slowdown']:.2f}x the "
-                     f"1-thread time {interval} over {int(h.at[kmax, 'n'])} runs, "
+                     f"1-thread time {interval} over {int(h.at[kmax, 'n'])} run{'s' if h.at[kmax, 'n'] != 1 else ''}, "
                      f"with a median of {h.at[kmax, 'ctx_involuntary']:,.0f} involuntary context switches per run.")
     return "\n".join(lines)
 

@@ -331,12 +331,12 @@ class Chapter:
             n = int((self.df["condition"] == cid).sum())
             gil_rt = self.df.loc[self.df["condition"] == cid, "gil_enabled"]
             if measured and not ident:  # e.g. curl: a reference measurement, not an interpreter
-                rows.append({"condition": cid, "status": f"measured ({n} samples)",
+                rows.append({"condition": cid, "status": f"measured ({n} sample{'s' if n != 1 else ''})",
                              "build": "not an interpreter (reference measurement)"})
                 continue
             rows.append({
                 "condition": cid,
-                "status": f"measured ({n} samples)" if measured else "not measured",
+                "status": f"measured ({n} sample{'s' if n != 1 else ''})" if measured else "not measured",
                 "build": ident.get("kind", "missing") if measured else (ident.get("error") or "missing"),
                 "version": (ident.get("version") or "").split(" (")[0],
                 "Py_GIL_DISABLED": "" if ident.get("py_gil_disabled") is None else str(ident.get("py_gil_disabled")),

@@ -197,6 +197,8 @@ def _width_over_band(g) -> str:
     import numpy as np
 
     about = g[g["band"].notna() & (g["band"] > 0) & g["ci_low"].notna() & g["published"].notna()]
+    if "coverage" in about.columns:         # one run has no interval: no width either
+        about = about[about["coverage"].fillna(0) > 0]
     w = (about["ci_high"] - about["ci_low"]) / (2 * about["band"] * about["published"].abs())
     w = w[np.isfinite(w)]
     return f"{w.median():.2f} ({len(w)})" if len(w) else "-"
@@ -472,7 +474,8 @@ def reproduce_times(profile: str = "default") -> str:
               f"{'within' if round(minutes, 1) <= float(given) else '**over**'} the {float(given):g} minutes it "
               f"was given (`{profile}` measures at most {VERDICTS_MINUTES} in all)" if profile == "verdicts" and given
               else "a profile with no budget")
-    resumed = sum(int(e.get("resumed") or 0) for e in r["experiments"])
+    # a chapter's later rounds count its planned samples as resumed again: its plan's count only
+    resumed = sum(int(e.get("resumed") or 0) for e in r["experiments"] if e.get("phase", "plan") == "plan")
     failed = sum(int(e.get("failed") or 0) for e in r["experiments"])
     steal = r.get("cpu_steal_share")
     commit = (r.get("git") or {}).get("commit") or "?"

@@ -157,7 +157,7 @@ def median_with_interval(x) -> dict:
 
 def none_yet(experiment: str) -> str:
     return (f"No campaign here holds GIL traces of `{experiment}`. To record them: build the traced "
-            "interpreters (`make interpreters TRACE=1`: five more builds, each about as long as its twin), then "
+            "interpreters (`make interpreters TRACE=1`: five more builds; the table gives each one's time), then "
             f"`gillab trace record {experiment}` (one sample a trace); this chapter then shows them.")
 
 
