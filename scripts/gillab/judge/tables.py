@@ -335,6 +335,13 @@ def flat_texts(flat, prefix: str = "") -> list[str]:
     return out
 
 
+def ratio_texts(flat) -> list[str]:
+    """:func:`flat_texts` of the rows' ours / published with its interval (the verdicts page's
+    authors' machine numbers and machine-speed factors)."""
+    return flat_texts(flat.assign(measured=flat["ours_over_published"], ci_low=flat["ratio_low"],
+                                  ci_high=flat["ratio_high"]))
+
+
 def value_cell(m: dict | None) -> str:
     """A verdict's estimate as the tables print it (:func:`estimate_text`); 'not measured'
     without one."""

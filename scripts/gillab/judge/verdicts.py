@@ -418,10 +418,10 @@ def machine_context(df):
 def speed_factors(df) -> list[dict]:
     """Per document with a calibration point measured here: its claim, the build, and ours /
     theirs with its interval (a time: above 1, this machine is slower than the author's)."""
-    from .tables import flat_texts
+    from .tables import ratio_texts
 
     m = machine_context(df)
-    texts = flat_texts(m.assign(measured=m["ours_over_published"], ci_low=m["ratio_low"], ci_high=m["ratio_high"]))
+    texts = ratio_texts(m)
     return [{"document": r["document"], "claim": r["claim"], "condition": r["condition"],
              "ours / theirs": r["ours_over_published"], "low": r["ratio_low"], "high": r["ratio_high"], "text": text}
             for (_, r), text in zip(m.iterrows(), texts) if CALIBRATION.get(r["document"]) == r["claim_id"]]

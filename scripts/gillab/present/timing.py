@@ -136,12 +136,10 @@ def profile_minutes(profile: str = "seed") -> str:
     n = len(rec["experiments"])
     from ..measure import campaigns
 
-    whose = ("the reference campaign" if rec["campaign"] == campaigns.reference_id() else
-             "campaign")
-    return (f"The `{profile}` profile in {whose} `{rec['campaign']}`"
-            + ("" if rec["campaign"] == campaigns.reference_id() else
-               " (the reference when it was measured; the reference since holds no such run)")
-            + f": **{total / 60:.0f} minutes** of "
+    where = (f"the reference campaign `{rec['campaign']}`" if rec["campaign"] == campaigns.reference_id() else
+             f"campaign `{rec['campaign']}` (the reference when it was measured; the reference since holds no "
+             "such run)")
+    return (f"The `{profile}` profile in {where}: **{total / 60:.0f} minutes** of "
             f"measuring over its sittings, as its run files record (`data/timing/{profile}-chapters.json`, written "
             f"{rec['written'][:10]}); {whole} of {n} chapters hold every sample the profile asks for today. A chapter "
             f"whose `{profile}` configuration is `default`'s (the same sizes) shares its samples, so its runs are "
@@ -468,6 +466,7 @@ def reproduce_times(profile: str = "default") -> str:
         more = f" (+{c['rounds']} round{'s' if c['rounds'] != 1 else ''})" if c["rounds"] else ""
         rows.append(f"| `{name}`{more} | {doc} | {c['measured']} | {c['failed']} | {c['seconds'] / 60:.1f} |")
     minutes = r["seconds"] / 60
+    other = minutes - sum(per_doc.values()) / 60      # not a chapter's: probes, forecast, start-up
     within = "within" if round(minutes, 1) <= BUDGET_MINUTES else "**over**"   # as printed, to 0.1 minute
     given = r.get("budget_minutes")
     budget = (f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores" if profile == "default" else
@@ -491,8 +490,8 @@ def reproduce_times(profile: str = "default") -> str:
         + f"), measured for **{minutes:.1f} minutes**, "
         f"{budget}: "
         + _per_document(per_doc)
-        + (f" (the other {minutes - sum(per_doc.values()) / 60:.1f} went to its pace probes, its forecast and "
-           "starting each chapter)" if minutes - sum(per_doc.values()) / 60 >= 0.05 else "") + ". "
+        + (f" (the other {other:.1f} went to its pace probes, its forecast and starting each chapter)"
+           if other >= 0.05 else "") + ". "
         f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
         f"{(r.get('loadavg_end') or ['?'])[0]}"
         + (f", and the hypervisor took {steal:.1%} of the CPU time" if steal is not None else "") + ". "
@@ -580,6 +579,11 @@ def _when(stamp) -> float:
         return float("nan")
 
 
+def _span(rec: dict) -> tuple[float, float]:
+    """A run's start and end (its start where it never finished), in seconds."""
+    return _when(rec.get("started")), _when(rec.get("finished") or rec.get("started"))
+
+
 def apart_runs(c, whole: list[dict]) -> list[list[dict]]:
     """The runs of ``c``'s chapters that measured something outside every whole run of it (a
     chapter measured again on its own, `gillab measure`/`run`, or a campaign measured chapter by
@@ -587,7 +591,7 @@ def apart_runs(c, whole: list[dict]) -> list[list[dict]]:
     are one stretch of measuring, oldest first, and each has a steadiness too."""
     from ..measure import campaigns
 
-    spans = [(_when(r.get("started")), _when(r.get("finished") or r.get("started"))) for r in whole]
+    spans = [_span(r) for r in whole]
     stretches: dict[int, list[dict]] = {}
     for r in sorted(campaigns.runs(c), key=lambda r: r.get("started") or ""):
         t = _when(r.get("started"))
@@ -653,8 +657,17 @@ def _inside(c, rec: dict) -> list[dict]:
     """The chapters' runs of ``c`` that a whole run's record spans."""
     from ..measure import campaigns
 
-    a, b = _when(rec.get("started")), _when(rec.get("finished") or rec.get("started"))
+    a, b = _span(rec)
     return [r for r in campaigns.runs(c) if a <= _when(r.get("started")) <= b]
+
+
+def _probes_cell(st) -> str:
+    """The steadiness table's probes cell: how many, the slowest over the fastest."""
+    from ..judge import steadiness
+
+    if st.outcome == steadiness.NOT_RECORDED:
+        return "not recorded"
+    return f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else "")
 
 
 def _apart_row(name: str, runs: list[dict], c=None) -> str:
@@ -669,8 +682,7 @@ def _apart_row(name: str, runs: list[dict], c=None) -> str:
     load = " → ".join(str((r.get(k) or ["?"])[0]) for r, k in ((first, "loadavg_start"), (last, "loadavg_end")))
     steals = [r["cpu_steal_share"] for r in runs if isinstance(r.get("cpu_steal_share"), (int, float))]
     stolen = f"{max(steals):.1%} (the most of its runs)" if steals else "not recorded"
-    probes = ("not recorded" if st.outcome == steadiness.NOT_RECORDED else
-              f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else ""))
+    probes = _probes_cell(st)
     some = any(r.get("probes") for r in runs)
     verdict = (f"**{st.outcome}**: {st.why}" if st.outcome != steadiness.NOT_RECORDED else
                f"not recorded: {st.why}" if some else "not recorded")
@@ -704,8 +716,7 @@ def steadiness_table() -> str:
             st = steadiness.of(r)
             load = " → ".join(str((r.get(k) or ["?"])[0]) for k in ("loadavg_start", "loadavg_end"))
             steal = r.get("cpu_steal_share")
-            probes = ("not recorded" if st.outcome == steadiness.NOT_RECORDED else
-                      f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else ""))
+            probes = _probes_cell(st)
             verdict = st.outcome if st.outcome == steadiness.NOT_RECORDED else f"**{st.outcome}**: {st.why}"
             later = _still_read(by_id[cid], _inside(by_id[cid], r)) if cid == ref else ""
             rows.append(f"| {name} | `{r.get('profile')}`, {(r.get('started') or '?')[:16].replace('T', ' ')}{later} "
