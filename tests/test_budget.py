@@ -20,15 +20,15 @@ def chapter(name, minutes, rows, short=()):
 
 def test_every_chapter_is_measured_when_the_plan_fits():
     plan = [chapter("a", 10, 5), chapter("b", 15, 1)]
-    assert budget.choose(plan, 30) == (["a", "b"], [])
-    assert budget.choose(plan, None) == (["a", "b"], [])
+    assert budget.choose(plan, 30) == (["a", "b"], [], [])
+    assert budget.choose(plan, None) == (["a", "b"], [], [])
 
 
 def test_a_plan_that_does_not_fit_leaves_out_the_fewest_rows_per_minute_and_names_them():
     plan = [chapter("slow", 20, 2), chapter("fast", 10, 10), chapter("mid", 8, 4),
             budget.ChapterForecast("broken", 0, 0.0, [], "", 0, error="no build")]
-    chosen, out = budget.choose(plan, 20)
-    assert chosen == ["fast", "mid"]                        # in the report's order, 18 of 20 minutes
+    chosen, out, fewest = budget.choose(plan, 20)
+    assert chosen == ["fast", "mid"] and fewest == []                        # in the report's order, 18 of 20 minutes
     assert [c.experiment for c in out] == ["slow"]
     text = budget.describe(plan, chosen, 20)
     assert "18.0 minutes of a 20-minute budget" in text and "14 of the 16 judged" in text
@@ -46,12 +46,35 @@ def test_where_chapters_fit_only_without_their_figures_none_is_left_out():
         return c
 
     plan = [with_figures("a", 20, 12, 5), with_figures("b", 20, 10, 5)]
-    assert not budget.whole_fits(plan, 30) and budget.choose(plan, 30) == (["a", "b"], [])
+    assert not budget.whole_fits(plan, 30) and budget.choose(plan, 30) == (["a", "b"], [], [])
     assert "every chapter's claims first (18.0 minutes), then the points no claim reads" in budget.describe(
         plan, ["a", "b"], 30)
-    chosen, out = budget.choose(plan, 12)
+    chosen, out, _ = budget.choose(plan, 12)
     assert chosen == ["a"] and [c.experiment for c in out] == ["b"]     # a: 5 rows in 8 minutes, b in 10
-    assert budget.choose(plan, 40) == (["a", "b"], []) and budget.whole_fits(plan, 40)
+    assert budget.choose(plan, 40) == (["a", "b"], [], []) and budget.whole_fits(plan, 40)
+
+
+def test_a_chapter_whose_claims_do_not_fit_is_measured_at_one_run_a_point_where_that_fits():
+    """Not left out while its figures fit: the chapter deciding the fewest rows per minute gives
+    way first, measured at one run a point, its judged rows named as too few runs; a chapter that
+    does not fit even so is left out."""
+    def with_fewest(name, minutes, rows, least):
+        c = chapter(name, minutes, rows)
+        c.fewest = budget.ChapterForecast(name, 2, least * 60, [], "test", 1, short=list(c.judged))
+        return c
+
+    plan = [with_fewest("server", 8, 4, 1), chapter("threads", 20, 40)]
+    chosen, out, fewest = budget.choose(plan, 22)
+    assert chosen == ["server", "threads"] and out == [] and fewest == ["server"]
+    text = budget.describe(plan, chosen, 22, fewest)
+    assert "server                 2     1.0           0            0            4  test  (one run a point" in text
+    assert "expected: 21.0 minutes of a 22-minute budget" in text and "40 of the 44 judged" in text
+    assert "too few runs planned for 4 judged rows" in text and "server/r3" in text
+    # where not even one run a point fits, the chapter is left out and named
+    chosen, out, fewest = budget.choose(plan, 20.5)
+    assert chosen == ["threads"] and [c.experiment for c in out] == ["server"] and fewest == []
+    # a slower machine scales the fewest runs too
+    assert plan[0].scale(2.0).fewest.seconds == 120.0
 
 
 def test_rows_whose_planned_runs_are_too_few_are_named_before_measuring():
@@ -118,7 +141,7 @@ def test_a_short_run_spends_its_minutes_where_the_reference_decided_rows():
     many = budget.ChapterForecast("many", 10, 600.0, [f"m/r{i}" for i in range(20)], "test", 7)
     sure = budget.ChapterForecast("sure", 10, 600.0, [f"s/r{i}" for i in range(5)], "test", 7,
                                   decided=[f"s/r{i}" for i in range(5)])
-    assert budget.choose([many, sure], 15) == (["sure"], [many])
+    assert budget.choose([many, sure], 15) == (["sure"], [many], [])
     assert budget.by_yield([many, sure], ["many", "sure"]) == ["sure", "many"]
     # without a reference's outcomes (none decided anywhere) judged rows per minute decide
     bare = [budget.ChapterForecast(c.experiment, 10, c.seconds, c.judged, "test", 7) for c in (many, sure)]

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from gillab import reproduce
+from gillab.judge import budget as budget_mod
 from gillab.measure import experiments
 from gillab.present import timing
 from gillab.measure import campaigns
@@ -306,6 +307,66 @@ def test_a_run_short_of_time_measures_every_chapters_claims_before_any_figure(bu
     assert [(e["experiment"], e["phase"]) for e in rec["experiments"]] == (
         [(n, "plan") for n in order] + [(n, "figures") for n in order])
     assert "claims first" in timing._plan_words(rec)
+
+
+class Steady(budget_mod.Deadline):
+    """A run's clock that always has ``seconds`` left: what the plan decides, without racing time."""
+
+    def __init__(self, seconds: float):
+        super().__init__(None)
+        self.seconds = seconds
+
+    def left(self) -> float:
+        return self.seconds
+
+
+def _shrinking_plan(names, whole_minutes, decided):
+    """A forecast per chapter: its claims' runs (``whole_minutes``) and one run a point (1 minute)."""
+    def fc(n):
+        c = budget_mod.ChapterForecast(n, 3, whole_minutes[n] * 60, [f"{n}/row{i}" for i in range(decided[n])], "test",
+                                       7, decided=[f"{n}/row{i}" for i in range(decided[n])])
+        c.fewest = budget_mod.ChapterForecast(n, 1, 60.0, [], "test", 1, short=list(c.judged))
+        return c
+    return lambda *a, **k: [fc(n) for n in names]
+
+
+@pytest.mark.parametrize("how", ["forecast", "at the pace kept"])
+def test_a_chapter_whose_claims_do_not_fit_is_measured_at_one_run_a_point(builds, data_dir, monkeypatch, how):
+    """Not left out: the chapter deciding the fewest rows per minute is measured at one run a point,
+    whether the forecast says so before measuring or the minutes left say so when its turn comes;
+    the record and the method chapter name it, its judged rows left with too few runs."""
+    from gillab.measure import sweep
+
+    names = ["st_loop", "sha256"]
+    monkeypatch.setattr(experiments, "names", lambda: names)
+    if how == "forecast":       # 12 minutes: sha256's 9 fit, st_loop's 20 do not, its 1 at one run does
+        plan, minutes = _shrinking_plan(names, {"st_loop": 20, "sha256": 9}, {"st_loop": 2, "sha256": 5}), 12
+    else:                       # both fit the forecast's 30; the clock has 5 left when st_loop's turn (the first) comes
+        plan, minutes = _shrinking_plan(names, {"st_loop": 8, "sha256": 4}, {"st_loop": 20, "sha256": 2}), 30
+        monkeypatch.setattr(budget_mod.Deadline, "after", classmethod(lambda cls, m: Steady(5 * 60)))
+    monkeypatch.setattr(budget_mod, "forecast", plan)
+    calls, real = [], sweep.measure
+
+    def measure(name, profile, overrides=None, **k):
+        calls.append((name, overrides))
+        return real(name, profile, overrides, **k)
+
+    monkeypatch.setattr(sweep, "measure", measure)
+    path, failures = reproduce.reproduce("smoke", campaign="shrunk", render=False, minutes=minutes)
+    rec = json.loads(path.read_text())
+    assert failures == [] and not rec["left_out"] and not rec.get("not_reached")
+    rows = 2 if how == "forecast" else 20
+    assert list(rec["fewest"]) == ["st_loop"] and len(rec["fewest"]["st_loop"]) == rows
+    assert ("st_loop", budget_mod.FEWEST) in calls and ("sha256", None) in calls
+    words = timing._plan_words(rec)
+    assert f"{rows} judged rows left with too few runs" in words
+    if how == "forecast":       # chosen so: the forecast it chose is 9 + 1 minutes
+        assert "forecast 10.0 minutes for the chapters it chose" in words
+        assert "measured `st_loop` at one run a point, its figures" in words
+    else:                       # chosen whole (8 + 4 minutes), then measured at one run when its turn came
+        assert "forecast 12.0 minutes for the chapters it chose" in words
+        assert "measured `st_loop` at one run a point when its turn came" in words
+    assert timing.profile_drift(rec) == []
 
 
 def test_figures_the_time_no_longer_reaches_are_named_in_the_record():

@@ -84,7 +84,7 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     first = probes.take("start")
     factor, speed = budget.speed_factor(profile, first) if timed else (1.0, "")
     forecast = (budget.forecast(profile, campaign, new_campaign=new_campaign, factor=factor) if timed else [])
-    chosen, left_out = budget.choose(forecast, minutes) if timed else (experiments.names(), [])
+    chosen, left_out, fewest = budget.choose(forecast, minutes) if timed else (experiments.names(), [], [])
     claims_first = timed and not budget.whole_fits(forecast, minutes)
     if timed:
         chosen = budget.by_yield(forecast, chosen)
@@ -98,10 +98,13 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
               "budget_minutes": minutes, "speed_factor": round(factor, 3), "speed": speed,
               "forecast": [{"experiment": c.experiment, "samples": c.samples, "seconds": round(c.seconds, 1),
                             "waits": round(c.waits, 1), "judged": len(c.judged), "decided": len(c.decided),
-                            "too_few": c.short, "basis": c.basis, "error": c.error}
+                            "too_few": c.short, "basis": c.basis, "error": c.error,
+                            "fewest_seconds": None if c.fewest is None else round(c.fewest.seconds, 1)}
                            for c in forecast],
               "choice": budget.CHOICE, "claims_first": claims_first,
-              "left_out": {c.experiment: c.judged + c.short for c in left_out}, "probes": probes.taken}
+              "left_out": {c.experiment: c.judged + c.short for c in left_out},
+              "fewest": {c.experiment: c.judged + c.short for c in forecast if c.experiment in fewest},
+              "probes": probes.taken}
     path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
     t0 = time.monotonic()
     deadline = budget.Deadline.after(None if minutes is None else minutes - probes.reserve / 60)
@@ -144,15 +147,27 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
             print(f"[gillab] {name}: left out, its planned runs do not fit the {minutes:g} minutes", file=sys.stderr)
         for name in [n for n in chosen if n not in cannot]:
             # the forecast, corrected by how the chapters so far ran against theirs
-            share = (planned[name].claims if claims_first else planned[name].seconds) if timed else 0.0
-            expect = share * (spent / forecast_spent if forecast_spent > 0 else 1.0)
+            pace = spent / forecast_spent if forecast_spent > 0 else 1.0
+            plan = planned[name].fewest if name in record["fewest"] else planned.get(name)
+            share = (plan.claims if claims_first else plan.seconds) if timed else 0.0
+            least = planned[name].fewest if timed and name not in record["fewest"] else None
+            if timed and share * pace > deadline.left() and least is not None \
+                    and (least.claims if claims_first else least.seconds) * pace <= deadline.left():
+                # its claims' runs no longer fit: one run a point (its figures) rather than nothing
+                record["fewest"][name] = planned[name].judged + planned[name].short
+                record.setdefault("fewest_late", []).append(name)
+                print(f"[gillab] {name}: its planned runs (about {share * pace / 60:.1f} minutes at the pace so far) "
+                      f"no longer fit the {deadline.left() / 60:.1f} minutes left; one run a point instead",
+                      file=sys.stderr)
+                plan, share = least, (least.claims if claims_first else least.seconds)
+            expect = share * pace
             if timed and expect > deadline.left():
                 record.setdefault("not_reached", {})[name] = planned[name].judged + planned[name].short
                 print(f"[gillab] {name}: left out, its planned runs (about {expect / 60:.1f} minutes at the pace so "
                       f"far) no longer fit the {deadline.left() / 60:.1f} minutes left", file=sys.stderr)
                 continue
             t1 = time.monotonic()
-            res = run(name, None, "plan")
+            res = run(name, budget.FEWEST if name in record["fewest"] else None, "plan")
             if timed and res is not None and res.status != sweep.STOPPED_ON_TIME:
                 spent += time.monotonic() - t1
                 forecast_spent += share
@@ -160,7 +175,9 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
             figures([n for n in chosen if n not in cannot and n not in record.get("not_reached", {})],
                     planned, deadline, run, record)
         if timed and profile in ("default", "verdicts") and deadline.left() > 0:
-            more_rounds(camp.id, profile, [n for n in chosen if n not in cannot], deadline, run, record)
+            # a chapter at one run a point gets no rounds: its points would take its whole plan's runs
+            more_rounds(camp.id, profile, [n for n in chosen if n not in cannot and n not in record["fewest"]],
+                        deadline, run, record)
     except BaseException as exc:
         save(f"interrupted ({type(exc).__name__})")
         raise
@@ -178,14 +195,18 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
 def figures(names: list[str], planned: dict, deadline, run, record: dict) -> None:
     """After every chapter's claims: each chapter's points no claim reads (the figures' runs), in
     the order the claims were measured, while time is left; a chapter's run resumes its claims and
-    measures the rest, and one the time no longer reaches is named in the record."""
+    measures the rest (at one run a point where its claims were), and one the time no longer
+    reaches is named in the record."""
+    from .judge import budget
+
     for name in names:
-        if not planned[name].figures:
+        least = name in record.get("fewest", {})
+        if not (planned[name].fewest if least else planned[name]).figures:
             continue
         if deadline.left() <= 0:
             record.setdefault("figures_not_reached", []).append(name)
             continue
-        run(name, None, "figures")
+        run(name, budget.FEWEST if least else None, "figures")
 
 
 def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: dict) -> None:

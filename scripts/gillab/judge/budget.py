@@ -66,6 +66,9 @@ DEFAULT_OVERHEAD_S = 0.15
 BUILD_ID = re.compile(r"^(nogil-)?\d+\.\d+\.\d+t?(-gil)?$")
 # the methods whose interval stays valid when the number of runs is chosen from the data
 SEQUENTIAL = (*stats.ORDER, stats.RATIO, stats.COUNT)
+# a chapter whose claims' runs do not fit is measured at these (one run a point: its figures), not
+# left out; its judged rows are then named as having too few runs
+FEWEST = {"repeats": 1}
 
 
 @dataclass
@@ -96,12 +99,15 @@ class ChapterForecast:
     decided: list = field(default_factory=list)  # of ``judged``, those the reference decides at its runs
     figures: float = 0.0    # of ``seconds``, those of the points no claim reads (the figures' runs)
     figure_waits: float = 0.0   # of ``figures``, those its samples wait out
+    fewest: "ChapterForecast | None" = None     # the same chapter at :data:`FEWEST`, where that is less
 
     def scale(self, factor: float) -> "ChapterForecast":
         """The forecast on a machine ``factor`` times slower: the work and the harness's time
         between samples scale, what samples wait out (a counting window, k6's duration) does not."""
         self.seconds = self.waits + (self.seconds - self.waits) * factor
         self.figures = self.figure_waits + (self.figures - self.figure_waits) * factor
+        if self.fewest is not None:
+            self.fewest.scale(factor)
         return self
 
     @property
@@ -405,9 +411,15 @@ def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign:
 
     flat = verdicts.reference_flat(flat)
     rows, decided = judged_rows(flat), deciding_runs(flat)
-    return [forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign,
-                             decided=decided).scale(factor)
-            for n in experiments.names()]
+    out = []
+    for n in experiments.names():
+        c = forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign, decided=decided)
+        if not c.error and c.repeats > FEWEST["repeats"]:
+            least = forecast_chapter(n, profile, campaign, rows.get(n, []), overrides=FEWEST,
+                                     new_campaign=new_campaign, decided=decided)
+            c.fewest = least if not least.error and least.seconds < c.seconds else None
+        out.append(c.scale(factor))
+    return out
 
 
 def by_yield(chapters: list[ChapterForecast], names: list[str]) -> list[str]:
@@ -423,31 +435,55 @@ def whole_fits(chapters: list[ChapterForecast], minutes: float | None) -> bool:
     return minutes is None or sum(c.seconds for c in chapters if not c.error) <= minutes * 60
 
 
-def choose(chapters: list[ChapterForecast], minutes: float | None) -> tuple[list[str], list[ChapterForecast]]:
+class Choice(NamedTuple):
+    """What a run within a budget measures: the chapters chosen (in the report's order), those left
+    out, and of the chosen those measured at :data:`FEWEST` (their claims' runs did not fit)."""
+    chosen: list
+    left_out: list
+    fewest: list = []
+
+
+def choose(chapters: list[ChapterForecast], minutes: float | None) -> Choice:
     """The chapters to measure within ``minutes`` (None: every one), in the report's order, and
     those left out.  Where they do not all fit whole, their claims come first and their figures
     after (:func:`whole_fits`): the claims of the chapters that decide the most rows per minute
-    first (:attr:`ChapterForecast.rank`), then any chapter whose claims still fit."""
+    first (:attr:`ChapterForecast.rank`), then any chapter whose claims still fit; then, in the
+    same order, a chapter whose claims did not fit is measured at one run a point (its figures,
+    :attr:`ChapterForecast.fewest`) where that fits, so that every chapter is measured while it can
+    be; only a chapter that does not fit even so is left out."""
     ok = [c for c in chapters if not c.error]
     if whole_fits(ok, minutes):
-        return [c.experiment for c in ok], []
-    left, chosen = minutes * 60, set()
+        return Choice([c.experiment for c in ok], [], [])
+    left, chosen, fewest = minutes * 60, set(), set()
     for c in sorted(ok, key=lambda c: c.rank):
         if c.claims <= left:
             chosen.add(c.experiment)
             left -= c.claims
-    return [c.experiment for c in ok if c.experiment in chosen], [c for c in ok if c.experiment not in chosen]
+    for c in sorted(ok, key=lambda c: c.rank):
+        if c.experiment not in chosen and c.fewest is not None and c.fewest.claims <= left:
+            fewest.add(c.experiment)
+            left -= c.fewest.claims
+    return Choice([c.experiment for c in ok if c.experiment in chosen | fewest],
+                  [c for c in ok if c.experiment not in chosen | fewest],
+                  [c.experiment for c in ok if c.experiment in fewest])
 
 
-def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float | None) -> str:
-    """The forecast as the reader sees it before anything is measured."""
+def effective(chapters: list[ChapterForecast], fewest=()) -> list[ChapterForecast]:
+    """``chapters`` as they will be measured: those in ``fewest`` at :data:`FEWEST`."""
+    return [c.fewest if c.experiment in fewest and c.fewest is not None else c for c in chapters]
+
+
+def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float | None, fewest=()) -> str:
+    """The forecast as the reader sees it before anything is measured (``fewest``: the chosen
+    chapters measured at one run a point, :func:`choose`)."""
     lines = [f"{'chapter':<16} {'samples':>7} {'minutes':>7} {'judged rows':>11} {'ref. decides':>12} "
              f"{'too few runs':>12}  basis"]
-    for c in chapters:
-        mark = "" if c.experiment in chosen else ("  (cannot start)" if c.error else "  (left out: no time)")
+    for c in effective(chapters, fewest):
+        mark = ("  (one run a point: its claims' runs do not fit)" if c.experiment in fewest else
+                "" if c.experiment in chosen else "  (cannot start)" if c.error else "  (left out: no time)")
         lines.append(f"{c.experiment:<16} {c.samples:>7} {c.seconds / 60:>7.1f} {len(c.judged):>11} "
                      f"{len(c.decided):>12} {len(c.short):>12}  {c.basis}{mark}")
-    use = [c for c in chapters if c.experiment in chosen]
+    use = [c for c in effective(chapters, fewest) if c.experiment in chosen]
     total = sum(c.seconds for c in use) / 60
     rows = sum(len(c.judged) for c in use)
     decided = sum(len(c.decided) for c in use)
@@ -461,11 +497,14 @@ def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float 
         claims = sum(c.claims for c in use) / 60
         lines.append(f"the planned runs do not all fit: every chapter's claims first ({claims:.1f} minutes), then the "
                      f"points no claim reads (the figures' runs, {total - claims:.1f} minutes) while time is left")
+    if fewest:
+        lines.append("measured at one run a point, their claims' runs not fitting (their figures; the judged rows "
+                     "left to a longer run): " + ", ".join(fewest))
     out = [c for c in chapters if c.experiment not in chosen and not c.error]
     if out:
         lines.append("not judged in this budget (their chapters do not fit): "
                      + "; ".join(f"{c.experiment}: {', '.join(c.judged + c.short) or 'no judged row'}" for c in out))
-    short = [k for c in chapters if c.experiment in chosen for k in c.short]
+    short = [k for c in use for k in c.short]
     if short:
         lines.append(f"too few runs planned for {len(short)} judged rows (left to more rounds, if time is left, "
                      "or to the `verdicts` profile; 3.6-3.11 to `history`): " + ", ".join(short))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from ..judge.budget import FEWEST
 from ..judge.verdicts import asks_as_recorded
 from ..measure import experiments
 from ..measure.protocol import NOT_CONFIG
@@ -301,6 +302,12 @@ def planned_run(flat=None, ref_flat=None, record: dict | None = None) -> str:
                      "pace the run kept" if late else "") + "): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
+    if rec.get("fewest"):
+        least = {n: len(v) for n, v in rec["fewest"].items()}
+        lines += ["Measured at one run a point, the figures' runs (the runs their claims need did not fit at the "
+                  "machine's pace; their judged rows have too few runs): "
+                  + "; ".join(f"`{n}` ({k} row{'s' if k != 1 else ''})" for n, k in least.items())
+                  + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures their claims.", ""]
     open_ = straddling(flat, " by this run")
     if open_:
         lines += [open_, ""]
@@ -435,7 +442,8 @@ def profile_drift(record: dict) -> list[str]:
                 out.append(f"{name}: not in the record")
             continue
         exp, rec = experiments.get(name), seen[name]
-        p = exp.resolve(record["profile"])
+        # a chapter its budget measured at one run a point: against the profile at those runs
+        p = exp.resolve(record["profile"], FEWEST if name in record.get("fewest", {}) else None)
         if exp.config_id(p) != rec["config_id"]:
             out.append(f"{name}: configuration {rec['config_id']} then, {exp.config_id(p)} now")
         for k in NOT_CONFIG:
@@ -517,9 +525,19 @@ def reproduce_times(profile: str = "default") -> str:
 def _plan_words(r: dict) -> str:
     """What a planned run's record says of its plan: the machine's pace against the times it
     forecast from, the forecast, the chapters left out, and the rounds after the plan."""
-    fc = sum(c["seconds"] for c in r["forecast"] if c["experiment"] not in r.get("left_out", {})) / 60
+    late = r.get("fewest_late") or []
+    fewest = {n: v for n, v in (r.get("fewest") or {}).items() if n not in late}    # chosen so before measuring
+    fc = sum((c.get("fewest_seconds") or c["seconds"]) if c["experiment"] in fewest else c["seconds"]
+             for c in r["forecast"] if c["experiment"] not in r.get("left_out", {})) / 60
     out = [f"It planned its runs before measuring: {r.get('speed') or 'at the times read'}; forecast "
            f"{fc:.1f} minutes for the chapters it chose"]
+    for names, when, why in ((list(fewest), "", "did not fit at that pace"),
+                             (late, " when its turn came", "no longer fit the minutes left at the pace it kept")):
+        if names:
+            rows = sum(len(r["fewest"][n]) for n in names)
+            out.append(f"measured {', '.join(f'`{n}`' for n in names)} at one run a point{when}, its figures (the runs "
+                       f"of {'their' if len(names) > 1 else 'its'} claims {why}: {rows} judged "
+                       f"row{'s' if rows != 1 else ''} left with too few runs)")
     if r.get("left_out"):
         from ..judge.budget import CHOSEN_BEFORE
 
