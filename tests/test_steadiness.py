@@ -196,7 +196,7 @@ def _run(exp, started, finished, run_id, probes=None, measured=3, steal=0.0):
 def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_dir, monkeypatch, tmp_path):
     """A chapter measured again after the whole run (or before it) is a stretch of the sitting with
     its own steadiness: probed and steady, probed and drifting, or not recorded; a run inside the
-    whole run is the whole run's."""
+    whole run is the whole run's; a run hours after the one before it starts another stretch."""
     monkeypatch.setattr(timing, "timing_dir", lambda: tmp_path / "timing")
     (tmp_path / "timing").mkdir()
     c = campaigns.create("sitting")
@@ -209,15 +209,20 @@ def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_
                  probes=[probe(1.0, when="start"), probe(1.1, since=0.0, when="end")]),
             _run("ccbench", "2026-12-01T12:10:00+00:00", "2026-12-01T12:30:00+00:00", "d",
                  probes=[probe(1.05, when="start"), probe(1.4, since=0.0, when="end")]),
-            _run("countdown", "2026-12-01T12:40:00+00:00", "2026-12-01T12:41:00+00:00", "e", measured=0)]
+            _run("countdown", "2026-12-01T12:40:00+00:00", "2026-12-01T12:41:00+00:00", "e", measured=0),
+            # more than an hour after the stretch's last run: a stretch of its own
+            _run("flask_k6", "2026-12-01T20:00:00+00:00", "2026-12-01T20:08:00+00:00", "f",
+                 probes=[probe(1.0, when="start"), probe(1.02, since=0.0, when="end")])]
     for r in runs:
         store = c.store(r["experiment"])
         store.runs_dir.mkdir(parents=True, exist_ok=True)
         (store.runs_dir / f"{r['run_id']}.json").write_text(json.dumps(r))
     stretches = timing.apart_runs(c, [whole])
-    assert [[r["run_id"] for r in s] for s in stretches] == [["a"], ["c", "d"]]   # "e" measured nothing
+    assert [[r["run_id"] for r in s] for s in stretches] == [["a"], ["c", "d"], ["f"]]   # "e" measured nothing
     rows = [line for line in timing.steadiness_table().splitlines() if line.startswith("| `sitting`")]
-    assert len(rows) == 3 and "| **steady**" in rows[0]
+    assert len(rows) == 4 and "| **steady**" in rows[0]
+    assert "1 run apart from a whole run (`verdicts`: flask_k6), 2026-12-01 20:00" in rows[3]
+    assert "| 2 (1.02x) | **steady**" in rows[3]
     assert "1 run apart from a whole run (`verdicts`: ccbench), 2026-12-01 09:00 → 2026-12-01 09:10" in rows[1]
     assert rows[1].endswith("| not recorded | not recorded |")
     # read as one stretch: the slowest probe over the fastest across both runs
@@ -244,3 +249,4 @@ def test_the_references_stretches_say_which_samples_no_page_reads(monkeypatch):
     assert any("not read now" in r and "ccbench" in r.split("not read now")[1].split("|")[0] for r in whole)
     last = [r for r in apart if "stall" in r.split("|")[2]]
     assert last and all("not read now" not in r for r in last)
+

@@ -602,21 +602,31 @@ def _span(rec: dict) -> tuple[float, float]:
     return _when(rec.get("started")), _when(rec.get("finished") or rec.get("started"))
 
 
+# runs apart from a whole run further apart than this (one's end to the next one's start) are two stretches
+STRETCH_GAP_S = 3600.0
+
+
 def apart_runs(c, whole: list[dict]) -> list[list[dict]]:
     """The runs of ``c``'s chapters that measured something outside every whole run of it (a
     chapter measured again on its own, `gillab measure`/`run`, or a campaign measured chapter by
     chapter), in stretches: the runs between two whole runs (or before the first, after the last)
-    are one stretch of measuring, oldest first, and each has a steadiness too."""
+    with no more than :data:`STRETCH_GAP_S` between one and the next are one stretch of measuring,
+    oldest first, and each has a steadiness too."""
     from ..measure import campaigns
 
     spans = [_span(r) for r in whole]
-    stretches: dict[int, list[dict]] = {}
+    stretches: list[list[dict]] = []
+    place = None
     for r in sorted(campaigns.runs(c), key=lambda r: r.get("started") or ""):
         t = _when(r.get("started"))
         if not r.get("measured") or any(a <= t <= b for a, b in spans):
             continue
-        stretches.setdefault(sum(a < t for a, _ in spans), []).append(r)
-    return [stretches[k] for k in sorted(stretches)]
+        between = sum(a < t for a, _ in spans)
+        if place != between or t - _span(stretches[-1][-1])[1] > STRETCH_GAP_S:
+            stretches.append([])
+        place = between
+        stretches[-1].append(r)
+    return stretches
 
 
 def apart_steadiness(runs: list[dict]):
@@ -747,8 +757,9 @@ def steadiness_table() -> str:
             "written before the probe existed holds no probes: its steadiness is *not recorded*, whatever its load "
             "and steal were. Chapters measured on their own outside a whole run (`gillab measure` or `run`: a "
             "chapter measured again, or a campaign measured chapter by chapter) take the same probes (the runs before the "
-            "probe existed took none), and their runs between two whole runs (or before the first, after the last) are "
-            "read as one stretch, on a row of their own: it has no forecast, so no pace against one (*none*), and "
+            "probe existed took none), and their runs between two whole runs (or before the first, after the last), "
+            f"none more than {STRETCH_GAP_S / 3600:g} hour after the one before, are read as one stretch, on a row "
+            "of their own: it has no forecast, so no pace against one (*none*), and "
             "its steal is the most any of its runs lost. The reference's rows say which of their chapters' samples "
             "no page reads now (the chapter was measured again, or at sizes no profile asks for since): their "
             "steadiness no longer bears on a result.\n\n" + "\n".join(rows) + "\n")
