@@ -77,6 +77,14 @@ def test_a_chapter_whose_claims_do_not_fit_is_measured_at_one_run_a_point_where_
     assert plan[0].scale(2.0).fewest.seconds == 120.0
 
 
+def test_every_chapter_with_more_than_one_run_a_point_has_a_shorter_plan_to_give_way_to(monkeypatch):
+    fc = budget.forecast("default", new_campaign=True)
+    flask = next(c for c in fc if c.experiment == "flask_k6")
+    assert flask.fewest is not None and flask.fewest.repeats == 1 and flask.fewest.seconds < flask.seconds
+    assert flask.fewest.samples * flask.repeats == flask.samples and not flask.fewest.judged
+    assert all(c.fewest is None or c.fewest.seconds < c.seconds for c in fc)
+
+
 def test_rows_whose_planned_runs_are_too_few_are_named_before_measuring():
     text = budget.describe([chapter("a", 5, 2, short=["a/k6 @ 3.13.5"])], ["a"], 30)
     assert "too few runs planned for 1 judged rows" in text and "a/k6 @ 3.13.5" in text

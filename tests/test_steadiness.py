@@ -239,7 +239,8 @@ def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_
 def test_the_references_stretches_say_which_samples_no_page_reads(monkeypatch):
     """On the reference of 2026-11-27 (a campaign kept after it), ccbench's plan before the whole
     run and the whole run's ccbench and stall samples were measured again (stall at new sizes): the
-    rows say so, and the stretch of the re-measures, whose samples the pages read, does not."""
+    rows say so, and the stretch of the re-measures, whose samples the pages read, does not; the
+    whole run's flask_k6 samples, at the document's sizes, are `seed`'s configuration, still read."""
     ref = "amd-epyc-2c-20261127-sitting4"
     monkeypatch.setattr(campaigns, "reference_id", lambda: ref)
     rows = [line for line in timing.steadiness_table().splitlines() if line.startswith(f"| `{ref}` |")]
@@ -249,4 +250,6 @@ def test_the_references_stretches_say_which_samples_no_page_reads(monkeypatch):
     assert any("not read now" in r and "ccbench" in r.split("not read now")[1].split("|")[0] for r in whole)
     last = [r for r in apart if "stall" in r.split("|")[2]]
     assert last and all("not read now" not in r for r in last)
-
+    # flask_k6 measured again at half sizes the next night: its own stretch, probed and steady
+    (flask,) = [r for r in apart if "flask_k6" in r.split("|")[2]]
+    assert "1 run apart" in flask and "| **steady**" in flask and "not read now" not in flask

