@@ -139,6 +139,10 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
         return res
 
     spent = forecast_spent = 0.0      # the chosen chapters measured so far: their seconds, and forecast's
+
+    def cost(c) -> float:
+        """What a chapter's planned runs take in this run: its claims, where those come first."""
+        return c.claims if claims_first else c.seconds
     try:
         for name in [n for n in experiments.names() if n in cannot]:
             failures.append({"experiment": name, "error": cannot[name]})
@@ -148,18 +152,16 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
         for name in [n for n in chosen if n not in cannot]:
             # the forecast, corrected by how the chapters so far ran against theirs
             pace = spent / forecast_spent if forecast_spent > 0 else 1.0
-            plan = planned[name].fewest if name in record["fewest"] else planned.get(name)
-            share = (plan.claims if claims_first else plan.seconds) if timed else 0.0
+            share = cost(planned[name].measured(record["fewest"])) if timed else 0.0
             least = planned[name].fewest if timed and name not in record["fewest"] else None
-            if timed and share * pace > deadline.left() and least is not None \
-                    and (least.claims if claims_first else least.seconds) * pace <= deadline.left():
+            if least is not None and share * pace > deadline.left() and cost(least) * pace <= deadline.left():
                 # its claims' runs no longer fit: one run a point (its figures) rather than nothing
                 record["fewest"][name] = planned[name].judged + planned[name].short
                 record.setdefault("fewest_late", []).append(name)
                 print(f"[gillab] {name}: its planned runs (about {share * pace / 60:.1f} minutes at the pace so far) "
                       f"no longer fit the {deadline.left() / 60:.1f} minutes left; one run a point instead",
                       file=sys.stderr)
-                plan, share = least, (least.claims if claims_first else least.seconds)
+                share = cost(least)
             expect = share * pace
             if timed and expect > deadline.left():
                 record.setdefault("not_reached", {})[name] = planned[name].judged + planned[name].short
@@ -199,14 +201,14 @@ def figures(names: list[str], planned: dict, deadline, run, record: dict) -> Non
     reaches is named in the record."""
     from .judge import budget
 
+    fewest = record.get("fewest", {})
     for name in names:
-        least = name in record.get("fewest", {})
-        if not (planned[name].fewest if least else planned[name]).figures:
+        if not planned[name].measured(fewest).figures:
             continue
         if deadline.left() <= 0:
             record.setdefault("figures_not_reached", []).append(name)
             continue
-        run(name, budget.FEWEST if least else None, "figures")
+        run(name, budget.FEWEST if name in fewest else None, "figures")
 
 
 def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: dict) -> None:

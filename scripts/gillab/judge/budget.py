@@ -110,6 +110,10 @@ class ChapterForecast:
             self.fewest.scale(factor)
         return self
 
+    def measured(self, fewest=()) -> "ChapterForecast":
+        """This chapter as a run measures it: at :data:`FEWEST` where it is one of ``fewest``."""
+        return self.fewest if self.experiment in fewest and self.fewest is not None else self
+
     @property
     def claims(self) -> float:
         """The seconds of the points its claims read (every point where no claim grid sets them
@@ -470,7 +474,7 @@ def choose(chapters: list[ChapterForecast], minutes: float | None) -> Choice:
 
 def effective(chapters: list[ChapterForecast], fewest=()) -> list[ChapterForecast]:
     """``chapters`` as they will be measured: those in ``fewest`` at :data:`FEWEST`."""
-    return [c.fewest if c.experiment in fewest and c.fewest is not None else c for c in chapters]
+    return [c.measured(fewest) for c in chapters]
 
 
 def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float | None, fewest=()) -> str:
