@@ -44,9 +44,11 @@ lock: $(BIN)/gillab
 venv: $(BIN)/gillab
 	$(GILLAB) notebooks >/dev/null
 
-# the 3.13.5 pair and the documents' own era (2.7.18, 3.9.10, nogil-3.9.10); HISTORY=1 adds
-# document 004's version sweep (3.6.12 ... 3.11.2); TRACE=1 their traced twins (`<id>+trace`, five
-# more builds, about 20 minutes on 2 cores), which `gillab trace record` runs: never measured
+# the 3.13.5 pair and the documents' own era (2.7.18 and 3.9.2), each from a Debian source package
+# fetched by name and checked (builds.toml); HISTORY=1 adds the history set (document 004's version
+# sweep from one builder on Maven Central, 3.7 to 3.11, then 3.11.2 and today's 3.13.5); TRACE=1 the four
+# traced builds (`<id>+trace` of 2.7.18, 3.9.2, 3.13.5 and 3.13.5t, each about as long as its
+# twin), which `gillab trace record` runs: never measured
 interpreters: venv
 	$(GILLAB) provision --set core --set era $(if $(HISTORY),--set history) $(if $(TRACE),--set trace)
 
@@ -64,9 +66,9 @@ run: venv interpreters
 
 # the guard first: a change of measuring code that orphans a chapter of the reference fails here,
 # naming the chapter, until data/results/MEASURE_AGAIN.toml declares it (gillab.judge.keyguard)
-# the traced builds (`--set trace`): tests/test_traces.py runs every one of the five (each source has
-# a trace patch of its own), so all are built (12 to 20 minutes once, then cached); the suite runs on
-# every core (pytest-xdist, pyproject.toml)
+# the traced builds (`--set trace`): tests/test_traces.py runs all four (2.7.18, 3.9.2, 3.13.5 and
+# 3.13.5t; each of the three sources has a trace patch of its own), so all are built (once, then
+# cached); the suite runs on every core (pytest-xdist, pyproject.toml)
 test: system-deps venv interpreters widgets-js lint
 	$(GILLAB) provision --set trace
 	$(GILLAB) codekeys --check
@@ -81,7 +83,10 @@ live: venv
 
 # A many-core machine with no package registry and no notebook stack measures with the harness
 # alone: fetch its wheels here (after `make interpreters`: each build's pip fetches its venvs'),
-# carry the checkout, ../shared/sources and $(WHEELHOUSE) there, then `make measure-env` and
+# carry the checkout, $(WHEELHOUSE) and the gillab cache's source/ folder there
+# (~/.cache/gillab/source or $GILLAB_CACHE/source: the Debian .dsc files and upstream tarballs that
+# `gillab provision` fetched and checked; provisioning there finds them and checks them again
+# against the .dsc and builds.toml), then `make measure-env` and
 # `.venv/bin/python -m gillab provision|measure|export` (README: "A machine without a registry").
 wheelhouse: venv
 	$(GILLAB) wheelhouse $(WHEELHOUSE) $(if $(HARNESS_PYTHON),--python-version $(HARNESS_PYTHON))

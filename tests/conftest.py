@@ -161,7 +161,7 @@ def builds():
     return {c.id: c for c in interpreters.discover() if c.id in interpreters.CORE_IDS}
 
 
-ERA = ("2.7.18", "3.9.10", "nogil-3.9.10")
+ERA = ("2.7.18", "3.9.2")
 
 
 def need_builds(ids, what: str, how: str) -> dict:

@@ -48,11 +48,10 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     plan = json.loads(out.stdout)
     assert plan["campaign_is_new"] and plan["campaign"] == "(a new campaign)"
     # the plan around the judged rows: 21 runs (7 trials of a best of 3) of 1/2/4/8 threads for the builds
-    # of full_grid, of 1/2 threads (small_grid) for the -gil twins, of one thread for nogil-3.9.10 (its
-    # row's ratio of medians); one run of every other point a build measures
-    full = {"2.7.18", "3.9.10", "3.13.5"}
-    claimed = {c: (1, 2, 4, 8) if c in full else (1, 2) if c in ("nogil-3.9.10-gil", "3.13.5t-gil") else
-               (1,) if c == "nogil-3.9.10" else () for c in plan["conditions"]}
+    # of full_grid, of 1/2 threads (small_grid) for the -gil twin; one run of every other point a build
+    # measures
+    full = {"2.7.18", "3.9.2", "3.13.5"}
+    claimed = {c: (1, 2, 4, 8) if c in full else (1, 2) if c == "3.13.5t-gil" else () for c in plan["conditions"]}
     runs = {c: [21 if t in claimed[c] else 1 for t in ((1, 2, 4, 8) if c in full else (1, 2))]
             for c in plan["conditions"]}
     n = sum(sum(r) for r in runs.values())

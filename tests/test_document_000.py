@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gillab.measure import campaigns, runner, servers, sweep
+from gillab.measure import campaigns, interpreters, runner, servers, sweep
 from gillab.judge import verdicts, results
 from gillab.chapters import convoy
 from gillab.measure.experiments.echo import echo_sample
@@ -187,9 +187,10 @@ def test_every_published_cell_of_document_000_has_a_verdict():
         grids = {run["params"].get("full_grid") for run in results.runs(r["experiment"], ref)
                  if run.get("profile") == "default"}
         full = grids.pop() if len(grids) == 1 else experiments.get(r["experiment"]).resolve("default", {})["full_grid"]
-        assert set(full.split(",")) <= builds, (r["claim_id"], full, builds)
+        # a build of today's grid, or the retired build that played its part when the reference was measured
+        assert all(set(interpreters.stands_for(b)) & builds for b in full.split(",")), (r["claim_id"], full, builds)
         seen.setdefault(r["table"], set()).update(builds)
-    for table, builds in seen.items():
+    for table, builds in seen.items():      # the reference was measured before 3.9.2 and the fork's retirement
         assert {"3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil", "3.13.5", "3.13.5t", "3.13.5t-gil"} <= builds, table
 
 

@@ -170,20 +170,22 @@ def _gil_source(tarball) -> str:
 
 def test_what_the_design_claims_say_of_the_builds_is_in_their_sources():
     """pitrou_2009_claims.csv says forced switching shipped and priority requests did not: the
-    3.9.10 source (and the 3.13.5 one, where the cache holds it) say so too."""
+    sources of the new-GIL builds (3.9.2 and 3.13.5, from Debian's source packages, where the gillab
+    cache holds them) say so too."""
     from gillab.measure import provision
 
     rows = results.reference("pitrou_2009_claims").set_index("item")["in_builds"]
     assert rows["forced switching"].startswith("shipped") and rows["priority requests"].startswith("did not ship")
     found = {}
-    for name in ("Python-3.9.10.tar.xz", "python3.13_3.13.5.orig.tar.xz"):
-        path = next((d / name for d in provision.source_dirs() if (d / name).exists()), None)
-        if path is not None:
-            found[name] = _gil_source(path)
-    if "Python-3.9.10.tar.xz" not in found:
-        pytest.skip("the 3.9.10 source tarball is not here (../shared/sources)")
+    for spec in provision.all_specs():
+        path = provision.cache_root() / "source" / spec.src.get("file", "-")
+        if spec.build_id in ("3.9.2", "3.13.5") and path.exists():
+            found[spec.build_id] = _gil_source(path)
+    if "3.9.2" not in found:
+        pytest.skip("the 3.9.2 source is not in the gillab cache yet (gillab provision --set era)")
     for text in found.values():
         assert "#ifdef FORCE_SWITCHING" in text and "switch_cond" in text
+        assert "#define DEFAULT_INTERVAL 5000" in text          # the 5 ms switch interval, in microseconds
         assert "priority" not in text.lower()
 
 

@@ -88,7 +88,8 @@ def test_a_word_reads_the_same_in_every_row_that_uses_it():
 def _twins() -> set[str]:
     from gillab.measure import provision
 
-    return {spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin}
+    return ({spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin}
+            | {r.build_id for r in provision.retired().values() if r.kind == "nogil fork, GIL on"})
 
 
 def test_no_family_of_builds_holds_a_gil_on_twin():
@@ -177,8 +178,9 @@ def test_every_premise_holds_on_the_reference(reference_flat):
 
 
 @pytest.mark.parametrize("cid, premise", [
-    ("b2_download/nogil_faster/single", "at most 1 on 2 CPUs"),    # '2 CPUs leave no free CPU': nogil is 1.6x faster
-    ("b2_download/nogil_faster/many", "at most 1 on 2 CPUs"),
+    # '2 CPUs leave no free CPU': the free-threaded build is faster (the reference, measured before 3.13.5t
+    # stood in for the nogil fork, holds today's pair at 10 threads for one file only)
+    ("b2_download/nogil_faster/single", "at most 1 on 2 CPUs"),
     ("flask_k6/flask_app_cpu_bound", "at most 2 on 2 CPUs"),       # 'can at most double': the reference reads 2.5
 ])
 def test_a_premise_the_reference_contradicts_fails(reference_flat, cid, premise):

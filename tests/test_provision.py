@@ -64,7 +64,8 @@ def test_a_build_without_marker_or_with_other_flags_is_rebuilt(tmp_path):
     (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": ["--something-else"]}))
     ok, why = provision.build_is_valid(spec, None, root=tmp_path)
     assert not ok and "other flags" in why
-    (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags)}))
+    (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags),
+                                                       "source_sha256": spec.src["sha256"]}))
     ok, why = provision.build_is_valid(spec, None, root=tmp_path)
     assert not ok and "missing" in why
 
@@ -103,29 +104,26 @@ def _fake_build(spec, root, marker):
     (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags), **marker}))
 
 
-def test_an_era_build_made_from_its_pinned_git_commit_is_recognised_as_built(tmp_path):
-    specs, _, _ = provision.load_builds(False)
-    spec = next(s for s in specs if s.src.get("commit") and s.src.get("sha256"))
-    commit = spec.src["commit"]
-    _fake_build(spec, tmp_path, {"source_sha256": f"git:{commit}", "commit": commit})
+def test_a_build_from_another_source_is_rebuilt(tmp_path):
+    """A build whose marker records another source (the snapshot tarball an earlier builds.toml
+    named, or none) is not the declared build: only the pinned Debian upstream tarball is."""
+    spec = next(s for s in provision.all_specs() if s.build_id == "3.9.2")
+    _fake_build(spec, tmp_path, {"source_sha256": spec.src["sha256"]})
     assert provision.build_is_valid(spec, None, root=tmp_path) == (True, "valid")
-    # the tarball's sha256 is as good; another commit, or a git marker without its commit, is not
-    _fake_build_marker = spec.prefix(tmp_path) / provision.MARKER
-    for marker, ok in (({"source_sha256": spec.src["sha256"]}, True),
-                       ({"source_sha256": "git:" + "0" * 40, "commit": "0" * 40}, False),
-                       ({"source_sha256": f"git:{commit}"}, False),
-                       ({"source_sha256": "f" * 64}, False)):
-        _fake_build_marker.write_text(json.dumps({"configure_flags": list(spec.configure_flags), **marker}))
-        valid, why = provision.build_is_valid(spec, None, root=tmp_path)
-        assert valid is ok, (marker, why)
-        if not ok:
-            assert why == "built from another source"
+    marker = spec.prefix(tmp_path) / provision.MARKER
+    for other in ({"source_sha256": "f" * 64}, {"source_sha256": "git:" + "0" * 40}, {}):
+        marker.write_text(json.dumps({"configure_flags": list(spec.configure_flags), **other}))
+        assert provision.build_is_valid(spec, None, root=tmp_path) == (False, "built from another source")
+
+
+def _traced(build_id="3.9.2+trace"):
+    return next(s for s in provision.all_specs() if s.build_id == build_id)
 
 
 def test_a_declared_patch_is_checked_by_sha256_before_anything_is_built(tmp_path, monkeypatch):
-    """builds.toml's 3.6.12 patch exists, matches its sha256 and applies to the pinned source;
-    a changed or missing patch is refused with a clear error, before any build starts."""
-    spec = next(s for s in provision.all_specs() if s.build_id == "3.6.12")
+    """A traced build's patch exists and matches its sha256; a changed or missing patch is refused
+    with a clear error, before any build starts."""
+    spec = _traced()
     assert spec.patches and provision.check_patches(spec)[0][0].is_file()
     (path, digest), = spec.patches
     monkeypatch.setattr(provision, "patches_dir", lambda: tmp_path)
@@ -136,29 +134,33 @@ def test_a_declared_patch_is_checked_by_sha256_before_anything_is_built(tmp_path
         provision.check_patches(spec)
 
 
-def test_the_3_6_12_patch_applies_to_its_pinned_source(tmp_path):
+@pytest.mark.parametrize("build_id", ["2.7.18+trace", "3.9.2+trace", "3.13.5+trace"])
+def test_each_trace_patch_applies_cleanly_to_its_debian_source(tmp_path, build_id):
+    """The trace patches are made from the Debian sources builds.toml names
+    (patches/gil-trace/make_patches.py): each applies with no offset and no fuzz."""
     import subprocess
     import tarfile
 
-    spec = next(s for s in provision.all_specs() if s.build_id == "3.6.12")
-    try:
-        tarball, _, _ = provision.find_tarball(spec)
-    except provision.ProvisionError:
-        pytest.skip("the 3.6.12 source is not beside this checkout")
+    spec = _traced(build_id)
+    tarball = provision.cache_root() / "source" / spec.src["file"]
+    if not tarball.is_file():
+        pytest.skip(f"{spec.src['file']} is not in the gillab cache yet (gillab provision --set trace)")
+    assert provision.sha256_file(tarball) == spec.src["sha256"]
+    (patch, _), = provision.check_patches(spec)
+    touched = {line[6:].strip() for line in patch.read_text().splitlines() if line.startswith("+++ b/")}
     with tarfile.open(tarball) as tf:
-        members = [m for m in tf.getmembers() if m.name.endswith(("Objects/obmalloc.c", "Include/objimpl.h"))]
+        members = [m for m in tf.getmembers() if m.name.split("/", 1)[-1] in touched]
         tf.extractall(tmp_path, members=members)
     src = next(p for p in tmp_path.iterdir() if p.is_dir())
-    (patch, _), = provision.check_patches(spec)
     out = subprocess.run(["patch", "-p1", "--forward", "--batch", "-i", str(patch)], cwd=src, capture_output=True,
                          text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "#define ALIGNMENT              16" in (src / "Objects" / "obmalloc.c").read_text()
-    assert "long double dummy;" in (src / "Include" / "objimpl.h").read_text()
+    assert "offset" not in out.stdout and "fuzz" not in out.stdout, out.stdout
+    assert (src / "Python" / "gillab_gil_trace.h").is_file()
 
 
 def test_a_build_made_with_other_patches_is_rebuilt(tmp_path):
-    spec = next(s for s in provision.all_specs() if s.build_id == "3.6.12")
+    spec = _traced()
     prefix = spec.prefix(tmp_path)
     prefix.mkdir(parents=True)
     (prefix / provision.MARKER).write_text(json.dumps({"configure_flags": list(spec.configure_flags)}))

@@ -18,7 +18,7 @@ import pytest
 from conftest import need_builds
 from gillab.measure import provision, trace_file, trace_record
 
-TRACED = ("2.7.18+trace", "3.9.10+trace", "nogil-3.9.10+trace", "3.13.5+trace", "3.13.5t+trace")
+TRACED = ("2.7.18+trace", "3.9.2+trace", "3.13.5+trace", "3.13.5t+trace")
 
 
 def raw(events, *, impl=2, pid=100, ppid=1, interval=5000, reason=1, lost=0, count=None) -> bytes:
@@ -83,10 +83,10 @@ def test_a_damaged_trace_is_refused_saying_why(damage, says):
 def test_a_stored_trace_round_trips_and_damage_is_reported_not_read(tmp_path):
     src = tmp_path / "gil-1.trace"
     src.write_bytes(raw(TURN))
-    path = trace_file.store(src, tmp_path / "t", "threads=2__3.9.10", {"experiment": "countdown", "condition": "3.9.10"})
+    path = trace_file.store(src, tmp_path / "t", "threads=2__3.9.2", {"experiment": "countdown", "condition": "3.9.2"})
     back = trace_file.read(path)
     assert np.array_equal(back.events, trace_file.parse(raw(TURN)).events)
-    assert back.meta["condition"] == "3.9.10" and back.meta["events"] == len(TURN)
+    assert back.meta["condition"] == "3.9.2" and back.meta["events"] == len(TURN)
     (tmp_path / "t" / "x.gtrace.xz").write_bytes(lzma.compress(raw(TURN)[:-3]))
     (tmp_path / "t" / "x.json").write_text("{}")
     (tmp_path / "t" / "y.json").write_text("{}")
@@ -102,7 +102,7 @@ def test_a_stored_trace_round_trips_and_damage_is_reported_not_read(tmp_path):
 
 
 def test_chrome_export_is_trace_event_json_with_a_row_per_thread():
-    doc = json.loads(json.dumps(trace_file.chrome(trace_file.parse(raw(TURN), {"condition": "3.9.10"}))))
+    doc = json.loads(json.dumps(trace_file.chrome(trace_file.parse(raw(TURN), {"condition": "3.9.2"}))))
     ev = doc["traceEvents"]
     names = {e["args"]["name"] for e in ev if e["name"] == "thread_name"}
     assert names == {"main", "thread 1"}
@@ -204,18 +204,15 @@ def holds_never_overlap(tr) -> bool:
     return True
 
 
-@pytest.mark.parametrize("build", ["2.7.18+trace", "3.9.10+trace", "nogil-3.9.10+trace", "3.13.5+trace",
-                                   "3.13.5t+trace"])
+@pytest.mark.parametrize("build", ["2.7.18+trace", "3.9.2+trace", "3.13.5+trace", "3.13.5t+trace"])
 def test_two_cpu_bound_threads_take_the_gil_in_turns(traced, build, tmp_path):
-    env = {"PYTHONGIL": "1"} if build.startswith("nogil") else {"PYTHON_GIL": "1"} if "t+" in build else {}
+    env = {"PYTHON_GIL": "1"} if "t+" in build else {}
     # enough work for several switch intervals; the old GIL's 100-tick drops fill the ring sooner
     tr = run_traced(traced[build], spin(3_000_000 if build.startswith("2.7") else 10_000_000), tmp_path, env)
     workers = [t for t in tr.threads if t != tr.pid]
     assert len(workers) == 2 and tr.lost == 0 and tr.reason == 1
     s = trace_file.spans(tr)
-    # nogil's eval loop clears the drop request before it lets go, so its drop_gil skips the wait
-    # for another thread to take over: the same thread often takes the GIL straight back
-    turns = 1 if build.startswith("nogil") else 3
+    turns = 3
     for w in workers:
         assert (s[(s["tid"] == w)]["kind"] == "hold").sum() >= turns
     assert trace_file.handoffs(tr) >= 2 * turns
@@ -225,7 +222,7 @@ def test_two_cpu_bound_threads_take_the_gil_in_turns(traced, build, tmp_path):
     assert (trace_file.DROP_FORCED in drops) == (build != "2.7.18+trace")
 
 
-@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+@pytest.mark.parametrize("build", ["3.9.2+trace", "3.13.5+trace"])
 def test_a_forced_drop_follows_a_drop_request(traced, build, tmp_path):
     tr = run_traced(traced[build], spin(3_000_000), tmp_path)
     requested, forced = False, 0       # since the holder took the GIL
@@ -240,7 +237,7 @@ def test_a_forced_drop_follows_a_drop_request(traced, build, tmp_path):
     assert forced >= 3
 
 
-@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+@pytest.mark.parametrize("build", ["3.9.2+trace", "3.13.5+trace"])
 def test_holds_are_shorter_at_1_ms_than_at_5_ms(traced, build, tmp_path):
     med = {}
     for interval in (0.001, 0.005):
@@ -314,14 +311,14 @@ def test_record_keeps_the_workload_process_trace_in_the_campaign(traced, data_di
     whole = [dataclasses.replace(s, window=(0, 600_000)) if s.experiment == "countdown" else s
              for s in trace_record.PLAN]
     monkeypatch.setattr(trace_record, "PLAN", whole)
-    out = trace_record.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+    out = trace_record.record("countdown", ["3.9.2"], campaign="trace-test", progress=lambda m: None)
     assert out["failed"] == [] and len(out["recorded"]) == 1
     good, damaged = trace_file.stored(data_dir / "results" / "trace-test" / "traces" / "countdown")
     (tr,) = good
-    assert not damaged and tr.meta["condition"] == "3.9.10" and tr.meta["point"] == {"threads": 2}
+    assert not damaged and tr.meta["condition"] == "3.9.2" and tr.meta["point"] == {"threads": 2}
     assert len([t for t in tr.threads if t != tr.pid]) == 2 and tr.reason in (1, 3)
-    again = trace_record.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
-    assert again["kept"] == [trace_record.name_of(trace_record.shots("countdown")[0], "3.9.10")]
+    again = trace_record.record("countdown", ["3.9.2"], campaign="trace-test", progress=lambda m: None)
+    assert again["kept"] == [trace_record.name_of(trace_record.shots("countdown")[0], "3.9.2")]
 
 
 def test_record_refuses_before_measuring_when_a_traced_build_is_missing(data_dir, monkeypatch):
@@ -330,7 +327,7 @@ def test_record_refuses_before_measuring_when_a_traced_build_is_missing(data_dir
     real = trace_record.traced_condition
     monkeypatch.setattr(trace_record, "traced_condition", lambda c: dataclasses.replace(real(c), executable="/nonexistent"))
     with pytest.raises(interpreters.ConditionError, match="make interpreters TRACE=1"):
-        trace_record.record("countdown", ["3.9.10"], campaign="trace-test", progress=lambda m: None)
+        trace_record.record("countdown", ["3.9.2"], campaign="trace-test", progress=lambda m: None)
     assert not (data_dir / "results" / "trace-test").exists()
 
 
@@ -366,12 +363,12 @@ def test_a_campaign_carries_its_traces_and_a_damaged_one_is_refused_on_import(da
     camp = campaigns.create("with-traces")
     src = tmp_path / "gil-1.trace"
     src.write_bytes(raw(TURN))
-    trace_file.store(src, camp.dir / "traces" / "countdown", "threads=2__3.9.10", {"condition": "3.9.10"})
+    trace_file.store(src, camp.dir / "traces" / "countdown", "threads=2__3.9.2", {"condition": "3.9.2"})
     (camp.dir / "traces" / "overhead.csv").write_text("round,experiment\n1,countdown\n")
     out = exchange.export("with-traces", tmp_path / "c.tar.gz")
     members = exchange.read_archive(out)
     assert exchange.check(members, reference=False).campaign == "with-traces"
-    name = "with-traces/traces/countdown/threads=2__3.9.10.gtrace.xz"
+    name = "with-traces/traces/countdown/threads=2__3.9.2.gtrace.xz"
     cut = [(n, lzma.compress(lzma.decompress(b)[:-4]) if n == name else b) for n, b in members]
     manifest = json.loads(dict(cut)[exchange.MANIFEST])     # listed anew: only the parse can tell
     data = dict(cut)[name]
@@ -394,22 +391,22 @@ def test_the_waits_of_one_window_carry_no_95_percent_interval_however_many():
 # -- the recorder keeps out of the GIL's way (version 2) -------------------------------------------
 RECORDS = ("gillab_trace(", "gillab_record(", "GILLAB_TAKE_BEGIN", "GILLAB_TAKE_END", "GILLAB_DROP",
            "GILLAB_TICKS_ACQUIRED")
-PATCHED = {"python-2.7.18-gil-trace.patch": ("Python-2.7.18.tar.xz", ["Python/ceval.c"]),
-           "python-3.9.10-gil-trace.patch": ("Python-3.9.10.tar.xz", ["Python/ceval_gil.h"]),
-           "nogil-3.9.10-gil-trace.patch": ("nogil-3.9.10.tar.xz", ["Python/ceval_gil.h"]),
+PATCHED = {"python-2.7.18-gil-trace.patch": ("python2.7_2.7.18.orig.tar.gz", ["Python/ceval.c"]),
+           "python-3.9.2-gil-trace.patch": ("python3.9_3.9.2.orig.tar.xz", ["Python/ceval_gil.h"]),
            "python-3.13.5-gil-trace.patch": ("python3.13_3.13.5.orig.tar.xz", ["Python/ceval_gil.c"])}
 
 
 def patched_source(patch: str, tmp_path) -> dict[str, str]:
-    """The files a trace patch touches, patched: extracted from the build's source tarball (where
-    the sources are, as for a build) and the patch applied with ``patch``."""
+    """The files a trace patch touches, patched: extracted from the build's Debian upstream tarball
+    (in the gillab cache, where provisioning fetched and checked it) and the patch applied with
+    ``patch``."""
     import shutil
     import tarfile
 
     from gillab.paths import repo_root
 
     tarball, _ = PATCHED[patch]
-    found = [d / tarball for d in provision.source_dirs() if (d / tarball).is_file()]
+    found = [p for p in [provision.cache_root() / "source" / tarball] if p.is_file()]
     if not found:
         msg = f"source {tarball} not found (build the traced interpreters first)"
         pytest.fail(msg) if os.environ.get("CI") else pytest.skip(msg)
@@ -468,7 +465,7 @@ def test_the_old_gil_hand_off_has_nothing_between_its_release_and_acquire(tmp_pa
     assert "PyThread_acquire_lock(interpreter_lock, 1);" in gap and "gillab" not in gap.lower()
 
 
-@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+@pytest.mark.parametrize("build", ["3.9.2+trace", "3.13.5+trace"])
 def test_a_thread_id_is_read_once_per_thread_not_per_event(traced, build, tmp_path):
     """Thousands of events, a handful of ``gettid`` calls (strace counts them)."""
     import shutil
@@ -483,7 +480,7 @@ def test_a_thread_id_is_read_once_per_thread_not_per_event(traced, build, tmp_pa
     assert len(tr.events) > 1000 and calls <= 2 * len(tr.threads) + 4, (len(tr.events), calls)
 
 
-@pytest.mark.parametrize("build", ["3.9.10+trace", "3.13.5+trace"])
+@pytest.mark.parametrize("build", ["3.9.2+trace", "3.13.5+trace"])
 def test_a_drop_for_io_is_never_labelled_forced(traced, build, tmp_path):
     """A thread that sleeps (a blocking call) beside a spinning one drops of its own accord every
     time, even while its own drop request is pending; only the spinner is asked to drop."""
@@ -509,7 +506,7 @@ def test_a_wait_under_way_when_the_window_opens_is_kept_clipped(traced, tmp_path
 
 
 def test_roles_name_the_threads_in_the_timeline_and_the_export():
-    meta = {"condition": "3.9.10", "roles": {"100": "main (accepts)", "7": "handler"},
+    meta = {"condition": "3.9.2", "roles": {"100": "main (accepts)", "7": "handler"},
             "sample_result": {"client_pid": 555, "client_condition": "3.13.5", "client_cpu": 0,
                               "placement": "pinned"}}
     tr = trace_file.parse(raw(TURN), meta)

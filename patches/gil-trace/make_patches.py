@@ -1,7 +1,10 @@
 """Write the GIL-trace patches of builds.toml from pristine sources (run by hand, not by builds).
 
-    python3 patches/gil-trace/make_patches.py <dir with Python-2.7.18/, Python-3.9.10/,
-                                                nogil-3.9.10/, Python-3.13.5/ unpacked>
+    python3 patches/gil-trace/make_patches.py <dir with Python-2.7.18/, Python-3.9.2/,
+                                                Python-3.13.5/ unpacked>
+
+The sources are the upstream tarballs of builds.toml's Debian source packages (``gillab
+provision`` keeps them, checked, in its cache's ``source/`` folder).
 
 Each patch adds ``Python/gillab_gil_trace.h`` (this folder's copy) and a few hooks, one line
 each, at the points where its GIL implementation is asked for, taken and let go: inside a GIL
@@ -85,28 +88,6 @@ NEW_GIL_39 = {"Python/ceval_gil.h": [
      "        /* Other threads may run now */\n"),
 ]}
 
-# nogil's eval loop (ceval_meta.c, a file of its own) says so in a thread-local flag that only the
-# trace reads
-NOGIL_39 = {"Python/ceval_gil.h": [
-    ("#include <errno.h>\n", '#include <errno.h>\n#include "gillab_gil_trace.h"\n'
-     "__thread int _Py_gillab_asked = 0;   /* set by ceval_meta.c: this drop was asked for */\n"),
-    ("static void create_gil(struct _gil_runtime_state *gil)\n{\n",
-     "static void create_gil(struct _gil_runtime_state *gil)\n{\n    gillab_impl = 3;\n"
-     "    gillab_interval_us = &gil->interval;\n"),
-    ("    MUTEX_LOCK(gil->mutex);\n    _Py_ANNOTATE_RWLOCK_RELEASED",
-     "    gillab_asked = _Py_gillab_asked;\n    _Py_gillab_asked = 0;\n    GILLAB_DROP();\n"
-     "    MUTEX_LOCK(gil->mutex);\n    _Py_ANNOTATE_RWLOCK_RELEASED"),
-    *_take_gil("    assert(gil_created(gil));\n\n    MUTEX_LOCK(gil->mutex);\n",
-               "            _PyThreadState_Signal(gil->holder, EVAL_DROP_GIL);\n",
-               "    _Py_atomic_store_relaxed(&gil->locked, 1);\n",
-               "    MUTEX_UNLOCK(gil->mutex);\n\n    errno = err;\n}\n"),
-], "Python/ceval_meta.c": [
-    ('#include "Python.h"\n', '#include "Python.h"\nextern __thread int _Py_gillab_asked;   /* gil-lab\'s GIL trace */\n'),
-    ("    if ((b & EVAL_DROP_GIL) != 0) {\n        _PyThreadState_Unsignal(tstate, EVAL_DROP_GIL);\n",
-     "    if ((b & EVAL_DROP_GIL) != 0) {\n        _PyThreadState_Unsignal(tstate, EVAL_DROP_GIL);\n"
-     "        _Py_gillab_asked = 1;\n"),
-]}
-
 NEW_GIL_313 = {"Python/ceval_gil.c": [
     ('#include "condvar.h"\n', '#include "condvar.h"\n#include "gillab_gil_trace.h"\n'),
     ("static void create_gil(struct _gil_runtime_state *gil)\n{\n",
@@ -126,8 +107,7 @@ NEW_GIL_313 = {"Python/ceval_gil.c": [
 
 PATCHES = [
     ("Python-2.7.18", "python-2.7.18-gil-trace.patch", OLD_GIL),
-    ("Python-3.9.10", "python-3.9.10-gil-trace.patch", NEW_GIL_39),
-    ("nogil-3.9.10", "nogil-3.9.10-gil-trace.patch", NOGIL_39),
+    ("Python-3.9.2", "python-3.9.2-gil-trace.patch", NEW_GIL_39),
     ("Python-3.13.5", "python-3.13.5-gil-trace.patch", NEW_GIL_313),
 ]
 

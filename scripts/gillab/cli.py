@@ -442,7 +442,8 @@ def cmd_wheelhouse(args) -> int:
     for line in failed:
         print(f"[wheelhouse] NOT fetched: {line}", file=sys.stderr)
     print(f"[wheelhouse] {args.dest}: {len(list(args.dest.glob('*.whl')))} wheels; carry it with the checkout "
-          "(and ../shared/sources), then `make measure-env WHEELHOUSE=<it>` there")
+          "(and the gillab cache's source/ folder: the Debian sources, checked again there), then "
+          "`make measure-env WHEELHOUSE=<it>` there")
     return 1 if failed else 0
 
 

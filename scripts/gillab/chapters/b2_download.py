@@ -112,13 +112,20 @@ def sweep_versions() -> list[str]:
 
 def history_builds(conds) -> list[str]:
     """Per release of the document's chart, the build of the ``history`` set (builds.toml) of that
-    release among ``conds``, in the chart's order; a release without one is left out."""
-    history = interpreters.sets().get("history", [])
+    release among ``conds`` (the first the set names: one builder's), else a retired stock build of it
+    (an earlier campaign's), in the chart's order; a release without one is left out."""
+    history = [*interpreters.sets().get("history", []),
+               *(r.build_id for r in interpreters.retired().values() if r.kind == "gil")]
     out = []
     for v in sweep_versions():
-        ids = [c for c in history if c in set(conds) and (c + ".").startswith(v + ".")]
+        ids = [c for c in history if c in set(conds) and (interpreters.version_of(c) + ".").startswith(v + ".")]
         out += ids[:1]
     return out
+
+
+def release_of(build: str) -> str:
+    """The chart's release a build is of (``bytedeco-3.10.8`` -> ``3.10``)."""
+    return ".".join(interpreters.version_of(build).split(".")[:2])
 
 
 def _history_rounds(df: pd.DataFrame, scen: str, builds: list[str]) -> pd.DataFrame:
@@ -131,10 +138,12 @@ def _history_rounds(df: pd.DataFrame, scen: str, builds: list[str]) -> pd.DataFr
 def history_claims(df: pd.DataFrame) -> list[dict]:
     """The version sweep's three claims, per scenario, at the tool's 10 threads, each statistic
     computed within each interleaved round (all builds measured back to back) and its median taken
-    over the rounds: 3.11 / 3.6; the mean of the five version-to-version ratios (how "+60MB/s per
-    version on average" reads on another machine: see claims.csv); and 3.10's gain over 3.9 divided
-    by the largest gain of any other step (at least 1: 3.10 gained most).  Empty where the samples
-    hold no two releases of the chart."""
+    over the rounds: 3.11 / 3.6 (only where both are measured: the row speaks of those two); the mean
+    of the version-to-version ratios (how "+60MB/s per version on average" reads on another machine:
+    see claims.csv); and 3.10's gain over 3.9 divided by the largest gain of any other step (at least
+    1: 3.10 gained most).  A step over a release the samples lack (3.7 to 3.9: no registry serves 3.8)
+    is read per release, its ratio to the power 1/k over k releases, and its label says so.  Empty
+    where the samples hold no two releases of the chart."""
     from ..judge import claims as published_claims
 
     builds = history_builds(df["condition"].unique())
@@ -142,25 +151,34 @@ def history_claims(df: pd.DataFrame) -> list[dict]:
         return []
     first, last = builds[0], builds[-1]
     steps = list(zip(builds[:-1], builds[1:]))
+    order = sweep_versions()
+    spans = {b: order.index(release_of(b)) - order.index(release_of(a)) for a, b in steps}
+    lacking = [v for v in order[order.index(release_of(first)):order.index(release_of(last)) + 1]
+               if v not in {release_of(b) for b in builds}]
+    lack = f"; {', '.join(lacking)} not measured: a step over it read per release" if lacking else ""
     rows = {cid: {} for cid in ("3.11_over_3.6", "60_mbps_per_version", "largest_gain_3.10")}
     for scen in [x for x in SCENARIOS if x in set(df["scenario"])]:
         r = _history_rounds(df, scen, builds)
         if not len(r):
             continue
         where = f"{scen}, {HISTORY_THREADS} threads"
-        end = stats.paired_ratio(r[last], r[first])
-        rows["3.11_over_3.6"][f"{last} ({where}, over {first})"] = published_claims.judged(
-            HISTORY + "3.11_over_3.6", end["ratio"], end,
-            note=f"{last} {r[last].median():,.0f} MB/s, {first} {r[first].median():,.0f} MB/s (medians)")
-        gains = pd.DataFrame({b: r[b] / r[a] for a, b in steps})
-        mean = stats.paired_median(gains.mean(axis=1))
-        rows["60_mbps_per_version"][f"{last} ({where}, the mean of the {len(steps)} steps from {first})"] = \
+        if (release_of(first), release_of(last)) == (order[0], order[-1]):
+            end = stats.paired_ratio(r[last], r[first])
+            rows["3.11_over_3.6"][f"{last} ({where}, over {first})"] = published_claims.judged(
+                HISTORY + "3.11_over_3.6", end["ratio"], end,
+                note=f"{last} {r[last].median():,.0f} MB/s, {first} {r[first].median():,.0f} MB/s (medians)")
+        gains = pd.DataFrame({b: (r[b] / r[a]) ** (1 / spans[b]) for a, b in steps})
+        mean = stats.paired_median((gains * pd.Series(spans)).sum(axis=1) / sum(spans.values()))
+        per = sum(spans.values())
+        rows["60_mbps_per_version"][f"{last} ({where}, the mean of the {per} steps from {first}{lack})"] = \
             published_claims.judged(HISTORY + "60_mbps_per_version", mean["ratio"], mean,
-                                    note="; ".join(f"{b} / {a} {gains[b].median():.2f}" for a, b in steps))
-        top = [b for b in gains.columns if b.startswith("3.10.")]
+                                    note="; ".join(f"{b} / {a} {gains[b].median():.2f}"
+                                                   + (f" a release ({spans[b]} releases)" if spans[b] > 1 else "")
+                                                   for a, b in steps))
+        top = [b for b in gains.columns if release_of(b) == "3.10"]
         if top and len(gains.columns) > 1:
             label, entry = _largest_gain(gains, top[0])
-            rows["largest_gain_3.10"][f"{top[0]} ({where}, {label})"] = entry
+            rows["largest_gain_3.10"][f"{top[0]} ({where}, {label}{lack})"] = entry
     out = []
     for short, measured in rows.items():
         cid = HISTORY + short
@@ -246,7 +264,7 @@ def history_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def history_figure(df: pd.DataFrame):
     """Document 004's chart as measured here: MB/s per release at 10 threads (median and interval),
-    nogil-3.9.10 beside 3.9.10, today's 3.13.5 after the sweep; below, each release's speed over the
+    a free-threaded build beside the release of its source, today's 3.13.5 after the sweep; below, each release's speed over the
     one before it (paired by round; 1 = no gain)."""
     import matplotlib.pyplot as plt
 
@@ -254,7 +272,7 @@ def history_figure(df: pd.DataFrame):
     if s.empty:
         return None
     builds = history_builds(s["condition"].unique())
-    twin = dict(interpreters.pairs())            # builds.toml [pairs]: 3.9.10 -> nogil-3.9.10
+    twin = dict(interpreters.pairs())            # builds.toml [pairs]: a release -> its free-threaded build
     order = []
     for b in builds:                             # each release, its build without the GIL beside it
         order += [b] + ([twin[b]] if twin.get(b) in set(s["condition"]) else [])
@@ -274,7 +292,8 @@ def history_figure(df: pd.DataFrame):
         line = g.loc[[b for b in builds if b in g.index]]
         ax.plot([x[b] for b in line.index], line["median"], color="tab:blue", alpha=0.5,
                 label="the chart's releases (median, 95% interval)")
-        ax.plot([], [], "D", mfc="none", color="tab:orange", label="other builds (nogil-3.9.10, today's 3.13.5)")
+        others = ", ".join(c for c in order if c not in builds)
+        ax.plot([], [], "D", mfc="none", color="tab:orange", label=f"other builds ({others})")
         ax.set_ylim(bottom=0)
         ax.set_ylabel("MB/s, 10 threads")
         files = "one file" if scen == "single" else "many files"

@@ -303,7 +303,8 @@ def _design_claims(df: pd.DataFrame, pub: pd.DataFrame) -> list[dict]:
     row = pub.loc["single-threaded performance"]
     out.append(_claim("single_thread/not_degraded", "single-threaded speed not degraded by the new GIL",
                       f"{row['new_gil']}", {},
-                      "not testable here: the builds with the old GIL (2.7.18) and the new (3.9.10) differ in far "
+                      f"not testable here: the builds with the old GIL ({interpreters.role('old_gil')}) and the new "
+                      f"({interpreters.role('new_gil_then')}) differ in far "
                       "more than the GIL; the one-thread speeds are in ccbench's printout above"))
     row = pub.loc["priority requests"]
     out.append(_claim("design/priority_requests", "priority requests: an I/O thread takes the GIL at once",
@@ -348,7 +349,8 @@ def findings(df: pd.DataFrame) -> str:
                  for n in g.index]
         lines.append(f"- **{cond}**, latency next to regex threads: " + "; ".join(parts) + ".")
     one = s[(s["test"] == "latency") & (s["threads"] == 1) & (s["policy"] == "default")].set_index(["condition", "task"])
-    old_gil, new_gil = interpreters.role("old_gil"), interpreters.role("new_gil_then")   # builds.toml [roles]
+    held = {c for c, _ in one.index}
+    old_gil, new_gil = interpreters.role("old_gil", held), interpreters.role("new_gil_then", held)   # builds.toml [roles]
     for task in [t for t in TASKS if ((old_gil, t) in one.index and (new_gil, t) in one.index)]:
         old, new = one.loc[(old_gil, task), "mean"], one.loc[(new_gil, task), "mean"]
         lines.append(f"- Next to one thread running {TASK_WORDS[task]}, the old GIL ({old_gil}) answered in a mean "

@@ -22,7 +22,7 @@ from ..judge.tables import estimate_text
 
 def preferred_pairs() -> list[tuple[str, str]]:
     """builds.toml's pairs (the era's first), each followed by its free-threaded build's GIL-on
-    twin against it: (3.9.10, nogil-3.9.10), (nogil-3.9.10-gil, nogil-3.9.10), (3.13.5, 3.13.5t), ..."""
+    twin against it: (3.13.5, 3.13.5t), (3.13.5t-gil, 3.13.5t), ..."""
     out = []
     for gil, free in interpreters.pairs():
         out.append((gil, free))

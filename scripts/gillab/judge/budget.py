@@ -62,8 +62,8 @@ CHOICE = "the fewest rows the reference decides at the planned runs per minute f
 CHOSEN_BEFORE = "the fewest judged rows per minute first"
 # the time between two samples where no run file says (starting the process, storing the row)
 DEFAULT_OVERHEAD_S = 0.15
-# a build id in a verdict row's condition ("3.9.10 vs 2.7.18", "3.11.2 (single, over 3.6.12)")
-BUILD_ID = re.compile(r"^(nogil-)?\d+\.\d+\.\d+t?(-gil)?$")
+# a build id in a verdict row's condition ("3.9.2 vs 2.7.18", "3.11.2 (single, over 3.9.2)")
+BUILD_ID = re.compile(r"^([a-z]+-)?\d+\.\d+\.\d+t?(-gil)?$")
 # the methods whose interval stays valid when the number of runs is chosen from the data
 SEQUENTIAL = (*stats.ORDER, stats.RATIO, stats.COUNT)
 # a chapter whose claims' runs do not fit is measured at these (one run a point: its figures), not
@@ -81,7 +81,11 @@ class Timing:
     basis: str = ""
 
     def seconds(self, cid: str, pk: str) -> float:
-        s = self.per_point.get((cid, pk), self.median)
+        """A sample's seconds: this build's at this point, else those of a retired build it replaced
+        (builds.toml ``[[retired]]``: a campaign measured before it was provisioned), else the median."""
+        from ..measure.interpreters import stands_for
+
+        s = next((self.per_point[(b, pk)] for b in stands_for(cid) if (b, pk) in self.per_point), self.median)
         return (s if math.isfinite(s) else 1.0) + self.overhead
 
 
@@ -222,7 +226,7 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
 
 PROBE_RUNS = 3          # samples of the probe: their median against the same point's in the times' campaign
 PROBE_POINT = {"threads": 1}
-PROBE_BUILDS = "3.13.5,3.9.10"      # the first of these built here is probed (today's GIL, else the era's)
+PROBE_BUILDS = "3.13.5,3.9.2"      # the first of these built here is probed (today's GIL, else the era's)
 
 
 def probe_profile(profile: str) -> str:
@@ -363,6 +367,7 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
     its judged rows split into those its claims' points get the runs for and the rest, and of the
     first those the reference decides at the planned runs (``decided``: :func:`deciding_runs`)."""
     from ..measure import sweep
+    from ..measure.interpreters import now_of
     from ..measure.profiles import ParameterError
 
     try:
@@ -389,7 +394,8 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
         gets them somewhere (a claim tier or claim_builds holds it)."""
         named = [w for w in row.split(" @ ", 1)[-1].replace("(", " ").replace(")", " ").replace(",", " ").split()
                  if BUILD_ID.match(w)]
-        return need <= p["repeats"] and all(c in pl.conditions and _claims_build(g, c) for c in named)
+        # a row the reference judged on a retired build counts for the build that plays its part now
+        return need <= p["repeats"] and all(now_of(c) in pl.conditions and _claims_build(g, now_of(c)) for c in named)
     ok = [enough(k, need) for k, need in judged]
     planned = [k for (k, _), fits in zip(judged, ok) if fits]
     return ChapterForecast(name, len(pl.todo), seconds, planned, t.basis, p["repeats"],

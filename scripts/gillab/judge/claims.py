@@ -71,8 +71,8 @@ FAMILIES = ("old GIL", "new GIL", "no GIL")
 # against itself (3.13.5t-gil vs 3.13.5t), which carries the free-threaded build's costs on both sides
 # every family is of stock builds: the free-threaded binary with its GIL turned on (builds.toml
 # ``gil_twin``) is in none of them, only where a row names it.  ``ids:A vs B`` or ``ids:a,b,...``
-# names builds.toml ids exactly: a claim about one pair of builds ("nogil-3.9.10 against the
-# CPython 3.9 it was patched from") or about a set of releases, on those builds and no other
+# names builds.toml ids exactly (a retired build's too: its samples in earlier campaigns): a claim
+# about one pair of builds or about a set of releases, on those builds and no other
 BUILDS = ("GIL", "old GIL", "new GIL", "no GIL", "GIL vs no GIL", "default vs free-threaded", "new GIL vs old GIL",
           "own", "any")
 # a row's role: a claim of the document's, or a control that only noise can fail (never tallied)
@@ -251,15 +251,19 @@ def _expected_family() -> dict[str, str]:
         out[spec.build_id] = "no GIL" if free else family(spec.version, True)
         if spec.gil_twin:
             out[spec.gil_twin[0]] = family(spec.version, True)
+    for r in provision.retired().values():     # earlier campaigns' builds: read as what they were
+        out[r.build_id] = "no GIL" if r.gil_free else family(r.version, True)
     return out
 
 
 @functools.lru_cache(maxsize=None)
 def twins() -> frozenset[str]:
-    """The GIL-on twins of the free-threaded builds (builds.toml ``gil_twin``): in no family."""
+    """The GIL-on twins of the free-threaded builds (builds.toml ``gil_twin``, and the retired
+    ``nogil fork, GIL on``): in no family."""
     from ..measure import provision
 
-    return frozenset(spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin)
+    return frozenset([*(spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin),
+                      *(r.build_id for r in provision.retired().values() if r.kind == "nogil fork, GIL on")])
 
 
 def threads_problem(c) -> str:
@@ -492,7 +496,7 @@ def families(df: pd.DataFrame) -> dict[str, str]:
 
 def builds_in(condition: str) -> list[str]:
     """The builds a verdict's condition names: ``3.13.5t (many, 10 threads)`` -> [3.13.5t];
-    ``3.9.10 vs nogil-3.9.10 (2 threads)`` -> [3.9.10, nogil-3.9.10]."""
+    ``3.13.5 vs 3.13.5t (2 threads)`` -> [3.13.5, 3.13.5t]."""
     return condition.split(" (", 1)[0].split(" vs ")
 
 
@@ -640,6 +644,11 @@ def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
     ok = df[df["status"] == "ok"] if "status" in df.columns else df
     for cid in conclusion_ids(experiment):
         c = get(cid)
+        if c["comparison"] == "not testable":        # no point to read: the verdict says why (claims.csv)
+            out.append({"experiment": experiment, "table": "claims", "claim_id": cid, "claim": c["quote"],
+                        "published": None, "unit": c["unit"], "band": None, "published_as": c["quote"],
+                        "measured": {}, "note": c["about_reason"]})
+            continue
         num_sel, den_sel = selectors(cid)
         if "condition" in num_sel or "condition" in den_sel:
             groups = [(f"{num_sel.get('condition', '?')} vs {den_sel.get('condition', '?')}", ok)]

@@ -452,7 +452,7 @@ def verdict_lines(rows: list[dict], fams: dict | None = None, cpus: int | None =
         except KeyError:
             c = None
         have = {k: m for k, m in r["measured"].items() if m and m.get("verdict") not in (None, "not measured")}
-        # a build with a value in a pair or a variant ("3.9.10 vs 2.7.18", "3.9.10 (2 processes)") is not missing
+        # a build with a value in a pair or a variant ("3.9.2 vs 2.7.18", "3.9.2 (2 processes)") is not missing
         named = {b for k in have for b in claims.builds_in(k)}
         missing = ", ".join(display_order([k for k in (fams or {}) if k not in named]))
         base = {"claim_id": r["claim_id"], **{k: h[k] for k in fixed}, "missing": missing if have else ""}

@@ -598,13 +598,13 @@ OUTCOMES = ("agrees", "higher", "lower", "inconclusive", "not testable here", "n
 
 def era_vs_today(df):
     """Each claim judged on the document's own interpreter and on today's counterpart (builds.toml
-    ``[today]``: 3.9.10 -> 3.13.5, nogil-3.9.10 -> 3.13.5t, ...), one line per claim and pair of
+    ``[today]``: 3.9.2 -> 3.13.5, ...), one line per claim and pair of
     conditions that differ only in the build, with both outcomes and whether they differ: "true
     of 3.9, no longer of 3.13" is a result.  Only the builds of the claim's own document's set
-    count as its era."""
+    count as its era, with the retired builds they replaced (an earlier campaign's 3.9.10 for 3.9.2)."""
     import pandas as pd
 
-    from ..measure.interpreters import sets, today_of
+    from ..measure.interpreters import sets, stands_for, today_of
 
     cols = ["document", "experiment", "claim_id", "claim", "era condition", "era outcome",
             "today condition", "today outcome", "changed"]
@@ -613,10 +613,10 @@ def era_vs_today(df):
     groups, today = sets(), today_of()
     out = []
     for (doc, exp, cid), g in df.groupby(["document", "experiment", "claim_id"], sort=True):
-        own = set(groups.get(f"doc{doc}", []))
+        own = {s for b in groups.get(f"doc{doc}", []) for s in stands_for(b)}
         by_cond = dict(zip(g["condition"], g["outcome"]))
         for cond, outcome in by_cond.items():
-            era = build_of(cond)                       # a build, or a pair "3.9.10 vs nogil-3.9.10"
+            era = build_of(cond)                       # a build, or a pair "3.13.5 vs 3.13.5t"
             builds = era.split(" vs ")
             if not all(b in own and b in today for b in builds):
                 continue

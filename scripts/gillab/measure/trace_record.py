@@ -51,8 +51,11 @@ class Shot:
     sizes: tuple = ()           # (parameter, value) pairs over default's: a longer run than default's
 
 
-NEW_GIL = ("3.9.10", "3.13.5")
-BOTH_GILS = ("2.7.18", "3.9.10", "3.13.5")
+# the builds a shot traces, by the part they play (builds.toml [roles]): the documents' old GIL and
+# new GIL, and today's
+OLD, THEN = interpreters.role("old_gil"), interpreters.role("new_gil_then")
+NEW_GIL = (THEN, "3.13.5")
+BOTH_GILS = (OLD, THEN, "3.13.5")
 SWITCH = (1e-06, 1e-05, 0.0001, 0.001, 0.005, 0.01, 0.1)
 
 
@@ -106,12 +109,12 @@ def _plan() -> list[Shot]:
     pings = ccbench_window()
     for task in ("pi", "regex", "bz2", "countdown"):
         out.append(Shot("ccbench", {"test": "latency", "task": task, "workers": "threads", "threads": 1,
-                                    "policy": "default"}, ("2.7.18", "3.9.10"), pings,
+                                    "policy": "default"}, (OLD, THEN), pings,
                         "ccbench's latency next to one thread of a task: the old GIL against the new"))
-    out.append(Shot("fib_server", {"kind": "thread", "scenario": "perf2"}, ("3.9.10",), (700, 600),
+    out.append(Shot("fib_server", {"kind": "thread", "scenario": "perf2"}, (THEN,), (700, 600),
                     "Beazley's fib server as the long request arrives"))
     out.append(Shot("data_race", {"threads": 2, "iterations": 100000, "switch_interval": 1e-06},
-                    ("3.9.10", "3.13.5"), (0, 400), "two threads incrementing one counter at a 1 µs interval"))
+                    NEW_GIL, (0, 400), "two threads incrementing one counter at a 1 µs interval"))
     return out
 
 
@@ -288,7 +291,7 @@ def main_record(args) -> int:
 OVERHEAD_POINTS = (("countdown", {"threads": 1}, BOTH_GILS), ("countdown", {"threads": 2}, BOTH_GILS),
                    *(("convoy", {"switch_interval": si, "cpu_threads": 1, "cpu_processes": 0, "placement": "pinned"},
                       NEW_GIL) for si in (0.001, 0.005, 0.01)))
-OVERHEAD_BUILDS = ("2.7.18", "3.9.10", "3.13.5")
+OVERHEAD_BUILDS = BOTH_GILS
 VARIANTS = ("untraced", "traced, off", "traced, on")
 OVERHEAD_FILE = "overhead.csv"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..measure import campaigns, trace_file
+from ..measure import campaigns, interpreters, trace_file
 from ..measure.experiments.echo import request_cost
 from ..measure.trace_record import median_rate
 from .. import stats
@@ -36,6 +36,12 @@ def load(experiment: str, shown: str | None = None) -> tuple[object, list[trace_
         return None, [], []
     good, damaged = trace_file.stored(camp.dir / "traces" / experiment)
     return camp, good, damaged
+
+
+def _then(trs: list[trace_file.Trace]) -> str:
+    """The documents' new GIL among these traces' builds (builds.toml ``[roles]`` ``new_gil_then``, or
+    the retired build it replaced where an earlier campaign traced that)."""
+    return interpreters.role("new_gil_then", {t.meta.get("condition") for t in trs})
 
 
 def pick(trs: list[trace_file.Trace], condition: str, **point) -> trace_file.Trace | None:
@@ -353,9 +359,10 @@ def convoy(trs: list[trace_file.Trace]) -> Section | None:
     if pts.empty:
         return None
     first = [t for t in trs if t.meta.get("round", 0) == 0]
+    builds = (_then(trs), "3.13.5")
     shown = [t for t in (pick([x for x in first if x.meta.get("placement", "os") == placement], b,
                               switch_interval=0.005, cpu_threads=1)
-                         for placement in ("pinned", "os") for b in ("3.9.10", "3.13.5")) if t]
+                         for placement in ("pinned", "os") for b in builds) if t]
     fig = timeline(shown, 0.0, 40.0, io=True)
     table = pd.DataFrame({
         "build": pts["condition"], "placement": pts["placement"],
@@ -369,7 +376,7 @@ def convoy(trs: list[trace_file.Trace]) -> Section | None:
         "traced run: a request costs (intervals)": [over_runs_text(r) for r in pts["traced_cost"]],
         "placement seen (runs)": pts["regimes"]})
     sentences = []
-    for b in ("3.9.10", "3.13.5"):
+    for b in builds:
         for placement in ("pinned", "os"):
             r = pts[(pts["condition"] == b) & (pts["placement"] == placement)
                     & np.isclose(pts["switch_interval"], 0.005) & (pts["cpu_threads"] == 1)]
@@ -416,7 +423,8 @@ def convoy(trs: list[trace_file.Trace]) -> Section | None:
 
 def ccbench(trs: list[trace_file.Trace]) -> Section | None:
     rows = pd.DataFrame([io_story(tr) for tr in trs])
-    shown = [t for t in (pick(trs, b, task="pi") for b in ("2.7.18", "3.9.10")) if t]
+    old_gil, new_gil = interpreters.role("old_gil"), _then(trs)
+    shown = [t for t in (pick(trs, b, task="pi") for b in (old_gil, new_gil)) if t]
     if rows.empty or len(shown) < 2:
         return None
     fig = timeline(shown, 0.0, 30.0, io=True)
@@ -427,11 +435,11 @@ def ccbench(trs: list[trace_file.Trace]) -> Section | None:
         "wait per call (ms)": rows["wait_per_call_ms"].round(3),
         "drops/s: check interval": rows["tick_drops_per_s"].round(0), "forced": rows["forced_drops_per_s"].round(0)}
     ).sort_values(["task", "build"])
-    old, new = (rows[(rows["task"] == "pi") & (rows["condition"] == b)].iloc[0] for b in ("2.7.18", "3.9.10"))
+    old, new = (rows[(rows["task"] == "pi") & (rows["condition"] == b)].iloc[0] for b in (old_gil, new_gil))
     faster = old["wait_per_call_ms"] < new["wait_per_call_ms"]
     sentences = [
-        f"Next to one thread of task A (`pi`, pure Python), the old GIL (`2.7.18`) made the responder wait "
-        f"{_fmt(old['wait_per_call_ms'], ' ms', 2)} per I/O call on average and the new GIL (`3.9.10`) "
+        f"Next to one thread of task A (`pi`, pure Python), the old GIL (`{old_gil}`) made the responder wait "
+        f"{_fmt(old['wait_per_call_ms'], ' ms', 2)} per I/O call on average and the new GIL (`{new_gil}`) "
         f"{_fmt(new['wait_per_call_ms'], ' ms', 2)}: the old GIL answered **{'faster' if faster else 'slower'}** here. "
         f"The trace says why: the old GIL's background thread let the GIL go at its check interval "
         f"{old['tick_drops_per_s']:,.0f} times a second, so a responder that wanted it back got it at the "

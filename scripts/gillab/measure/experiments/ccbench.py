@@ -1,7 +1,7 @@
 """Document 001 (Antoine Pitrou, "Reworking the GIL", python-dev, 2009): his ccbench, re-written
 (``workloads/ccbench.py``): throughput of a task over 1-4 threads (and processes, the no-lock
 reference), and the latency of a UDP echo thread next to 0-3 threads running a task, under the
-old GIL (2.7.18: a check every 100 "ticks"), the new GIL as shipped (3.9.10: a 5 ms switch
+old GIL (2.7.18: a check every 100 "ticks"), the new GIL as shipped (3.9.2: a 5 ms switch
 interval with forced switching), today's builds and no GIL at all.
 
 A sample is one process: one (test, task, workers, threads, policy).  A latency sample stores
