@@ -297,13 +297,14 @@ def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[f
 
 def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
     """Per chapter, its judged claims x builds on the reference ("claim_id @ build"), each with the
-    runs its interval needs at the points it reads (a best of 3: 3 per trial)."""
+    runs its interval needs at the points it reads (a best of 3: 3 per trial); not a row of a retired
+    build that nothing replaces (builds.toml ``[[retired]]``): no run can measure it again."""
     from . import claims, verdicts
 
     flat = verdicts.reference_flat(flat)
     if flat is None:
         return {}
-    j = verdicts.judged(flat)
+    j = _measurable(verdicts.judged(flat))
     known = claims.table().index
     out: dict[str, list[tuple[str, int]]] = {}
     for _, r in j.iterrows():
@@ -312,6 +313,15 @@ def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
         out.setdefault(r["experiment"], []).append((f"{r['claim_id']} @ {r['condition']}",
                                                     (need or 1) * size))
     return out
+
+
+def _measurable(j):
+    """The judged rows a run can measure again: not those of a retired build nothing replaces."""
+    from .claims import builds_in
+    from ..measure.interpreters import retired
+
+    gone = {b for b, r in retired().items() if not r.replaced_by}
+    return j[[not (set(builds_in(str(c))) & gone) for c in j["condition"]]]
 
 
 def decided_rows(flat=None) -> set[str]:
@@ -323,7 +333,7 @@ def decided_rows(flat=None) -> set[str]:
     flat = verdicts.reference_flat(flat)
     if flat is None:
         return set()
-    j = verdicts.judged(flat)
+    j = _measurable(verdicts.judged(flat))
     j = j[j["outcome"].isin(DEFINITE)]
     return {f"{c} @ {b}" for c, b in zip(j["claim_id"], j["condition"])}
 
@@ -341,7 +351,7 @@ def deciding_runs(flat=None) -> dict[str, int]:
     flat = verdicts.reference_flat(flat)
     if flat is None:
         return {}
-    j = verdicts.judged(flat)
+    j = _measurable(verdicts.judged(flat))
     straddling = set(verdicts.straddling(j).index)    # not those with too few runs for an interval
     known = claims.table().index
     out = {}
