@@ -386,7 +386,9 @@ def test_each_campaign_is_judged_alone_never_pooled(committed):
                for r in table)
     four = [r for r in where(ref, SECOND_KIND, FORMER_REFERENCE, CONTRIBUTED)
             if all(m["measured_with_this_code"] for m in r["campaigns"].values())]
-    assert four and {r["n_machines"] for r in four} == {2}
+    # the four are two kinds (a row may hold more campaigns, of other kinds, that add to its count)
+    assert four and {len({machine(r, c) for c in (ref, SECOND_KIND, FORMER_REFERENCE, CONTRIBUTED)}) for r in four} == {2}
+    assert all(r["n_machines"] >= 2 for r in four)
 
 
 def test_the_former_reference_campaigns_fingerprint_comes_from_its_run_files():

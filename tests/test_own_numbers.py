@@ -60,15 +60,17 @@ def _plan(campaign: str | None = None) -> dict[str, tuple[str, int, float]]:
 
 def plan_of(cid: str):
     """The reference's plan of ``cid``; for a row the reference has not measured with this code
-    (a chapter declared to be measured again), the newest committed campaign's that judged it."""
-    if cid in _plan():
+    (a chapter declared to be measured again), or measured at one run only because its builds
+    changed since (the nogil rows' today's pair stands in for the retired fork: the reference's
+    profile gave that pair one run), the newest committed campaign's that judged it."""
+    if cid in _plan() and _plan()[cid][1] > 1:
         return _plan()[cid]
     held = [c.id for c in campaigns.all_campaigns() if c.id != campaigns.reference_id()
             and (c.dir / cid.split("/")[0]).is_dir()]
     for camp in reversed(held):
-        if cid in _plan(camp):
+        if cid in _plan(camp) and _plan(camp)[cid][1] > 1:
             return _plan(camp)[cid]
-    return None
+    return _plan().get(cid)
 
 
 class DocumentMiss(UserWarning):
