@@ -784,7 +784,7 @@ def builds_table() -> str:
         else:
             fetched = (rec or {}).get("dsc", "").removesuffix(".dsc").split("_", 1)[-1]
             source = (f"Debian {s['suite']}, source package `{s['debian']}`" + (f" {fetched}" if fetched else "")
-                      + f"<br>`{s['file']}`<br>sha256 `{s['sha256'][:10]}`, checked against the `.dsc`")
+                      + f"<br>`{s['file']}`<br>sha256 `{s['sha256'][:10]}`, checked against the `.dsc` and `builds.toml`")
         lacks = [m for m, ok in (rec or {}).get("modules", {}).items() if not ok]
         built = ((f"unpacked in {rec['build_seconds']:.0f} s" if spec.prebuilt else f"built in {rec['build_seconds']:.0f} s")
                  + (f"<br>without {', '.join(lacks)}" if lacks else "")
