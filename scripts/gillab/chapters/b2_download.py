@@ -115,7 +115,7 @@ def history_builds(conds) -> list[str]:
     release among ``conds`` (the first the set names: one builder's), else a retired stock build of it
     (an earlier campaign's), in the chart's order; a release without one is left out."""
     history = [*interpreters.sets().get("history", []),
-               *(r.build_id for r in interpreters.retired().values() if r.kind == "gil")]
+               *(r.build_id for r in interpreters.retired().values() if r.stock)]
     out = []
     for v in sweep_versions():
         ids = [c for c in history if c in set(conds) and (interpreters.version_of(c) + ".").startswith(v + ".")]
@@ -168,8 +168,8 @@ def history_claims(df: pd.DataFrame) -> list[dict]:
                 HISTORY + "3.11_over_3.6", end["ratio"], end,
                 note=f"{last} {r[last].median():,.0f} MB/s, {first} {r[first].median():,.0f} MB/s (medians)")
         gains = pd.DataFrame({b: (r[b] / r[a]) ** (1 / spans[b]) for a, b in steps})
-        mean = stats.paired_median((gains * pd.Series(spans)).sum(axis=1) / sum(spans.values()))
         per = sum(spans.values())
+        mean = stats.paired_median((gains * pd.Series(spans)).sum(axis=1) / per)
         rows["60_mbps_per_version"][f"{last} ({where}, the mean of the {per} steps from {first}{lack})"] = \
             published_claims.judged(HISTORY + "60_mbps_per_version", mean["ratio"], mean,
                                     note="; ".join(f"{b} / {a} {gains[b].median():.2f}"
@@ -264,8 +264,8 @@ def history_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def history_figure(df: pd.DataFrame):
     """Document 004's chart as measured here: MB/s per release at 10 threads (median and interval),
-    a free-threaded build beside the release of its source, today's 3.13.5 after the sweep; below, each release's speed over the
-    one before it (paired by round; 1 = no gain)."""
+    a free-threaded build beside the release of its source, today's 3.13.5 after the sweep; below,
+    each release's speed over the one before it (paired by round; 1 = no gain)."""
     import matplotlib.pyplot as plt
 
     s = history_summary(df)

@@ -83,9 +83,11 @@ class Timing:
     def seconds(self, cid: str, pk: str) -> float:
         """A sample's seconds: this build's at this point, else those of a retired build it replaced
         (builds.toml ``[[retired]]``: a campaign measured before it was provisioned), else the median."""
-        from ..measure.interpreters import stands_for
+        s = self.per_point.get((cid, pk))
+        if s is None:          # the retired builds are read from builds.toml only on a miss
+            from ..measure.interpreters import stands_for
 
-        s = next((self.per_point[(b, pk)] for b in stands_for(cid) if (b, pk) in self.per_point), self.median)
+            s = next((self.per_point[(b, pk)] for b in stands_for(cid) if (b, pk) in self.per_point), self.median)
         return (s if math.isfinite(s) else 1.0) + self.overhead
 
 

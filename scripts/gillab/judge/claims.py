@@ -263,7 +263,7 @@ def twins() -> frozenset[str]:
     from ..measure import provision
 
     return frozenset([*(spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin),
-                      *(r.build_id for r in provision.retired().values() if r.kind == "nogil fork, GIL on")])
+                      *(r.build_id for r in provision.retired().values() if r.twin)])
 
 
 def threads_problem(c) -> str:

@@ -232,7 +232,7 @@ def display_order(cids) -> list[str]:
         if spec.gil_twin:
             rank[spec.gil_twin[0]] = rank[spec.build_id][:4] + (1,)
     for r in provision.retired().values():      # earlier campaigns' builds, among the eras by version
-        rank[r.build_id] = (0, vkey(r.version), r.kind != "gil", False, int(r.kind.endswith("GIL on")))
+        rank[r.build_id] = (0, vkey(r.version), not r.stock, False, int(r.twin))
     return sorted(cids, key=lambda c: (rank.get(c, (2,)), c))
 
 

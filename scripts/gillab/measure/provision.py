@@ -1,10 +1,13 @@
 """Build the CPython interpreters the report measures, from sources a package registry serves.
 
 Every build is declared once in ``builds.toml`` (id, version, binary, configure flags and
-its source).  Every source is a **Debian source package**, fetched by name: the like-for-like
-pair ``3.13.5`` / ``3.13.5t`` from trixie's ``python3.13``, the documents' own ``2.7.18`` (the old
-GIL) and ``3.9.2`` (the new GIL of CPython 3.9) from bullseye's ``python2.7`` and ``python3.9``,
-``3.11.2`` from bookworm's ``python3.11``.  ``apt-get source`` runs through a *private* apt
+its source), and every source is a package registry's, fetched by name.  A **Debian source
+package** is built: the like-for-like pair ``3.13.5`` / ``3.13.5t`` from trixie's ``python3.13``,
+the documents' own ``2.7.18`` (the old GIL) and ``3.9.2`` (the new GIL of CPython 3.9) from
+bullseye's ``python2.7`` and ``python3.9``, ``3.11.2`` from bookworm's ``python3.11``.  A **Maven
+Central jar** that holds a built CPython (document 004's version sweep from one builder, the
+JavaCPP Presets) is checked against its pinned sha256 and unpacked, never built.
+``apt-get source`` runs through a *private* apt
 configuration (its own sources list, lists and cache directories under the gillab cache, signed by
 Debian's archive key), so the system's apt configuration is never touched; the upstream tarball is
 checked against the SHA-256 in the ``.dsc``.  Debian's own patches are *not* applied: they adapt
@@ -207,8 +210,7 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
     if bad:
         raise ProvisionError(f"{path}: [[retired]] replaced_by names unknown builds {bad}")
     for name, members in sets.items():
-        members = [m for m in members if m not in retired]   # a set names builds to provision
-        if len(members) != len(sets[name]):
+        if set(members) & set(retired):               # a set names builds to provision
             raise ProvisionError(f"{path}: set {name} names retired builds: they are never built")
         bad = [m for m in members if m not in known]
         if bad:
@@ -242,6 +244,16 @@ class Retired:
     @property
     def gil_free(self) -> bool:
         return self.kind == "nogil fork"
+
+    @property
+    def stock(self) -> bool:
+        """A stock CPython build (with its GIL), not the fork."""
+        return self.kind == "gil"
+
+    @property
+    def twin(self) -> bool:
+        """The fork run with its GIL turned on: in no family, as a ``gil_twin``."""
+        return self.kind == "nogil fork, GIL on"
 
 
 RETIRED_KINDS = ("gil", "nogil fork", "nogil fork, GIL on")
@@ -493,7 +505,14 @@ def fetch_debian_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
                              "source changed; nothing was built")
     _log(f"source {tarball.name} sha256 {digest} (checked against {dsc.name} and {builds_file().name})")
     return tarball, digest, {"source_package": f"{s['debian']} ({s['suite']})", "dsc": dsc.name,
-                             "package_version": dsc.name.removesuffix(".dsc").split("_", 1)[-1]}
+                             "package_version": package_version({"dsc": dsc.name})}
+
+
+def package_version(marker: dict | None) -> str:
+    """The version of the package a build came from, as its marker records it (a build made before
+    markers recorded it: read from its ``.dsc``'s name), or ''."""
+    marker = marker or {}
+    return marker.get("package_version") or marker.get("dsc", "").removesuffix(".dsc").split("_", 1)[-1]
 
 
 def fetch_maven_jar(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:

@@ -770,33 +770,34 @@ def builds_table() -> str:
     read at 1300 px: the full sha256 is in builds.toml): its origin (the registry, the package, the
     version fetched where it was built here, the upstream tarball's checksum), then the retired
     builds whose samples earlier campaigns hold, each with why nothing builds it now."""
+    import shlex
+
     from ..measure import provision
+    from ..measure.provision import package_version
 
     lines = ["| build (built here?) | origin: registry, package, checksum | configure flags |", "|---|---|---|"]
     for spec in provision.all_specs():
         s = spec.src
         rec = provision.read_marker(spec)
+        twin = f"<br>and `{spec.gil_twin[0]}`:<br>{spec.gil_twin[1]}={spec.gil_twin[2]}" if spec.gil_twin else ""
+        lacks = [m for m, ok in (rec or {}).get("modules", {}).items() if not ok]
+        verb = "unpacked" if spec.prebuilt else "built"
+        built = (f"{verb} in {rec['build_seconds']:.0f} s" + (f"<br>without {', '.join(lacks)}" if lacks else "")
+                 if rec and rec.get("build_seconds") else "not built")
+        fetched = package_version(rec)
         if spec.prebuilt:
             group, artifact, version = s["maven"].split(":")
             how = (rec or {}).get("sys_version", "").split("[", 1)[-1].rstrip("]") if rec else ""
             source = (f"Maven Central, `{group}:{artifact}` {version} ({s['classifier']}): built by its publisher"
                       + (f" with {how}" if how else "") + f", unpacked here<br>sha256 `{s['sha256'][:10]}` of the jar")
+            args = (rec or {}).get("builder_configure_args")
+            used = [f for f in shlex.split(args) if f.startswith("--") and not f.startswith(("--prefix", "--with-openssl"))] \
+                if args is not None else []
+            flags = "<br>".join([*(f"`{f}`" for f in used), "(the publisher's)"])
         else:
-            fetched = (rec or {}).get("dsc", "").removesuffix(".dsc").split("_", 1)[-1]
             source = (f"Debian {s['suite']}, source package `{s['debian']}`" + (f" {fetched}" if fetched else "")
                       + f"<br>`{s['file']}`<br>sha256 `{s['sha256'][:10]}`, checked against the `.dsc` and `builds.toml`")
-        lacks = [m for m, ok in (rec or {}).get("modules", {}).items() if not ok]
-        built = ((f"unpacked in {rec['build_seconds']:.0f} s" if spec.prebuilt else f"built in {rec['build_seconds']:.0f} s")
-                 + (f"<br>without {', '.join(lacks)}" if lacks else "")
-                 if rec and rec.get("build_seconds") else "not built")
-        if spec.prebuilt and rec and rec.get("builder_configure_args") is not None:
-            flags_used = [f.strip("'") for f in str(rec["builder_configure_args"]).split("' '")
-                          if f.strip("'").startswith("--") and not f.strip("'").startswith(("--prefix", "--with-openssl"))]
-            spec_flags = "<br>".join(f"`{f}`" for f in flags_used) + "<br>(the publisher's)"
-        twin = f"<br>and `{spec.gil_twin[0]}`:<br>{spec.gil_twin[1]}={spec.gil_twin[2]}" if spec.gil_twin else ""
-        flags = "<br>".join(f"`{f}`" for f in spec.configure_flags)
-        if spec.prebuilt:
-            flags = spec_flags if rec and rec.get("builder_configure_args") is not None else "the publisher's"
+            flags = "<br>".join(f"`{f}`" for f in spec.configure_flags)
         lines.append(f"| `{spec.build_id}`{twin}<br>*{built}* | {source} | {flags} |")
     for r in provision.retired().values():
         instead = f"; `{r.replaced_by}` plays its part" if r.replaced_by else ""
