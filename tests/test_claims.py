@@ -99,7 +99,7 @@ def _row(**kw):
     base = {"claim_id": "x", "comparison": "at least", "value": "1", "derive": "", "about": "mechanism",
             "doc_statistic": "one run", "doc_statistic_words": "one run", "builds": "new GIL", "about_reason": "why",
             "builds_reason": "why", "cpus": "", "threads": "1", "role": "claim", "premise": "",
-            "phrase": "either-or", "printed": "", "band": "", "unit": ""}
+            "phrase": "either-or", "printed": "", "band": "", "unit": "", "guards": ""}
     return base | kw
 
 
@@ -113,12 +113,16 @@ def _row(**kw):
     ({"about": "cores", "cpus": "4"}, "states what 2 would show (premise)"),
     ({"about": "cores", "cpus": "4", "premise": "about 0.5 on 2 CPUs"}, "is not 'at least|at most X on N CPUs'"),
     ({"phrase": "quite a lot"}, "is not in lexicon.csv"),
+    ({"role": "control"}, "a control names the rows it guards"),
+    ({"guards": "convoy/si=*"}, "a control names the rows it guards"),
+    ({"role": "control", "guards": "convoy/nowhere/*"}, "a pattern matches no other row"),
 ])
 def test_a_row_with_builds_or_cpus_outside_the_vocabulary_is_refused(change, words):
     assert claims.row_problem(_row()) == ""
     assert claims.row_problem(_row(about="cores", cpus="=2")) == ""
     assert claims.row_problem(_row(builds="ids:3.6.12,3.11.2")) == ""
     assert claims.row_problem(_row(about="cores", cpus="3", premise="at least 0.5 on 2 CPUs")) == ""
+    assert claims.row_problem(_row(role="control", guards="convoy/si=*;convoy/conclusion/saturation")) == ""
     assert words in claims.row_problem(_row(**change))
 
 

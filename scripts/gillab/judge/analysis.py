@@ -139,13 +139,15 @@ class ModuleAnalysis(Analysis):
         if missing:
             raise TypeError(f"{module}: the analysis lacks {', '.join(missing)}")
         self.claims = self._with_conclusions(self.claims, getattr(mod, "run_values", None) or getattr(shared, "run_values", None),
-                                             _adaptive_metric(self.experiment))
+                                             _adaptive_metric(self.experiment), getattr(mod, "conclusion_samples", None))
 
-    def _with_conclusions(self, claims, run_values, metric):
+    def _with_conclusions(self, claims, run_values, metric, samples=None):
         """``claims`` followed by the documents' conclusions this experiment answers
         (claims.csv ``<experiment>/conclusion/...``), each a ratio of two points of the samples:
         one value per independent run from the module's ``run_values(frame)``, else each sample's
-        ``adaptive_metric``."""
+        ``adaptive_metric``.  ``samples`` (the module's ``conclusion_samples(frame)``) is the part
+        of the samples the conclusions read, where a chapter measures one point two ways (the
+        convoy: pinned on purpose, and where the OS put the threads as in the document's runs)."""
         experiment = self.experiment
 
         def values(g):
@@ -154,8 +156,11 @@ class ModuleAnalysis(Analysis):
             return g[metric].dropna().astype(float)
 
         def with_conclusions(df):
+            """The chapter's rows, the conclusions, and the rows a failed control voids."""
             from . import claims as published_claims
 
-            return claims(df) + published_claims.conclusions(experiment, df, values)
+            rows = claims(df) + published_claims.conclusions(experiment, samples(df) if samples else df, values)
+            published_claims.void_by_controls(rows)
+            return rows
         with_conclusions.__wrapped__ = claims   # what the book names as the function that judged
         return with_conclusions

@@ -40,7 +40,8 @@ carries that build's costs, so it counts only where a row names it by id.
 Each compared row names the phrase of the document's it rests on (``phrase``), and its comparison,
 value and band are that phrase's in ``lexicon.csv`` (:mod:`gillab.judge.lexicon`; ``printed``:
 the numbers a printed number's band is read from).  ``role`` is *claim*, or *control* for a row
-that only noise can fail (shown with its outcome, never tallied).  ``premise`` states what a row
+that only noise can fail (shown with its outcome, never tallied); a control names the rows it
+guards (``guards``), which read "control failed" on a build where it fails.  ``premise`` states what a row
 that needs more CPUs than ours (or is context for its core count) takes the judging machine to
 show, as ``at least|at most X on N CPUs``, which the tests read against the reference.
 
@@ -49,6 +50,7 @@ measurement with a claim are one vocabulary that the tests read whole.
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 import math
 import re
@@ -89,7 +91,8 @@ DOC_STATISTICS = {"best of 3": 3, "tool's mean": 1, "count in a window": 1, "one
 COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "statistic", "doc_statistic",
            "doc_statistic_words", "point", "comparison",
            "value", "unit", "derive", "value_source", "band", "band_reason", "phrase", "printed", "interpreter", "machine",
-           "rests_on", "about", "about_reason", "role", "premise", "builds", "builds_reason", "cpus", "threads", "own")
+           "rests_on", "about", "about_reason", "role", "premise", "builds", "builds_reason", "cpus", "threads", "own",
+           "guards")
 # the threads (or pool workers, processes) a row's reading runs: a count or the machine's
 # cpu_count, "pinned" to the document's count or read as a "bound" where that is more than the
 # judging machine's cores may be (more than 2: every machine of this project has 2)
@@ -222,7 +225,80 @@ def row_problem(c) -> str:
         return f"premise {c['premise']!r} is not 'at least|at most X on N CPUs'"
     if c["about"] == "cores" and int(c["cpus"].lstrip("=")) > FEWEST_CORES and not c["premise"].strip():
         return f"a row that needs more than {FEWEST_CORES} CPUs states what {FEWEST_CORES} would show (premise)"
-    return lexicon.problem(c) or threads_problem(c)
+    return guards_problem(c) or lexicon.problem(c) or threads_problem(c)
+
+
+def guards_problem(c) -> str:
+    """What is wrong with a row's ``guards`` ('' where nothing): a control names the rows it
+    guards, each pattern matching another row; no claim guards anything."""
+    if bool(c["guards"].strip()) != (c["role"] == "control"):
+        return "a control names the rows it guards (guards), no claim does"
+    if c["guards"].strip() and not all(any(fnmatch.fnmatchcase(i, g) for i in _ids() if i != c["claim_id"])
+                                       for g in _guard_patterns(c["guards"])):
+        return f"guards {c['guards']!r}: a pattern matches no other row"
+    return ""
+
+
+def _guard_patterns(text: str) -> list[str]:
+    return [g.strip() for g in text.split(";") if g.strip()]
+
+
+@functools.lru_cache(maxsize=None)
+def _ids() -> tuple[str, ...]:
+    return tuple(results.keyed("claims.csv", COLUMNS, "claim_id")["claim_id"])
+
+
+def guards(control_id: str, claim_id: str) -> bool:
+    """Whether the control ``control_id`` guards the row ``claim_id`` (claims.csv ``guards``:
+    ``;``-separated patterns of claim ids, ``*`` any text): a control that fails on a build voids
+    the rows it guards on that build (:func:`gillab.judge.verdicts.flat`)."""
+    if control_id == claim_id:
+        return False
+    return any(fnmatch.fnmatchcase(claim_id, g) for g in _guard_patterns(get(control_id)["guards"]))
+
+
+CONTROL_FAILED = "control failed"       # a row a failed control guards: never judged
+NOT_IN_FORCE = "not in force here"      # a row whose setting the machine did not apply: never judged
+VOID = (CONTROL_FAILED, NOT_IN_FORCE)     # outcomes that are no verdict, with the reason (``why_void``)
+
+
+def _build_names(condition: str) -> list[str]:
+    """The builds a verdict's condition names: ``3.9.2 (2 processes)`` -> [3.9.2], a pair
+    ``3.13.5 vs 3.13.5t`` -> both."""
+    return condition.split(" (", 1)[0].split(" vs ")
+
+
+def void_by_controls(rows: list[dict]) -> list[tuple[str, str]]:
+    """An experiment's verdict rows (each with ``measured``: condition -> entry), where a control
+    (``role`` control) came out definite outside its band on a build: every row it guards
+    (``guards``) reads "control failed" on that build, with ``why_void`` naming the control and its
+    reading.  A control only noise can fail; a failed one says the experiment did not run as the
+    document's did, so the rows resting on it are not read until the cause is found.  Returns
+    the (claim, condition) pairs voided."""
+    failed: dict[str, list[tuple[str, dict]]] = {}
+    for r in rows:
+        if r["claim_id"] in _table().index and get(r["claim_id"])["role"] == "control":
+            for cond, m in r["measured"].items():
+                if m.get("verdict") in ("higher", "lower"):
+                    failed.setdefault(cond, []).append((r["claim_id"], m))
+    voided = []
+    for r in rows if failed else []:
+        for cond, m in r["measured"].items():
+            hit = next(((b, cid, cm) for b in _build_names(cond) for cid, cm in failed.get(b, [])
+                        if guards(cid, r["claim_id"])), None)
+            if hit:
+                b, cid, cm = hit
+                m["verdict"] = CONTROL_FAILED
+                m["why_void"] = (f"the control {cid} read {cm['median']:.3g} [{cm['ci_lo']:.3g}, {cm['ci_hi']:.3g}] "
+                                 f"on {b}: {cm['verdict']} than its band allows")
+                voided.append((r["claim_id"], cond))
+    return voided
+
+
+def not_in_force(entry: dict, why: str) -> dict:
+    """A verdict entry whose setting the machine did not apply (``why``: what was asked and what
+    was achieved): it reads "not in force here", never agrees, higher or lower."""
+    return entry | {"verdict": NOT_IN_FORCE, "why_void": why}
 
 
 def premise(text: str) -> dict | None:
@@ -633,13 +709,32 @@ def round_ratio(num: pd.Series, den: pd.Series) -> dict:
     return r | {"note": f"{r['n_num']} / {r['n_den']} runs"}
 
 
+def pooling(picked: pd.DataFrame) -> str:
+    """What a conclusion's selected samples pool that one run value must not ('' where nothing):
+    two points of one round (:data:`ROUND`) of one build, or two placements (where the threads
+    ran: pinned on purpose or where the OS put them).  A run value is a median over one run's
+    samples; two points in it are one number made of two experiments."""
+    if picked.empty:
+        return ""
+    if "placement" in picked.columns and picked["placement"].fillna("os").nunique() > 1:
+        return "samples of two placements (" + ", ".join(sorted(picked["placement"].fillna("os").unique())) + ")"
+    keys = [k for k in (*ROUND, "condition") if k in picked.columns]
+    if "point" in picked.columns and len(keys) == len(ROUND) + 1:
+        per = picked.groupby(keys)["point"].nunique()
+        if (per > 1).any():
+            (run, rep, cond), n = per[per > 1].index[0], int(per.max())
+            return f"{n} points of one round ({cond}, round {rep} of run {run})"
+    return ""
+
+
 def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
     """The verdict rows of ``experiment``'s conclusions: per condition (or for the pair of
     conditions the selectors name), the ratio of the numerator's run values to the
     denominator's (:func:`round_ratio`: paired by round where the runs are keyed by it, else a
     ratio of medians) with its interval, judged like any claim.  ``values`` maps a frame of
     samples to one value per independent run.  Numerator and denominator never share a sample:
-    the selectors differ in a column both name."""
+    the selectors differ in a column both name; a selector that pools two points of one round or
+    two placements (:func:`pooling`) is refused with an error naming the row."""
     out = []
     ok = df[df["status"] == "ok"] if "status" in df.columns else df
     for cid in conclusion_ids(experiment):
@@ -656,7 +751,13 @@ def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
             groups = [(str(k), g) for k, g in ok.groupby("condition", sort=True)]
         measured = {}
         for label, g in groups:
-            num, den = values(_pick(g, num_sel)), values(_pick(g, den_sel))
+            picked = [_pick(g, num_sel), _pick(g, den_sel)]
+            for side, sel in zip(picked, (num_sel, den_sel)):
+                pooled = pooling(side)
+                if pooled:
+                    raise ValueError(f"claims.csv, {cid}: the selector {sel} pools {pooled} on {label}; "
+                                     "a conclusion reads one point a round (name the column that tells them apart)")
+            num, den = values(picked[0]), values(picked[1])
             if not len(num) or not len(den):
                 continue
             r = round_ratio(num, den)

@@ -352,10 +352,13 @@ def value_cell(m: dict | None) -> str:
 
 
 def outcome_words(m: dict) -> str:
-    """The outcome, and why where it is inconclusive for want of runs: 'inconclusive (n too
-    small: 3 runs; a 95% interval needs 7)'."""
-    why = m.get("why_inconclusive") or ""
-    return f"{m['verdict']} ({why})" if m.get("verdict") == "inconclusive" and why else m.get("verdict", "")
+    """The outcome, and why where it is inconclusive for want of runs ('inconclusive (n too
+    small: 3 runs; a 95% interval needs 7)') or no verdict at all (a control failed, a setting
+    not in force here)."""
+    from .claims import VOID
+
+    why = (m.get("why_void") if m.get("verdict") in VOID else m.get("why_inconclusive")) or ""
+    return f"{m['verdict']} ({why})" if m.get("verdict") in ("inconclusive", *VOID) and why else m.get("verdict", "")
 
 
 _ROLE_NOTE = {"machine": "the author's machine: context", "other builds": "a build the claim does not speak of: "

@@ -13,6 +13,7 @@ from ..measure import codekey
 from .. import stats
 from ..chapters import of as reading
 from ..measure.experiments import get, names
+from .claims import CONTROL_FAILED, NOT_IN_FORCE, VOID
 from .tables import band_words, estimate_text, value_cell
 
 
@@ -369,15 +370,18 @@ def flat(rows: list[dict]):
                                "n": 0, "n_each": 0, "estimand": "", "coverage": nan, "outcome": outcome, "why": "",
                                "ours_over_published": nan, "ratio_low": nan, "ratio_high": nan} | where("-"))
         for cond, m in r["measured"].items():
+            outcome = m["verdict"]
             out.append(base | {"condition": cond, "build": build_of(cond), "measured": m["median"],
                                "ci_low": m["ci_lo"], "ci_high": m["ci_hi"], "n": m.get("n"),
                                "n_each": m.get("n_each", m.get("n")), "estimand": m.get("estimand", ""),
                                "coverage": m.get("coverage", nan),
-                               "outcome": m["verdict"],
-                               "why": m.get("why_inconclusive", "") if m["verdict"] == "inconclusive" else "",
+                               "outcome": outcome,
+                               "why": (m.get("why_void", "") if outcome in VOID
+                                       else m.get("why_inconclusive", "") if outcome == "inconclusive" else ""),
                                "ours_over_published": ratio(m["median"]), "ratio_low": ratio(m["ci_lo"]),
                                "ratio_high": ratio(m["ci_hi"])} | where(cond))
     return pd.DataFrame(out)
+
 
 
 def _about(claim_id: str) -> dict:
@@ -593,7 +597,8 @@ def size_differences(experiment: str, profile: str = "seed") -> str:
                      if k not in NOT_CONFIG and a.get(k) != b[k])
 
 
-OUTCOMES = ("agrees", "higher", "lower", "inconclusive", "not testable here", "not measured")
+OUTCOMES = ("agrees", "higher", "lower", "inconclusive", NOT_IN_FORCE, CONTROL_FAILED, "not testable here",
+            "not measured")
 
 
 def era_vs_today(df):
@@ -641,7 +646,8 @@ def family_group(family: str) -> str:
 
 
 # the summary's marks: one character per outcome, explained under the table
-MARKS = {"agrees": "✓", "higher": "↑", "lower": "↓", "inconclusive": "?", "not testable here": "-", "not measured": "-"}
+MARKS = {"agrees": "✓", "higher": "↑", "lower": "↓", "inconclusive": "?", NOT_IN_FORCE: "~", CONTROL_FAILED: "!",
+         "not testable here": "-", "not measured": "-"}
 
 
 def claim_pattern(claim_id: str) -> str:
@@ -732,7 +738,8 @@ def counts_markdown(df) -> str:
                      f"pairs: {parts}.{whose}")
     rest = df[df["role"] != "judged"]
     words = {"control": "controls: rows that only noise can fail (one thread, where nothing asks for the GIL), "
-                        "shown with their outcome and never counted",
+                        "shown with their outcome and never counted; one outside its band voids the rows it "
+                        "guards on that build (they read \"control failed\")",
              "machine": "absolute numbers of the authors' machines, set beside ours as context and never counted",
              "other builds": "results on builds a claim does not speak of (findings beside the claim, not the claim "
                              "failing)",

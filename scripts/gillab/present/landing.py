@@ -20,6 +20,7 @@ from ..judge.verdicts import family_group, profile_config
 
 # what a verdict row's outcome says about the claim, for the figure
 CLASSES = {"agrees": "holds", "higher": "does not hold", "lower": "does not hold", "inconclusive": "cannot be judged here",
+           "not in force here": "cannot be judged here", "control failed": "cannot be judged here",
            "not testable here": "not testable here", "not measured": "not measured in this run"}
 COLOURS = {"holds": "#1b9e77", "does not hold": "#d95f02", "cannot be judged here": "#bdbdbd",
            "not testable here": "#eeeeee", "not measured in this run": "#ffffff"}

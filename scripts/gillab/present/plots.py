@@ -138,7 +138,8 @@ def to_png(fig, dpi: int = 90) -> bytes:
 
 
 OUTCOME_COLOURS = {"agrees": "#1b7837", "higher": "#d95f02", "lower": "#7570b3", "inconclusive": "#999999",
-                   "not testable here": "#cccccc", "not measured": "#eeeeee"}
+                   "not in force here": "#b8a27a", "control failed": "#e7298a", "not testable here": "#cccccc",
+                   "not measured": "#eeeeee"}
 
 
 BAND_COLOUR = "#1b7837"     # the band is where an interval agrees: the colour of *agrees*, light
