@@ -222,6 +222,14 @@ def positive_int(value) -> int:
     return n
 
 
+def non_negative_int(value) -> int:
+    """A whole number, 0 or more (``1_000`` and "1_000" read as 1000)."""
+    n = int(str(value).replace("_", "")) if isinstance(value, str) else value
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"must be a whole number >= 0, got {value!r}")
+    return n
+
+
 def positive_ints(value) -> list[int]:
     items = as_list(value)
     if not items:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from ..protocol import Experiment
-from ..profiles import Param, ParameterError, as_list, switch_interval
+from ..profiles import Param, ParameterError, as_list, non_negative_int, positive_float, switch_interval
 from ..placement import PLACEMENTS
 from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample, echo_waits, intervals
 
@@ -49,6 +49,11 @@ class Convoy(Experiment):
         "pinned_threads": Param("pinned_threads", counts,
                                 "which of cpu_threads are measured at the pinned points, e.g. [0, 1, 2]"),
         **ECHO_PARAMS,
+        "min_requests": Param("min_requests", non_negative_int, "requests a window should count at the least: a "
+                              "window grows from window_s to hold that many at the document's model (two switch "
+                              "intervals a request per CPU thread; 0: window_s everywhere)"),
+        "max_window_s": Param("max_window_s", positive_float, "the longest a window grows to (a point that would need "
+                              "more counts fewer requests, and its rows say so)"),
     }
     point_keys = ("switch_interval", "cpu_threads", "cpu_processes")
     # the pinned points add points of their own without changing what any other point's sample is:
@@ -87,12 +92,28 @@ class Convoy(Experiment):
                                  "set pinned_intervals=[]")
 
     def run_sample(self, p, point, cond):
-        return echo_sample(p, cond, cpu_threads=point["cpu_threads"], cpu_processes=point["cpu_processes"],
-                           switch=point["switch_interval"], server_affinity=p["affinity"],
-                           client_affinity=p["affinity"], placement=point.get("placement", "os"))
+        w = window(p, point)
+        sample = echo_sample({**p, "window_s": w}, cond, cpu_threads=point["cpu_threads"],
+                             cpu_processes=point["cpu_processes"],
+                             switch=point["switch_interval"], server_affinity=p["affinity"],
+                             client_affinity=p["affinity"], placement=point.get("placement", "os"))
+        sample.result["window_s_counted"] = w       # the window this point counted (window_s: the least)
+        return sample
 
 
-waits = echo_waits      # what a sample waits out: the client's windows
+def window(p: dict, point: dict) -> float:
+    """A point's counting window: ``window_s``, grown so that a window counts ``min_requests`` at
+    the document's model of the convoy (each request waits one switch interval for its recv and
+    one for its send per CPU thread: 2 x threads x interval a request), growing up to
+    ``max_window_s`` (never below ``window_s``).
+    The model is the document's slowest: where requests wait less, a window counts more."""
+    per_request = 2 * point["cpu_threads"] * point["switch_interval"]
+    return max(p["window_s"], min(p["min_requests"] * per_request, p["max_window_s"]))
+
+
+def waits(p: dict, point: dict) -> float:
+    """What a sample waits out: the client's warm-up and its windows at the point's length."""
+    return echo_waits({**p, "window_s": window(p, point)}, point)
 
 
 EXPERIMENT = Convoy()

@@ -1,10 +1,45 @@
 """Countdown time against the switch interval and the number of threads (document 000's second
-countdown table, pbts13_t4)."""
+countdown table, pbts13_t4).
+
+A switch interval asked for is in force only where the machine applies it: a thread waiting for
+the GIL sleeps in a timed wait that Linux stretches by the thread's timer slack (50 us by
+default), and a run of a few intervals holds a few hand-offs.  So every point runs with the
+smallest timer slack (``timer_slack_ns = 1``, recorded as each thread had it), each point's work
+grows until a run holds ``min_intervals`` intervals on a fast machine, and the workload counts the
+GIL's hand-offs (:mod:`gillab.measure.workloads.countdown`); the chapter reads a row as "not in
+force here" where they fall short.  The points at ``os_slack_intervals`` x ``os_slack_threads``
+are measured once more with the OS's own slack, for the chapter's finding about Linux."""
 from __future__ import annotations
 
-from ..profiles import Param, ParameterError, positive_int, positive_ints
+import math
+
+from ..profiles import Param, ParameterError, as_list, non_negative_int, positive_int, positive_ints
 from ..protocol import Experiment
 from .echo import intervals
+
+
+# a fast machine's countdown (this project's 2-core machines count 30-37 million a second): a
+# point sized for it holds min_intervals on every machine that counts no faster
+FAST_DECREMENTS_PER_S = 40_000_000
+OS_SLACK = 0        # timer_slack_ns: the OS's own slack, not set
+
+
+def decrements(p: dict, si: float) -> int:
+    """The decrements a point at the switch interval ``si`` counts: ``total_decrements``, grown so
+    that a run holds ``min_intervals`` intervals on a machine counting FAST_DECREMENTS_PER_S, up to
+    ``max_decrements``."""
+    grown = math.ceil(p["min_intervals"] * si * FAST_DECREMENTS_PER_S)
+    return max(p["total_decrements"], min(grown, p["max_decrements"]))
+
+
+def some_intervals(value) -> list[float]:
+    """Switch intervals, or none."""
+    return intervals(value) if as_list(value) else []
+
+
+def some_ints(value) -> list[int]:
+    """Thread counts, or none."""
+    return positive_ints(value) if as_list(value) else []
 
 
 class SwitchInterval(Experiment):
@@ -17,21 +52,44 @@ class SwitchInterval(Experiment):
     params = {
         "switch_intervals": Param("switch_intervals", intervals, "switch intervals in seconds to sweep"),
         "threads": Param("threads", positive_ints, "thread counts, e.g. [1, 2, 4, 8]"),
-        "total_decrements": Param("total_decrements", positive_int, "decrements in all, split over the threads"),
+        "total_decrements": Param("total_decrements", positive_int, "decrements in all, split over the threads "
+                                  "(the least: a point grows to hold min_intervals)"),
+        "min_intervals": Param("min_intervals", non_negative_int, "switch intervals a run holds at the least, on a "
+                               f"machine counting {FAST_DECREMENTS_PER_S:,} decrements a second: the point's "
+                               "decrements grow to that (0: total_decrements everywhere)"),
+        "max_decrements": Param("max_decrements", positive_int, "the most decrements a point grows to (a run's "
+                                "time bounded: a point that would need more holds fewer intervals, and its rows "
+                                "say so)"),
+        "timer_slack_ns": Param("timer_slack_ns", non_negative_int, "the timer slack every thread waits with, in ns "
+                                "(1: the smallest; 0: the OS's own, left as it is)"),
+        "os_slack_intervals": Param("os_slack_intervals", some_intervals, "which of switch_intervals are measured once "
+                                    "more with the OS's own timer slack ([]: none)"),
+        "os_slack_threads": Param("os_slack_threads", some_ints, "which of threads are measured once more with the OS's "
+                                  "own timer slack at os_slack_intervals ([]: none)"),
     }
-    point_keys = ("switch_interval", "threads")
+    point_keys = ("switch_interval", "threads", "timer_slack_ns")
 
     def points(self, p):
-        return [{"switch_interval": si, "threads": t} for si in p["switch_intervals"] for t in p["threads"]]
+        out = [{"switch_interval": si, "threads": t, "timer_slack_ns": p["timer_slack_ns"]}
+               for si in p["switch_intervals"] for t in p["threads"]]
+        if p["timer_slack_ns"] != OS_SLACK:     # a grid narrowed (-p threads=1,2) narrows these alike
+            out += [{"switch_interval": si, "threads": t, "timer_slack_ns": OS_SLACK}
+                    for si in p["switch_intervals"] if si in p["os_slack_intervals"]
+                    for t in p["threads"] if t in p["os_slack_threads"]]
+        return out
 
     def workload_params(self, p, point):
-        return {"threads": point["threads"], "total_decrements": p["total_decrements"]}
+        slack = point["timer_slack_ns"]
+        return {"threads": point["threads"], "total_decrements": decrements(p, point["switch_interval"]),
+                "timer_slack_ns": None if slack == OS_SLACK else slack}
 
     def check(self, p):
         if p["switch_interval"] is not None:
             raise ParameterError("switch_interval: use switch_intervals (a list) instead of switch_interval")
         if 1 not in p["threads"]:
             raise ParameterError("switch_interval: threads must include 1 (the ratios are to one thread)")
+        if p["os_slack_intervals"] and 1 not in p["os_slack_threads"]:
+            raise ParameterError("switch_interval: os_slack_threads must include 1 (the ratios are to one thread)")
 
 
 EXPERIMENT = SwitchInterval()
