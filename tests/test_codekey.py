@@ -365,17 +365,17 @@ def test_a_change_of_behaviour_changes_the_key(tmp_path, what):
 
 # -- keys of earlier definitions ----------------------------------------------------------------------
 def test_a_stored_key_of_an_earlier_definition_stands_for_todays_key_of_the_same_code():
-    exp = "countdown"
+    exp = "sha256"
     (text_key, token_key), = codekey.LEGACY[0]["keys"][exp].items()
     (v1, v2), = codekey.LEGACY[1]["keys"][exp].items()
     (w1, w2), = codekey.LEGACY[2]["keys"][exp].items()
-    assert token_key == v1 and v2 == w1     # countdown's code did not change between the eras' commits
+    assert token_key == v1 and v2 == w1     # sha256's code did not change between the eras' commits
     now = sweep.code_key(experiments.get(exp))
     assert codekey.canonical(exp, text_key) == codekey.canonical(exp, v1) == codekey.canonical(exp, w1) == w2 == now
     assert codekey.same_code(exp, text_key, now) and codekey.same_code(exp, now, now)
     assert not codekey.same_code(exp, text_key, "0" * 16)
     assert not codekey.same_code(exp, "", now)
-    assert codekey.canonical("sha256", text_key) == text_key      # another chapter's key means nothing here
+    assert codekey.canonical("countdown", text_key) == text_key      # another chapter's key means nothing here
     row = {"identity_key": "i", "code_key": text_key}
     assert sweep.why_not_resumable(row, "i", now, exp) is None
     assert sweep.why_not_resumable(row, "i", "0" * 16, exp) == sweep.CODE_CHANGED

@@ -42,12 +42,14 @@ def interval(method: str, center: float, spread: float, n: int) -> tuple[float, 
 
 
 @lru_cache(maxsize=None)
-def _plan(campaign: str | None = None) -> dict[str, tuple[str, int, float]]:
+def _plan(campaign: str | None = None, profile: str | None = "default") -> dict[str, tuple[str, int, float]]:
     """Per judged claim (and control, which is read the same way and only never tallied): the
     interval method its chapter computes, the number of runs (pairs, trials) the reference's
     default + verdicts plan gave it (or ``campaign``'s), and the chapter's published value (the
     document's own number, also where the chapter computes it from the document's listings)."""
-    flat = verdicts.flat(verdicts.verdicts(campaign or campaigns.reference_id()))
+    flat = verdicts.flat(verdicts.verdicts(campaign or campaigns.reference_id(), profile=profile))
+    if flat.empty:
+        return {}
     flat = flat[flat["role"].isin(["judged", "control"])]
     out = {}
     for cid, g in flat.groupby("claim_id"):
@@ -62,14 +64,16 @@ def plan_of(cid: str):
     """The reference's plan of ``cid``; for a row the reference has not measured with this code
     (a chapter declared to be measured again), or measured at one run only because its builds
     changed since (the nogil rows' today's pair stands in for the retired fork: the reference's
-    profile gave that pair one run), the newest committed campaign's that judged it."""
+    profile gave that pair one run), the newest committed campaign's that judged it, on every
+    sample it holds."""
     if cid in _plan() and _plan()[cid][1] > 1:
         return _plan()[cid]
     held = [c.id for c in campaigns.all_campaigns() if c.id != campaigns.reference_id()
             and (c.dir / cid.split("/")[0]).is_dir()]
-    for camp in reversed(held):
-        if cid in _plan(camp) and _plan(camp)[cid][1] > 1:
-            return _plan(camp)[cid]
+    for profile in ("default", None):       # else every sample it holds: an earlier configuration's
+        for camp in reversed(held):
+            if cid in _plan(camp, profile) and _plan(camp, profile)[cid][1] > 1:
+                return _plan(camp, profile)[cid]
     return _plan().get(cid)
 
 

@@ -23,14 +23,17 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
     without a signal."""
     d = df.copy()
     d["signal"] = d["signal"].astype(str).str.lower().eq("true")
-    plain = d[~d["signal"]].set_index(["condition", "n", "repeat"])["in_s"]
+    # the same round of the same sweep: frames holding several sweeps (or configurations) repeat
+    # a (condition, n, repeat), and a run is paired with its own round's plain run only
+    keys = ["condition", "n", "repeat", *(["config", "run_id"] if {"config", "run_id"} <= set(d.columns) else [])]
+    plain = d[~d["signal"]].drop_duplicates(keys, keep="last").set_index(keys)["in_s"]
     rows = []
     for _, r in d.iterrows():
         row = {"condition": r["condition"], "n": int(r["n"]), "repeat": r["repeat"], "signal": bool(r["signal"]),
                "in_s": r["in_s"], "longest_gap_s": r["longest_gap_s"], "beats_during": r["beats_during"],
                "point": "sigint" if r["signal"] else "no signal"}
         if r["signal"]:
-            full = plain.get((r["condition"], r["n"], r["repeat"]))
+            full = plain.get(tuple(r[k] for k in keys))
             after = float(r["sigint_after_s"])
             if pd.notna(r.get("interrupt_s")) and full is not None and full > after:
                 row["interrupt_wait"] = (float(r["interrupt_s"]) - after) / (full - after)

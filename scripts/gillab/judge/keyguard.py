@@ -23,22 +23,14 @@ from git (the first commit whose list holds its key); ``make test`` runs the gua
 """
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 
 import pandas as pd
 
 from . import across
 from ..measure import campaigns, codekey
-from ..paths import repo_root, results_dir
-from ..measure.profiles import ParameterError
+from ..measure.campaigns import MEASURE_AGAIN_FILE, Declared, declared, declared_path  # noqa: F401 - the list, here
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - 3.10
-    import tomli as tomllib  # type: ignore
-
-MEASURE_AGAIN_FILE = "MEASURE_AGAIN.toml"
 THIS, OTHER, PARTLY, NONE = "this code", "other code", "partly this code", "not measured"
 _COLUMNS = ["status", "config", "condition", "identity_key", "code_key"]
 
@@ -61,27 +53,6 @@ class Status:
     @property
     def short(self) -> str:
         return {THIS: "this", OTHER: "other", NONE: "-"}.get(self.word, f"{self.this}/{self.groups}")
-
-
-@dataclass(frozen=True)
-class Declared:
-    """A chapter of the reference declared "to be measured again" (MEASURE_AGAIN.toml)."""
-    chapter: str
-    reference: str
-    code_key: str
-    reason: str
-
-    def commit(self, path: str = f"data/results/{MEASURE_AGAIN_FILE}") -> str:
-        """The commit that declared it: the first whose ``path`` holds its key (git), or '' where
-        there is no such commit (not committed yet, or no git history)."""
-        try:
-            out = subprocess.run(["git", "-C", str(repo_root()), "log", "--format=%h", "--reverse",
-                                  f"-S{self.code_key}", "--", path],
-                                 capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        lines = out.stdout.split() if out.returncode == 0 else []
-        return lines[0] if lines else ""
 
 
 def status(c: campaigns.Campaign, experiment: str, now: str) -> Status:
@@ -107,28 +78,6 @@ def table(cs: list[campaigns.Campaign] | None = None, now: dict[str, str] | None
     cs = campaigns.all_campaigns() if cs is None else cs
     now = across.code_keys_now() if now is None else now
     return {name: {c.id: status(c, name, key) for c in cs} for name, key in now.items()}
-
-
-def declared_path():
-    return results_dir() / MEASURE_AGAIN_FILE
-
-
-def declared() -> list[Declared]:
-    """The committed list of chapters to be measured again (empty where the file is absent)."""
-    path = declared_path()
-    if not path.is_file():
-        return []
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ParameterError(f"{path.name} is not valid TOML ({exc})") from None
-    out = []
-    for i, entry in enumerate(data.get("chapter", [])):
-        missing = [k for k in ("name", "reference", "code_key", "reason") if not str(entry.get(k, "")).strip()]
-        if missing:
-            raise ParameterError(f"{path.name}: chapter entry {i + 1} lacks {', '.join(missing)}")
-        out.append(Declared(entry["name"], entry["reference"], entry["code_key"], entry["reason"].strip()))
-    return out
 
 
 def problems(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declared] | None = None,

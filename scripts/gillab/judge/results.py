@@ -47,8 +47,12 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
     df = store.frame()
     if df.empty:
         raise NoData(f"{store.samples_path} holds no samples")
+    earlier = None
     if config_id is not None:
-        df = df[df["config"] == config_id]
+        picked = df[df["config"] == config_id]
+        ok = picked if include_failed else picked[picked["status"] == "ok"]
+        earlier = None if len(ok) else earlier_config(experiment, cid, df)
+        df = df[df["config"] == (earlier or config_id)]
     if not include_failed:
         df = df[df["status"] == "ok"]
     if df.empty:
@@ -56,8 +60,26 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
     n_all = len(df)
     df = current_rows(df, experiment).copy()
     df.attrs["campaign"] = cid
+    if earlier:
+        df.attrs["earlier_config"] = earlier
+        df.attrs["note"] = (f"{experiment}: the reference campaign {cid} holds no samples of configuration {config_id}: "
+                            f"the chapter is declared to be measured again (data/results/MEASURE_AGAIN.toml), and its "
+                            f"samples of the configuration it measured, {earlier}, are read until it is")
     df.attrs["superseded"] = n_all - len(df)
     return df
+
+
+def earlier_config(experiment: str, campaign: str, frame: pd.DataFrame) -> str | None:
+    """The configuration the reference campaign measured a chapter at, where the chapter is
+    declared to be measured again (``MEASURE_AGAIN.toml``: its measuring code, and with it what a
+    sample is, changed since) and the reference holds none of today's: the one its newest
+    ``default`` or ``verdicts`` samples have, which every page and verdict reads until the
+    reference is measured again.  None for any other campaign or chapter."""
+    if campaign != campaigns.reference_id() or not any(d.chapter == experiment and d.reference == campaign
+                                                       for d in campaigns.declared()):
+        return None
+    ok = frame[(frame["status"] == "ok") & frame["profile"].isin(["default", "verdicts"])]
+    return str(ok["config"].iloc[-1]) if len(ok) else None
 
 
 def samples_as_chapter(experiment: str, campaign: str | None = None, config_id: str | None = None) -> pd.DataFrame:

@@ -23,14 +23,20 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import metadata
-from ..paths import results_dir
+from ..paths import repo_root, results_dir
 from .profiles import ParameterError
 from .store import ExperimentStore, atomic_write_text
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - 3.10
+    import tomli as tomllib  # type: ignore
 
 REFERENCE_FILE = "REFERENCE"
 CAMPAIGN_FILE = "campaign.json"
@@ -359,3 +365,50 @@ def cores_of(df) -> int:
         return int(load(cid).machine.get("cpu_count") or os.cpu_count()) if cid else os.cpu_count()
     except (NoCampaign, ParameterError, TypeError, ValueError):
         return os.cpu_count()
+
+
+# -- the reference's chapters declared to be measured again (gillab.judge.keyguard reads and guards it) --
+MEASURE_AGAIN_FILE = "MEASURE_AGAIN.toml"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A chapter of the reference declared "to be measured again" (MEASURE_AGAIN.toml)."""
+    chapter: str
+    reference: str
+    code_key: str
+    reason: str
+
+    def commit(self, path: str = f"data/results/{MEASURE_AGAIN_FILE}") -> str:
+        """The commit that declared it: the first whose ``path`` holds its key (git), or '' where
+        there is no such commit (not committed yet, or no git history)."""
+        try:
+            out = subprocess.run(["git", "-C", str(repo_root()), "log", "--format=%h", "--reverse",
+                                  f"-S{self.code_key}", "--", path],
+                                 capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        lines = out.stdout.split() if out.returncode == 0 else []
+        return lines[0] if lines else ""
+
+
+def declared_path():
+    return results_dir() / MEASURE_AGAIN_FILE
+
+
+def declared() -> list[Declared]:
+    """The committed list of chapters to be measured again (empty where the file is absent)."""
+    path = declared_path()
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError(f"{path.name} is not valid TOML ({exc})") from None
+    out = []
+    for i, entry in enumerate(data.get("chapter", [])):
+        missing = [k for k in ("name", "reference", "code_key", "reason") if not str(entry.get(k, "")).strip()]
+        if missing:
+            raise ParameterError(f"{path.name}: chapter entry {i + 1} lacks {', '.join(missing)}")
+        out.append(Declared(entry["name"], entry["reference"], entry["code_key"], entry["reason"].strip()))
+    return out

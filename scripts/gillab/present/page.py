@@ -170,6 +170,15 @@ class Chapter:
 
         from . import landing
 
+        earlier = self.df.attrs.get("earlier_config")
+        if earlier:     # the reference's samples of the configuration it measured before the code changed
+            display(HTML(
+                '<div class="admonition warning gillab-earlier"><p class="admonition-title">Measured with earlier '
+                "code</p><p>" + escape(
+                    f"The reference campaign {self.df.attrs['campaign']} measured this chapter before its measuring code "
+                    f"changed (data/results/MEASURE_AGAIN.toml says what changed). It holds no samples of today's "
+                    f"configuration {self.config_id}; what this page shows of it is its samples of configuration "
+                    f"{earlier}, read with today's rules, until it is measured again.") + "</p></div>"))
         run = self.borrowed_from()
         if run is None:
             return
