@@ -149,7 +149,7 @@ def test_the_claims_points_may_be_a_union_of_tiers():
     got = []
     for claim in written:
         g = grid.of(exp, exp.resolve("smoke", dict(base, claim_grid=claim)))
-        got.append({(si, n): runs_at(g, "3.13.5", {"switch_interval": si, "threads": n}, 4)
+        got.append({(si, n): runs_at(g, "3.13.5", {"switch_interval": si, "threads": n, "timer_slack_ns": 1}, 4)
                     for si in base["switch_intervals"] for n in base["threads"]})
         assert g.describe_claim() == "switch_intervals=[0.005, 0.001]; threads=[1, 2] or switch_intervals=[0.005]; threads=[4]"
     assert got[0] == got[1] == {(0.005, 1): 4, (0.005, 2): 4, (0.005, 4): 4, (0.001, 1): 4, (0.001, 2): 4,
@@ -158,7 +158,7 @@ def test_the_claims_points_may_be_a_union_of_tiers():
         grid.of(exp, exp.resolve("smoke", dict(base, claim_grid="threads=8 | switch_intervals=0.5")))
     # a grid the reader narrowed narrows the profile's claims' points with it
     g = grid.of(exp, exp.resolve("smoke", dict(base, threads=[1, 2], claim_grid=written[0])))
-    assert runs_at(g, "3.13.5", {"switch_interval": 0.005, "threads": 2}, 4) == 4
+    assert runs_at(g, "3.13.5", {"switch_interval": 0.005, "threads": 2, "timer_slack_ns": 1}, 4) == 4
     with pytest.raises(ParameterError, match="empty tier"):
         exp.resolve("smoke", dict(base, claim_grid="threads=1 | "))
 
@@ -172,7 +172,7 @@ def test_a_claim_tier_may_name_its_own_builds():
     for claim in ([{"threads": [1]}, {"switch_intervals": [0.001], "threads": [2], "builds": "3.13.5t"}],
                   "threads=1 | switch_intervals=0.001; threads=2; builds=3.13.5t"):
         g = grid.of(exp, exp.resolve("smoke", dict(base, claim_grid=claim)))
-        got = {(c, si, n): runs_at(g, c, {"switch_interval": si, "threads": n}, 3)
+        got = {(c, si, n): runs_at(g, c, {"switch_interval": si, "threads": n, "timer_slack_ns": 1}, 3)
                for c in ("3.13.5", "3.13.5t") for si in (0.005, 0.001) for n in (1, 2)}
         assert got == {("3.13.5", 0.005, 1): 3, ("3.13.5", 0.005, 2): 1, ("3.13.5", 0.001, 1): 3, ("3.13.5", 0.001, 2): 1,
                        ("3.13.5t", 0.005, 1): 3, ("3.13.5t", 0.005, 2): 1, ("3.13.5t", 0.001, 1): 3,

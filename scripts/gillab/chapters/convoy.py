@@ -69,6 +69,70 @@ def pinned(df: pd.DataFrame) -> pd.DataFrame:
 # switch interval and thread count, and a round's median over both would be two experiments
 conclusion_samples = unpinned
 
+# A rate is the document's reading only where a window counted enough requests for its rate to be
+# a rate, not a handful of events in steps of 1/window (a 0.5-s window at 0.1 s with a CPU thread
+# counts 2-4): fixed before any sample was read, as the switch-interval chapter's 50 intervals.
+MIN_REQUESTS = 50
+
+
+def _points_of(claim_id: str) -> list[tuple[float, int, int]]:
+    """The (switch interval, CPU threads, CPU processes) points a row's statistic reads
+    (claims.csv ``point``; ``cpu_processes=2,3,4`` is three points)."""
+    from ..judge import claims as published_claims
+
+    out = []
+    for part in str(published_claims.get(claim_id)["point"]).split(" / "):
+        sel = dict(kv.split("=", 1) for kv in part.split(";") if "=" in kv)
+        if "switch_interval" not in sel:
+            continue
+        for procs in sel.get("cpu_processes", "0").split(","):
+            out.append((float(sel["switch_interval"]), int(sel.get("cpu_threads", 0)), int(procs)))
+    return out
+
+
+def window_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Per build, placement and point: the requests a window counted (median over runs of each
+    run's median window), and the runs."""
+    if "requests" not in df.columns:
+        return pd.DataFrame(columns=["condition", "placement", "switch_interval", "cpu_threads", "cpu_processes",
+                                     "requests", "runs"])
+    d = df.assign(placement=_placed(df))
+    keys = ["condition", "placement", "switch_interval", "cpu_threads", "cpu_processes"]
+    per = d.groupby([*keys, "run_id", "repeat"])["requests"].median().reset_index()
+    return per.groupby(keys).agg(requests=("requests", "median"), runs=("requests", "size")).reset_index()
+
+
+def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str]]:
+    """The rows whose windows counted fewer than MIN_REQUESTS requests at a point they read, read as
+    "not in force here" with the count (the mechanism rows read the pinned points, every other row
+    the unpinned ones).  Returns the (claim, condition) pairs."""
+    from ..judge import claims as published_claims
+
+    counts = window_counts(df)
+    if counts.empty:
+        return []
+    at = {(r.condition, r.placement, round(r.switch_interval, 9), r.cpu_threads, r.cpu_processes): r.requests
+          for r in counts.itertuples()}
+    out = []
+    for r in rows:
+        try:
+            points = _points_of(r["claim_id"])
+        except KeyError:
+            continue
+        placement = PINNED if r["claim_id"].startswith("convoy/mechanism/") else "os"
+        if placement == PINNED:     # a mechanism row reads the rate alone at the same interval too
+            points += [(si, 0, 0) for si, _, _ in points]
+        for cond, m in r["measured"].items():
+            few = [(si, n, k, at[(cond, placement, round(si, 9), n, k)]) for si, n, k in points
+                   if at.get((cond, placement, round(si, 9), n, k), math.inf) < MIN_REQUESTS]
+            if few and m.get("verdict") not in published_claims.VOID:
+                why = "; ".join(f"at {si:g} s with {n} CPU thread{'s' if n != 1 else ''}"
+                                f"{f' and {k} CPU processes' if k else ''}, a window counted {c:,.0f} requests"
+                                for si, n, k, c in few)
+                r["measured"][cond] = published_claims.not_in_force(m, f"{why} (a rate needs at least {MIN_REQUESTS})")
+                out.append((r["claim_id"], cond))
+    return out
+
 
 @frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -2,6 +2,8 @@
 and checked sentences (what it measures: :mod:`gillab.measure.experiments.switch_interval`)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -26,6 +28,157 @@ def published_table() -> pd.DataFrame:
                              "time_s_threads_8": "8 threads"})
 
 
+# -- the setting in force -------------------------------------------------------------------------
+# A row at a switch interval is the document's row only where this machine applied that interval.
+# Fixed from the document's own table before any sample was read: the threads must hand the GIL
+# over often enough that the interval achieved (a second over the hand-offs a second) lies nearer
+# the one asked than the next longer interval of the document's table (their geometric mean, the
+# middle on the log scale the table is laid out in; past its longest, a factor of sqrt(10)); and a
+# run must hold MIN_INTERVALS intervals, so that its switching is a rate, not a handful of events.
+MIN_INTERVALS = 50
+OS_SLACK = 0        # samples measured with the OS's own timer slack (the finding), never judged
+
+
+def judged_samples(df: pd.DataFrame) -> pd.DataFrame:
+    """The samples the chapter's rows, figures and conclusions read: every thread with the timer
+    slack the profile sets (the smallest), not the points measured again with the OS's own for
+    the finding (:func:`slack_table`); samples from before the slack was set are all read."""
+    if "timer_slack_ns" not in df.columns:
+        return df
+    return df[pd.to_numeric(df["timer_slack_ns"], errors="coerce").fillna(-1) != OS_SLACK]
+
+
+conclusion_samples = judged_samples
+
+
+def least_handoffs(si: float) -> float:
+    """The hand-offs a second below which an interval of ``si`` s is not in force (see above)."""
+    longer = sorted(x for x in published()["switch_interval_s"].unique() if x > si * (1 + 1e-9))
+    edge = math.sqrt(si * longer[0]) if longer else si * math.sqrt(10)
+    return 1 / edge
+
+
+def _handoffs(g: pd.DataFrame) -> tuple[pd.Series, str]:
+    """Each run's hand-offs a second, and what counted them: the GIL's own count
+    (``gil_switches``, over the timed run), else the process's voluntary context switches, which
+    bound the hand-offs from above only where the threads waited with the OS's own timer slack
+    (with a slack of 1 ns a short wait can end without sleeping): None where neither can."""
+    if "gil_switches" in g.columns and g["gil_switches"].notna().all():
+        return g["gil_switches"].astype(float) / g["seconds"], "the GIL's count"
+    slack = pd.to_numeric(g.get("timer_slack_ns_min", pd.Series(index=g.index, dtype=float)), errors="coerce")
+    own_slack = slack.isna() | (slack >= 50_000)       # not set: samples from before it was
+    vol = next((g[c] for c in ("ctx_voluntary_timed", "ctx_voluntary") if c in g.columns and g[c].notna().all()),
+               None)
+    if own_slack.all() and vol is not None:
+        return vol.astype(float) / g["seconds"], "voluntary switches (an upper bound)"
+    return pd.Series(dtype=float), "not counted"
+
+
+@frame_cached
+def settings_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per build with a GIL, timer slack, interval and thread count (2 or more): what the setting
+    achieved (the median over runs of the hand-offs a second, the interval that is, and the
+    intervals a run held; the timer slack each thread had) and whether it was in force."""
+    from ..judge.prose import gil_by_condition
+
+    gil_on = gil_by_condition(df) if "gil_enabled" in df.columns else {}     # unrecorded: a GIL build
+    ok = df[df["status"] == "ok"] if "status" in df.columns else df
+    slack_col = ok["timer_slack_ns"] if "timer_slack_ns" in ok.columns else pd.Series(-1, index=ok.index)
+    rows = []
+    for (cond, slack, si, k), g in ok.assign(_slack=pd.to_numeric(slack_col, errors="coerce").fillna(-1)).groupby(
+            ["condition", "_slack", "switch_interval", "threads"], sort=True):
+        if not gil_on.get(cond, True) or int(k) < 2:
+            continue
+        per_run, counted = _handoffs(g)
+        rate = float(per_run.median()) if len(per_run) else math.nan
+        held = float((g["seconds"] / si).median())
+        need = least_handoffs(float(si))
+        had = pd.to_numeric(g.get("timer_slack_ns_max", pd.Series(index=g.index, dtype=float)), errors="coerce")
+        rows.append({"condition": cond, "timer slack": ("the OS's own" if slack in (OS_SLACK, -1) else f"{slack:g} ns"),
+                     "slack in force (ns)": float(had.max()) if had.notna().any() else math.nan,
+                     "switch_interval": float(si), "threads": int(k), "runs": len(g),
+                     "hand-offs a second": rate, "counted by": counted,
+                     "interval achieved (s)": 1 / rate if rate > 0 else math.nan,
+                     "least hand-offs a second": need, "intervals a run held": held,
+                     "in force": bool(held >= MIN_INTERVALS and (math.isnan(rate) or rate >= need)),
+                     "judged": slack != OS_SLACK})
+    return pd.DataFrame(rows)
+
+
+def not_in_force_why(r) -> str:
+    """Why one point of :func:`settings_table` was not in force, with what it achieved."""
+    parts = []
+    if r["intervals a run held"] < MIN_INTERVALS:
+        parts.append(f"a run held {r['intervals a run held']:,.1f} intervals of {r['switch_interval']:g} s "
+                     f"(at least {MIN_INTERVALS})")
+    rate = r["hand-offs a second"]
+    if not math.isnan(rate) and rate < r["least hand-offs a second"]:
+        parts.append(f"the threads handed the GIL over {rate:,.0f} times a second ({r['counted by']}): an "
+                     f"interval of {1 / rate:.2g} s, not {r['switch_interval']:g} s (in force from "
+                     f"{r['least hand-offs a second']:,.0f} a second)")
+    return f"{r['threads']} threads: " + "; ".join(parts)
+
+
+def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str]]:
+    """The chapter's rows (its table's and the conclusions) whose interval this machine did not
+    apply, read as "not in force here" with what it achieved: a row reads every point its
+    statistic reads with 2 threads or more (claims.csv ``point``).  Returns the (claim,
+    condition) pairs."""
+    from ..judge import claims as published_claims
+
+    t = settings_table(df)
+    if t.empty:
+        return []
+    t = t[t["judged"]].set_index(["condition", "switch_interval", "threads"], drop=False)
+    out = []
+    for r in rows:
+        try:
+            parts = str(published_claims.get(r["claim_id"])["point"]).split(" / ")
+        except KeyError:
+            continue
+        points = []
+        for part in parts:
+            sel = dict(kv.split("=", 1) for kv in part.split(";") if "=" in kv)
+            if "switch_interval" in sel and int(float(sel.get("threads", 1))) >= 2:
+                points.append((float(sel["switch_interval"]), int(float(sel["threads"]))))
+        for cond, m in r["measured"].items():
+            whys = [not_in_force_why(t.loc[(cond, si, k)]) for si, k in points
+                    if (cond, si, k) in t.index and not t.loc[(cond, si, k), "in force"]]
+            if whys and m.get("verdict") not in published_claims.VOID:
+                r["measured"][cond] = published_claims.not_in_force(m, f"asked {points[0][0]:g} s: " + "; ".join(whys))
+                out.append((r["claim_id"], cond))
+    return out
+
+
+def slack_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The finding about Linux: at each interval measured both ways, the hand-offs a second with
+    the OS's own timer slack and with the smallest, side by side (two threads; with 95% intervals
+    over runs)."""
+    from ..judge.prose import gil_by_condition
+
+    if "timer_slack_ns" not in df.columns:
+        return pd.DataFrame()
+    gil_on = gil_by_condition(df) if "gil_enabled" in df.columns else {}
+    ok = df[(df["status"] == "ok") & (df["threads"] == 2)] if "status" in df.columns else df[df["threads"] == 2]
+    slack = pd.to_numeric(ok["timer_slack_ns"], errors="coerce")
+    rows = []
+    for (cond, si), g in ok.groupby(["condition", "switch_interval"], sort=True):
+        sides = {name: g[(slack.loc[g.index] == OS_SLACK) == own] for name, own in (("OS's own", True),
+                                                                                    ("smallest", False))}
+        if not gil_on.get(cond, True) or any(x.empty for x in sides.values()):
+            continue
+        line = {"condition": cond, "switch interval (s)": f"{si:g}", "asked a second": f"{1 / si:,.0f}"}
+        for name, x in sides.items():
+            per_run, counted = _handoffs(x)
+            sm = stats.summarize(per_run)
+            line[f"hand-offs a second, {name} slack"] = (estimate_text(sm["median"], sm["ci_lo"], sm["ci_hi"],
+                                                                       sm["coverage"], sm["n"], sm["method"])
+                                                         if len(per_run) else counted)
+            line[f"time, 2 threads, {name} slack (s)"] = f"{x['seconds'].median():.3f}"
+        rows.append(line)
+    return pd.DataFrame(rows)
+
+
 @frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per condition, interval and thread count: the time's summary and the slowdown over one
@@ -34,6 +187,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     document's, the findings and the checked sentences give one number per point."""
     from ..judge.claims import round_ratio
 
+    df = judged_samples(df)
     rows = []
     for (cond, si, t), g in df.groupby(["condition", "switch_interval", "threads"], sort=True):
         s = stats.summarize(g["seconds"])
@@ -78,6 +232,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
     matter then: 1.0; the document's own cell over the mean of its one-thread column)."""
     from ..judge import claims as published_claims
 
+    df = judged_samples(df)
     pub = published()
     out = []
     conds = sorted(df["condition"].unique())
@@ -214,6 +369,7 @@ def explorer(df: pd.DataFrame):
 
     from ..present import plots, widgets
 
+    df = judged_samples(df)
     pal = plots.palette(df["condition"].unique())
     ks = sorted(df["threads"].unique())
     sis = sorted(df["switch_interval"].unique(), reverse=True)
@@ -245,6 +401,7 @@ def prose(df: pd.DataFrame) -> list:
 
     said = chapter_words("switch_interval")     # the words cell of its text
 
+    df = judged_samples(df)
     ok = ok_rows(df)
     gil_on = gil_by_condition(df)
     conds = sorted(ok["condition"].unique())
@@ -305,4 +462,4 @@ def _free_threaded_check(ok: pd.DataFrame, free: list[str], said):
                       said.fill("largest-ratio-evidence", ratios=ratios))
 
 
-ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables',), reads=('countdown',))
+ANALYSIS = ModuleAnalysis(__name__, extras=('two_tables', 'settings_table', 'slack_table'), reads=('countdown',))

@@ -139,15 +139,19 @@ class ModuleAnalysis(Analysis):
         if missing:
             raise TypeError(f"{module}: the analysis lacks {', '.join(missing)}")
         self.claims = self._with_conclusions(self.claims, getattr(mod, "run_values", None) or getattr(shared, "run_values", None),
-                                             _adaptive_metric(self.experiment), getattr(mod, "conclusion_samples", None))
+                                             _adaptive_metric(self.experiment), getattr(mod, "conclusion_samples", None),
+                                             getattr(mod, "settings_in_force", None))
 
-    def _with_conclusions(self, claims, run_values, metric, samples=None):
+    def _with_conclusions(self, claims, run_values, metric, samples=None, in_force=None):
         """``claims`` followed by the documents' conclusions this experiment answers
         (claims.csv ``<experiment>/conclusion/...``), each a ratio of two points of the samples:
         one value per independent run from the module's ``run_values(frame)``, else each sample's
         ``adaptive_metric``.  ``samples`` (the module's ``conclusion_samples(frame)``) is the part
         of the samples the conclusions read, where a chapter measures one point two ways (the
-        convoy: pinned on purpose, and where the OS put the threads as in the document's runs)."""
+        convoy: pinned on purpose, and where the OS put the threads as in the document's runs).
+        ``in_force`` (the module's ``settings_in_force(frame, rows)``) marks the rows whose setting
+        the machine did not apply "not in force here"; then a failed control voids the rows it
+        guards."""
         experiment = self.experiment
 
         def values(g):
@@ -160,6 +164,8 @@ class ModuleAnalysis(Analysis):
             from . import claims as published_claims
 
             rows = claims(df) + published_claims.conclusions(experiment, samples(df) if samples else df, values)
+            if in_force is not None:
+                in_force(df, rows)
             published_claims.void_by_controls(rows)
             return rows
         with_conclusions.__wrapped__ = claims   # what the book names as the function that judged

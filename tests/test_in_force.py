@@ -1,0 +1,125 @@
+"""A setting asked for is judged only where it was in force: the countdown counts the GIL's own
+hand-offs and the timer slack each thread had, a switch-interval row whose interval the machine
+did not apply (too few hand-offs, too few intervals in a run) reads "not in force here" with what
+it achieved, and a convoy row whose windows counted a handful of requests does too."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from gillab import chapters
+from gillab.judge import claims
+from gillab.measure import runner
+from gillab.measure.experiments import get
+from gillab.measure.experiments.convoy import window
+from gillab.measure.experiments.switch_interval import decrements
+
+ROUNDS = 9
+
+
+def test_the_countdown_counts_the_gils_hand_offs_and_the_slack_each_thread_had(builds):
+    two = runner.run(builds["3.13.5"], "countdown", {"threads": 2, "total_decrements": 2_000_000,
+                                                    "timer_slack_ns": 1}, switch_interval=0.001, timeout=60)
+    r = two.result
+    assert r["timer_slack_ns_min"] == r["timer_slack_ns_max"] == 1
+    # two threads at 1 ms hand the GIL over about once an interval (the wake-up adds to it)
+    assert 0.2 < r["gil_switches"] / r["seconds"] / 1000 < 1.5
+    assert two.runtime["switch_interval"] == pytest.approx(0.001)     # the probe put the interval back
+    one = runner.run(builds["3.13.5"], "countdown", {"threads": 1, "total_decrements": 2_000_000},
+                     switch_interval=0.001, timeout=60)
+    assert one.result["timer_slack_ns_min"] > 1          # not set: the OS's own
+    assert one.result["gil_switches"] < 20               # the main thread and the one worker, no contention
+
+
+def test_a_free_threaded_build_hands_nothing_over(builds):
+    r = runner.run(builds["3.13.5t"], "countdown", {"threads": 2, "total_decrements": 2_000_000},
+                   switch_interval=0.001, timeout=60).result
+    assert r["gil_switches"] in (None, 0)
+
+
+def _frame(points: dict) -> pd.DataFrame:
+    """Switch-interval samples: ``points`` maps (interval, threads) to (seconds, hand-offs a
+    second); nine rounds, the smallest slack."""
+    rows = []
+    for rep in range(ROUNDS):
+        for (si, k), (sec, rate) in points.items():
+            t = sec * (1 + 0.002 * (rep % 3))
+            rows.append({"condition": "b", "switch_interval": si, "threads": k, "seconds": t, "repeat": rep,
+                         "run_id": "r", "timer_slack_ns": 1, "timer_slack_ns_min": 1, "timer_slack_ns_max": 1,
+                         "gil_switches": round(rate * t), "ctx_voluntary": 10, "ctx_involuntary": 1})
+    return pd.DataFrame(rows).assign(gil_enabled=True, status="ok")
+
+
+def _rows(df):
+    rows = {r["claim_id"]: r for r in chapters.of("switch_interval").claims(df)}
+    return {cid: r["measured"].get("b") for cid, r in rows.items()}
+
+
+def test_an_interval_the_threads_did_not_apply_reads_not_in_force_with_what_they_achieved():
+    df = _frame({(0.001, 1): (0.2, 0), (0.001, 2): (0.2, 700),        # 700 of 1,000 a second: in force
+                 (1e-06, 1): (0.2, 0), (1e-06, 2): (0.3, 20_000),     # 20,000 of 1,000,000: not
+                 (0.005, 1): (0.2, 0), (0.005, 2): (0.2, 190)})       # 40 intervals a run: not
+    got = _rows(df)
+    assert got["switch_interval/si=0.001/threads=2"]["verdict"] in ("agrees", "higher", "lower")
+    small = got["switch_interval/si=1e-06/threads=2"]
+    assert small["verdict"] == claims.NOT_IN_FORCE
+    assert "20,000 times a second" in small["why_void"] and "an interval of 5e-05 s" in small["why_void"]
+    short = got["switch_interval/si=0.005/threads=2"]
+    assert short["verdict"] == claims.NOT_IN_FORCE and "a run held 40.1 intervals" in short["why_void"]
+    # the conclusions read the same points: the slowdown at 1 us is not judged either
+    assert got["switch_interval/conclusion/slowdown/si=1e-06"]["verdict"] == claims.NOT_IN_FORCE
+    # the control (one thread) needs no hand-offs: it is judged
+    assert got["switch_interval/si=1e-06/threads=1"]["verdict"] == "agrees"
+
+
+def test_the_same_rows_are_judged_where_the_interval_was_in_force():
+    df = _frame({(1e-06, 1): (0.2, 0), (1e-06, 2): (0.3, 400_000),
+                 (0.005, 1): (0.4, 0), (0.005, 2): (0.4, 190)})
+    got = _rows(df)
+    assert got["switch_interval/si=1e-06/threads=2"]["verdict"] != claims.NOT_IN_FORCE
+    assert got["switch_interval/si=0.005/threads=2"]["verdict"] != claims.NOT_IN_FORCE
+
+
+def test_the_os_slack_points_are_a_finding_and_never_a_row():
+    df = _frame({(0.0001, 1): (0.2, 0), (0.0001, 2): (0.2, 6000)})
+    os_own = _frame({(0.0001, 1): (0.2, 0), (0.0001, 2): (0.25, 3000)}).assign(timer_slack_ns=0,
+                                                                                timer_slack_ns_min=50_000)
+    both = pd.concat([df, os_own], ignore_index=True)
+    ch = chapters.of("switch_interval")
+    assert _rows(both)["switch_interval/si=0.0001/threads=2"]["median"] == pytest.approx(1.0)
+    t = ch.slack_table(both)
+    assert t.iloc[0]["hand-offs a second, OS's own slack"].startswith("3,0")
+    assert t.iloc[0]["hand-offs a second, smallest slack"].startswith("6,0")
+
+
+def test_a_point_grows_to_hold_its_intervals_up_to_the_profiles_bound():
+    p = get("switch_interval").resolve("default")
+    assert decrements(p, 0.01) * 1.0 / 40e6 >= 0.01 * 50          # 50 intervals on a fast machine
+    assert decrements(p, 0.1) == p["max_decrements"]              # bounded: its rows say so
+    assert decrements(p, 1e-6) == p["total_decrements"]
+    c = get("convoy").resolve("default")
+    assert window(c, {"switch_interval": 0.005, "cpu_threads": 2}) == pytest.approx(1.0)   # 50 x 2 x 2 x 5 ms
+    assert window(c, {"switch_interval": 0.1, "cpu_threads": 1}) == c["max_window_s"]
+    assert window(c, {"switch_interval": 0.005, "cpu_threads": 0}) == c["window_s"]
+
+
+def _convoy(requests: dict) -> pd.DataFrame:
+    """Convoy windows: ``requests`` maps (interval, CPU threads) to the requests a 0.5-s window
+    counted; nine rounds, where the OS put the threads."""
+    rows = []
+    for rep in range(ROUNDS):
+        for (si, n), c in requests.items():
+            rows.append({"condition": "b", "run_id": "r", "repeat": rep, "switch_interval": si, "cpu_threads": n,
+                         "cpu_processes": 0, "placement": "os", "window": 0, "requests": c, "rps": c / 0.5,
+                         "status": "ok", "gil_enabled": True,
+                         "point": f"cpu_processes=0,cpu_threads={n},switch_interval={si}"})
+    return pd.DataFrame(rows)
+
+
+def test_a_rate_counted_over_a_handful_of_requests_reads_not_in_force():
+    df = _convoy({(0.1, 0): 9000, (0.1, 1): 3, (0.005, 0): 9000, (0.005, 1): 60})
+    rows = {r["claim_id"]: r["measured"].get("b") for r in chapters.of("convoy").claims(df)}
+    few = rows["convoy/si=0.1/cpu_threads=1"]
+    assert few["verdict"] == claims.NOT_IN_FORCE and "a window counted 3 requests" in few["why_void"]
+    assert rows["convoy/si=0.005/cpu_threads=1"]["verdict"] != claims.NOT_IN_FORCE
+    assert rows["convoy/si=0.1/cpu_threads=0"]["verdict"] != claims.NOT_IN_FORCE
