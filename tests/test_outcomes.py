@@ -142,9 +142,12 @@ def _claim(claim_id):
 
 
 @pytest.mark.parametrize("lost, expected", [
-    ((12, 0, 40, 7, 0), "agrees"),          # some run loses updates: the race is shown
-    ((5, 0), "agrees"),                     # one run of two is enough to show it: a count, not an estimate
-    ((0,) * 30, "inconclusive"),            # none of 30 does not show the race cannot happen
+    ((12, 0, 40, 7, 0), "agrees"),          # three runs of five lose updates: the race shows
+    ((5, 0), "inconclusive"),               # one of two: the share's interval runs from 1% to 99%
+    ((0,) * 30, "inconclusive"),            # none of 30: the share could still be one in nine
+    ((0,) * 36, "lower"),                   # none of 36: below one run in ten, the demonstration shows nothing
+    ((0,) * 33 + (3, 1, 9), "inconclusive"),  # 3 of 36 straddle the line
+    ((0,) * 20 + (1,) * 16, "agrees"),      # 16 of 36: well above it
 ])
 def test_data_race_lost_updates(lost, expected):
     from gillab.judge import claims
