@@ -213,23 +213,41 @@ def _by_round(g: pd.DataFrame) -> pd.Series:
 run_values = _by_round      # what the document's conclusions (claims.csv) take the ratio of: paired by round
 
 
+def per_decrement(g: pd.DataFrame) -> pd.Series:
+    """Each run's time per decrement: the one-thread rows compare intervals, whose points count
+    different work where a point grew to hold its intervals (samples from before record the same
+    work everywhere, and read as their seconds)."""
+    if "decrements_per_thread" not in g.columns or g["decrements_per_thread"].isna().any():
+        return g["seconds"]
+    return g["seconds"] / (g["decrements_per_thread"].astype(float) * g["threads"].astype(float))
+
+
+def _per_decrement_by_round(g: pd.DataFrame) -> pd.Series:
+    from ..judge.claims import by_round
+
+    return by_round(g.assign(_per=per_decrement(g)), "_per")
+
+
 def _one_thread_mean(g1: pd.DataFrame) -> pd.Series:
-    """Per round, the mean one-thread time over the intervals it measured (the denominator of the
-    one-thread rows, as the document's own is the mean of its one-thread column); a round that
-    measured fewer than two intervals has none."""
+    """Per round, the mean one-thread time per decrement over the intervals it measured (the
+    denominator of the one-thread rows, as the document's own is the mean of its one-thread
+    column, whose runs all counted the same work); a round that measured fewer than two intervals
+    has none."""
     from ..judge.claims import ROUND
 
     if not set(ROUND) <= set(g1.columns):
         return pd.Series(dtype=float)
-    per = g1.drop_duplicates(list(ROUND) + ["switch_interval"], keep="last").groupby(list(ROUND))
-    return per["seconds"].mean()[per["switch_interval"].nunique() >= 2]
+    g1 = g1.drop_duplicates(list(ROUND) + ["switch_interval"], keep="last")
+    per = g1.assign(_per=per_decrement(g1)).groupby(list(ROUND))
+    return per["_per"].mean()[per["switch_interval"].nunique() >= 2]
 
 
 def claims(df: pd.DataFrame) -> list[dict]:
     """Every cell as a ratio: T(interval, k threads) / T(interval, 1 thread) for k > 1 (the
     document's words: 1.0 where the interval is large enough), and for one thread T(interval, 1)
-    over the mean one-thread time of the intervals its round measured (the interval should not
-    matter then: 1.0; the document's own cell over the mean of its one-thread column)."""
+    over the mean one-thread time of the intervals its round measured, each per decrement (the
+    interval should not matter then: 1.0; the document's own cell over the mean of its one-thread
+    column)."""
     from ..judge import claims as published_claims
 
     df = judged_samples(df)
@@ -251,7 +269,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
         for cond in conds:
             g = df[df["condition"] == cond]
             if k == 1:
-                num = _by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)])
+                num = _per_decrement_by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)])
                 den = _one_thread_mean(g[g["threads"] == 1])
             else:
                 num = _by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == k)])
@@ -425,7 +443,8 @@ def prose(df: pd.DataFrame) -> list:
             listed(said.fill("slowdown-at-smallest-evidence", smallest=f"{smallest:g}", threads=kmax,
                              more=f"{more:g}", far=f"{far:.1f}"), got.items()),
             threads=kmax, smallest=f"{smallest:g}", published=f"{row['published']:.1f}"))
-        sw = ok[ok["threads"] == kmax].groupby(["condition", "switch_interval"])["ctx_involuntary"].median()
+        at_k = ok[ok["threads"] == kmax]       # a second of each run: a point that grew ran longer
+        sw = (at_k["ctx_involuntary"] / at_k["seconds"]).groupby([at_k["condition"], at_k["switch_interval"]]).median()
         grow = {c: float(sw[(c, smallest)] / max(sw[(c, largest)], 1)) for c in gil
                 if (c, smallest) in sw.index and (c, largest) in sw.index}
         if grow:
