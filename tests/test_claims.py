@@ -113,9 +113,10 @@ def _row(**kw):
     ({"about": "cores", "cpus": "4"}, "states what 2 would show (premise)"),
     ({"about": "cores", "cpus": "4", "premise": "about 0.5 on 2 CPUs"}, "is not 'at least|at most X on N CPUs'"),
     ({"phrase": "quite a lot"}, "is not in lexicon.csv"),
-    ({"role": "control"}, "a control names the rows it guards"),
-    ({"guards": "convoy/si=*"}, "a control names the rows it guards"),
+    ({"guards": "convoy/si=*"}, "only a control names the rows it guards"),
     ({"role": "control", "guards": "convoy/nowhere/*"}, "a pattern matches no other row"),
+    ({"quantity": "countdown/threads=2", "experiment": "convoy", "point": "x"}, "another experiment's or point's"),
+    ({"quantity": "nowhere/at-all"}, "names no other row"),
 ])
 def test_a_row_with_builds_or_cpus_outside_the_vocabulary_is_refused(change, words):
     assert claims.row_problem(_row()) == ""
@@ -123,6 +124,8 @@ def test_a_row_with_builds_or_cpus_outside_the_vocabulary_is_refused(change, wor
     assert claims.row_problem(_row(builds="ids:3.6.12,3.11.2")) == ""
     assert claims.row_problem(_row(about="cores", cpus="3", premise="at least 0.5 on 2 CPUs")) == ""
     assert claims.row_problem(_row(role="control", guards="convoy/si=*;convoy/conclusion/saturation")) == ""
+    assert claims.row_problem(_row(role="control")) == ""           # a fact no build can change guards nothing
+    assert claims.row_problem(_row(quantity="countdown/threads=2", experiment="countdown", point="threads=2")) == ""
     assert words in claims.row_problem(_row(**change))
 
 

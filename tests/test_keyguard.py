@@ -93,12 +93,17 @@ def test_a_change_of_words_keeps_the_guard_green_and_a_change_of_code_turns_it_r
     orphaned = {line.split(":")[0].removeprefix("[guard] ") for line in red.stdout.splitlines()
                 if line.startswith("[guard] ")}
     assert orphaned == {"countdown", "switch_interval"}, red.stdout
-    assert "declare the chapter" in red.stdout
+    # undeclared: "declare the chapter"; declared for the code before this change: "declare" its new key
+    assert "declare the chapter" in red.stdout or "the code changed again; declare" in red.stdout
     keys = json.loads(_codekeys(scripts, "--json").stdout)["code_keys"]
 
     # declared: green; each declaration names the reference, the key it changed to and why
     entry = '[[chapter]]\nname = "{}"\nreference = "{}"\ncode_key = "{}"\nreason = "the loop stops at 1"\n\n'
     before = (results / keyguard.MEASURE_AGAIN_FILE).read_text() if (results / keyguard.MEASURE_AGAIN_FILE).exists() else ""
+    # this checkout's own entries for the chapters changed here are replaced by the test's
+    head, *blocks = before.split("[[chapter]]")
+    before = head + "".join("[[chapter]]" + b for b in blocks
+                            if not any(f'name = "{n}"' in b for n in ("countdown", "switch_interval", "sha256")))
     (results / keyguard.MEASURE_AGAIN_FILE).write_text(
         before + "\n" + "".join(entry.format(n, ref, keys[n]) for n in ("countdown", "switch_interval")))
     declared = _codekeys(scripts, "--check")

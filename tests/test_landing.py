@@ -9,8 +9,9 @@ from gillab.judge import verdicts
 
 
 def _flat(rows):
-    return pd.DataFrame([{"document": d, "family": f, "role": role, "condition": c, "outcome": o}
-                         for d, f, role, c, o in rows])
+    """Verdict rows, each of its own claim (the tally counts claims: one row a claim here)."""
+    return pd.DataFrame([{"document": d, "family": f, "role": role, "condition": c, "build": c, "outcome": o,
+                          "claim_id": f"test/claim-{i}"} for i, (d, f, role, c, o) in enumerate(rows)])
 
 
 def test_the_figure_counts_claims_by_document_and_build_family():

@@ -112,9 +112,11 @@ def test_the_verdicts_at_a_glance_count_every_claim_of_the_reference():
         assert lo <= r["ci_low"] and r["ci_high"] <= hi, (r["claim_id"], r["condition"])
     text = verdicts.counts_markdown(flat)
     head = verdicts.headline(flat)
+    tally = verdicts.claim_tally(head)
     for doc, g in head.groupby("document"):
-        n = g["claim_id"].nunique()
-        assert f"{n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build pairs" in text
+        n = int((tally["document"] == doc).sum())      # each claim once a build family, one quantity once
+        assert f"{n} claim{'s' if n != 1 else ''} on the document's own interpreter" in text
+        assert f"over {len(g)} claim x build rows" in text
     for role in verdicts.ROLES[1:]:       # what the headline leaves out is counted on its own line
         g = flat[flat["role"] == role]
         n = g["claim_id"].nunique()

@@ -40,8 +40,10 @@ carries that build's costs, so it counts only where a row names it by id.
 Each compared row names the phrase of the document's it rests on (``phrase``), and its comparison,
 value and band are that phrase's in ``lexicon.csv`` (:mod:`gillab.judge.lexicon`; ``printed``:
 the numbers a printed number's band is read from).  ``role`` is *claim*, or *control* for a row
-that only noise can fail (shown with its outcome, never tallied); a control names the rows it
-guards (``guards``), which read "control failed" on a build where it fails.  ``premise`` states what a row
+that only noise can fail, or for a fact no build can change (shown with its outcome, never
+tallied); a control may name the rows it guards (``guards``), which read "control failed" on a
+build where it fails.  ``quantity`` names the row whose quantity a row reads where two sentences
+speak of one statistic at one point: the tallies count it once.  ``premise`` states what a row
 that needs more CPUs than ours (or is context for its core count) takes the judging machine to
 show, as ``at least|at most X on N CPUs``, which the tests read against the reference.
 
@@ -92,7 +94,7 @@ COLUMNS = ("claim_id", "document", "experiment", "section", "quote", "kind", "st
            "doc_statistic_words", "point", "comparison",
            "value", "unit", "derive", "value_source", "band", "band_reason", "phrase", "printed", "interpreter", "machine",
            "rests_on", "about", "about_reason", "role", "premise", "builds", "builds_reason", "cpus", "threads", "own",
-           "guards")
+           "guards", "quantity")
 # the threads (or pool workers, processes) a row's reading runs: a count or the machine's
 # cpu_count, "pinned" to the document's count or read as a "bound" where that is more than the
 # judging machine's cores may be (more than 2: every machine of this project has 2)
@@ -229,10 +231,19 @@ def row_problem(c) -> str:
 
 
 def guards_problem(c) -> str:
-    """What is wrong with a row's ``guards`` ('' where nothing): a control names the rows it
-    guards, each pattern matching another row; no claim guards anything."""
-    if bool(c["guards"].strip()) != (c["role"] == "control"):
-        return "a control names the rows it guards (guards), no claim does"
+    """What is wrong with a row's ``guards`` or ``quantity`` ('' where nothing): a control may name
+    the rows it guards, each pattern matching another row (a fact no build can change guards
+    none); no claim guards anything; a row that reads another row's quantity names a row of the
+    same experiment and point."""
+    if c["guards"].strip() and c["role"] != "control":
+        return "only a control names the rows it guards (guards)"
+    q = c.get("quantity", "").strip()
+    if q:
+        t = results.keyed("claims.csv", COLUMNS, "claim_id").set_index("claim_id")
+        if q not in t.index or q == c["claim_id"]:
+            return f"quantity {q!r} names no other row"
+        if (t.loc[q, "experiment"], t.loc[q, "point"]) != (c["experiment"], c["point"]):
+            return f"quantity {q!r} is another experiment's or point's: one quantity is one point's statistic"
     if c["guards"].strip() and not all(any(fnmatch.fnmatchcase(i, g) for i in _ids() if i != c["claim_id"])
                                        for g in _guard_patterns(c["guards"])):
         return f"guards {c['guards']!r}: a pattern matches no other row"
@@ -246,6 +257,32 @@ def _guard_patterns(text: str) -> list[str]:
 @functools.lru_cache(maxsize=None)
 def _ids() -> tuple[str, ...]:
     return tuple(results.keyed("claims.csv", COLUMNS, "claim_id")["claim_id"])
+
+
+def quantity(claim_id: str) -> str:
+    """The quantity a row reads (claims.csv ``quantity``; its own id where empty): rows of two
+    sentences about one statistic at one point read one quantity, which the tallies count once."""
+    q = str(get(claim_id)["quantity"]).strip()
+    return q or claim_id
+
+
+TALLY_ORDER = ("higher", "lower", "inconclusive", "agrees")
+
+
+def combined(outcomes) -> str:
+    """One outcome for a claim (or quantity) judged in several rows on the document's own builds:
+    contrary where any row is (higher or lower: the one more rows have, lower on a tie), agrees
+    where every row does, inconclusive where none is contrary and some row is, else the rows' one
+    outcome that is no verdict (a control failed, a setting not in force)."""
+    outs = list(outcomes)
+    contrary = [o for o in outs if o in ("higher", "lower")]
+    if contrary:
+        return "higher" if contrary.count("higher") > contrary.count("lower") else "lower"
+    if outs and all(o == "agrees" for o in outs):
+        return "agrees"
+    if "inconclusive" in outs or "agrees" in outs:
+        return "inconclusive"
+    return outs[0] if outs else "not measured"
 
 
 def guards(control_id: str, claim_id: str) -> bool:
@@ -620,10 +657,12 @@ def applies(claim_id: str, condition: str, fams: dict[str, str]) -> bool:
 
 def role(claim_id: str, condition: str, fams: dict[str, str], cpus_here: int | None) -> str:
     """Where a claim x condition belongs: *judged* (a mechanism, or a cores claim on a machine
-    with the CPUs, on the claim's own builds: the only rows the headline counts), *control* (such
-    a row that only noise can fail: shown with its outcome, never counted), *machine*
-    (an absolute of the author's machine: context), *needs cores* (this machine has too few
-    logical CPUs), *other builds* (a finding beside the claim, never the claim failing), or
+    with the CPUs, on the claim's own builds and the document's own interpreter: the only rows the
+    headline counts), *control* (such a row that only noise can fail, or a fact no build can
+    change: shown with its outcome, never counted), *then and now* (the claim on a build of
+    another era than the document's, today's for an older document: shown, never in its tally),
+    *machine* (an absolute of the author's machine: context), *needs cores* (this machine has too
+    few logical CPUs), *other builds* (a finding beside the claim, never the claim failing), or
     *not testable*."""
     c = get(claim_id)
     if c["about"] == "not testable" or c["comparison"] == "not testable":
@@ -635,7 +674,23 @@ def role(claim_id: str, condition: str, fams: dict[str, str], cpus_here: int | N
         return "needs cores"
     if condition != "-" and not applies(claim_id, condition, fams):
         return "other builds"
-    return "control" if c["role"] == "control" else "judged"
+    if c["role"] == "control":
+        return "control"
+    if condition != "-" and not c["builds"].startswith(IDS) and not own_build(c["document"], condition):
+        return "then and now"
+    return "judged"
+
+
+def own_build(document: str, condition: str) -> bool:
+    """Whether a verdict's condition is on the document's own builds (builds.toml ``[own]``): each
+    build it names is one of them, or the pair it names is a stand-in pair listed there (in either
+    order)."""
+    from ..measure import interpreters
+
+    own = interpreters.own(document)
+    builds = _build_names(condition)
+    pairs = [set(o.split(" vs ")) for o in own if " vs " in o]
+    return all(b in own for b in builds) or (len(builds) > 1 and set(builds) in pairs)
 
 
 def about_summary() -> pd.DataFrame:

@@ -30,6 +30,7 @@ import pandas as pd
 from . import across
 from ..measure import campaigns, codekey
 from ..measure.campaigns import MEASURE_AGAIN_FILE, Declared, declared, declared_path  # noqa: F401 - the list, here
+from ..measure.profiles import ParameterError  # noqa: F401 - what a list that cannot be read raises
 
 THIS, OTHER, PARTLY, NONE = "this code", "other code", "partly this code", "not measured"
 _COLUMNS = ["status", "config", "condition", "identity_key", "code_key"]

@@ -396,7 +396,7 @@ def _about(claim_id: str) -> dict:
     return {"about": c["about"], "builds": c["builds"], "doc_statistic": c["doc_statistic"]}
 
 
-ROLES = ("judged", "control", "machine", "needs cores", "other builds", "not testable")
+ROLES = ("judged", "control", "then and now", "machine", "needs cores", "other builds", "not testable")
 
 
 # the machine claim of a document that says how fast the author's machine ran plain Python: one
@@ -445,6 +445,30 @@ def headline(df):
     if df.empty:
         return df
     return df[df["role"] == "judged"]
+
+
+def claim_tally(rows):
+    """The headline's rows (:func:`headline`, or :func:`judged`) counted once per claim: one line
+    per document, build family and quantity (claims.csv ``quantity``: two sentences about one
+    statistic at one point are one claim here), with the outcome of its rows combined
+    (:func:`gillab.judge.claims.combined`: contrary where any row is) and whether an inconclusive
+    one is so for too few runs."""
+    import pandas as pd
+
+    from . import claims
+
+    cols = ["document", "family", "quantity", "claim_ids", "rows", "outcome", "too few runs"]
+    if not len(rows):
+        return pd.DataFrame(columns=cols)
+    q = rows["claim_id"].map(lambda c: claims.quantity(c) if c in claims.table()["claim_id"].values else c)
+    out = []
+    for (doc, fam, qty), g in rows.assign(_q=q, _fam=rows["family"].map(family_group)).groupby(
+            ["document", "_fam", "_q"], sort=True):
+        outcome = claims.combined(g["outcome"])
+        few = outcome == "inconclusive" and "why" in g.columns and bool(g["why"].map(stats.too_few_runs).all())
+        out.append({"document": doc, "family": fam, "quantity": qty, "claim_ids": sorted(set(g["claim_id"])),
+                    "rows": len(g), "outcome": outcome, "too few runs": few})
+    return pd.DataFrame(out, columns=cols)
 
 
 def judged(flat):
@@ -721,12 +745,13 @@ def counts_markdown(df) -> str:
     head = headline(df)
     lines = []
     for doc, g in head.groupby("document", sort=True):
-        c = g["outcome"].value_counts()
-        small = int(g["why"].map(stats.too_few_runs).sum()) if "why" in g.columns else 0
+        tally = claim_tally(g)
+        c = tally["outcome"].value_counts()
+        small = int(tally["too few runs"].sum())
         parts = ", ".join(f"{int(c[o])} {o}" + (f" ({small} of them for too few runs)" if o == "inconclusive" and small
                                                  else "") for o in OUTCOMES if o in c.index)
         caption = DOCUMENTS.get(doc, f"Document {doc}")
-        n = g["claim_id"].nunique()
+        n = len(tally)
         whose = ""
         if "source" in g.columns:        # the first screen: the reader's rows, the reference's where borrowed
             by = g.groupby("source")["experiment"].unique()
@@ -734,12 +759,17 @@ def counts_markdown(df) -> str:
             whose = (" *(all from your run)*" if not lent else
                      " *(all borrowed from the reference: your run did not measure this document)*" if not mine else
                      f" *(your run: {', '.join(mine)}; borrowed from the reference: {', '.join(lent)})*")
-        lines.append(f"- **{caption}**: {n} claim{'s' if n != 1 else ''} on their own builds, {len(g)} claim x build "
-                     f"pairs: {parts}.{whose}")
+        builds = sorted(set(g["build"]) - {"-"})
+        lines.append(f"- **{caption}**: {n} claim{'s' if n != 1 else ''} on the document's own interpreter "
+                     f"({', '.join(builds) or 'no build measured'}; one count a claim and build family, over {len(g)} "
+                     f"claim x build rows): {parts}.{whose}")
     rest = df[df["role"] != "judged"]
     words = {"control": "controls: rows that only noise can fail (one thread, where nothing asks for the GIL), "
                         "shown with their outcome and never counted; one outside its band voids the rows it "
                         "guards on that build (they read \"control failed\")",
+             "then and now": "the documents' claims judged on builds of another era than their own (today's "
+                             "3.13.5 for a 2009 or 2021 document): shown beside the document's own, never in its "
+                             "tally",
              "machine": "absolute numbers of the authors' machines, set beside ours as context and never counted",
              "other builds": "results on builds a claim does not speak of (findings beside the claim, not the claim "
                              "failing)",

@@ -253,6 +253,13 @@ def pairs() -> list[tuple[str, str]]:
     return list(provision.load_roles()[0].items())
 
 
+def own(document: str) -> list[str]:
+    """builds.toml ``[own]``: the builds document ``document`` (000 ... 004) is judged on, whose
+    rows its tally counts; a pair ``A vs B`` counts as that pair only.  Its claims on any other
+    build (today's, for an older document) are "then and now": shown, never in its tally."""
+    return provision.load_own().get(document, [])
+
+
 def today_pair() -> tuple[str, str]:
     """Today's pair: the one of :func:`pairs` whose GIL build is a build of today (``[today]``)."""
     today = set(today_of().values())

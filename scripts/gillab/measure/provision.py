@@ -142,6 +142,13 @@ def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]
     return list(specs), {k: list(v) for k, v in sets.items()}, dict(today)
 
 
+def load_own() -> dict[str, list[str]]:
+    """builds.toml ``[own]``: per document, the builds its tally counts (its own interpreters, a
+    retired one in the campaigns that hold it, and a stand-in pair ``A vs B`` where no registry
+    serves the document's own), checked."""
+    return {k: list(v) for k, v in _parsed(False)[3]["own"].items()}
+
+
 def load_roles() -> tuple[dict[str, str], dict[str, str]]:
     """builds.toml ``[pairs]`` (each GIL build -> the free-threaded build of its source) and
     ``[roles]`` (the builds a chapter names by what they stand for: ``old_gil``, ...), checked."""
@@ -226,6 +233,11 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
         bad = sorted(x for x in named if x not in known)
         if bad:
             raise ProvisionError(f"{path}: [{table}] names unknown builds {bad}")
+    own = {str(k): [str(x) for x in v] for k, v in data.get("own", {}).items()}
+    bad = sorted(b for members in own.values() for m in members for b in m.split(" vs ") if b not in known)
+    if bad:
+        raise ProvisionError(f"{path}: [own] names unknown builds {bad}")
+    extra["own"] = own
     extra["retired"] = retired
     return tuple(specs), sets, today, extra
 

@@ -84,7 +84,8 @@ def stage(dest: Path) -> Path:
 
 
 def verdict_counts(yours: list[dict], ref: list[dict]) -> str:
-    """The landing page's counts: per document, how many claims x builds have each outcome, from
+    """The landing page's counts: per document, how many claims have each outcome (each claim once,
+    on the document's own interpreter), from
     the reader's campaign where there is one, else the reference (computed when the book builds
     from :func:`gillab.judge.verdicts.campaign_verdicts`)."""
     from ..judge import verdicts

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from ..judge import verdicts
-from ..judge.verdicts import family_group, profile_config
+from ..judge.verdicts import profile_config
 
 # what a verdict row's outcome says about the claim, for the figure
 CLASSES = {"agrees": "holds", "higher": "does not hold", "lower": "does not hold", "inconclusive": "cannot be judged here",
@@ -27,15 +27,16 @@ COLOURS = {"holds": "#1b9e77", "does not hold": "#d95f02", "cannot be judged her
 
 
 def counts(flat: pd.DataFrame) -> pd.DataFrame:
-    """Per document and build family: how many claims x builds hold, do not hold or cannot be
-    judged here, over the claims judged on the builds they speak of (the headline), and per
-    document the claims not testable here or not measured in this run."""
+    """Per document and build family: how many claims hold, do not hold or cannot be judged here,
+    each claim counted once (:func:`gillab.judge.verdicts.claim_tally`: its rows on the document's
+    own interpreter, outcomes combined), over the claims the headline counts; and per document the
+    claims not testable here or not measured in this run."""
     cols = ["document", "family", *COLOURS]
     if flat.empty:
         return pd.DataFrame(columns=cols)
-    judged = verdicts.judged(flat)
+    tally = verdicts.claim_tally(verdicts.judged(flat))
     rows = []
-    for (doc, fam), g in judged.groupby(["document", judged["family"].map(family_group)], sort=True):
+    for (doc, fam), g in tally.groupby(["document", "family"], sort=True):
         c = g["outcome"].map(CLASSES).value_counts()
         rows.append({"document": doc, "family": fam, **{k: int(c.get(k, 0)) for k in COLOURS}})
     missing = flat[flat["condition"] == "-"]
@@ -73,7 +74,7 @@ def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None
         ax.set_ylim(-0.6, len(keys) - 0.4)
         ax.tick_params(labelsize=10)
         ax.grid(axis="y", visible=False)
-    axes[-1, 0].set_xlabel("claims x builds", fontsize=10)
+    axes[-1, 0].set_xlabel("claims (each once, on the document's own interpreter)", fontsize=10)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=10, loc="upper center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
@@ -81,8 +82,8 @@ def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None
 
 
 def alt_text(flat: pd.DataFrame) -> str:
-    """The figure in words (its alt text): per document, how many claims x builds hold, do not
-    hold and cannot be judged here."""
+    """The figure in words (its alt text): per document, how many claims hold, do not hold and
+    cannot be judged here."""
     t = counts(flat)
     if t.empty:
         return "No verdicts yet."
@@ -91,7 +92,7 @@ def alt_text(flat: pd.DataFrame) -> str:
         s = g[list(COLOURS)].sum()
         parts.append(f"document {doc}: {int(s['holds'])} hold, {int(s['does not hold'])} do not, "
                      f"{int(s['cannot be judged here'])} cannot be judged here")
-    return "Claims x builds by outcome. " + "; ".join(parts) + "."
+    return "Claims by outcome, each counted once on the document's own interpreter. " + "; ".join(parts) + "."
 
 
 class Finding(NamedTuple):
@@ -167,7 +168,7 @@ def findings_markdown(found: list[Finding], link, shown: str | None = None) -> s
 
 
 def share(flat: pd.DataFrame) -> dict[str, float]:
-    """Of the headline claims x builds with a definite outcome, the share that holds (for a
+    """Of the headline claims (each once) with a definite outcome, the share that holds (for a
     sentence under the figure)."""
     t = counts(flat)
     held, failed = int(t["holds"].sum()), int(t["does not hold"].sum())
@@ -202,7 +203,8 @@ def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
     which = "; ".join(f"`{c['claim_id']}` on {c['condition']}: yours {c['yours']}, the reference {c['reference']}"
                       for c in r["differ"][:3])
     more = f" and {n - 3} more" if n > 3 else ""
-    return ("**Your run beside the reference** (the claims judged on the builds they speak of): "
+    return ("**Your run beside the reference** (the claims judged on the builds they speak of and the "
+            "document's own interpreter, claim x build by claim x build): "
             + across.counts_sentence(r) + "."
             + (f" Different: {which}{more}." if n else "")
             + " The [verdicts](generated/99_verdicts) and [across machines](generated/98_machines) pages use the "
