@@ -209,6 +209,9 @@ def test_a_row_counts_where_the_reference_decides_it_at_the_planned_runs():
 def test_fewer_planned_runs_decide_fewer_of_a_chapters_rows(ref_flat):
     """switch_interval's ratios lie near 1 in a narrow band: at default's 7 rounds its interval is
     the range of the rounds, so the rows it decides there are fewer than at the 20 of `verdicts`."""
+    if "switch_interval" in budget._measured_again():
+        pytest.skip("the reference measured switch_interval at an earlier configuration: its spread projects "
+                    "nothing about today's sizes until it is measured again")
     flat = ref_flat
     rows, runs = budget.judged_rows(flat).get("switch_interval", []), budget.deciding_runs(flat)
     planned = budget.forecast_chapter("switch_interval", "verdicts", None, rows, new_campaign=True, decided=runs)

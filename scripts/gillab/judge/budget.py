@@ -349,6 +349,7 @@ def deciding_runs(flat=None) -> dict[str, int]:
     plausible number of runs decides is not here."""
     from . import claims, verdicts
     from .across import DEFINITE
+    from ..measure import campaigns
 
     flat = verdicts.reference_flat(flat)
     if flat is None:
@@ -356,9 +357,18 @@ def deciding_runs(flat=None) -> dict[str, int]:
     j = _measurable(verdicts.judged(flat))
     straddling = set(verdicts.straddling(j).index)    # not those with too few runs for an interval
     known = claims.table().index
+    again = _measured_again()
+    ref = campaigns.reference_id()
     out = {}
     for i, r in j.iterrows():
         key = f"{r['claim_id']} @ {r['condition']}"
+        if r["experiment"] in again and r.get("campaign") == ref:
+            # the reference measured this chapter with earlier code and sizes: its runs project
+            # nothing about today's, so each row stands in as decided at the runs its interval
+            # needs, as where there is no reference
+            need = stats.runs_needed(r["estimand"]) if r["estimand"] in stats.METHODS else None
+            out[key] = (need or 1) * (claims.trial_size(r["claim_id"]) if r["claim_id"] in known else 1)
+            continue
         settled = r["outcome"] in DEFINITE          # as decided_rows reads the reference
         if not settled and i not in straddling:
             continue
@@ -370,6 +380,15 @@ def deciding_runs(flat=None) -> dict[str, int]:
         size = claims.trial_size(r["claim_id"]) if r["claim_id"] in known else 1
         out[key] = 0 if runs is None else runs * size
     return out
+
+
+def _measured_again() -> set[str]:
+    """The chapters of the reference declared to be measured again (MEASURE_AGAIN.toml): what it
+    holds of them was measured at another configuration."""
+    from ..measure import campaigns
+
+    ref = campaigns.reference_id()
+    return {d.chapter for d in campaigns.declared() if d.reference == ref}
 
 
 def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list[tuple[str, int]],
