@@ -123,3 +123,18 @@ def test_a_rate_counted_over_a_handful_of_requests_reads_not_in_force():
     assert few["verdict"] == claims.NOT_IN_FORCE and "a window counted 3 requests" in few["why_void"]
     assert rows["convoy/si=0.005/cpu_threads=1"]["verdict"] != claims.NOT_IN_FORCE
     assert rows["convoy/si=0.1/cpu_threads=0"]["verdict"] != claims.NOT_IN_FORCE
+
+
+def test_a_flask_endpoint_that_answered_nothing_is_not_read_as_a_ratio():
+    """The document's /io answered no request with 200 on the fresh run of this change (k6 counted
+    every one failed): a ratio of failures is no reading of the document's app; /io_fixed is read."""
+    from gillab.judge import results
+
+    df = results.samples("flask_k6", "amd-epyc-2c-20261129T055408Z")
+    assert float(df[df["endpoint"] == "io"]["ok_in_window"].max()) == 0          # the premise, as measured
+    rows = {r["claim_id"]: r["measured"] for r in chapters.of("flask_k6").claims(df)}
+    io = rows["flask_k6/flask_app_io_bound"]
+    assert io["3.13.5 vs 3.13.5t"]["verdict"] == claims.NOT_IN_FORCE
+    assert "no request answered 200" in io["3.13.5 vs 3.13.5t"]["why_void"]
+    assert io["3.13.5 vs 3.13.5t (io_fixed)"]["verdict"] != claims.NOT_IN_FORCE
+    assert rows["flask_k6/flask_app_cpu_bound"]["3.13.5 vs 3.13.5t"]["verdict"] != claims.NOT_IN_FORCE

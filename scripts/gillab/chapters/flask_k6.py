@@ -63,6 +63,20 @@ def readings(df: pd.DataFrame) -> list[dict]:
     return out
 
 
+def _all_failed(df: pd.DataFrame, endpoint: str, builds) -> str:
+    """Where every request a build made to ``endpoint`` failed in every run (none answered 200),
+    which builds and what k6 counted; '' where each build had requests answered."""
+    if "ok_in_window" not in df.columns:
+        return ""
+    out = []
+    for b in builds:
+        g = df[(df["condition"] == b) & (df["endpoint"] == endpoint)]
+        if len(g) and float(g["ok_in_window"].max()) == 0:
+            out.append(f"{b} had no request answered 200 in {len(g)} run{'s' if len(g) != 1 else ''} "
+                       f"({g['failed_requests'].median():.0f} failed a run)")
+    return "; ".join(out)
+
+
 def claims(df: pd.DataFrame) -> list[dict]:
     """Per row of the observations table and per GIL/free-threaded pair: the published ratio
     (free-threaded requests / GIL requests in 20 s) against ours, paired by repeat, on the
@@ -88,6 +102,11 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     continue
                 other = by.get((e, pair, READINGS[1][0]))
                 key = pair + ("" if endpoint == ep else f" ({endpoint})")
+                failed = _all_failed(df, endpoint, (r["free_threaded"], r["gil"]))
+                if failed:      # the document's requests did not run: a ratio of failures is no reading of it
+                    measured[key] = published_claims.not_in_force(
+                        published_claims.entry(r["ratio"], r), f"/{endpoint}: {failed}")
+                    continue
                 measured[key] = published_claims.judged(
                     cid, r["ratio"], r, statistic=published_claims.get(cid)["doc_statistic"],
                     note=f"/{endpoint}: {r['free_threaded']} {r['ft_median']:.0f}, {r['gil']} {r['gil_median']:.0f} "
