@@ -81,8 +81,7 @@ def _points_of(claim_id: str) -> list[tuple[float, int, int]]:
     from ..judge import claims as published_claims
 
     out = []
-    for part in str(published_claims.get(claim_id)["point"]).split(" / "):
-        sel = dict(kv.split("=", 1) for kv in part.split(";") if "=" in kv)
+    for sel in published_claims.point_selectors(claim_id):
         if "switch_interval" not in sel:
             continue
         for procs in sel.get("cpu_processes", "0").split(","):

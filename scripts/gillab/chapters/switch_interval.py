@@ -133,14 +133,11 @@ def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str
     out = []
     for r in rows:
         try:
-            parts = str(published_claims.get(r["claim_id"])["point"]).split(" / ")
+            sels = published_claims.point_selectors(r["claim_id"])
         except KeyError:
             continue
-        points = []
-        for part in parts:
-            sel = dict(kv.split("=", 1) for kv in part.split(";") if "=" in kv)
-            if "switch_interval" in sel and int(float(sel.get("threads", 1))) >= 2:
-                points.append((float(sel["switch_interval"]), int(float(sel["threads"]))))
+        points = [(float(sel["switch_interval"]), int(float(sel["threads"]))) for sel in sels
+                  if "switch_interval" in sel and int(float(sel.get("threads", 1))) >= 2]
         for cond, m in r["measured"].items():
             whys = [not_in_force_why(t.loc[(cond, si, k)]) for si, k in points
                     if (cond, si, k) in t.index and not t.loc[(cond, si, k), "in force"]]

@@ -239,7 +239,7 @@ def guards_problem(c) -> str:
         return "only a control names the rows it guards (guards)"
     q = c.get("quantity", "").strip()
     if q:
-        t = results.keyed("claims.csv", COLUMNS, "claim_id").set_index("claim_id")
+        t = _as_written()
         if q not in t.index or q == c["claim_id"]:
             return f"quantity {q!r} names no other row"
         if (t.loc[q, "experiment"], t.loc[q, "point"]) != (c["experiment"], c["point"]):
@@ -255,18 +255,23 @@ def _guard_patterns(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=None)
+def _as_written() -> pd.DataFrame:
+    """claims.csv as text, by claim id, before its rows are checked (what a row's check reads of
+    the other rows)."""
+    return results.keyed("claims.csv", COLUMNS, "claim_id").set_index("claim_id", drop=False)
+
+
 def _ids() -> tuple[str, ...]:
-    return tuple(results.keyed("claims.csv", COLUMNS, "claim_id")["claim_id"])
+    return tuple(_as_written().index)
 
 
 def quantity(claim_id: str) -> str:
-    """The quantity a row reads (claims.csv ``quantity``; its own id where empty): rows of two
-    sentences about one statistic at one point read one quantity, which the tallies count once."""
-    q = str(get(claim_id)["quantity"]).strip()
+    """The quantity a row reads (claims.csv ``quantity``; its own id where empty, and for an id
+    claims.csv does not list): rows of two sentences about one statistic at one point read one
+    quantity, which the tallies count once."""
+    t = _table()
+    q = str(t.at[claim_id, "quantity"]).strip() if claim_id in t.index else ""
     return q or claim_id
-
-
-TALLY_ORDER = ("higher", "lower", "inconclusive", "agrees")
 
 
 def combined(outcomes) -> str:
@@ -709,13 +714,11 @@ def conclusion_ids(experiment: str) -> list[str]:
     return [c for c in of(experiment)["claim_id"] if c.startswith(f"{experiment}/conclusion/")]
 
 
-def selectors(claim_id: str) -> tuple[dict[str, str], dict[str, str]]:
-    """A conclusion's numerator and denominator selectors as {column: value}."""
-    parts = [p.strip() for p in str(get(claim_id)["point"]).split(" / ")]
-    if len(parts) != 2:
-        raise ValueError(f"claims.csv, {claim_id}: a conclusion's point is 'selector / selector', got {parts}")
+def point_selectors(claim_id: str) -> list[dict[str, str]]:
+    """A row's ``point`` as selectors {column: value}, one a side of its ``/`` (a conclusion has
+    two, a row of a table one), each a ``;``-separated ``column=value``."""
     out = []
-    for part in parts:
+    for part in (p.strip() for p in str(get(claim_id)["point"]).split(" / ")):
         sel = {}
         for kv in part.split(";"):
             k, _, v = kv.partition("=")
@@ -723,7 +726,17 @@ def selectors(claim_id: str) -> tuple[dict[str, str], dict[str, str]]:
                 raise ValueError(f"claims.csv, {claim_id}: {part!r} is not column=value;...")
             sel[k.strip()] = v.strip()
         out.append(sel)
-    return out[0], out[1]
+    return out
+
+
+def selectors(claim_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """A conclusion's numerator and denominator selectors as {column: value}."""
+    parts = str(get(claim_id)["point"]).split(" / ")
+    if len(parts) != 2:
+        raise ValueError(f"claims.csv, {claim_id}: a conclusion's point is 'selector / selector', "
+                         f"got {[p.strip() for p in parts]}")
+    num, den = point_selectors(claim_id)
+    return num, den
 
 
 def _pick(df: pd.DataFrame, sel: dict[str, str]) -> pd.DataFrame:

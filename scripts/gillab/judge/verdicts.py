@@ -460,7 +460,7 @@ def claim_tally(rows):
     cols = ["document", "family", "quantity", "claim_ids", "rows", "outcome", "too few runs"]
     if not len(rows):
         return pd.DataFrame(columns=cols)
-    q = rows["claim_id"].map(lambda c: claims.quantity(c) if c in claims.table()["claim_id"].values else c)
+    q = rows["claim_id"].map(claims.quantity)
     out = []
     for (doc, fam, qty), g in rows.assign(_q=q, _fam=rows["family"].map(family_group)).groupby(
             ["document", "_fam", "_q"], sort=True):
