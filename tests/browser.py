@@ -46,8 +46,26 @@ def page_heights(page, base: str, html: Path, pages: list[Path]) -> dict[str, in
     for p in pages:
         rel = p.relative_to(html).as_posix()
         page.goto(f"{base}/{rel}", wait_until="networkidle")
+        settle(page)
         out[rel] = page.evaluate("document.documentElement.scrollHeight")
     return out
+
+
+# a page is laid out once the document has loaded, its images are decoded, its fonts are in, and
+# every embedded widget view has been drawn into the subarea the widget manager puts before it
+_SETTLED = """() => document.readyState === "complete"
+  && [...document.images].every(i => i.complete)
+  && document.fonts.status === "loaded"
+  && [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+       .every(s => s.previousElementSibling
+                   && s.previousElementSibling.classList.contains("widget-subarea")
+                   && s.previousElementSibling.childElementCount > 0)"""
+
+
+def settle(page, timeout_ms: int = 30_000) -> None:
+    """Wait (on the page's own state, not a fixed time) until ``page`` is laid out as a reader
+    sees it: a height read before that is the viewport's, not the page's."""
+    page.wait_for_function(_SETTLED, timeout=timeout_ms)
 
 
 @contextlib.contextmanager
