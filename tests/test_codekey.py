@@ -338,9 +338,11 @@ CHANGES = {   # (file, edit, the experiments whose key must change)
     "a literal in a workload": ("measure/workloads/countdown.py", _first_number,
                                 {n for n in experiments.names()
                                  if "countdown" in (experiments.get(n).workloads or (experiments.get(n).workload,))}),
+    "a literal in a workload module": ("measure/workloads/_gil.py", _first_number,     # the modules that import it
+                                       {"countdown", "switch_interval", "convoy", "affinity", "data_race"}),
     "a parameter's default": ("measure/runner.py", _first_default, set(experiments.names())),
-    "a helper's parameter default": ("measure/experiments/echo.py", _swap('client_affinity=None, placement: str = "os")',
-                                                                  'client_affinity=0, placement: str = "os")'),
+    "a helper's parameter default": ("measure/experiments/echo.py", _swap('client_affinity=None, placement: str = "os",',
+                                                                  'client_affinity=0, placement: str = "os",'),
                                      {n for n in experiments.names()
                                       if echo.echo_sample in experiments.get(n).measuring_code}),
     "a statement of run_sample": ("measure/experiments/convoy.py", _swap('client_affinity=p["affinity"], placement',

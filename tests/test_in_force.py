@@ -138,3 +138,76 @@ def test_a_flask_endpoint_that_answered_nothing_is_not_read_as_a_ratio():
     assert "no request answered 200" in io["3.13.5 vs 3.13.5t"]["why_void"]
     assert io["3.13.5 vs 3.13.5t (io_fixed)"]["verdict"] != claims.NOT_IN_FORCE
     assert rows["flask_k6/flask_app_cpu_bound"]["3.13.5 vs 3.13.5t"]["verdict"] != claims.NOT_IN_FORCE
+
+
+# -- the convoy and the data race: the slack their threads waited with ---------------------------
+
+def test_the_echo_server_counts_hand_offs_over_its_connection_and_the_slack_of_every_thread(builds):
+    from gillab.measure.experiments.echo import echo_sample
+
+    p = {"warmup_s": 0.1, "windows": 1, "window_s": 0.4}
+    r = echo_sample(p, builds["3.13.5"], cpu_threads=1, cpu_processes=0, switch=0.001, timer_slack_ns=1).result
+    assert r["timer_slack_ns_min"] == r["timer_slack_ns_max"] == 1 and r["timer_slack_ns_asked"] == 1
+    # the handler and the CPU thread changed hands: no more often than a forced switch each interval
+    # and two voluntary ones a request (the handler gives the GIL up for each recv and send) allow
+    assert r["requests_served"] > 0
+    assert 0 < r["gil_switches"] <= r["connection_s"] / 0.001 + 2 * r["requests_served"] + 2
+    own = echo_sample(p, builds["3.13.5"], cpu_threads=1, cpu_processes=0, switch=0.001).result
+    assert own["timer_slack_ns_min"] > 1 and own["timer_slack_ns_asked"] is None      # the OS's own
+
+
+def test_the_racing_threads_wait_with_the_slack_asked_and_count_their_hand_offs(builds):
+    gil = runner.run(builds["3.13.5"], "data_race", {"threads": 4, "iterations": 1000, "timer_slack_ns": 1},
+                     switch_interval=1e-06, timeout=60).result
+    assert gil["timer_slack_ns_min"] == gil["timer_slack_ns_max"] == 1
+    assert gil["gil_switches"] >= 3            # four threads took the GIL in turn at the least
+    free = runner.run(builds["3.13.5t"], "data_race", {"threads": 4, "iterations": 1000},
+                      switch_interval=1e-06, timeout=60).result
+    assert free["gil_switches"] in (None, 0) and free["timer_slack_ns_min"] > 1
+
+
+def _with_slack(df: pd.DataFrame, ns) -> pd.DataFrame:
+    return df.assign(timer_slack_ns_min=ns, timer_slack_ns_max=ns)
+
+
+def test_a_convoy_interval_shorter_than_its_threads_slack_reads_not_in_force():
+    points = {(1e-05, 0): 9000, (1e-05, 1): 4000, (1e-06, 0): 9000, (1e-06, 1): 4000, (0.005, 0): 9000,
+              (0.005, 1): 60}
+
+    def rows(df):
+        return {r["claim_id"]: r["measured"].get("b") for r in chapters.of("convoy").claims(df)}
+
+    os_own = rows(_with_slack(_convoy(points), 50_000))
+    ten = os_own["convoy/si=1e-05/cpu_threads=1"]
+    assert ten["verdict"] == claims.NOT_IN_FORCE and "a timer slack of 50 us" in ten["why_void"]
+    assert os_own["convoy/conclusion/saturation"]["verdict"] == claims.NOT_IN_FORCE
+    # 5 ms is longer than any slack, and the server alone contends with nobody: both judged
+    assert os_own["convoy/si=0.005/cpu_threads=1"]["verdict"] != claims.NOT_IN_FORCE
+    assert os_own["convoy/conclusion/interval_irrelevant_alone"]["verdict"] != claims.NOT_IN_FORCE
+    unrecorded = rows(_convoy(points))["convoy/si=1e-06/cpu_threads=1"]
+    assert unrecorded["verdict"] == claims.NOT_IN_FORCE and "no timer slack recorded" in unrecorded["why_void"]
+    smallest = rows(_with_slack(_convoy(points), 1))
+    assert smallest["convoy/si=1e-05/cpu_threads=1"]["verdict"] != claims.NOT_IN_FORCE
+    assert smallest["convoy/conclusion/saturation"]["verdict"] != claims.NOT_IN_FORCE
+    # without a GIL there is no wait to stretch
+    free = rows(_with_slack(_convoy(points), 50_000).assign(gil_enabled=False))
+    assert free["convoy/si=1e-05/cpu_threads=1"]["verdict"] != claims.NOT_IN_FORCE
+
+
+def _race(lost: list[int], gil: bool, slack) -> pd.DataFrame:
+    return pd.DataFrame([{"condition": "b", "run_id": "r", "repeat": i, "threads": 2, "iterations": 1000,
+                          "switch_interval": 1e-06, "switch_interval_runtime": 1e-06, "lost": n, "expected": 2000,
+                          "lost_fraction": n / 2000, "status": "ok", "gil_enabled": gil, "timer_slack_ns_min": slack,
+                          "timer_slack_ns_max": slack, "gil_switches": 40 if gil else 0}
+                         for i, n in enumerate(lost)])
+
+
+def test_the_race_on_a_gil_build_is_read_only_where_its_interval_was_applied():
+    def verdict(df):
+        (row,) = [r for r in chapters.of("data_race").claims(df) if r["claim_id"] == "data_race/lost_updates"]
+        return row["measured"]["b"]
+
+    stretched = verdict(_race([0] * 40, gil=True, slack=50_000))
+    assert stretched["verdict"] == claims.NOT_IN_FORCE and "50 us" in stretched["why_void"]
+    assert verdict(_race([0] * 40, gil=True, slack=1))["verdict"] == "lower"      # applied: no race seen
+    assert verdict(_race([0] * 40, gil=False, slack=50_000))["verdict"] == "lower"

@@ -44,9 +44,7 @@ def claims(df: pd.DataFrame) -> list[dict]:
     1000 increments per thread, loses updates).  The default switch interval is context (every
     sample reads it back; judging it compared a setting with itself), as is the smallest."""
     from ..judge import claims as published_claims
-    from ..judge import results
 
-    inline = results.reference("pbts13_t6_echo_inline_numbers")
     conds = sorted(df["condition"].unique())
     out = []
 
@@ -57,10 +55,10 @@ def claims(df: pd.DataFrame) -> list[dict]:
                     "published_as": published_as, "band": published_claims.band(claim_id)})
 
     cid = "data_race/lost_updates"
-    tiny = df[np.isclose(df["switch_interval"].fillna(-1.0), _inline_value(inline, "data-race demo"))]
+    tiny = _at_claim(df)
     measured = {}
     for cond in conds:
-        g = tiny[(tiny["condition"] == cond) & (tiny["iterations"] == 1000)]
+        g = tiny[tiny["condition"] == cond]
         if len(g):
             lost_runs = int((g["lost"] > 0).sum())
             # the share of runs that lost updates, with its exact interval: many runs that lose
@@ -75,6 +73,67 @@ def claims(df: pd.DataFrame) -> list[dict]:
     row(cid, "f() (1000 x sum += 1) in several threads at the document's smallest interval: the share of runs that "
         "lose updates",
         measured, "a race is shown; no count published")
+    return out
+
+
+def _at_claim(df: pd.DataFrame) -> pd.DataFrame:
+    """The samples the claim reads: the document's smallest interval, 1000 increments per thread."""
+    inline = results.reference("pbts13_t6_echo_inline_numbers")
+    tiny = df[np.isclose(df["switch_interval"].fillna(-1.0), _inline_value(inline, "data-race demo"))]
+    return tiny[tiny["iterations"] == 1000]
+
+
+@frame_cached
+def settings_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per build, interval asked and threads: what the interval achieved while the threads raced
+    (the GIL's hand-offs in a run, median and range over runs, where the build keeps the count),
+    the timer slack its threads had, and whether the interval was in force
+    (:mod:`gillab.judge.slack`; the default interval is always)."""
+    from ..judge import slack
+    from ..judge.prose import gil_by_condition
+
+    if df.empty:
+        return pd.DataFrame()
+    gil_on = gil_by_condition(df) if "gil_enabled" in df.columns else {}
+    rows = []
+    for (cond, si, n, t), g in df.groupby(["condition", "switch_interval", "iterations", "threads"], sort=True,
+                                          dropna=False):
+        sw = pd.to_numeric(g["gil_switches"], errors="coerce").dropna() if "gil_switches" in g.columns else pd.Series()
+        why = slack.stretched(g, float(si)) if gil_on.get(cond, True) and not pd.isna(si) else None
+        rows.append({"condition": cond, "switch interval": "default" if pd.isna(si) else f"{si:g} s",
+                     "iterations": int(n), "threads": int(t), "runs": len(g),
+                     "hand-offs in a run": (f"{sw.median():,.0f} ({sw.min():,.0f} to {sw.max():,.0f})" if len(sw)
+                                            else "not counted"),
+                     "slack in force (ns)": slack.in_force_ns(g),
+                     "runs with a lost update": int((g["lost"] > 0).sum()),
+                     "in force": why is None, "why": why or ""})
+    return pd.DataFrame(rows)
+
+
+def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str]]:
+    """The claim, on a build with a GIL whose threads raced with a timer slack longer than the
+    document's 1 us interval (:mod:`gillab.judge.slack`), reads "not in force here" with the
+    slack they had: every wait for the GIL then ends about the slack late, and the race the
+    document sets up with its interval is not the one run.  Returns the (claim, condition) pairs."""
+    from ..judge import claims as published_claims
+    from ..judge import slack
+    from ..judge.prose import gil_by_condition
+
+    if df.empty:
+        return []
+    gil_on = gil_by_condition(df) if "gil_enabled" in df.columns else {}
+    tiny = _at_claim(df)
+    out = []
+    for r in rows:
+        if r["claim_id"] != "data_race/lost_updates":
+            continue
+        for cond, m in r["measured"].items():
+            g = tiny[tiny["condition"] == cond]
+            if not gil_on.get(cond, True) or g.empty or m.get("verdict") in published_claims.VOID:
+                continue
+            if why := slack.stretched(g, float(g["switch_interval"].iloc[0])):
+                r["measured"][cond] = published_claims.not_in_force(m, why)
+                out.append((r["claim_id"], cond))
     return out
 
 
@@ -206,4 +265,4 @@ def published_table() -> pd.DataFrame:
 # the sentences the book's first screen shows, by their words' keys (notebooks/06_data_race.md)
 HEADLINE = ("gil-3-9-loses-updates", "gil-3-13-loses-no-update", "free-threaded-loses-updates")
 
-ANALYSIS = ModuleAnalysis(__name__)
+ANALYSIS = ModuleAnalysis(__name__, extras=('settings_table',))

@@ -11,6 +11,7 @@ from .. import stats
 from ..judge.analysis import ModuleAnalysis, frame_cached
 from ..judge.prose import words as chapter_words
 from ..judge.tables import estimate_text, stat_text
+from ..measure.profiles import OS_SLACK   # samples with the OS's own timer slack (the finding), never judged
 
 
 def published() -> pd.DataFrame:
@@ -36,7 +37,6 @@ def published_table() -> pd.DataFrame:
 # middle on the log scale the table is laid out in; past its longest, a factor of sqrt(10)); and a
 # run must hold MIN_INTERVALS intervals, so that its switching is a rate, not a handful of events.
 MIN_INTERVALS = 50
-OS_SLACK = 0        # samples measured with the OS's own timer slack (the finding), never judged
 
 
 def judged_samples(df: pd.DataFrame) -> pd.DataFrame:

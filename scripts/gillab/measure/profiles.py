@@ -263,6 +263,19 @@ def switch_interval(value) -> float:
     return x
 
 
+# the timer slack a workload's threads wait with (gillab.measure.workloads._gil): a thread waiting
+# for the GIL sleeps in a timed wait of one switch interval, which Linux stretches by it (50 us
+# unless set); 1 ns is the smallest, 0 leaves the OS's own
+OS_SLACK = 0
+TIMER_SLACK = Param("timer_slack_ns", non_negative_int, "the timer slack every thread waits with, in ns "
+                    "(1: the smallest; 0: the OS's own, left as it is)")
+
+
+def slack_asked(ns: int) -> int | None:
+    """What a workload is asked to set: None (leave the OS's own) for :data:`OS_SLACK`."""
+    return None if ns == OS_SLACK else ns
+
+
 def cpu_list(value) -> list[int]:
     import os
 

@@ -24,7 +24,8 @@ class Experiment:
     notebook: str = ""                   # notebooks/<notebook>: the chapter that presents it
     params: dict[str, Param] = {}
     point_keys: tuple[str, ...] = ()
-    workloads: tuple[str, ...] = ()      # workload programs a sample runs (default: (workload,))
+    workloads: tuple[str, ...] = ()      # workload programs a sample runs and the workload modules they
+                                         # import besides _common (default: (workload,)); part of the key
     measuring_code: tuple = ()           # module functions run_sample calls (part of the resume key)
     also_conditions: tuple[str, ...] = ()  # measured by default besides the document's set
     adaptive_metric: str = ""            # the sample column whose CI decides adaptive repeats

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 
 from ..protocol import Experiment
-from ..profiles import Param, ParameterError, as_list, non_negative_int, positive_float, switch_interval
+from ..profiles import (TIMER_SLACK, Param, ParameterError, as_list, non_negative_int, positive_float, slack_asked,
+                        switch_interval)
 from ..placement import PLACEMENTS
 from .echo import ECHO_PARAMS, SERVER_CODE, SERVER_WORKLOADS, counts, echo_sample, echo_waits, intervals
 
@@ -54,6 +55,7 @@ class Convoy(Experiment):
                               "intervals a request per CPU thread; 0: window_s everywhere)"),
         "max_window_s": Param("max_window_s", positive_float, "the longest a window grows to (a point that would need "
                               "more counts fewer requests, and its rows say so)"),
+        "timer_slack_ns": TIMER_SLACK,
     }
     point_keys = ("switch_interval", "cpu_threads", "cpu_processes")
     # the pinned points add points of their own without changing what any other point's sample is:
@@ -96,7 +98,8 @@ class Convoy(Experiment):
         sample = echo_sample({**p, "window_s": w}, cond, cpu_threads=point["cpu_threads"],
                              cpu_processes=point["cpu_processes"],
                              switch=point["switch_interval"], server_affinity=p["affinity"],
-                             client_affinity=p["affinity"], placement=point.get("placement", "os"))
+                             client_affinity=p["affinity"], placement=point.get("placement", "os"),
+                             timer_slack_ns=slack_asked(p["timer_slack_ns"]))
         sample.result["window_s_counted"] = w       # the window this point counted (window_s: the least)
         return sample
 

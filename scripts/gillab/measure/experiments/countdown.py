@@ -10,6 +10,7 @@ class Countdown(Experiment):
     adaptive_metric = "seconds"
     notebook = "01_countdown.md"
     workload = "countdown"
+    workloads = ("countdown", "_gil")
     title = "Countdown over threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), first table"
     params = {

@@ -50,18 +50,20 @@ def client_condition(server_cond):
 
 
 def echo_sample(p: dict, cond, *, cpu_threads: int, cpu_processes: int, switch: float | None,
-                server_affinity=None, client_affinity=None, placement: str = "os") -> runner.Sample:
+                server_affinity=None, client_affinity=None, placement: str = "os",
+                timer_slack_ns: int | None = None) -> runner.Sample:
     """One server (with its CPU-bound neighbours) and one client run against it, and where their
     threads ran (:mod:`gillab.measure.placement`).  ``placement="pinned"`` puts the CPU threads on
     a CPU of their own and the server's other threads and the client on another
-    (:func:`gillab.measure.placement.pin`), before the client connects."""
+    (:func:`gillab.measure.placement.pin`), before the client connects.  With ``timer_slack_ns`` the
+server's threads wait with that timer slack (None: the OS's own)."""
     if placement not in placement_mod.PLACEMENTS:
         raise ValueError(f"placement must be one of {placement_mod.PLACEMENTS}, got {placement!r}")
     client = client_condition(cond)
     span = p["warmup_s"] + p["windows"] * p["window_s"]
     t0 = time.perf_counter()
-    with servers.workload_server(cond, "echo_server", {"cpu_threads": cpu_threads, "cpu_processes": cpu_processes},
-                                 switch_interval=switch, affinity=server_affinity) as srv:
+    server = {"cpu_threads": cpu_threads, "cpu_processes": cpu_processes, "timer_slack_ns": timer_slack_ns}
+    with servers.workload_server(cond, "echo_server", server, switch_interval=switch, affinity=server_affinity) as srv:
         cpu_tids = list(srv.ready.get("cpu_tids", []))
         pinned_cpus = None
         if placement == "pinned":
@@ -106,8 +108,9 @@ def echo_waits(p: dict, point: dict) -> float:
     return p["warmup_s"] + p["windows"] * p["window_s"]
 
 
-# what a sample of the echo server beside its client runs: its two programs and the helpers that
+# what a sample of the echo server beside its client runs: its two programs (and the module the
+# server reads the GIL's hand-offs and the timer slack with) and the helpers that
 # shape it (the convoy and affinity chapters measure it so)
-SERVER_WORKLOADS = ("echo_server", "echo_client")
+SERVER_WORKLOADS = ("echo_server", "echo_client", "_gil")
 SERVER_CODE = (echo_sample, client_condition, servers.workload_server, servers.Server, placement_mod.pin,
                placement_mod.Sampler)

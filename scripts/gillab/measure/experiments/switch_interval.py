@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 
-from ..profiles import Param, ParameterError, as_list, non_negative_int, positive_int, positive_ints
+from ..profiles import (OS_SLACK, TIMER_SLACK, Param, ParameterError, as_list, non_negative_int, positive_int,
+                        positive_ints, slack_asked)
 from ..protocol import Experiment
 from .echo import intervals
 
@@ -21,7 +22,6 @@ from .echo import intervals
 # a fast machine's countdown (this project's 2-core machines count 30-37 million a second): a
 # point sized for it holds min_intervals on every machine that counts no faster
 FAST_DECREMENTS_PER_S = 40_000_000
-OS_SLACK = 0        # timer_slack_ns: the OS's own slack, not set
 
 
 def decrements(p: dict, si: float) -> int:
@@ -47,6 +47,7 @@ class SwitchInterval(Experiment):
     adaptive_metric = "seconds"
     notebook = "04_switch_interval.md"
     workload = "countdown"
+    workloads = ("countdown", "_gil")
     title = "Countdown against the switch interval"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), countdown vs switch interval table"
     params = {
@@ -60,8 +61,7 @@ class SwitchInterval(Experiment):
         "max_decrements": Param("max_decrements", positive_int, "the most decrements a point grows to (a run's "
                                 "time bounded: a point that would need more holds fewer intervals, and its rows "
                                 "say so)"),
-        "timer_slack_ns": Param("timer_slack_ns", non_negative_int, "the timer slack every thread waits with, in ns "
-                                "(1: the smallest; 0: the OS's own, left as it is)"),
+        "timer_slack_ns": TIMER_SLACK,
         "os_slack_intervals": Param("os_slack_intervals", some_intervals, "which of switch_intervals are measured once "
                                     "more with the OS's own timer slack ([]: none)"),
         "os_slack_threads": Param("os_slack_threads", some_ints, "which of threads are measured once more with the OS's "
@@ -79,9 +79,8 @@ class SwitchInterval(Experiment):
         return out
 
     def workload_params(self, p, point):
-        slack = point["timer_slack_ns"]
         return {"threads": point["threads"], "total_decrements": decrements(p, point["switch_interval"]),
-                "timer_slack_ns": None if slack == OS_SLACK else slack}
+                "timer_slack_ns": slack_asked(point["timer_slack_ns"])}
 
     def check(self, p):
         if p["switch_interval"] is not None:
