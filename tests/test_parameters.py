@@ -291,3 +291,19 @@ def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data
                           "-p", "threads=[1]", "-p", "repeats=300", "-p", "small_grid="],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and f" to measure ({per:.2g} s per sample, the median in campaign {ref})" in out.stdout
+
+
+def test_a_list_on_the_command_line_reaches_a_notebook_as_the_list_it_is():
+    """``-p cpu_threads=0,2`` is the list [0, 2] wherever it goes: papermill writes the parameters
+    cell from it, and a tuple would be written as another type than the notebook declares."""
+    from papermill.translators import translate_parameters
+
+    from gillab import cli
+
+    got = cli._parse_kv(["cpu_threads=0,2", "switch_intervals=0.005", "placements=os", "conditions=3.9.2,3.13.5"])
+    assert got == {"cpu_threads": [0, 2], "switch_intervals": 0.005, "placements": "os", "conditions": "3.9.2,3.13.5"}
+    cell = translate_parameters("python", "python", got, "")
+    assert "cpu_threads = [0, 2]" in cell
+    namespace = {}
+    exec(cell, namespace)
+    assert experiments.get("convoy").params["cpu_threads"].parse(namespace["cpu_threads"]) == [0, 2]

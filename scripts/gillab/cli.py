@@ -107,6 +107,8 @@ def missing_package(exc: BaseException, command: str) -> str | None:
 
 
 def _parse_kv(items: list[str] | None) -> dict:
+    """``-p key=value`` pairs: a value read as a Python literal where it is one (``0,2`` is a list,
+    as ``[0, 2]``: the notebooks' parameters are JSON, which has no tuples), else as text."""
     out = {}
     for item in items or []:
         if "=" not in item:
@@ -116,7 +118,7 @@ def _parse_kv(items: list[str] | None) -> dict:
             value = ast.literal_eval(raw)
         except (ValueError, SyntaxError):
             value = raw
-        out[key.strip()] = value
+        out[key.strip()] = list(value) if isinstance(value, tuple) else value
     return out
 
 
