@@ -35,6 +35,19 @@ def test_the_csv_of_a_figure_is_what_it_draws():
     assert (t.loc[t["panel"] == "single file", "y_axis"] == "MB/s").all()
 
 
+def test_a_point_whose_interval_is_not_a_number_keeps_its_row_without_ends():
+    """One run gives no interval: matplotlib draws that point's bar as an empty segment (the file
+    I/O chapter of a fresh run with one run of a GIL-on twin); the CSV keeps the point, no ends."""
+    fig, ax = plt.subplots()
+    ax.errorbar([0, 1], [1.0, 2.0], yerr=[[np.nan, 0.1], [np.nan, 0.2]], fmt="o", label="b")
+    t = plots.tidy(fig)
+    plt.close(fig)
+    err = t[t["mark"] == "errorbar"].sort_values("x")
+    assert err["y"].tolist() == [1.0, 2.0]
+    assert np.isnan(err["y_low"].iloc[0]) and np.isnan(err["y_high"].iloc[0])
+    assert err[["y_low", "y_high"]].iloc[1].tolist() == pytest.approx([1.9, 2.2])
+
+
 @pytest.mark.parametrize("with_legend", [True, False])
 def test_alt_text_names_the_panels_axes_and_series(with_legend):
     fig, ax = plt.subplots()

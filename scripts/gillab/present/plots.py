@@ -391,9 +391,11 @@ def _errorbar_rows(c) -> list[dict]:
     x, y = (line.get_xdata(), line.get_ydata()) if line is not None else ([], [])
     lows, highs = [np.nan] * len(x), [np.nan] * len(x)
     for coll in bars or ():
-        segs = coll.get_segments()
-        if len(segs) == len(x) and all(np.isclose(a[0], b[0]) for a, b in segs):   # vertical bars
-            lows, highs = [min(a[1], b[1]) for a, b in segs], [max(a[1], b[1]) for a, b in segs]
+        # a point whose bar has no length (its interval is not a number) has an empty segment
+        ends = [(seg[0], seg[-1]) if len(seg) >= 2 else None for seg in coll.get_segments()]
+        if len(ends) == len(x) and all(e is None or np.isclose(e[0][0], e[1][0]) for e in ends):   # vertical bars
+            lows = [min(e[0][1], e[1][1]) if e else np.nan for e in ends]
+            highs = [max(e[0][1], e[1][1]) if e else np.nan for e in ends]
     return [{"series": _label(c), "mark": "errorbar", "x": xi, "y": yi, "y_low": lo, "y_high": hi}
             for xi, yi, lo, hi in zip(x, y, lows, highs)]
 
