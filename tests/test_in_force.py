@@ -211,3 +211,23 @@ def test_the_race_on_a_gil_build_is_read_only_where_its_interval_was_applied():
     assert stretched["verdict"] == claims.NOT_IN_FORCE and "50 us" in stretched["why_void"]
     assert verdict(_race([0] * 40, gil=True, slack=1))["verdict"] == "lower"      # applied: no race seen
     assert verdict(_race([0] * 40, gil=False, slack=50_000))["verdict"] == "lower"
+
+
+def test_an_affinity_row_is_read_only_where_its_placement_was_recorded_as_asked():
+    from gillab.judge import results
+
+    df = results.samples("affinity")
+    ch = chapters.of("affinity")
+
+    def void(frame):
+        return {(r["claim_id"], c) for r in ch.claims(frame) for c, m in r["measured"].items()
+                if m["verdict"] == claims.NOT_IN_FORCE}
+
+    assert void(df) == set()
+    spread = df.assign(client_affinity=df["client_affinity"].where(df["client"] != "same", "0,1"))
+    got = void(spread)
+    assert ("affinity/cpu_threads=1/client=same", "3.13.5") in got
+    assert {cid for cid, _ in got} >= {"affinity/conclusion/tolerates_one", "affinity/conclusion/same_core_only"}
+    swapped = void(df.assign(client_affinity=df["server_affinity"]))    # the "other" client on the server's core
+    assert "affinity/conclusion/same_core_only" in {cid for cid, _ in swapped}
+    assert ("affinity/cpu_threads=1/client=same", "3.13.5") not in swapped      # those ran as asked

@@ -107,6 +107,42 @@ def claims(df: pd.DataFrame) -> list[dict]:
     return out
 
 
+def _placement_off(per: pd.DataFrame, client: str) -> list[str]:
+    """What the samples ``per`` (one per run) recorded where it is not the placement asked: the
+    server on one CPU, the client on that CPU (``same``) or on another single one (``other``)."""
+    placed = {(str(a), str(b)) for a, b in zip(per["server_affinity"], per["client_affinity"])}
+    return sorted(f"server on {a}, client on {b}" for a, b in placed
+                  if "," in a or "," in b or (a == b) != (client == "same"))
+
+
+def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str]]:
+    """The document's table is of a server whose threads all ran on one core, the client on the
+    same core (the October update: or on the other): a row reading a point whose samples record
+    another placement (the server or the client on more than one CPU, or where the other placement
+    belongs: an affinity the OS refused or a cpuset narrowed) reads "not in force here" with what
+    was recorded.  Returns the (claim, condition) pairs."""
+    from ..judge import claims as published_claims
+
+    out = []
+    for r in rows:
+        try:
+            sels = published_claims.point_selectors(r["claim_id"])
+        except KeyError:
+            continue
+        points = [(int(sel["cpu_threads"]), sel["client"]) for sel in sels if {"cpu_threads", "client"} <= set(sel)]
+        for cond, m in r["measured"].items():
+            wrong = []
+            for n, client in points:
+                g = df[(df["condition"] == cond) & (df["cpu_threads"] == n) & (df["client"] == client)]
+                wrong += [f"{n} CPU threads, client {client}: {w}"
+                          for w in _placement_off(g.drop_duplicates(["run_id", "repeat"]), client)]
+            if wrong and m.get("verdict") not in published_claims.VOID:
+                r["measured"][cond] = published_claims.not_in_force(
+                    m, "the server on one core asked, its client on the same or the other; recorded: " + "; ".join(wrong))
+                out.append((r["claim_id"], cond))
+    return out
+
+
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     s = summary(df)
     pub = published().set_index("cpu_bound_threads")["rps_numeric"]
