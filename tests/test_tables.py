@@ -3,6 +3,7 @@ counted; a folded block that keeps its words and counts what it holds; cells kep
 import re
 
 import pandas as pd
+import pytest
 
 from gillab.judge import claims, tables
 
@@ -67,6 +68,19 @@ def test_a_folded_block_keeps_its_words_and_counts_what_it_holds():
         with tables.folded("Words only"):
             display(Markdown("Only words."))
     assert [o.data.get("text/markdown") for o in cap.outputs] == ["Only words."]
+
+
+def test_a_folded_block_that_shows_nothing_is_an_error_not_a_lost_table():
+    """Inside a ``with``, a table left as the last line is never displayed: the switch-interval page
+    once lost its settings table so, built without a word; the fold now refuses to be empty."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()
+    df = pd.DataFrame({"build": ["3.13.5"], "value": [1.0]})
+    with capture_output(), pytest.raises(ValueError, match="displayed nothing"):
+        with tables.folded("What each interval achieved"):
+            tables.table(df)
 
 
 def test_every_table_keeps_its_cells_apart():

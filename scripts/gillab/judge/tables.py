@@ -91,7 +91,9 @@ def folded(title: str):
     Markdown, the lines under them, printed text), inside one closed ``<details>`` whose summary
     counts what it holds: ``'<title>: 2 tables, 28 rows (96 cells not measured)'``.  The words
     before it (what introduces and counts) stay shown; a block without a table or figure is shown
-    as it was, and what cannot be folded into HTML (a widget) is displayed after the fold."""
+    as it was, and what cannot be folded into HTML (a widget) is displayed after the fold.  A
+    block that displays nothing is an error (a value on its last line is not displayed inside a
+    ``with``)."""
     from html import escape
 
     from IPython.display import HTML, display
@@ -100,6 +102,10 @@ def folded(title: str):
 
     with capture_output(stdout=True, stderr=False, display=True) as cap:
         yield
+    if not cap.outputs and not cap.stdout:
+        # a value left as the block's last line is shown only at a cell's top level, never inside
+        # a ``with``: a block that shows nothing is a table the page would silently lose
+        raise ValueError(f"folded({title!r}) displayed nothing: display() the table or figure inside it")
     md = MarkdownIt("commonmark").enable("table")
 
     def as_html(o) -> str | None:
