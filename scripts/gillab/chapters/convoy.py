@@ -120,8 +120,10 @@ def handoffs(g: pd.DataFrame) -> pd.Series:
 def settings_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per build, placement and point with CPU threads: what the switch interval achieved (the
     GIL's hand-offs a second, median over runs, and the timer slack its threads had), the requests
-    a window counted, and whether the setting was in force (:func:`settings_in_force`)."""
+    a window counted, and whether the setting was in force (:func:`settings_in_force`), as the page
+    shows it (:func:`gillab.judge.tables.settings_view`)."""
     from ..judge import slack
+    from ..judge.tables import settings_view
     from ..judge.prose import gil_by_condition
 
     if df.empty:
@@ -140,7 +142,7 @@ def settings_table(df: pd.DataFrame) -> pd.DataFrame:
                      "hand-offs a second": float(rate.median()) if len(rate) else math.nan,
                      "slack in force (ns)": had, "requests a window": requests,
                      "in force": why is None and not requests < MIN_REQUESTS, "why": why or ""})
-    return pd.DataFrame(rows)
+    return settings_view(pd.DataFrame(rows))
 
 
 def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str]]:

@@ -88,8 +88,9 @@ def settings_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per build, interval asked and threads: what the interval achieved while the threads raced
     (the GIL's hand-offs in a run, median and range over runs, where the build keeps the count),
     the timer slack its threads had, and whether the interval was in force
-    (:mod:`gillab.judge.slack`; the default interval is always)."""
+    (:mod:`gillab.judge.slack`; the default interval is always), as the page shows it."""
     from ..judge import slack
+    from ..judge.tables import settings_view
     from ..judge.prose import gil_by_condition
 
     if df.empty:
@@ -107,7 +108,7 @@ def settings_table(df: pd.DataFrame) -> pd.DataFrame:
                      "slack in force (ns)": slack.in_force_ns(g),
                      "runs with a lost update": int((g["lost"] > 0).sum()),
                      "in force": why is None, "why": why or ""})
-    return pd.DataFrame(rows)
+    return settings_view(pd.DataFrame(rows))
 
 
 def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str]]:

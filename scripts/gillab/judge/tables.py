@@ -33,6 +33,37 @@ def table(df: pd.DataFrame, precision: int = 3):
     return styled(df.style.hide(axis="index").format(precision=precision, na_rep="-"))
 
 
+def _count(x) -> str:
+    return "-" if pd.isna(x) else f"{x:,.0f}"
+
+
+# how a chapter's table of what its settings achieved reads: each known column as a reader reads
+# it (an interval in seconds as written, counts whole, in force as yes or no), named in words
+SETTINGS_VIEW = {
+    "condition": ("build", str),
+    "switch_interval": ("interval", lambda x: f"{x:g} s"),
+    "cpu_threads": ("CPU threads", str),
+    "hand-offs a second": ("hand-offs a second", _count),
+    "least hand-offs a second": ("in force from (a second)", _count),
+    "interval achieved (s)": ("interval achieved", lambda x: "-" if pd.isna(x) else f"{x:.2g} s"),
+    "intervals a run held": ("intervals a run held", lambda x: "-" if pd.isna(x) else f"{x:,.1f}"),
+    "slack in force (ns)": ("timer slack in force", lambda x: "not recorded" if pd.isna(x) else f"{x:,.0f} ns"),
+    "requests a window": ("requests a window", _count),
+    "in force": ("in force", lambda x: "yes" if x else "no"),
+}
+
+
+def settings_view(df: pd.DataFrame) -> pd.DataFrame:
+    """A chapter's table of what its settings achieved (``settings_table``), as the page shows it:
+    the columns of :data:`SETTINGS_VIEW` formatted and named in words, the others as they are, a
+    column of reasons left to the rows that read "not in force here"."""
+    out = df.drop(columns=[c for c in ("why", "judged") if c in df.columns])
+    for col, (name, fmt) in SETTINGS_VIEW.items():
+        if col in out.columns:
+            out[col] = out[col].map(fmt)
+    return out.rename(columns={c: n for c, (n, _) in SETTINGS_VIEW.items()})
+
+
 def fit(df: pd.DataFrame, precision: int = 3, size: str = "0.875em"):
     """:func:`table` for a page whose tables must fit its content column (about 690 px at a
     1280 px wide browser): a smaller type, and every cell's text at its top, so that a cell of
