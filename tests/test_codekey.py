@@ -468,3 +468,34 @@ def test_the_committed_campaigns_stay_resumable_where_their_code_is_unchanged():
                 assert resumes == {sweep.CODE_CHANGED}, name
                 changed += 1
     assert unchanged >= 1 and changed >= 1
+
+
+# helpers an experiment calls that decide where a sample's files live, not what it measures: the
+# sample records the place (its filesystem), and moving it is not a change of measuring code
+PLACES = {"default_io_dir", "download_dir", "files_dir", "filesystem_of"}
+
+
+@pytest.mark.parametrize("name", experiments.names())
+def test_every_helper_that_shapes_a_sample_is_part_of_the_key(name):
+    """A module function an experiment's methods call (a point's size, a window's length, the slack
+    asked) shapes its samples: it must be keyed (``measuring_code``), or a change to it would resume
+    samples of other code.  The switch-interval sizes and the convoy's window once were not."""
+    import inspect
+    import textwrap
+
+    exp = experiments.get(name)
+    cls = type(exp)
+    module = sys.modules[cls.__module__]
+    keyed = {id(o) for o in exp.measuring_code if not isinstance(o, tuple)}
+    unkeyed = set()
+    for fn in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(cls)))):
+        if not isinstance(fn, ast.FunctionDef) or fn.name == "check":       # check only refuses
+            continue
+        for call in ast.walk(fn):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                obj = getattr(module, call.func.id, None)
+                if (callable(obj) and not isinstance(obj, type) and id(obj) not in keyed
+                        and (getattr(obj, "__module__", "") or "").startswith("gillab.measure")
+                        and call.func.id not in PLACES):
+                    unkeyed.add(call.func.id)
+    assert not unkeyed, f"{name}: {sorted(unkeyed)} shape its samples but are not in measuring_code"

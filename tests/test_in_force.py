@@ -97,6 +97,8 @@ def test_a_point_grows_to_hold_its_intervals_up_to_the_profiles_bound():
     assert decrements(p, 0.01) * 1.0 / 40e6 >= 0.01 * 50          # 50 intervals on a fast machine
     assert decrements(p, 0.1) == p["max_decrements"]              # bounded: its rows say so
     assert decrements(p, 1e-6) == p["total_decrements"]
+    # every grown point shares one size: the one-thread runs compared are of one length
+    assert decrements(p, 0.005) == decrements(p, 0.01) == decrements(p, 0.1)
     c = get("convoy").resolve("default")
     assert window(c, {"switch_interval": 0.005, "cpu_threads": 2}) == pytest.approx(1.0)   # 50 x 2 x 2 x 5 ms
     assert window(c, {"switch_interval": 0.1, "cpu_threads": 1}) == c["max_window_s"]
@@ -231,3 +233,21 @@ def test_an_affinity_row_is_read_only_where_its_placement_was_recorded_as_asked(
     swapped = void(df.assign(client_affinity=df["server_affinity"]))    # the "other" client on the server's core
     assert "affinity/conclusion/same_core_only" in {cid for cid, _ in swapped}
     assert ("affinity/cpu_threads=1/client=same", "3.13.5") not in swapped      # those ran as asked
+
+
+def test_the_one_thread_control_compares_runs_of_one_length():
+    """On a machine that runs slower for a while after it was idle, a 25 M-decrement run counts
+    faster per decrement than a 5 M one (16-28% here); the control at 0.1 s compares it with the
+    runs of its own size, and passes where the interval changed nothing."""
+    rows = []
+    for rep in range(ROUNDS):
+        for si, k, n, ns in [(0.001, 1, 5_000_000, 50), (0.0001, 1, 5_000_000, 51), (0.001, 2, 2_500_000, 51),
+                             (0.1, 1, 25_000_000, 39), (0.01, 1, 25_000_000, 40), (0.1, 2, 12_500_000, 40)]:
+            t = n * k * ns * 1e-9 * (1 + 0.003 * (rep % 3))
+            rows.append({"condition": "b", "switch_interval": si, "threads": k, "seconds": t, "repeat": rep,
+                         "run_id": "r", "decrements_per_thread": n, "timer_slack_ns": 1, "timer_slack_ns_min": 1,
+                         "timer_slack_ns_max": 1, "gil_switches": round(t / si), "status": "ok", "gil_enabled": True})
+    got = _rows(pd.DataFrame(rows))
+    assert got["switch_interval/si=0.1/threads=1"]["median"] == pytest.approx(39 / 39.5, rel=0.01)
+    assert got["switch_interval/si=0.1/threads=1"]["verdict"] == "agrees"
+    assert got["switch_interval/si=0.001/threads=1"]["median"] == pytest.approx(50 / 50.5, rel=0.01)

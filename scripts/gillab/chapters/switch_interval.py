@@ -225,15 +225,18 @@ def _per_decrement_by_round(g: pd.DataFrame) -> pd.Series:
     return by_round(g.assign(_per=per_decrement(g)), "_per")
 
 
-def _one_thread_mean(g1: pd.DataFrame) -> pd.Series:
-    """Per round, the mean one-thread time per decrement over the intervals it measured (the
-    denominator of the one-thread rows, as the document's own is the mean of its one-thread
-    column, whose runs all counted the same work); a round that measured fewer than two intervals
-    has none."""
+def _one_thread_mean(g1: pd.DataFrame, size: float | None = None) -> pd.Series:
+    """Per round, the mean one-thread time per decrement over the intervals it measured at one
+    size (``size`` decrements: the denominator of the one-thread rows, as the document's own is the
+    mean of its one-thread column, whose runs all counted the same work; a run's speed depends on
+    its length on a machine that runs slower for a while after it was idle, so runs of another
+    size are no baseline); a round that measured fewer than two intervals of that size has none."""
     from ..judge.claims import ROUND
 
     if not set(ROUND) <= set(g1.columns):
         return pd.Series(dtype=float)
+    if size is not None and "decrements_per_thread" in g1.columns:
+        g1 = g1[g1["decrements_per_thread"] == size]
     g1 = g1.drop_duplicates(list(ROUND) + ["switch_interval"], keep="last")
     per = g1.assign(_per=per_decrement(g1)).groupby(list(ROUND))
     return per["_per"].mean()[per["switch_interval"].nunique() >= 2]
@@ -242,9 +245,9 @@ def _one_thread_mean(g1: pd.DataFrame) -> pd.Series:
 def claims(df: pd.DataFrame) -> list[dict]:
     """Every cell as a ratio: T(interval, k threads) / T(interval, 1 thread) for k > 1 (the
     document's words: 1.0 where the interval is large enough), and for one thread T(interval, 1)
-    over the mean one-thread time of the intervals its round measured, each per decrement (the
-    interval should not matter then: 1.0; the document's own cell over the mean of its one-thread
-    column)."""
+    over the mean one-thread time of the intervals its round measured at the same size, each per
+    decrement (the interval should not matter then: 1.0; the document's own cell over the mean of
+    its one-thread column)."""
     from ..judge import claims as published_claims
 
     df = judged_samples(df)
@@ -266,8 +269,10 @@ def claims(df: pd.DataFrame) -> list[dict]:
         for cond in conds:
             g = df[df["condition"] == cond]
             if k == 1:
-                num = _per_decrement_by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)])
-                den = _one_thread_mean(g[g["threads"] == 1])
+                at = g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)]
+                sizes = at["decrements_per_thread"].dropna() if "decrements_per_thread" in at.columns else ()
+                num = _per_decrement_by_round(at)
+                den = _one_thread_mean(g[g["threads"] == 1], sizes.mode().iloc[0] if len(sizes) else None)
             else:
                 num = _by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == k)])
                 den = _by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)])

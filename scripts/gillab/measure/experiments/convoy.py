@@ -32,6 +32,16 @@ def placements(value) -> list[str]:
     return out
 
 
+def window(p: dict, point: dict) -> float:
+    """A point's counting window: ``window_s``, grown so that a window counts ``min_requests`` at
+    the document's model of the convoy (each request waits one switch interval for its recv and
+    one for its send per CPU thread: 2 x threads x interval a request), growing up to
+    ``max_window_s`` (never below ``window_s``).
+    The model is the document's slowest: where requests wait less, a window counts more."""
+    per_request = 2 * point["cpu_threads"] * point["switch_interval"]
+    return max(p["window_s"], min(p["min_requests"] * per_request, p["max_window_s"]))
+
+
 class Convoy(Experiment):
     name = "convoy"
     notebook = "03_convoy.md"
@@ -62,7 +72,7 @@ class Convoy(Experiment):
     # how much is measured, so (like a small grid) not part of the configuration id
     extent_params = ("placements", "pinned_intervals", "pinned_threads")
     workloads = SERVER_WORKLOADS
-    measuring_code = SERVER_CODE
+    measuring_code = (*SERVER_CODE, window, slack_asked)
 
     def points(self, p):
         pts = []
@@ -102,16 +112,6 @@ class Convoy(Experiment):
                              timer_slack_ns=slack_asked(p["timer_slack_ns"]))
         sample.result["window_s_counted"] = w       # the window this point counted (window_s: the least)
         return sample
-
-
-def window(p: dict, point: dict) -> float:
-    """A point's counting window: ``window_s``, grown so that a window counts ``min_requests`` at
-    the document's model of the convoy (each request waits one switch interval for its recv and
-    one for its send per CPU thread: 2 x threads x interval a request), growing up to
-    ``max_window_s`` (never below ``window_s``).
-    The model is the document's slowest: where requests wait less, a window counts more."""
-    per_request = 2 * point["cpu_threads"] * point["switch_interval"]
-    return max(p["window_s"], min(p["min_requests"] * per_request, p["max_window_s"]))
 
 
 def waits(p: dict, point: dict) -> float:

@@ -23,6 +23,7 @@ class DataRace(Experiment):
     notebook = "06_data_race.md"
     workload = "data_race"
     workloads = ("data_race", "_gil")
+    measuring_code = (slack_asked,)
     title = "The data race: sum += 1 in several threads"
     document = "000_7286df4c8fefdbad.txt (Python behind the scenes #13), the GIL's reason to exist"
     params = {
