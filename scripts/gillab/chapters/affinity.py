@@ -123,24 +123,18 @@ def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str
     was recorded.  Returns the (claim, condition) pairs."""
     from ..judge import claims as published_claims
 
-    out = []
-    for r in rows:
-        try:
-            sels = published_claims.point_selectors(r["claim_id"])
-        except KeyError:
-            continue
-        points = [(int(sel["cpu_threads"]), sel["client"]) for sel in sels if {"cpu_threads", "client"} <= set(sel)]
-        for cond, m in r["measured"].items():
-            wrong = []
-            for n, client in points:
+    def reasons(claim_id, sels, cond):
+        wrong = []
+        for sel in sels:
+            if {"cpu_threads", "client"} <= set(sel):
+                n, client = int(sel["cpu_threads"]), sel["client"]
                 g = df[(df["condition"] == cond) & (df["cpu_threads"] == n) & (df["client"] == client)]
                 wrong += [f"{n} CPU threads, client {client}: {w}"
                           for w in _placement_off(g.drop_duplicates(["run_id", "repeat"]), client)]
-            if wrong and m.get("verdict") not in published_claims.VOID:
-                r["measured"][cond] = published_claims.not_in_force(
-                    m, "the server on one core asked, its client on the same or the other; recorded: " + "; ".join(wrong))
-                out.append((r["claim_id"], cond))
-    return out
+        return ["the server on one core asked, its client on the same or the other; recorded: " + "; ".join(wrong)] \
+            if wrong else []
+
+    return published_claims.mark_not_in_force(rows, reasons)
 
 
 def side_by_side(df: pd.DataFrame) -> pd.DataFrame:

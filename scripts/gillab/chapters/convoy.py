@@ -170,31 +170,24 @@ def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str
           for r in counts.itertuples()}
     d = df.assign(placement=_placed(df), _si=df["switch_interval"].round(9))
     groups = {k: g for k, g in _contended(d).groupby(["condition", "placement", "_si", "cpu_threads"])}
-    out = []
-    for r in rows:
-        try:
-            points = _points_of(r["claim_id"])
-        except KeyError:
-            continue
-        placement = PINNED if r["claim_id"].startswith("convoy/mechanism/") else "os"
+
+    def reasons(claim_id, _sels, cond):
+        points = _points_of(claim_id)
+        placement = PINNED if claim_id.startswith("convoy/mechanism/") else "os"
         if placement == PINNED:     # a mechanism row reads the rate alone at the same interval too
             points += [(si, 0, 0) for si, _, _ in points]
-        for cond, m in r["measured"].items():
-            if m.get("verdict") in published_claims.VOID:
-                continue
-            few = [(si, n, k, at[(cond, placement, round(si, 9), n, k)]) for si, n, k in points
-                   if at.get((cond, placement, round(si, 9), n, k), math.inf) < MIN_REQUESTS]
-            whys = [f"at {si:g} s with {n} CPU thread{'s' if n != 1 else ''}"
-                    f"{f' and {k} CPU processes' if k else ''}, a window counted {c:,.0f} requests (a rate needs at "
-                    f"least {MIN_REQUESTS})" for si, n, k, c in few]
-            if gil_on.get(cond, True):
-                whys += [f"at {si:g} s with {n} CPU thread{'s' if n != 1 else ''}, {why}" for si, n, _ in points
-                         if n > 0 and (g := groups.get((cond, placement, round(si, 9), n))) is not None
-                         and (why := slack.stretched(g, si))]
-            if whys:
-                r["measured"][cond] = published_claims.not_in_force(m, "; ".join(dict.fromkeys(whys)))
-                out.append((r["claim_id"], cond))
-    return out
+        few = [(si, n, k, at[(cond, placement, round(si, 9), n, k)]) for si, n, k in points
+               if at.get((cond, placement, round(si, 9), n, k), math.inf) < MIN_REQUESTS]
+        whys = [f"at {si:g} s with {n} CPU thread{'s' if n != 1 else ''}"
+                f"{f' and {k} CPU processes' if k else ''}, a window counted {c:,.0f} requests (a rate needs at "
+                f"least {MIN_REQUESTS})" for si, n, k, c in few]
+        if gil_on.get(cond, True):
+            whys += [f"at {si:g} s with {n} CPU thread{'s' if n != 1 else ''}, {why}" for si, n, _ in points
+                     if n > 0 and (g := groups.get((cond, placement, round(si, 9), n))) is not None
+                     and (why := slack.stretched(g, si))]
+        return whys
+
+    return published_claims.mark_not_in_force(rows, reasons)
 
 
 @frame_cached

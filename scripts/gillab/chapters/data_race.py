@@ -124,18 +124,15 @@ def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str
         return []
     gil_on = gil_by_condition(df) if "gil_enabled" in df.columns else {}
     tiny = _at_claim(df)
-    out = []
-    for r in rows:
-        if r["claim_id"] != "data_race/lost_updates":
-            continue
-        for cond, m in r["measured"].items():
-            g = tiny[tiny["condition"] == cond]
-            if not gil_on.get(cond, True) or g.empty or m.get("verdict") in published_claims.VOID:
-                continue
-            if why := slack.stretched(g, float(g["switch_interval"].iloc[0])):
-                r["measured"][cond] = published_claims.not_in_force(m, why)
-                out.append((r["claim_id"], cond))
-    return out
+
+    def reasons(claim_id, _sels, cond):
+        g = tiny[tiny["condition"] == cond]
+        if claim_id != "data_race/lost_updates" or not gil_on.get(cond, True) or g.empty:
+            return []
+        why = slack.stretched(g, float(g["switch_interval"].iloc[0]))
+        return [why] if why else []
+
+    return published_claims.mark_not_in_force(rows, reasons)
 
 
 def prose(df: pd.DataFrame) -> list:

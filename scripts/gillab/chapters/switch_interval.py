@@ -130,21 +130,15 @@ def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str
     if t.empty:
         return []
     t = t[t["judged"]].set_index(["condition", "switch_interval", "threads"], drop=False)
-    out = []
-    for r in rows:
-        try:
-            sels = published_claims.point_selectors(r["claim_id"])
-        except KeyError:
-            continue
+
+    def reasons(claim_id, sels, cond):
         points = [(float(sel["switch_interval"]), int(float(sel["threads"]))) for sel in sels
                   if "switch_interval" in sel and int(float(sel.get("threads", 1))) >= 2]
-        for cond, m in r["measured"].items():
-            whys = [not_in_force_why(t.loc[(cond, si, k)]) for si, k in points
-                    if (cond, si, k) in t.index and not t.loc[(cond, si, k), "in force"]]
-            if whys and m.get("verdict") not in published_claims.VOID:
-                r["measured"][cond] = published_claims.not_in_force(m, f"asked {points[0][0]:g} s: " + "; ".join(whys))
-                out.append((r["claim_id"], cond))
-    return out
+        whys = [not_in_force_why(t.loc[(cond, si, k)]) for si, k in points
+                if (cond, si, k) in t.index and not t.loc[(cond, si, k), "in force"]]
+        return [f"asked {points[0][0]:g} s: " + "; ".join(whys)] if whys else []
+
+    return published_claims.mark_not_in_force(rows, reasons)
 
 
 def slack_table(df: pd.DataFrame) -> pd.DataFrame:

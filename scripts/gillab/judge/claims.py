@@ -343,6 +343,27 @@ def not_in_force(entry: dict, why: str) -> dict:
     return entry | {"verdict": NOT_IN_FORCE, "why_void": why}
 
 
+def mark_not_in_force(rows: list[dict], reasons) -> list[tuple[str, str]]:
+    """Each row's build whose setting was not in force, read so: ``reasons(claim_id, selectors,
+    condition)`` (the row's :func:`point_selectors`) gives the words of what was achieved at the
+    points it reads, none where every setting was in force; a row already void keeps its reading.
+    Returns the (claim, condition) pairs marked."""
+    out = []
+    for r in rows:
+        try:
+            sels = point_selectors(r["claim_id"])
+        except KeyError:
+            continue
+        for cond, m in r["measured"].items():
+            if m.get("verdict") in VOID:
+                continue
+            whys = list(dict.fromkeys(reasons(r["claim_id"], sels, cond)))
+            if whys:
+                r["measured"][cond] = not_in_force(m, "; ".join(whys))
+                out.append((r["claim_id"], cond))
+    return out
+
+
 def premise(text: str) -> dict | None:
     """A row's premise (``at least 0.5 on 2 CPUs``) as {comparison, value, cpus}; None where the
     text is not one."""
