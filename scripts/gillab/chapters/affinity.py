@@ -123,6 +123,9 @@ def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str
     was recorded.  Returns the (claim, condition) pairs."""
     from ..judge import claims as published_claims
 
+    if not {"server_affinity", "client_affinity"} <= set(df.columns):    # nothing recorded to read
+        return []
+
     def reasons(claim_id, sels, cond):
         wrong = []
         for sel in sels:
