@@ -45,12 +45,13 @@ venv: $(BIN)/gillab
 	$(GILLAB) notebooks >/dev/null
 
 # the 3.13.5 pair and the documents' own era (2.7.18 and 3.9.2), each from a Debian source package
-# fetched by name and checked (builds.toml); HISTORY=1 adds the history set (document 004's version
+# fetched by name and checked (builds.toml), and today's 3.14 and 3.15 with Debian's own 3.13.5 (the
+# debian set: Debian's binary packages unpacked into private roots); HISTORY=1 adds the history set (document 004's version
 # sweep from one builder on Maven Central, 3.7 to 3.11, then 3.11.2 and today's 3.13.5); TRACE=1 the four
 # traced builds (`<id>+trace` of 2.7.18, 3.9.2, 3.13.5 and 3.13.5t, each about as long as its
 # twin), which `gillab trace record` runs: never measured
 interpreters: venv
-	$(GILLAB) provision --set core --set era $(if $(HISTORY),--set history) $(if $(TRACE),--set trace)
+	$(GILLAB) provision --set core --set era --set debian $(if $(HISTORY),--set history) $(if $(TRACE),--set trace)
 
 widgets-js: venv
 	$(BIN)/python -c "from gillab.present.book import install_widgets_js as f; print('[widgets] ', f())"

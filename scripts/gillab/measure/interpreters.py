@@ -221,14 +221,14 @@ def _provisioned() -> list[Condition]:
 def display_order(cids) -> list[str]:
     """Condition ids as the report lists them: the documents' eras first (builds of builds.toml
     by version, a fork and a GIL-on twin after the build they come from), then today's 3.13.5
-    trio, then builds found on this machine."""
+    trio and today's releases as Debian builds them, then builds found on this machine."""
     def vkey(v: str) -> tuple:
         return tuple(int(x) for x in v.split(".") if x.isdigit())
 
     rank = {}
     for spec in provision.all_specs():
-        core = spec.build_id in CORE_IDS
-        rank[spec.build_id] = (1 if core else 0, vkey(spec.version), spec.nogil_fork, spec.disable_gil, 0)
+        group = 1.5 if spec.debian_binary else 1 if spec.build_id in CORE_IDS else 0   # Debian's after the trio
+        rank[spec.build_id] = (group, vkey(spec.version), spec.nogil_fork, spec.disable_gil, 0)
         if spec.gil_twin:
             rank[spec.gil_twin[0]] = rank[spec.build_id][:4] + (1,)
     for r in provision.retired().values():      # earlier campaigns' builds, among the eras by version

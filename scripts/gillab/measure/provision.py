@@ -6,7 +6,12 @@ package** is built: the like-for-like pair ``3.13.5`` / ``3.13.5t`` from trixie'
 the documents' own ``2.7.18`` (the old GIL) and ``3.9.2`` (the new GIL of CPython 3.9) from
 bullseye's ``python2.7`` and ``python3.9``, ``3.11.2`` from bookworm's ``python3.11``.  A **Maven
 Central jar** that holds a built CPython (document 004's version sweep from one builder, the
-JavaCPP Presets) is checked against its pinned sha256 and unpacked, never built.
+JavaCPP Presets) is checked against its pinned sha256 and unpacked, never built.  A **Debian binary
+package** (today's 3.14 and 3.15 from Debian's unstable suite, and trixie's own 3.13.5 to measure
+what Debian's compiler flags change) is downloaded with the packages it needs, its suite's C
+library and loader among them (apt checks each against the suite's signed index), unpacked into a
+private root and pointed at that root's loader and libraries (``patchelf``), never installed into
+the system.
 ``apt-get source`` runs through a *private* apt
 configuration (its own sources list, lists and cache directories under the gillab cache, signed by
 Debian's archive key), so the system's apt configuration is never touched; the upstream tarball is
@@ -60,6 +65,12 @@ SOURCE_KEYS = ("debian", "suite", "file", "sha256")
 # a CPython that a registry serves built (a Maven Central artifact of the JavaCPP Presets, whose
 # jar holds the interpreter and its standard library): unpacked, never built
 BINARY_KEYS = ("maven", "classifier", "root", "sha256")
+# a CPython Debian serves built (``deb``: the interpreter's binary package, ``suite``: the suite
+# whose packages, C library included, are unpacked into the build's private root): apt checks every
+# package against the suite's signed index; nothing is pinned, so a suite that moves on is measured
+# at the version it serves, recorded with every package's version and sha256
+DEB_KEYS = ("deb", "suite")
+DEB_TOOLS = ("patchelf",)
 
 
 class ProvisionError(RuntimeError):
@@ -120,19 +131,35 @@ class BuildSpec:
 
     @property
     def prebuilt(self) -> bool:
-        """A build a registry serves already built (builds.toml ``source = {maven = ...}``)."""
-        return "maven" in self.src
+        """A build a registry serves already built (builds.toml ``source = {maven = ...}`` or
+        ``{deb = ...}``)."""
+        return "maven" in self.src or self.debian_binary
+
+    @property
+    def debian_binary(self) -> bool:
+        """A build Debian serves as a binary package (builds.toml ``source = {deb = ...}``)."""
+        return "deb" in self.src
 
     @property
     def source_name(self) -> str:
         s = self.src
-        return f"{s['maven']}:{s['classifier']} (Maven Central)" if self.prebuilt else f"{s['debian']} ({s['suite']})"
+        if self.debian_binary:
+            return f"{s['deb']} ({s['suite']}, Debian's binary package)"
+        return f"{s['maven']}:{s['classifier']} (Maven Central)" if "maven" in s else f"{s['debian']} ({s['suite']})"
 
     def prefix(self, root: Path | None = None) -> Path:
         return (root or cache_root()) / "cpython" / self.build_id
 
     def executable(self, root: Path | None = None) -> Path:
-        return self.prefix(root) / "bin" / self.binary
+        """The interpreter: ``bin/`` under the prefix, or for a Debian binary package the
+        private root's ``usr/bin/``, where the package put it."""
+        return self.prefix(root) / ("usr/bin" if self.debian_binary else "bin") / self.binary
+
+    def version_matches(self, info: list[int]) -> bool:
+        """Whether an interpreter reporting ``info`` (major, minor, micro) is this build: the whole
+        version, or for a moving suite's package declared as ``3.14``, its major and minor."""
+        want = [int(x) for x in self.version.split(".")]
+        return list(info[:len(want)]) == want
 
 
 def load_builds(pgo: bool = False) -> tuple[list[BuildSpec], dict[str, list[str]], dict[str, str]]:
@@ -172,6 +199,11 @@ def _checked_source(b: dict, path: Path) -> dict:
     if missing:
         raise ProvisionError(f"{path}: build {b.get('id', '?')} lacks {', '.join(missing)}")
     src = b["source"]
+    if "deb" in src:
+        if set(src) != set(DEB_KEYS) or b.get("configure") or b.get("patches"):
+            raise ProvisionError(f"{path}: build {b['id']}: a Debian binary package is {{deb = <package>, suite = "
+                                 "<suite>}, with no configure flags and no patches")
+        return src
     keys = BINARY_KEYS if "maven" in src else SOURCE_KEYS
     if set(src) != set(keys) or not re.fullmatch(r"[0-9a-f]{64}", str(src.get("sha256", ""))):
         raise ProvisionError(f"{path}: build {b['id']}: the source must be a Debian source package "
@@ -409,7 +441,10 @@ def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None
         return False, f"built with other flags {marker.get('configure_flags')}"
     if [tuple(p) for p in marker.get("patches", [])] != list(spec.patches):
         return False, f"built with other patches {marker.get('patches', [])}"
-    if marker.get("source_sha256") != (source_sha256 or spec.src["sha256"]):
+    if spec.debian_binary:
+        if marker.get("source") != spec.source_name:
+            return False, "unpacked from another package"
+    elif marker.get("source_sha256") != (source_sha256 or spec.src["sha256"]):
         return False, "built from another source"
     exe = spec.executable(root)
     if not exe.exists():
@@ -418,7 +453,7 @@ def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None
         info = probe_build(exe)
     except (ProvisionError, OSError, subprocess.SubprocessError, ValueError) as exc:
         return False, str(exc)
-    if spec.version and info["version_info"] != [int(x) for x in spec.version.split(".")]:
+    if spec.version and not spec.version_matches(info["version_info"]):
         return False, f"reports version {info['version_info']}, not {spec.version}"
     if bool(info["Py_GIL_DISABLED"]) != spec.disable_gil:
         return False, f"Py_GIL_DISABLED={info['Py_GIL_DISABLED']} but expected {int(spec.disable_gil)}"
@@ -463,9 +498,11 @@ def missing_build_deps() -> list[str]:
     return missing
 
 
-def install_build_deps(maven: bool = False) -> None:
-    """The Debian packages a build needs (and Maven, ``maven``, where a build comes from Maven Central)."""
+def install_build_deps(maven: bool = False, deb: bool = False) -> None:
+    """The Debian packages a build needs (and Maven, ``maven``, where a build comes from Maven Central;
+    patchelf, ``deb``, where one is Debian's binary package)."""
     missing = missing_build_deps() + (["maven"] if maven and shutil.which("mvn") is None else [])
+    missing += [t for t in DEB_TOOLS if deb and shutil.which(t) is None]
     if not missing:
         return
     if os.geteuid() != 0:
@@ -475,18 +512,30 @@ def install_build_deps(maven: bool = False) -> None:
     _run(["apt-get", "install", "-y", "-qq", *missing], env=env)
 
 
-def apt_private_options(root: Path, suite: str) -> list[str]:
-    apt = root / "apt" / suite
-    for d in (apt / "lists" / "partial", apt / "cache" / "archives" / "partial"):
+def apt_private_options(root: Path, suite: str, kind: str = "deb-src") -> list[str]:
+    """apt options for a configuration of its own under ``root`` (its sources list, lists, cache
+    and, for binary packages, an empty package status, so that the system's installed packages
+    count for nothing), reading ``suite``'s ``kind`` (``deb-src`` sources, ``deb`` binaries)."""
+    apt = root / "apt" / (suite if kind == "deb-src" else f"{suite}-{kind}")
+    for d in (apt / "lists" / "partial", apt / "cache" / "archives" / "partial", apt / "state"):
         d.mkdir(parents=True, exist_ok=True)
     sources = apt / "sources.list"
-    sources.write_text(f"deb-src [signed-by={KEYRING}] {MIRROR} {suite} main\n")
-    return [
+    sources.write_text(f"{kind} [signed-by={KEYRING}] {MIRROR} {suite} main\n")
+    opts = [
         "-o", f"Dir::Etc::SourceList={sources}",
         "-o", "Dir::Etc::SourceParts=/dev/null",
         "-o", f"Dir::State::Lists={apt / 'lists'}",
         "-o", f"Dir::Cache={apt / 'cache'}",
     ]
+    if kind == "deb":
+        status = apt / "state" / "status"
+        if not status.exists():
+            status.write_text("")
+        opts += ["-o", f"Dir::State::status={status}", "-o", f"Dir::State::extended_states={apt / 'state' / 'ext'}",
+                 "-o", "Dir::Etc::Preferences=/dev/null", "-o", "Dir::Etc::PreferencesParts=/dev/null",
+                 "-o", "APT::Install-Recommends=false", "-o", "APT::Architecture=amd64",
+                 "-o", "APT::Architectures=amd64"]
+    return opts
 
 
 def fetch_debian_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
@@ -552,8 +601,67 @@ def fetch_maven_jar(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
                          "package_version": version}
 
 
+def fetch_debian_binary(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
+    """Download a Debian binary package of CPython with every package it needs from its suite, the
+    C library and loader among them (apt reads the suite's index signed by Debian's archive key and
+    checks each package against it); return (the folder of the packages, a digest of their sha256s,
+    a provenance record naming each package and version)."""
+    s = spec.src
+    debs = root / "apt" / "debs" / spec.build_id        # each build's packages apart
+    (debs / "partial").mkdir(parents=True, exist_ok=True)
+    for old in debs.glob("*.deb"):       # what the suite serves now, not a former download
+        old.unlink()
+    opts = apt_private_options(root, s["suite"], kind="deb") + ["-o", f"Dir::Cache::archives={debs}/"]
+    _run(["apt-get", *opts, "update", "-qq"])
+    try:
+        _run(["apt-get", *opts, "install", "--download-only", "-y", "-qq", s["deb"]])
+    except ProvisionError as exc:
+        raise ProvisionError(f"Debian {s['suite']} serves no installable {s['deb']} here ({exc}); nothing was "
+                             "unpacked and no other build is touched") from None
+    got = sorted(debs.glob("*.deb"))
+    main = [d for d in got if d.name.startswith(f"{s['deb']}_")]
+    if not main:
+        raise ProvisionError(f"apt downloaded no {s['deb']} package from Debian {s['suite']}")
+    packages = [{"file": d.name, "sha256": sha256_file(d)} for d in got]
+    digest = hashlib.sha256("".join(f"{p['file']} {p['sha256']}\n" for p in packages).encode()).hexdigest()
+    version = main[0].name.split("_")[1].replace("%3a", ":")
+    _log(f"{len(got)} packages of Debian {s['suite']} for {s['deb']} {version} (checked by apt against the "
+         "suite's signed index)")
+    return debs, digest, {"source_package": f"{s['deb']} ({s['suite']})", "package_version": version,
+                          "packages": packages}
+
+
 def fetch_source(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
+    if spec.debian_binary:
+        return fetch_debian_binary(spec, root)
     return fetch_maven_jar(spec, root) if spec.prebuilt else fetch_debian_source(spec, root)
+
+
+def unpack_debian(spec: BuildSpec, debs: Path, digest: str, provenance: dict, root: Path) -> dict:
+    """Unpack a Debian binary package and the packages it needs into a private root (the build's
+    prefix: ``usr/``, ``etc/``), and point the interpreter at that root's loader and libraries:
+    its own C library, not the system's (``patchelf``: the interpreter field and an RPATH, which
+    also holds for the extension modules it loads)."""
+    prefix = spec.prefix(root)
+    shutil.rmtree(prefix, ignore_errors=True)
+    prefix.mkdir(parents=True)
+    t0 = time.monotonic()
+    _log(f"unpacking {len(provenance['packages'])} packages into {prefix}")
+    for p in provenance["packages"]:
+        subprocess.run(["dpkg-deb", "-x", str(debs / p["file"]), str(prefix)], check=True)
+    loaders = sorted(prefix.glob("usr/lib*/ld-linux-x86-64.so.2")) + sorted(prefix.glob("lib*/ld-linux-x86-64.so.2"))
+    if not loaders:
+        raise ProvisionError(f"{spec.build_id}: the packages of Debian {spec.src['suite']} hold no loader "
+                             "(ld-linux-x86-64.so.2): not a root the interpreter can run from")
+    libs = [str(prefix / d) for d in ("usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu", "usr/lib")
+            if (prefix / d).is_dir()]
+    exe = spec.executable(root)
+    if not exe.is_file():
+        raise ProvisionError(f"{spec.build_id}: {spec.src['deb']} holds no usr/bin/{spec.binary}")
+    _run(["patchelf", "--set-interpreter", str(loaders[0]), "--force-rpath", "--set-rpath", ":".join(libs),
+          str(exe)])
+    return _unpacked(spec, prefix, exe, spec.src["deb"], digest, provenance, time.monotonic() - t0,
+                     f"{provenance['package_version']}, {len(provenance['packages'])} packages")
 
 
 def unpack_binary(spec: BuildSpec, jar: Path, digest: str, provenance: dict, root: Path) -> dict:
@@ -576,11 +684,17 @@ def unpack_binary(spec: BuildSpec, jar: Path, digest: str, provenance: dict, roo
             dest.write_bytes(zf.read(m))
             if (m.external_attr >> 16) & 0o111 or dest.parent.name == "bin":
                 dest.chmod(0o755)
-    seconds = time.monotonic() - t0
-    info = probe_build(spec.executable(root))
+    return _unpacked(spec, prefix, spec.executable(root), jar.name, digest, provenance, time.monotonic() - t0)
+
+
+def _unpacked(spec: BuildSpec, prefix: Path, exe: Path, artifact: str, digest: str, provenance: dict,
+              seconds: float, what: str = "") -> dict:
+    """The record of a build a registry served built, once unpacked: what the interpreter reports
+    of itself (its builder's configure arguments among it), written beside it."""
+    info = probe_build(exe)
     marker = {
         "build_id": spec.build_id, "version": spec.version, "source": spec.source_name, **provenance,
-        "source_tarball": jar.name, "source_sha256": digest, "configure_flags": [], "patches": [],
+        "source_tarball": artifact, "source_sha256": digest, "configure_flags": [], "patches": [],
         "builder_configure_args": info.get("CONFIG_ARGS"), "build_seconds": round(seconds, 1),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "sys_version": info["version"],
         "Py_GIL_DISABLED": info["Py_GIL_DISABLED"], "nogil_flag": info.get("nogil_flag"),
@@ -588,7 +702,7 @@ def unpack_binary(spec: BuildSpec, jar: Path, digest: str, provenance: dict, roo
     }
     (prefix / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     missing = [m for m, ok in marker["modules"].items() if not ok]
-    _log(f"unpacked {spec.build_id} in {seconds:.0f} s -> {spec.executable(root)}"
+    _log(f"unpacked {spec.build_id}{f' ({what})' if what else ''} in {seconds:.0f} s -> {exe}"
          + (f" (without {', '.join(missing)})" if missing else ""))
     return marker
 
@@ -701,12 +815,14 @@ def provision(pgo: bool = False, jobs: int | None = None, only: list[str] | None
                 todo.append(spec)
         if todo:
             if install_deps:
-                install_build_deps(maven=any(s.prebuilt for s in todo))
+                install_build_deps(maven=any(s.prebuilt and not s.debian_binary for s in todo),
+                                   deb=any(s.debian_binary for s in todo))
             sources = {spec.build_id: fetch_source(spec, root) for spec in todo}   # all checked first
             for spec in todo:
                 check_patches(spec)
             for spec in todo:
-                results.append(unpack_binary(spec, *sources[spec.build_id], root) if spec.prebuilt
+                unpack = unpack_debian if spec.debian_binary else unpack_binary if spec.prebuilt else None
+                results.append(unpack(spec, *sources[spec.build_id], root) if unpack
                                else build_one(spec, *sources[spec.build_id], root, jobs))
         return results
 
@@ -727,8 +843,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gillab provision: error: {exc}", file=sys.stderr)
         return 2
     for m in markers:
-        print(f"{m['build_id']}: {m['sys_version'].splitlines()[0]} "
-              f"(flags: {' '.join(m['configure_flags'])}; built in {m['build_seconds']} s)")
+        made = (f"flags: {' '.join(m['configure_flags'])}; built" if m.get("configure_flags") or
+                m.get("builder_configure_args") is None else "its builder's flags; unpacked")
+        print(f"{m['build_id']}: {m['sys_version'].splitlines()[0]} ({made} in {m['build_seconds']} s)")
     return 0
 
 

@@ -785,7 +785,18 @@ def builds_table() -> str:
         built = (f"{verb} in {rec['build_seconds']:.0f} s" + (f"<br>without {', '.join(lacks)}" if lacks else "")
                  if rec and rec.get("build_seconds") else "not built")
         fetched = package_version(rec)
-        if spec.prebuilt:
+        if spec.debian_binary:
+            how = (rec or {}).get("sys_version", "").split("[", 1)[-1].rstrip("]") if rec else ""
+            n = len((rec or {}).get("packages", []))
+            source = (f"Debian {s['suite']}, binary package `{s['deb']}`" + (f" {fetched}" if fetched else "")
+                      + ": built by Debian" + (f" with {how}" if how else "") + ", unpacked here"
+                      + (f" with the {n} packages it needs (its suite's C library among them)" if n else "")
+                      + " into a private root<br>each package checked by apt against the suite's signed index")
+            args = (rec or {}).get("builder_configure_args")
+            used = [f for f in shlex.split(args) if f.startswith(("--enable-", "--disable-", "--with-lto"))] \
+                if args is not None else []
+            flags = "<br>".join([*(f"`{f}`" for f in used), "(Debian's)"])
+        elif spec.prebuilt:
             group, artifact, version = s["maven"].split(":")
             how = (rec or {}).get("sys_version", "").split("[", 1)[-1].rstrip("]") if rec else ""
             source = (f"Maven Central, `{group}:{artifact}` {version} ({s['classifier']}): built by its publisher"

@@ -1,0 +1,96 @@
+"""Today's releases as Debian builds them: CPython 3.14 and 3.15 from Debian's unstable suite and
+trixie's own 3.13.5, each a binary package unpacked with every package it needs (its suite's C
+library and loader too) into a private root, never installed, and run from there."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from gillab.measure import interpreters, provision
+
+from conftest import need_builds
+
+DEBIAN = ("debian-3.13.5", "debian-3.14", "debian-3.15")
+
+_WHAT = """
+import ctypes, json, multiprocessing as mp, os, sys, sysconfig
+libc = ctypes.CDLL(None)
+libc.gnu_get_libc_version.restype = ctypes.c_char_p
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.get_context("spawn").Pool(2) as pool:       # a new interpreter from sys.executable
+        squares = pool.map(square, [1, 2, 3])
+    print(json.dumps({"version": list(sys.version_info[:3]), "prefix": sys.prefix,
+                      "glibc": libc.gnu_get_libc_version().decode(), "squares": squares,
+                      "gil": getattr(sys, "_is_gil_enabled", lambda: True)(),
+                      "ssl": __import__("ssl").OPENSSL_VERSION}))
+"""
+
+
+def test_a_debian_binary_is_declared_as_its_package_and_suite_only(tmp_path, monkeypatch):
+    """A Debian binary package names its package and suite; configure flags or patches are refused
+    (Debian built it), and so is a source table that mixes kinds."""
+    path = tmp_path / "builds.toml"
+    base = '[[build]]\nid = "d-3.14"\nversion = "3.14"\nbinary = "python3.14"\n'
+    monkeypatch.setenv("GILLAB_BUILDS", str(path))
+    path.write_text(base + 'source = { deb = "python3.14", suite = "sid" }\n')
+    (spec,) = provision.all_specs()
+    assert spec.debian_binary and spec.prebuilt and spec.executable().parts[-3:] == ("usr", "bin", "python3.14")
+    assert spec.version_matches([3, 14, 10]) and not spec.version_matches([3, 15, 2])
+    for extra in ('configure = ["--x"]\n', 'patches = [{file = "a.patch", sha256 = "' + "0" * 64 + '"}]\n'):
+        path.write_text(base + extra + 'source = { deb = "python3.14", suite = "sid" }\n')
+        with pytest.raises(provision.ProvisionError, match="no configure flags and no patches"):
+            provision.all_specs()
+    path.write_text(base + 'source = { deb = "python3.14", suite = "sid", sha256 = "' + "0" * 64 + '" }\n')
+    with pytest.raises(provision.ProvisionError, match="Debian binary package"):
+        provision.all_specs()
+
+
+@pytest.mark.parametrize("build_id", DEBIAN)
+def test_each_runs_from_its_private_root_with_its_suites_c_library(build_id, tmp_path):
+    """The interpreter runs from the root it was unpacked into: its prefix there, its suite's C
+    library (not the system's), a new interpreter from ``sys.executable`` works (spawn), the GIL is
+    on; its record names every package with its sha256 and the package version."""
+    spec = need_builds([build_id], "Debian's builds", "make interpreters")[build_id]
+    script = tmp_path / "what.py"         # a file: spawned interpreters import its functions from it
+    script.write_text(_WHAT)
+    out = subprocess.run([str(spec.executable()), str(script)], capture_output=True, text=True, timeout=120,
+                         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert spec.version_matches(got["version"]) and got["gil"] is True and got["squares"] == [1, 4, 9]
+    assert got["prefix"] == str(spec.prefix() / "usr")
+    assert got["glibc"] != os.confstr("CS_GNU_LIBC_VERSION").split()[-1]      # the suite's, not Debian 12's
+    marker = provision.read_marker(spec)
+    assert marker["package_version"].startswith(".".join(map(str, got["version"])))
+    assert any(p["file"].startswith(spec.src["deb"] + "_") for p in marker["packages"])
+    assert any(p["file"].startswith("libc6_") for p in marker["packages"])
+    assert all(len(p["sha256"]) == 64 for p in marker["packages"])
+    assert provision.build_is_valid(spec, None) == (True, "valid")
+
+
+def test_the_interpreters_table_names_each_debian_builds_origin_and_flags():
+    from gillab.present import timing
+
+    table = timing.builds_table()
+    for build_id in DEBIAN:
+        line = next(line for line in table.splitlines() if line.startswith(f"| `{build_id}`"))
+        assert "binary package" in line and "(Debian's)" in line and "private root" in line
+    rows = {r["condition"]: r for r in interpreters.describe()}
+    assert "Debian's binary package" in rows["debian-3.14"]["source"]
+
+
+def test_a_package_the_suite_does_not_serve_stops_before_anything_is_unpacked(tmp_path, monkeypatch):
+    """A package Debian does not serve (here a made-up release) stops provisioning with an error
+    that names it; nothing is unpacked, and no other build is touched."""
+    path = tmp_path / "builds.toml"
+    path.write_text('[[build]]\nid = "d-3.99"\nversion = "3.99"\nbinary = "python3.99"\n'
+                    'source = { deb = "python3.99", suite = "sid" }\n')
+    monkeypatch.setenv("GILLAB_BUILDS", str(path))
+    monkeypatch.setenv("GILLAB_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(provision.ProvisionError, match="sid serves no installable python3.99"):
+        provision.provision(only=["d-3.99"], install_deps=False)
+    assert not (tmp_path / "cache" / "cpython").exists()
