@@ -65,8 +65,10 @@ def _handoffs(g: pd.DataFrame) -> tuple[pd.Series, str]:
     (with a slack of 1 ns a short wait can end without sleeping): None where neither can."""
     if "gil_switches" in g.columns and g["gil_switches"].notna().all():
         return g["gil_switches"].astype(float) / g["seconds"], "the GIL's count"
+    from ..judge.slack import LINUX_SLACK_NS
+
     slack = pd.to_numeric(g.get("timer_slack_ns_min", pd.Series(index=g.index, dtype=float)), errors="coerce")
-    own_slack = slack.isna() | (slack >= 50_000)       # not set: samples from before it was
+    own_slack = slack.isna() | (slack >= LINUX_SLACK_NS)       # not set: samples from before it was
     vol = next((g[c] for c in ("ctx_voluntary_timed", "ctx_voluntary") if c in g.columns and g[c].notna().all()),
                None)
     if own_slack.all() and vol is not None:
@@ -80,6 +82,7 @@ def settings_table(df: pd.DataFrame) -> pd.DataFrame:
     achieved (the median over runs of the hand-offs a second, the interval that is, and the
     intervals a run held; the timer slack each thread had) and whether it was in force."""
     from ..judge.prose import gil_by_condition
+    from ..judge.slack import in_force_ns
 
     gil_on = gil_by_condition(df) if "gil_enabled" in df.columns else {}     # unrecorded: a GIL build
     ok = df[df["status"] == "ok"] if "status" in df.columns else df
@@ -93,9 +96,8 @@ def settings_table(df: pd.DataFrame) -> pd.DataFrame:
         rate = float(per_run.median()) if len(per_run) else math.nan
         held = float((g["seconds"] / si).median())
         need = least_handoffs(float(si))
-        had = pd.to_numeric(g.get("timer_slack_ns_max", pd.Series(index=g.index, dtype=float)), errors="coerce")
         rows.append({"condition": cond, "timer slack": ("the OS's own" if slack in (OS_SLACK, -1) else f"{slack:g} ns"),
-                     "slack in force (ns)": float(had.max()) if had.notna().any() else math.nan,
+                     "slack in force (ns)": in_force_ns(g),
                      "switch_interval": float(si), "threads": int(k), "runs": len(g),
                      "hand-offs a second": rate, "counted by": counted,
                      "interval achieved (s)": 1 / rate if rate > 0 else math.nan,
