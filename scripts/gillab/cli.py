@@ -16,6 +16,7 @@
     gillab export [CAMPAIGN] -o FILE        one campaign as one checked archive
     gillab import FILE|FOLDER               a campaign from another machine, checked whole first
     gillab trace record|list|export         GIL traces of the chapters' chosen points (traced builds)
+    gillab trace witness                    3.15's own sampler beside the traced 3.13.5: a second witness
     gillab wheelhouse DIR                   the wheels that measuring needs, for a machine with
                                             no package registry
 
@@ -263,6 +264,12 @@ def cmd_trace_record(args) -> int:
     from .measure import trace_record
 
     return trace_record.main_record(args)
+
+
+def cmd_trace_witness(args) -> int:
+    from .measure import witness
+
+    return witness.main(args)
 
 
 def cmd_trace_overhead(args) -> int:
@@ -586,6 +593,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--build", action="append", dest="builds", help="only this build; repeatable")
     t.add_argument("--campaign", help="default: your newest campaign on this machine")
     t.set_defaults(fn=cmd_trace_overhead)
+    t = tsub.add_parser("witness", help="CPython 3.15's own sampler (no patch) beside the traced 3.13.5, "
+                                        "interleaved rounds")
+    t.add_argument("--rounds", type=int, default=7, help="rounds a point (default 7: a median's interval)")
+    t.add_argument("--campaign", help="record into this campaign (default: your newest on this machine)")
+    t.add_argument("--redo", action="store_true", help="record again a round that is there already")
+    t.set_defaults(fn=cmd_trace_witness)
     t = tsub.add_parser("list", help="the traces of a campaign, with what each says")
     t.add_argument("--campaign", help="default: your newest campaign, else the reference")
     t.set_defaults(fn=cmd_trace_list)

@@ -56,7 +56,8 @@ _TOP = re.compile(r"^(campaign\.json|reproduce-[A-Za-z0-9._-]+\.json)$")
 _EXP = re.compile(r"^(?P<exp>[a-z0-9_]+)/(samples\.csv|samples\.schema\.json|samples\.damaged\.csv"
                   r"|runs/[A-Za-z0-9._-]+\.json)$")
 # GIL traces (gillab.measure.trace_record): each chapter's in its folder, with its metadata; the overhead samples
-_TRACE = re.compile(r"^traces/(overhead\.csv|(?P<exp>[a-z0-9_]+)/[A-Za-z0-9.,=_+-]+\.(gtrace\.xz|json))$")
+# and the second witness (gillab.measure.witness): its files, the traces beside them and each round's times
+_TRACE = re.compile(r"^(traces/overhead\.csv|(traces|witness)/(?P<exp>[a-z0-9_]+)/[A-Za-z0-9.,=_+-]+\.(gtrace\.xz|json))$")
 
 
 class ArchiveError(ParameterError):

@@ -165,9 +165,10 @@ def store(raw: Path, folder: Path, name: str, meta: dict) -> Path:
     return target
 
 
-def stored(folder: Path) -> tuple[list[Trace], list[str]]:
+def stored(folder: Path, beside: tuple[str, ...] = ()) -> tuple[list[Trace], list[str]]:
     """Every trace in ``folder``, and what could not be read (one line each, like a damaged
-    sample: reported, left out)."""
+    sample: reported, left out).  ``beside``: the endings of other files kept in the folder
+    (a witness's), which are not a trace's metadata."""
     good, damaged = [], []
     for path in sorted(Path(folder).glob(f"*{SUFFIX}")):
         try:
@@ -175,6 +176,8 @@ def stored(folder: Path) -> tuple[list[Trace], list[str]]:
         except TraceError as exc:
             damaged.append(str(exc))
     for meta in sorted(Path(folder).glob("*.json")):
+        if meta.name.endswith(beside) if beside else False:
+            continue
         if not meta.with_name(meta.name.removesuffix(".json") + SUFFIX).exists():
             damaged.append(f"{meta.name}: its trace file is missing")
     return good, damaged

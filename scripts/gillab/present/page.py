@@ -548,6 +548,35 @@ class Chapter:
         display(trace_view.explorer(section.explore, section.length_ms, io=section.io,
                                     title="Move through the traces: pick one, then slide the window"))
 
+    def gil_witness(self) -> None:
+        """The second witness (:mod:`gillab.present.witness_view`): CPython 3.15's own sampler beside
+        our trace of 3.13.5, the shares each saw, whether they agree, and what watching cost; or how
+        to record it."""
+        from . import witness_view
+
+        camp = witness_view.campaign_for(self.exp.name, self.campaign)
+        df, bad = (witness_view.runs(camp, self.exp.name) if camp is not None else (pd.DataFrame(), []))
+        if camp is None or not len(df):
+            display(Markdown(
+                f"No campaign here holds a second witness of `{self.exp.name}`. To record one: provision "
+                "Debian's CPython 3.15 and the traced 3.13.5 (`make interpreters TRACE=1`), then run "
+                "`gillab trace witness` (seven interleaved rounds, about a minute)."))
+            return
+        m = camp.machine
+        files = [f"data/results/{camp.id}/witness/{self.exp.name}/"]
+        display(Markdown(
+            f"Recorded in campaign `{camp.id}` ({m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores) by "
+            "`gillab trace witness`: rounds in a rotated order of the 3.15 build witnessed and alone, the traced "
+            f"3.13.5 and the untraced 3.13.5 alone ({witness_view.setting(camp, self.exp.name)})."
+            + (f" **{len(bad)} file(s) could not be read** and are left out: " + "; ".join(bad) if bad else "")))
+        cost = witness_view.costs(camp, self.exp.name)
+        plotted = show_figure(witness_view.figure(df), f"{self.exp.name}/gil_witness")
+        display(source_line(witness_view.figure, files, plotted=plotted))
+        for sentence in witness_view.sentences(df, cost):
+            display(Markdown(sentence))
+        display(tables.table(witness_view.summary(df, cost)))
+        display(source_line(witness_view.summary, files, what="Computed"))
+
     def prose_of(self, df: pd.DataFrame | None, which: str) -> None:
         """The analysis's sentences ``which`` checked against ``df`` (another profile's samples,
         from :meth:`profile_part`); nothing where that part is not measured."""
