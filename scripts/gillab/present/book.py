@@ -225,6 +225,9 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     from . import trace_view
 
     (gen / "trace_overhead.md").write_text(trace_view.overhead_markdown() + trace_view.holds_markdown())
+    from ..judge import flags
+
+    (gen / "build_effects.md").write_text(flags.markdown(campaign))
     from ..judge import keyguard
 
     (gen / "code_keys.md").write_text(keyguard.markdown())

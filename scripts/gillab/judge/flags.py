@@ -1,0 +1,119 @@
+"""What a build changes: one CPython source built twice (ours and Debian's), and today's releases
+as one builder builds them.
+
+Our 3.13.5 is built with ``./configure`` and nothing more; Debian builds the same source with
+profile-guided and link-time optimisation (its ``debian/rules``).  Measured side by side in the
+same interleaved rounds, their time on the same workload is the build's effect, and 3.14 or
+3.15 against 3.13.5, all three Debian's, is the release's with the builder held fixed: a
+difference between our 3.13.5 and Debian's 3.14 is the sum of both, and is never read as the
+release's alone.
+
+Each row is the median over rounds of the ratio of the two builds' times in one round
+(:func:`gillab.stats.paired_ratio`, the statistic document 002's chapter reads), with its 95%
+interval; a ratio whose whole interval lies below 1 is *faster*, above 1 *slower*, and one whose
+interval holds 1 *no difference shown* (too few rounds for an interval: *too few runs*).  The
+samples are the reader's campaign's where it measured Debian's 3.13.5, else those of the newest
+campaign that did (named in the table).
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .. import stats
+from ..measure import campaigns, experiments
+from . import results
+
+# (numerator, denominator, what the ratio measures)
+PAIRS = (("debian-3.13.5", "3.13.5", "the build: Debian's 3.13.5 / ours (one source)"),
+         ("debian-3.14", "debian-3.13.5", "the release: 3.14 / 3.13.5, both Debian's"),
+         ("debian-3.15", "debian-3.13.5", "the release: 3.15 / 3.13.5, both Debian's"))
+# (experiment, point, how the table names it)
+WORKLOADS = (("countdown", "threads=1", "countdown, 1 thread (document 000)"),
+             ("countdown", "threads=2", "countdown, 2 threads (document 000)"),
+             ("st_loop", None, "single-threaded loop (document 002)"))
+KEY = "debian-3.13.5"
+
+
+def _default_samples(experiment: str, campaign: str) -> pd.DataFrame | None:
+    exp = experiments.get(experiment)
+    try:
+        df = results.samples(experiment, campaign, exp.config_id(exp.resolve("default")))
+    except (results.NoData, campaigns.NoCampaign):
+        return None
+    return df if KEY in set(df["condition"]) else None
+
+
+def campaign_for(experiment: str, campaign: str | None = None) -> str | None:
+    """The campaign whose samples a row reads: ``campaign`` (the reader's) where it measured
+    Debian's 3.13.5 at default's configuration, else the newest campaign that did."""
+    order = ([campaign] if campaign else []) + [c.id for c in reversed(campaigns.all_campaigns())]
+    for cid in order:
+        if _default_samples(experiment, cid) is not None:
+            return cid
+    return None
+
+
+def verdict(r: dict) -> str:
+    if not stats.conclusive(r["method"], r["n"]):
+        return "too few runs"
+    if r["ci_hi"] < 1:
+        return "faster"
+    if r["ci_lo"] > 1:
+        return "slower"
+    return "no difference shown"
+
+
+def effects(campaign: str | None = None) -> pd.DataFrame:
+    """One row per workload and pair: the paired ratio, its interval, rounds, verdict, campaign."""
+    rows = []
+    for experiment, point, label in WORKLOADS:
+        cid = campaign_for(experiment, campaign)
+        df = _default_samples(experiment, cid) if cid else None
+        if df is None:
+            continue
+        if point is not None:
+            df = df[df["point"] == point]
+        for num, den, what in PAIRS:
+            a = df[df["condition"] == num].groupby("repeat")["seconds"].median()
+            b = df[df["condition"] == den].groupby("repeat")["seconds"].median()
+            if not len(a) or not len(b):
+                continue
+            r = stats.paired_ratio(a, b)
+            rows.append({"workload": label, "ratio of times": what, "median": r["ratio"], "ci_lo": r["ci_lo"],
+                         "ci_hi": r["ci_hi"], "rounds": r["n"], "reads": verdict(r), "campaign": cid})
+    return pd.DataFrame(rows, columns=["workload", "ratio of times", "median", "ci_lo", "ci_hi", "rounds",
+                                       "reads", "campaign"])
+
+
+def _cell(r) -> str:
+    if not stats.conclusive(stats.PAIRED, r["rounds"]) or math.isnan(r["ci_lo"]):
+        return f"{r['median']:.3f} (n = {r['rounds']}: too few runs)"
+    return f"{r['median']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]"
+
+
+def markdown(campaign: str | None = None) -> str:
+    """The method chapter's table of what the build and the release change, with a sentence on
+    the build's effect computed from it."""
+    df = effects(campaign)
+    if df.empty:
+        return ("*No campaign here measured Debian's 3.13.5 beside ours yet: `make interpreters` provisions it "
+                "and the countdown and single-threaded loop chapters of `default` measure it.*\n")
+    lines = ["| workload | ratio of times | median [95% interval] | rounds | reads | campaign |",
+             "|---|---|---|---:|---|---|"]
+    for _, r in df.iterrows():
+        lines.append(f"| {r['workload']} | {r['ratio of times']} | {_cell(r)} | {r['rounds']} | {r['reads']} "
+                     f"| `{r['campaign']}` |")
+    build = df[df["ratio of times"] == PAIRS[0][2]]
+    said = []
+    for _, r in build.iterrows():
+        if r["reads"] in ("faster", "slower"):
+            pct = abs(1 - r["median"]) * 100
+            said.append(f"{r['workload']}: Debian's build is {r['reads']} by about {pct:.0f}%")
+        else:
+            said.append(f"{r['workload']}: {r['reads']}")
+    text = ("\n\nThe build's effect, from one source: " + "; ".join(said) + ". "
+            "A chapter that sets our 3.13.5 beside Debian's 3.14 or 3.15 reads the release's change only where the "
+            "table's release rows say it, never from that difference alone.") if said else ""
+    return "\n".join(lines) + text + "\n"
