@@ -29,10 +29,21 @@ def test_the_sampler_reads_shares_of_the_workers_never_of_the_main_thread():
     # round; a sample that found b between its drop and its request (0) counts as neither
     d = sampled([3, 3, 3, 8], [8, 8, 0, 3])
     s = witness_view.sampled_shares(d)
-    assert s["workers"] == 2 and s["samples"] == 4 and s["failed"] == 1
-    assert s["held"] == pytest.approx((3 / 4 + 1 / 4) / 2)
-    assert s["waited"] == pytest.approx((1 / 4 + 2 / 4) / 2)
+    assert list(s["roles"]) == [witness_view.EACH] and s["samples"] == 4 and s["failed"] == 1
+    each = s["roles"][witness_view.EACH]
+    assert each["threads"] == 2
+    assert each["held"] == pytest.approx((3 / 4 + 1 / 4) / 2)
+    assert each["waited"] == pytest.approx((1 / 4 + 2 / 4) / 2)
     assert s["rate_hz"] == pytest.approx(40.0)
+
+
+def test_threads_the_workload_names_are_read_by_their_role():
+    # the echo server names its handler and its CPU thread: each is read alone
+    d = sampled([8, 8, 3, 0], [3, 3, 8, 3])
+    d["meta"] = {"roles": {"7": "handler", "8": "CPU thread", "100": "main (accepts)"}}
+    r = witness_view.sampled_shares(d)["roles"]
+    assert set(r) == {"handler", "CPU thread"}
+    assert r["handler"]["waited"] == pytest.approx(0.5) and r["CPU thread"]["held"] == pytest.approx(0.75)
 
 
 MS = 1_000_000
@@ -45,16 +56,18 @@ HANDOVERS = [(0, 7, W), (0, 7, T), (0, 8, W), (5 * MS, 8, R), (5 * MS, 7, F), (5
 
 def test_the_trace_reads_the_same_shares_from_every_hold_and_wait():
     tr = trace_file.parse(raw(HANDOVERS, pid=100))
-    s = witness_view.traced_shares(tr)
-    assert s["workers"] == 2
-    assert s["held"] == pytest.approx(0.5) and s["waited"] == pytest.approx(0.5 - 0.25 / 2)
+    each = witness_view.traced_shares(tr)["roles"][witness_view.EACH]
+    assert each["threads"] == 2
+    assert each["held"] == pytest.approx(0.5) and each["waited"] == pytest.approx(0.5 - 0.25 / 2)
 
 
 def frame(sampler, trace):
-    rows = [{"observer": witness_view.SAMPLER, "build": "debian-3.15", "round": k, "held": 1 - v, "waited": v,
-             "samples": 400, "failed": 0, "rate_hz": 1000.0} for k, v in enumerate(sampler)]
-    rows += [{"observer": witness_view.TRACE, "build": "3.13.5", "round": k, "held": 1 - v, "waited": v,
-              "samples": 300, "failed": 0, "rate_hz": np.nan} for k, v in enumerate(trace)]
+    rows = [{"observer": witness_view.SAMPLER, "build": "debian-3.15", "round": k, "role": witness_view.EACH,
+             "threads": 2, "held": 1 - v, "waited": v, "samples": 400, "failed": 0, "rate_hz": 1000.0}
+            for k, v in enumerate(sampler)]
+    rows += [{"observer": witness_view.TRACE, "build": "3.13.5", "round": k, "role": witness_view.EACH,
+              "threads": 2, "held": 1 - v, "waited": v, "samples": 300, "failed": 0, "rate_hz": np.nan}
+             for k, v in enumerate(trace)]
     import pandas as pd
     return pd.DataFrame(rows)
 
@@ -111,9 +124,10 @@ def test_the_hook_attaches_the_sampler_before_the_workload_runs_and_waits_for_it
     data = json.loads(out.read_text())
     assert data["stopped"] == "the process exited before the window closed"
     s = witness_view.sampled_shares(data)
-    assert s["workers"] == 2 and s["samples"] > 50
+    each = s["roles"][witness_view.EACH]
+    assert each["threads"] == 2 and s["samples"] > 50
     # two CPU-bound threads under one GIL: each was seen holding it and seen waiting for it
-    assert 0 < s["held"] < 1 and 0 < s["waited"] < 1
+    assert 0 < each["held"] < 1 and 0 < each["waited"] < 1
 
 
 def test_a_process_not_asked_for_a_witness_starts_none(py315):

@@ -1,20 +1,22 @@
 """The second witness, read: CPython 3.15's own sampler beside our trace of 3.13.5.
 
 What :mod:`gillab.measure.witness` kept in a campaign (``witness/<experiment>/``) becomes, per
-run, the share of the window each worker thread held the GIL and waited for it, as each observer
+run and per thread's role (the handler, the CPU thread; the countdown's unnamed threads as one,
+their mean), the share of the window the thread held the GIL and waited for it, as each observer
 saw it:
 
-- the **sampler** (3.15): of the samples in which a worker thread was read, the share that found
-  it holding the GIL, and the share that found it asking for the GIL without holding it;
-- the **trace** (3.13.5+trace): the time a worker held the GIL (from taking it to dropping it)
+- the **sampler** (3.15): of the samples that read the thread, the share that found it holding
+  the GIL, and the share that found it asking for the GIL without holding it;
+- the **trace** (3.13.5+trace): the time the thread held the GIL (from taking it to dropping it)
   and waited for it (from wanting it to taking it), over the window's span.
 
-A run's value is the mean over its worker threads; a statistic over runs is the median with its
-95% interval (:func:`gillab.present.trace_view.over_runs`: 7 runs at least).  The observers
-*agree* where the two intervals of the waited share overlap (the words of the issue that asked for
-this check: "agree within their intervals"), *differ* where they do not; with too few runs either
-way, the comparison is open.  Each observer's cost is the median over rounds of its run's time over
-the same build's run alone in that round.
+The main thread is left out (it starts the others and joins them, or accepts).  A statistic over
+runs is the median with its 95% interval (:func:`gillab.present.trace_view.over_runs`: 7 runs at
+least).  For each role the observers *agree* where the two intervals of the waited share overlap
+(the words of the issue that asked for this check: "agree within their intervals"), *differ* where
+they do not; with too few runs either way the comparison is *open*.  Each observer's cost is the
+median over rounds of its run's time (the countdown's; the echo's time per request) over the same
+build's run alone in that round.
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from ..measure import campaigns, trace_file, witness
 from .trace_view import over_runs, over_runs_text
 
 SAMPLER, TRACE = "3.15's sampler", "our trace"
+EACH = "each thread"       # threads the workload does not name (the countdown's): their mean
+COLUMNS = ["observer", "build", "round", "role", "threads", "held", "waited", "samples", "failed", "rate_hz"]
 
 
 def campaign_for(experiment: str, shown: str | None = None):
@@ -35,36 +39,83 @@ def campaign_for(experiment: str, shown: str | None = None):
     return (named or held[-1:] or [None])[0]
 
 
+def role_of(label: str) -> str | None:
+    """The role a thread is read under: its name where the workload names it (``handler``, ``CPU
+    thread``), :data:`EACH` for an unnamed one, None for the main thread."""
+    if label.startswith("main"):
+        return None
+    return EACH if label.startswith("thread ") else label
+
+
+def _by_role(held: dict, waited: dict, labels: dict) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for tid, label in labels.items():
+        role = role_of(label)
+        if role is not None:
+            out.setdefault(role, {"held": [], "waited": []})
+            out[role]["held"].append(held[tid])
+            out[role]["waited"].append(waited[tid])
+    return {r: {"threads": len(v["held"]), "held": float(np.mean(v["held"])), "waited": float(np.mean(v["waited"]))}
+            for r, v in out.items()}
+
+
 def sampled_shares(data: dict) -> dict:
-    """One witnessed run: per worker thread (never flagged main), the share of the samples that
-    read it holding the GIL and asking for it without holding it; their means over workers."""
+    """One witnessed run: per role, the share of the samples that read its thread holding the
+    GIL, and asking for it without holding it (the mean over the role's threads); the run's
+    samples, failed reads and the rate achieved."""
     bits = data["bits"]
     seen: dict[int, list[int]] = {}
     for _, threads in data["samples"]:
         for tid, status in threads:
             seen.setdefault(int(tid), []).append(int(status))
-    workers = {t: np.array(s) for t, s in seen.items() if not any(x & bits["main"] for x in s)}
-    held = {t: float(((s & bits["has_gil"]) > 0).mean()) for t, s in workers.items()}
-    waited = {t: float((((s & bits["gil_requested"]) > 0) & ((s & bits["has_gil"]) == 0)).mean())
-              for t, s in workers.items()}
+    named = {int(t): str(r) for t, r in ((data.get("meta") or {}).get("roles") or {}).items()}
+    labels, k = {}, 0
+    for tid, states in seen.items():             # in the order the sampler first read them
+        if tid in named:
+            labels[tid] = named[tid]
+        elif any(x & bits["main"] for x in states):
+            labels[tid] = "main"
+        else:
+            k += 1
+            labels[tid] = f"thread {k}"
+    arr = {t: np.array(v) for t, v in seen.items()}
+    held = {t: float(((a & bits["has_gil"]) > 0).mean()) for t, a in arr.items()}
+    waited = {t: float((((a & bits["gil_requested"]) > 0) & ((a & bits["has_gil"]) == 0)).mean())
+              for t, a in arr.items()}
     window_s = data["window_ms"][1] / 1e3
-    return {"workers": len(workers), "held": float(np.mean(list(held.values()))) if held else np.nan,
-            "waited": float(np.mean(list(waited.values()))) if waited else np.nan,
-            "samples": len(data["samples"]), "failed": int(sum(data.get("failed", {}).values())),
+    return {"roles": _by_role(held, waited, labels), "samples": len(data["samples"]),
+            "failed": int(sum(data.get("failed", {}).values())),
             "rate_hz": len(data["samples"]) / window_s if window_s else np.nan}
 
 
 def traced_shares(tr: trace_file.Trace) -> dict:
-    """One traced run: per worker thread (not the main one), the time it held the GIL and waited
-    for it over the window's span; their means over workers."""
+    """One traced run: per role (the trace's labels), the time its thread held the GIL and waited
+    for it over the window's span."""
     s = trace_file.spans(tr)
     span = tr.span_ns or np.nan
-    workers = [t for t in tr.threads if t != tr.pid]
-    held = [s[(s["tid"] == t) & (s["kind"] == "hold")]["dur_ns"].sum() / span for t in workers]
-    waited = [s[(s["tid"] == t) & (s["kind"] == "wait")]["dur_ns"].sum() / span for t in workers]
-    return {"workers": len(workers), "held": float(np.mean(held)) if held else np.nan,
-            "waited": float(np.mean(waited)) if waited else np.nan, "samples": int(len(tr.events)),
+    held = {t: s[(s["tid"] == t) & (s["kind"] == "hold")]["dur_ns"].sum() / span for t in tr.threads}
+    waited = {t: s[(s["tid"] == t) & (s["kind"] == "wait")]["dur_ns"].sum() / span for t in tr.threads}
+    return {"roles": _by_role(held, waited, {t: tr.label(t) for t in tr.threads}), "samples": int(len(tr.events)),
             "failed": int(tr.lost), "rate_hz": np.nan}
+
+
+def _rows(observer: str, build, k, shares: dict) -> list[dict]:
+    return [{"observer": observer, "build": build, "round": k, "role": role, **v, "samples": shares["samples"],
+             "failed": shares["failed"], "rate_hz": shares["rate_hz"]} for role, v in shares["roles"].items()]
+
+
+def runs(camp, experiment: str) -> tuple[pd.DataFrame, list[str]]:
+    """Every observed run of ``experiment`` in ``camp``, a row per role: observer, build, round and
+    shares; and what could not be read."""
+    folder = camp.dir / "witness" / experiment
+    rows = []
+    sampled, bad = witness.stored(folder)
+    for d in sampled:
+        rows += _rows(SAMPLER, d["meta"]["condition"], d["meta"]["round"], sampled_shares(d))
+    traces, damaged = trace_file.stored(folder, beside=(witness.SUFFIX, witness.ROUND_SUFFIX))
+    for tr in traces:
+        rows += _rows(TRACE, tr.meta.get("condition"), tr.meta.get("round"), traced_shares(tr))
+    return pd.DataFrame(rows, columns=COLUMNS), bad + damaged
 
 
 def setting(camp, experiment: str) -> str:
@@ -74,28 +125,11 @@ def setting(camp, experiment: str) -> str:
         return ""
     d = sampled[0]
     m = d["meta"]
-    point = ", ".join(f"{k} {v}" for k, v in m.get("point", {}).items())
+    point = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in m.get("point", {}).items())
     sizes = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in m.get("sizes", {}).items())
     start, length = d["window_ms"]
-    return (f"{point}, {sizes}; the window from {start:g} to {start + length:g} ms after the start; "
-            f"{d['rate_hz']:,.0f} samples a second asked")
-
-
-def runs(camp, experiment: str) -> tuple[pd.DataFrame, list[str]]:
-    """Every observed run of ``experiment`` in ``camp``: observer, build, round and shares; and
-    what could not be read."""
-    folder = camp.dir / "witness" / experiment
-    rows = []
-    sampled, bad = witness.stored(folder)
-    for d in sampled:
-        rows.append({"observer": SAMPLER, "build": d["meta"]["condition"], "round": d["meta"]["round"],
-                     **sampled_shares(d)})
-    traces, damaged = trace_file.stored(folder, beside=(witness.SUFFIX, witness.ROUND_SUFFIX))
-    for tr in traces:
-        rows.append({"observer": TRACE, "build": tr.meta.get("condition"), "round": tr.meta.get("round"),
-                     **traced_shares(tr)})
-    cols = ["observer", "build", "round", "workers", "held", "waited", "samples", "failed", "rate_hz"]
-    return pd.DataFrame(rows, columns=cols), bad + damaged
+    return (f"{point}{', ' + sizes if sizes else ''}; the window from {start:g} to {start + length:g} ms after the "
+            f"start; {d['rate_hz']:,.0f} samples a second asked")
 
 
 def costs(camp, experiment: str) -> dict[str, dict]:
@@ -115,74 +149,87 @@ def costs(camp, experiment: str) -> dict[str, dict]:
     return out
 
 
+def roles(df: pd.DataFrame) -> list[str]:
+    """The roles both observers read: each thread (the countdown's), the handler, then the others."""
+    both = set(df[df["observer"] == SAMPLER]["role"]) & set(df[df["observer"] == TRACE]["role"])
+    return sorted(both, key=lambda r: (r != EACH, r != "handler", r))
+
+
 def summary(df: pd.DataFrame, cost: dict[str, dict]) -> pd.DataFrame:
-    """Per observer: its build, runs, the held and waited shares over runs, its cost."""
+    """Per role and observer: its build, runs, the held and waited shares over runs, its cost."""
     rows = []
-    for observer in (SAMPLER, TRACE):
-        g = df[df["observer"] == observer]
-        if not len(g):
-            continue
-        rows.append({"observer": observer, "build": ", ".join(sorted(g["build"].unique())), "runs": len(g),
-                     "held share": over_runs_text(over_runs(g["held"])),
-                     "waited share": over_runs_text(over_runs(g["waited"])),
-                     "time / alone": over_runs_text(cost.get(observer, over_runs([]))),
-                     "samples a run": f"{g['samples'].median():.0f}" if observer == SAMPLER else "every event",
-                     "failed reads": int(g["failed"].sum()) if observer == SAMPLER else "-"})
+    for role in roles(df):
+        for observer in (SAMPLER, TRACE):
+            g = df[(df["observer"] == observer) & (df["role"] == role)]
+            rows.append({"thread": role, "observer": observer, "build": ", ".join(sorted(g["build"].unique())),
+                         "runs": len(g), "held share": over_runs_text(over_runs(g["held"])),
+                         "waited share": over_runs_text(over_runs(g["waited"])),
+                         "time / alone": over_runs_text(cost.get(observer, over_runs([]))),
+                         "samples a run": f"{g['samples'].median():.0f}" if observer == SAMPLER else "every event",
+                         "failed reads": int(g["failed"].sum()) if observer == SAMPLER else "-"})
     return pd.DataFrame(rows)
 
 
-def agreement(df: pd.DataFrame, what: str = "waited") -> dict:
-    """Whether the two observers' intervals of ``what`` overlap: ``agree``, ``differ``, or
-    ``open`` (an observer without runs enough), with both and the difference of medians."""
-    a = over_runs(df[df["observer"] == SAMPLER][what])
-    b = over_runs(df[df["observer"] == TRACE][what])
+def agreement(df: pd.DataFrame, what: str = "waited", role: str | None = None) -> dict:
+    """Whether the two observers' intervals of ``what`` for ``role`` (the first both read, if
+    None) overlap: ``agree``, ``differ``, or ``open`` (an observer without runs enough), with both
+    and the difference of their medians."""
+    role = role if role is not None else (roles(df) or [EACH])[0]
+    d = df[df["role"] == role]
+    a = over_runs(d[d["observer"] == SAMPLER][what])
+    b = over_runs(d[d["observer"] == TRACE][what])
     if not (a["conclusive"] and b["conclusive"]):
         outcome = "open"
     else:
         outcome = "agree" if a["lo"] <= b["hi"] and b["lo"] <= a["hi"] else "differ"
-    return {"outcome": outcome, "sampler": a, "trace": b, "difference": a["median"] - b["median"]}
+    return {"outcome": outcome, "sampler": a, "trace": b, "difference": a["median"] - b["median"], "role": role}
 
 
-def figure(df: pd.DataFrame):
-    """Each run's held and waited share under each observer, with the median and its interval."""
+def figure(df: pd.DataFrame, title: str = ""):
+    """Each run's held and waited share per role under each observer, with the median and its
+    interval."""
     import matplotlib.pyplot as plt
 
     from . import plots
 
-    long = df.melt(id_vars=["observer", "build", "round"], value_vars=["held", "waited"], var_name="share",
-                   value_name="value")
+    long = df[df["role"].isin(roles(df))].melt(id_vars=["observer", "build", "round", "role"],
+                                               value_vars=["held", "waited"], var_name="share", value_name="value")
+    long["share"] = long["role"] + ": " + long["share"]
     long["observer"] = long["observer"] + " (" + long["build"] + ")"
     pal = plots.palette(long["observer"].unique())
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = plt.subplots(figsize=(3 + 1.6 * long["share"].nunique(), 3.6))
     plots.median_with_ci(ax, long, "share", "value", "observer", pal, join=False)
     ax.set_ylim(0, 1)
     ax.set_xlabel("")
-    ax.set_ylabel("share of the window, per worker thread")
-    ax.set_title("Two threads counting down: the GIL held and waited for, as each observer saw it", fontsize=10)
+    ax.set_ylabel("share of the window")
+    ax.set_title(title or "The GIL held and waited for, as each observer saw it", fontsize=10)
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
 
 
 def sentences(df: pd.DataFrame, cost: dict[str, dict]) -> list[str]:
-    """What the comparison says, computed: the waited share under each observer, whether they
-    agree, by how much they differ, and which the report reads."""
-    ag = agreement(df)
-    s, t = ag["sampler"], ag["trace"]
-    out = [f"The two threads each waited for the GIL {over_runs_text(s, 3)} of the window by 3.15's sampler and "
-           f"{over_runs_text(t, 3)} by our trace of 3.13.5 (medians over runs, 95% intervals)."]
-    if ag["outcome"] == "agree":
-        out.append(f"**The observers agree**: their intervals overlap (medians {abs(ag['difference']):.3f} apart). "
-                   "An observer with no patch and one that records every event see the same shares on the same GIL "
-                   "design: what the traces show is not made by the patch.")
-    elif ag["outcome"] == "differ":
-        out.append(f"**The observers differ**: their intervals do not overlap (medians {ag['difference']:+.3f} apart, "
-                   "the sampler's minus the trace's). The report reads the trace for what happened when (it records "
-                   "every event, where the sampler reads about one state a millisecond and misses the transitions "
-                   "between them), and holds this difference as a finding about one of the two until its cause is "
-                   "found.")
-    else:
-        out.append("With fewer than 7 runs under an observer, whether they agree is **open** here.")
+    """What the comparison says, computed: per role, the waited share under each observer and
+    whether they agree; by how much they differ; which the report reads; what watching cost."""
+    out = []
+    for role in roles(df) or [EACH]:
+        ag = agreement(df, role=role)
+        s, t = ag["sampler"], ag["trace"]
+        who = "The two threads each" if role == EACH else f"The {role}"
+        out.append(f"{who} waited for the GIL {over_runs_text(s, 3)} of the window by 3.15's sampler and "
+                   f"{over_runs_text(t, 3)} by our trace of 3.13.5 (medians over runs, 95% intervals).")
+        if ag["outcome"] == "agree":
+            out.append(f"**The observers agree** on it: their intervals overlap (medians {abs(ag['difference']):.3f} "
+                       "apart). An observer with no patch and one that records every event see the same share on the "
+                       "same GIL design: what the traces show of it is not made by the patch.")
+        elif ag["outcome"] == "differ":
+            out.append(f"**The observers differ** on it: their intervals do not overlap (medians "
+                       f"{ag['difference']:+.3f} apart, the sampler's minus the trace's). The report reads the trace for "
+                       "what happened when (it records every event, where the sampler reads about one state a "
+                       "millisecond and misses shorter states), and holds this difference as a finding about one of the "
+                       "two until its cause is found.")
+        else:
+            out.append("With fewer than 7 runs under an observer, whether they agree on it is **open** here.")
     c = cost.get(SAMPLER)
     if c and c["n"]:
         out.append(f"Watching costs time: a witnessed run took {over_runs_text(c, 3)} times its run alone, a traced "

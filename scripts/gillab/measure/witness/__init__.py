@@ -12,7 +12,8 @@ the holder to drop), two builds.
 runs, in an order rotated by the round, the 3.15 build witnessed (:mod:`.sampler`, started by the
 process itself through :mod:`.hook`'s ``sitecustomize``, attached before the workload runs) and
 alone, and the traced 3.13.5 (:func:`gillab.measure.trace_record.one`) and the untraced 3.13.5
-alone: every observer's cost is measured in the round it observed.  Everything is kept in the
+alone: every observer's cost is measured in the round it observed (as a time: the countdown's, the
+echo's time per request).  Everything is kept in the
 campaign under ``witness/<experiment>/``: each witness file, each trace, and each round's times
 (``round-<k>.json``).  :mod:`gillab.present.witness_view` reads them.
 """
@@ -54,9 +55,14 @@ class Point:
 
 # 40,000,000 decrements over two threads: about 1.5 s on either build, both threads contending from
 # the first ms to the last; the window (100 to 500 ms) lies inside on any machine up to three times
-# faster than the reference's
+# faster than the reference's.  The convoy at the document's setting (one CPU thread, 5 ms, pinned
+# as the chapter pins it), over the window its traces use (inside the client's counted windows).
 POINTS = (Point("countdown", {"threads": 2}, (("total_decrements", 40_000_000),), (100, 400),
-                "two CPU-bound threads: the share of the time each holds the GIL and waits for it"),)
+                "two CPU-bound threads: the share of the time each holds the GIL and waits for it"),
+          Point("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0, "placement": "pinned"},
+                (), trace_record.convoy_window(),
+                "the echo server's handler beside one CPU-bound thread: the share of the time the handler waits "
+                "for the GIL and the CPU thread holds it"))
 
 
 class WitnessError(RuntimeError):
@@ -94,10 +100,6 @@ def name_of(point: Point, build: str, k: int) -> str:
     return f"{point_key(point.point)}__{build}__r{k}".replace("/", "_")
 
 
-def _seconds(result: dict) -> float:
-    return float(result.get("seconds", float("nan")))
-
-
 def _witness_once(exp, p, point: Point, cond: Condition, folder: Path, name: str, k: int) -> tuple[Path, float]:
     with tempfile.TemporaryDirectory(prefix="gillab-witness-") as tmp:
         out = Path(tmp) / "witness.json"
@@ -115,11 +117,12 @@ def _witness_once(exp, p, point: Point, cond: Condition, folder: Path, name: str
                     "loadavg_before": load_before, "loadavg_after": metadata.loadavg(),
                     "seconds": round(time.time() - t0, 3), "machine_id": metadata.machine_id(),
                     "boot_id": metadata.boot_id(), "commit": metadata.git_commit(), "round": k,
+                    "roles": trace_record.roles(sample.result),
                     "sample_result": json.loads(json.dumps(sample.result, default=str)),
                     "note": "a witnessed sample: context for the witness, never counted in a verdict"}
     path = folder / f"{name}{SUFFIX}"
     path.write_text(json.dumps(data, separators=(",", ":")))
-    return path, _seconds(sample.result)
+    return path, trace_record.seconds_of(point.experiment, sample.result)
 
 
 def record(campaign: str | None = None, rounds: int = ROUNDS, redo: bool = False, progress=print) -> dict:
@@ -160,10 +163,10 @@ def record(campaign: str | None = None, rounds: int = ROUNDS, redo: bool = False
                     elif how == "traced":
                         path = trace_record.one(shot, traced, folder, name_of(point, cond.id, k), k)
                         files.append(path.name)
-                        s = _seconds(json.loads(path.with_name(path.name.removesuffix(trace_file.SUFFIX) + ".json")
-                                                .read_text())["sample_result"])
+                        meta = json.loads(path.with_name(path.name.removesuffix(trace_file.SUFFIX) + ".json").read_text())
+                        s = trace_record.seconds_of(point.experiment, meta["sample_result"])
                     else:
-                        s = _seconds(exp.run_sample(p, point.point, cond).result)
+                        s = trace_record.seconds_of(point.experiment, exp.run_sample(p, point.point, cond).result)
                     seconds[f"{cond.id} {how}"] = s
             except (WitnessError, trace_file.TraceError, RuntimeError, OSError) as exc:
                 failed.append(f"{point.experiment} round {k}: {exc}")
