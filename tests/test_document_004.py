@@ -189,6 +189,28 @@ def test_the_version_sweep_is_judged_within_each_round():
     assert b2_chapter.history_builds(speeds) == ["3.6.12", "3.7.9", "3.8.7", "3.9.10", "3.10.0", "3.11.2"]
 
 
+def test_the_chart_runs_on_to_today_while_the_claims_read_the_documents_releases():
+    """Today's 3.13.5 extends the chart past 3.11 as a step over the release before (one build a
+    release: the JavaCPP Presets' 3.11 before Debian's source of it), and says that the builder
+    changes there; the claims still read 3.6 to 3.11 alone, so a fast 3.13 changes no verdict."""
+    speeds = {"3.6.12": 300, "3.7.9": 360, "3.8.7": 420, "3.9.10": 480, "3.10.0": 540, "bytedeco-3.11.3": 600,
+              "3.11.2": 580, "3.13.5": 2000}
+    df = _sweep_frame(speeds)
+    assert b2_chapter.chart_builds(speeds) == ["3.6.12", "3.7.9", "3.8.7", "3.9.10", "3.10.0", "bytedeco-3.11.3",
+                                               "3.13.5"]
+    s = b2_chapter.history_summary(df).set_index("condition")
+    assert s.loc["3.13.5", "over"] == "bytedeco-3.11.3" and s.loc["3.13.5", "step"] == pytest.approx(2000 / 600)
+    assert s.loc["3.11.2", "over"] == ""            # Debian's 3.11 beside the chart's, no step of it
+    before = {r["claim_id"]: r["measured"] for r in b2_chapter.history_claims(_sweep_frame(
+        {k: v for k, v in speeds.items() if k != "3.13.5"}))}
+    assert {r["claim_id"]: r["measured"] for r in b2_chapter.history_claims(df)} == before
+    table = b2_chapter.history_table(df).set_index("build")
+    assert table.loc["bytedeco-3.11.3", "built by"] == "JavaCPP Presets"
+    assert table.loc["3.13.5", "built by"] == "ours (./configure)"
+    assert "another builder" in table.loc["3.13.5", "over the release before: median [interval]"]
+    assert table.loc["3.11.2", "over the release before: median [interval]"] == "-"
+
+
 def test_too_few_rounds_give_no_verdict_on_the_sweep():
 
     speeds = {"3.6.12": 300, "3.7.9": 360, "3.8.7": 420, "3.9.10": 480, "3.10.0": 540, "3.11.2": 600}

@@ -123,6 +123,41 @@ def history_builds(conds) -> list[str]:
     return out
 
 
+def _release_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split(".") if x.isdigit())
+
+
+def chart_builds(conds) -> list[str]:
+    """The chart as this report draws it: the document's releases (:func:`history_builds`), then
+    each later release the ``history`` set names (3.13 to 3.15), the first build of each, in
+    version order.  The claims read the document's releases only; the later ones extend the chart
+    to today, each step over the release before it (a step where the builder changes says so:
+    :func:`builder_of`)."""
+    out = history_builds(conds)
+    last = _release_key(sweep_versions()[-1])
+    later: dict[str, str] = {}
+    for c in interpreters.sets().get("history", []):
+        if c in set(conds) and _release_key(release_of(c)) > last:
+            later.setdefault(release_of(c), c)
+    return out + [later[v] for v in sorted(later, key=_release_key)]
+
+
+def builder_of(build: str) -> str:
+    """Who built ``build``, and so with which flags: the JavaCPP Presets' interpreters (their year's
+    compiler and flags), ours from Debian's source (``./configure``: no PGO, no LTO), Debian's
+    binary packages (PGO and LTO), or another (retired, or found here)."""
+    from ..measure import provision
+
+    spec = next((sp for sp in provision.all_specs() if sp.build_id == build), None)
+    if spec is None:
+        return "retired" if build in interpreters.retired() else "found here"
+    if "maven" in spec.src:
+        return "JavaCPP Presets"
+    if spec.debian_binary:
+        return "Debian's binary (PGO, LTO)"
+    return "ours (./configure)"
+
+
 def release_of(build: str) -> str:
     """The chart's release a build is of (``bytedeco-3.10.8`` -> ``3.10``)."""
     return ".".join(interpreters.version_of(build).split(".")[:2])
@@ -228,7 +263,7 @@ def history_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per build and scenario at the tool's 10 threads, writer thread: MB/s (median, interval) and,
     for each release of the chart, its speed over the release before it, paired by round."""
     rows = []
-    builds = history_builds(df["condition"].unique())
+    builds = chart_builds(df["condition"].unique())
     ok = df[df["condition"] != "curl"]
     for scen in [x for x in SCENARIOS if x in set(ok["scenario"])]:
         r = _history_rounds(df, scen, builds) if builds else pd.DataFrame()
@@ -256,22 +291,25 @@ def history_table(df: pd.DataFrame) -> pd.DataFrame:
         "scenario": s["scenario"], "build": s["condition"],
         "MB/s: median [interval]": [estimate_over_runs(m, lo, hi, n)
                                     for m, lo, hi, n in zip(s["median"], s["ci_lo"], s["ci_hi"], s["n"])],
+        "built by": s["condition"].map(builder_of),
         "over the release before: median [interval]": [
             "-" if not o else f"{x:.2f} [{lo:.2f}, {hi:.2f}] over {o}"
-            for o, x, lo, hi in zip(s["over"], s["step"], s["step_lo"], s["step_hi"])],
+            + ("" if builder_of(o) == builder_of(c) else " (another builder: its flags change too)")
+            for c, o, x, lo, hi in zip(s["condition"], s["over"], s["step"], s["step_lo"], s["step_hi"])],
         "CPU s / wall s": s["cpu_per_wall"].map(lambda v: f"{v:.2f}"), "runs": s["n"]})
 
 
 def history_figure(df: pd.DataFrame):
-    """Document 004's chart as measured here: MB/s per release at 10 threads (median and interval),
-    a free-threaded build beside the release of its source, today's 3.13.5 after the sweep; below,
-    each release's speed over the one before it (paired by round; 1 = no gain)."""
+    """Document 004's chart as measured here, extended to today (:func:`chart_builds`): MB/s per
+    release at 10 threads (median and interval), a free-threaded build beside the release of its
+    source, the other builds after the chart, each builder named where it changes; below, each
+    release's speed over the one before it (paired by round; 1 = no gain)."""
     import matplotlib.pyplot as plt
 
     s = history_summary(df)
     if s.empty:
         return None
-    builds = history_builds(s["condition"].unique())
+    builds = chart_builds(s["condition"].unique())
     twin = dict(interpreters.pairs())            # builds.toml [pairs]: a release -> its free-threaded build
     order = []
     for b in builds:                             # each release, its build without the GIL beside it
@@ -295,6 +333,13 @@ def history_figure(df: pd.DataFrame):
         others = ", ".join(c for c in order if c not in builds)
         ax.plot([], [], "D", mfc="none", color="tab:orange", label=f"other builds ({others})")
         ax.set_ylim(bottom=0)
+        # where the builder (and with it the flags) changes along the chart, a line and its name
+        for k, b in enumerate(builds):
+            if k == 0 or builder_of(b) != builder_of(builds[k - 1]):
+                if k:
+                    ax.axvline(x[b] - 0.5, color="grey", ls=":", lw=0.9)
+                ax.text(x[b] - 0.45, 0.02, builder_of(b), transform=ax.get_xaxis_transform(), fontsize=7,
+                        color="dimgrey", rotation=90, va="bottom")
         ax.set_ylabel("MB/s, 10 threads")
         files = "one file" if scen == "single" else "many files"
         ax.set_title(f"{files}: verified downloads from nginx on 127.0.0.1", fontsize=10)

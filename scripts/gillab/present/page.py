@@ -462,21 +462,26 @@ class Chapter:
             display(Markdown(f"The `{profile}` profile cannot be resolved here: {exc}"))
             return None
         shown = None
-        for c in (self.yours, self.reference):
+        # the reader's campaign, the reference, then the newest contributed campaign that holds it
+        contributed = [c for c in reversed(campaigns.all_campaigns()) if c.is_contributed]
+        for c in (self.yours, self.reference, *contributed):
             if c is None:
                 continue
             try:
                 shown = results.samples(self.exp.name, c.id, cfg)
                 break
-            except results.NoData:
+            except (results.NoData, FileNotFoundError):
                 continue
         cmd = f"`gillab measure {self.exp.name} -P {profile}`"
         if shown is None:
-            display(Markdown(f"**Not measured in this run.** Neither your campaign nor the reference holds samples of "
-                             f"the `{profile}` profile (configuration `{cfg}`); {cmd} measures them."))
+            display(Markdown(f"**Not measured in this run.** No campaign here (yours, the reference or a contributed "
+                             f"one) holds samples of the `{profile}` profile (configuration `{cfg}`); {cmd} measures "
+                             "them."))
             return None
         camp = shown.attrs["campaign"]
-        whose = "your campaign" if self.yours is not None and camp == self.yours.id else "the reference campaign"
+        whose = ("your campaign" if self.yours is not None and camp == self.yours.id
+                 else "the reference campaign" if self.reference is not None and camp == self.reference.id
+                 else "the contributed campaign (neither yours nor the reference holds this profile)")
         runs = [r for r in results.runs(self.exp.name, camp) if r["run_id"] in set(shown["run_id"])]
         took = [campaigns.run_seconds(r) for r in runs]
         took = sum(t for t in took if t is not None)
