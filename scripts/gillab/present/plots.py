@@ -51,9 +51,10 @@ def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, do
     hues = sorted(pal)
     if len(hues) < 2:
         dodge = 0
-    sns.stripplot(data=df, x=x, y=y, hue=hue, palette=pal, dodge=dodge > 0, alpha=0.35, size=3.5,
-                  jitter=0.12, ax=ax, legend=False, hue_order=hues, native_scale=False)
     levels = sorted(df[x].unique())
+    # the dots in the order the bars are drawn in (seaborn orders strings as they first appear)
+    sns.stripplot(data=df, x=x, y=y, hue=hue, palette=pal, dodge=dodge > 0, alpha=0.35, size=3.5,
+                  jitter=0.12, ax=ax, legend=False, hue_order=hues, order=levels, native_scale=False)
     # each condition at the centre of its dodged column of dots (seaborn splits 0.8 of a category)
     n = len(hues)
     offsets = (np.arange(n) + 0.5) * 0.8 / n - 0.4 if dodge else np.zeros(n)
