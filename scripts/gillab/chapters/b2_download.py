@@ -332,14 +332,20 @@ def history_figure(df: pd.DataFrame):
                 label="the chart's releases (median, 95% interval)")
         others = ", ".join(c for c in order if c not in builds)
         ax.plot([], [], "D", mfc="none", color="tab:orange", label=f"other builds ({others})")
-        ax.set_ylim(bottom=0)
-        # where the builder (and with it the flags) changes along the chart, a line and its name
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.18)      # room at the top for the builders' names
+        # where the builder (and with it the flags) changes along the chart, a line; each builder's
+        # name over its releases
+        groups: list[list[str]] = []
         for k, b in enumerate(builds):
-            if k == 0 or builder_of(b) != builder_of(builds[k - 1]):
+            if k and builder_of(b) == builder_of(builds[k - 1]):
+                groups[-1].append(b)
+            else:
                 if k:
                     ax.axvline(x[b] - 0.5, color="grey", ls=":", lw=0.9)
-                ax.text(x[b] - 0.45, 0.02, builder_of(b), transform=ax.get_xaxis_transform(), fontsize=7,
-                        color="dimgrey", rotation=90, va="bottom")
+                groups.append([b])
+        for grp in groups:
+            ax.text(sum(x[b] for b in grp) / len(grp), 0.97, builder_of(grp[0]), transform=ax.get_xaxis_transform(),
+                    fontsize=8, color="dimgrey", ha="center", va="top")
         ax.set_ylabel("MB/s, 10 threads")
         files = "one file" if scen == "single" else "many files"
         ax.set_title(f"{files}: verified downloads from nginx on 127.0.0.1", fontsize=10)

@@ -575,8 +575,7 @@ class Chapter:
             f"3.13.5 and the untraced 3.13.5 alone ({witness_view.setting(camp, self.exp.name)})."
             + (f" **{len(bad)} file(s) could not be read** and are left out: " + "; ".join(bad) if bad else "")))
         cost = witness_view.costs(camp, self.exp.name)
-        plotted = show_figure(witness_view.figure(df, f"{self.exp.title}: the GIL held and waited for, as each "
-                                                      "observer saw it"), f"{self.exp.name}/gil_witness")
+        plotted = show_figure(witness_view.figure(df), f"{self.exp.name}/gil_witness")
         display(source_line(witness_view.figure, files, plotted=plotted))
         for sentence in witness_view.sentences(df, cost):
             display(Markdown(sentence))

@@ -197,13 +197,13 @@ def figure(df: pd.DataFrame, title: str = ""):
     long["share"] = long["role"] + ": " + long["share"]
     long["observer"] = long["observer"] + " (" + long["build"] + ")"
     pal = plots.palette(long["observer"].unique())
-    fig, ax = plt.subplots(figsize=(3 + 1.6 * long["share"].nunique(), 3.6))
+    fig, ax = plt.subplots(figsize=(7, 3.8))
     plots.median_with_ci(ax, long, "share", "value", "observer", pal, join=False)
     ax.set_ylim(0, 1)
     ax.set_xlabel("")
     ax.set_ylabel("share of the window")
     ax.set_title(title or "The GIL held and waited for, as each observer saw it", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
     fig.tight_layout()
     return fig
 
