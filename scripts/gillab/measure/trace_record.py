@@ -234,6 +234,19 @@ def untraced_twin(exp, p: dict, point: dict, cond: Condition, k: int) -> dict:
     return out
 
 
+def sample_meta(shot: Shot, condition: str, executable: str, k: int, sample, load_before, t0: float) -> dict:
+    """What an observed sample of ``shot`` keeps beside its observer's file (a trace, a witness):
+    the point and build, the window, the machine and its load, the round, the threads' roles and
+    the sample's own result as context."""
+    return {"experiment": shot.experiment, "point": shot.point, "condition": condition,
+            "executable_sha256": interpreters.file_sha256(executable), "window_ms": list(shot.window),
+            "sizes": dict(shot.sizes), "why": shot.why, "recorded_at": metadata.now(), "loadavg_before": load_before,
+            "loadavg_after": metadata.loadavg(), "seconds": round(time.time() - t0, 3),
+            "machine_id": metadata.machine_id(), "boot_id": metadata.boot_id(), "commit": metadata.git_commit(),
+            "round": k, "rounds": shot.rounds, "placement": shot.point.get("placement", "os"),
+            "roles": roles(sample.result), "sample_result": json.loads(json.dumps(sample.result, default=str))}
+
+
 def one(shot: Shot, traced: Condition, folder: Path, name: str, k: int = 0, untraced: Condition | None = None) -> Path:
     """One sample of ``shot`` under ``traced``, its workload process's trace stored as ``name``
     (round ``k``); with the untraced build's twin samples first where the shot asks for them."""
@@ -256,18 +269,10 @@ def one(shot: Shot, traced: Condition, folder: Path, name: str, k: int = 0, untr
             raise trace_file.TraceError(f"no GIL event in the window {shot.window[0]}+{shot.window[1]} ms: the sample "
                                     "ended before it opened (a window for this point must start earlier)")
         raw = Path(tmp) / f"gil-{root[0].pid}.trace"
-        meta = {"experiment": shot.experiment, "point": shot.point, "condition": traced.id.removesuffix(
-                    provision.TRACE_SUFFIX), "traced_build": traced_build(traced.id.removesuffix(provision.TRACE_SUFFIX)),
-                "executable_sha256": interpreters.file_sha256(traced.executable), "window_ms": list(shot.window),
-                "sizes": dict(shot.sizes),
-                "why": shot.why, "recorded_at": metadata.now(), "loadavg_before": load_before,
-                "loadavg_after": metadata.loadavg(), "seconds": round(time.time() - t0, 3),
-                "other_processes": len(written) - 1, "machine_id": metadata.machine_id(),
-                "boot_id": metadata.boot_id(), "commit": metadata.git_commit(),
-                "round": k, "rounds": shot.rounds, "placement": shot.point.get("placement", "os"),
-                "roles": roles(sample.result), "recorder_version": root[0].version,
-                "sample_result": json.loads(json.dumps(sample.result, default=str)),
-                **({"untraced": twin} if twin else {}),
+        build = traced.id.removesuffix(provision.TRACE_SUFFIX)
+        meta = {**sample_meta(shot, build, traced.executable, k, sample, load_before, t0),
+                "traced_build": traced_build(build), "other_processes": len(written) - 1,
+                "recorder_version": root[0].version, **({"untraced": twin} if twin else {}),
                 "note": "a traced build's sample: context for the trace, never counted in a verdict"}
         return trace_file.store(raw, folder, name, meta)
 

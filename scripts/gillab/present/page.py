@@ -470,7 +470,7 @@ class Chapter:
             try:
                 shown = results.samples(self.exp.name, c.id, cfg)
                 break
-            except (results.NoData, FileNotFoundError):
+            except results.NoData:
                 continue
         cmd = f"`gillab measure {self.exp.name} -P {profile}`"
         if shown is None:

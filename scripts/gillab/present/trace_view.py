@@ -21,10 +21,11 @@ from ..measure.protocol import point_key
 HOLD, WAIT, REQ = "#3b6ea8", "#e8a33d", "#c0392b"
 
 
-def campaign_for(experiment: str, shown: str | None = None):
-    """The campaign whose traces of ``experiment`` a chapter shows: ``shown`` (the campaign of
-    the chapter's samples) if it holds some, else the newest that does; None if none does."""
-    held = [c for c in campaigns.all_campaigns() if (c.dir / "traces" / experiment).is_dir()]
+def campaign_for(experiment: str, shown: str | None = None, folder: str = "traces"):
+    """The campaign whose traces of ``experiment`` (or what its ``folder`` holds: ``witness``) a
+    chapter shows: ``shown`` (the campaign of the chapter's samples) if it holds some, else the
+    newest that does; None if none does."""
+    held = [c for c in campaigns.all_campaigns() if (c.dir / folder / experiment).is_dir()]
     named = [c for c in held if c.id == shown]
     return (named or held[-1:] or [None])[0]
 

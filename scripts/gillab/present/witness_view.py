@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..measure import campaigns, trace_file, witness
+from ..measure import trace_file, witness
+from . import trace_view
 from .trace_view import over_runs, over_runs_text
 
 SAMPLER, TRACE = "3.15's sampler", "our trace"
@@ -32,11 +33,8 @@ COLUMNS = ["observer", "build", "round", "role", "threads", "held", "waited", "s
 
 
 def campaign_for(experiment: str, shown: str | None = None):
-    """The campaign whose witness of ``experiment`` a chapter shows: ``shown`` if it holds one,
-    else the newest that does; None if none does."""
-    held = [c for c in campaigns.all_campaigns() if (c.dir / "witness" / experiment).is_dir()]
-    named = [c for c in held if c.id == shown]
-    return (named or held[-1:] or [None])[0]
+    """The campaign whose witness of ``experiment`` a chapter shows (:func:`trace_view.campaign_for`)."""
+    return trace_view.campaign_for(experiment, shown, "witness")
 
 
 def role_of(label: str) -> str | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from .. import campaigns, experiments, interpreters, metadata, trace_file, trace_record
@@ -41,28 +41,20 @@ SINCE = (3, 15)              # the first release whose standard library holds th
 TRACED = "3.13.5"            # the traced build of the same GIL design
 
 
-@dataclass(frozen=True)
-class Point:
-    """A point witnessed: an experiment's point, sizes over default's, and the window (ms after
-    the process started; the trace's is after its first GIL event, a few ms apart)."""
-
-    experiment: str
-    point: dict
-    sizes: tuple
-    window: tuple[int, int]
-    why: str
-
-
 # 40,000,000 decrements over two threads: about 1.5 s on either build, both threads contending from
 # the first ms to the last; the window (100 to 500 ms) lies inside on any machine up to three times
 # faster than the reference's.  The convoy at the document's setting (one CPU thread, 5 ms, pinned
 # as the chapter pins it), over the window its traces use (inside the client's counted windows).
-POINTS = (Point("countdown", {"threads": 2}, (("total_decrements", 40_000_000),), (100, 400),
-                "two CPU-bound threads: the share of the time each holds the GIL and waits for it"),
-          Point("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0, "placement": "pinned"},
-                (), trace_record.convoy_window(),
-                "the echo server's handler beside one CPU-bound thread: the share of the time the handler waits "
-                "for the GIL and the CPU thread holds it"))
+# Each is a trace's shot (gillab.measure.trace_record.Shot) of the traced build, its window the
+# witness's too (ms after the process started; the trace's is after its first GIL event, a few ms
+# apart), its rounds those `gillab trace witness` asks for.
+POINTS = (trace_record.Shot("countdown", {"threads": 2}, (TRACED,), (100, 400),
+                            "two CPU-bound threads: the share of the time each holds the GIL and waits for it",
+                            rounds=ROUNDS, sizes=(("total_decrements", 40_000_000),)),
+          trace_record.Shot("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0,
+                                       "placement": "pinned"}, (TRACED,), trace_record.convoy_window(),
+                            "the echo server's handler beside one CPU-bound thread: the share of the time the "
+                            "handler waits for the GIL and the CPU thread holds it", rounds=ROUNDS))
 
 
 class WitnessError(RuntimeError):
@@ -96,11 +88,12 @@ def witnessed(cond: Condition, out: Path, window: tuple[int, int]) -> Condition:
     return replace(cond, env=(*cond.env, ("PYTHONPATH", str(HOOK)), (WITNESS_ENV, spec)))
 
 
-def name_of(point: Point, build: str, k: int) -> str:
+def name_of(point: trace_record.Shot, build: str, k: int) -> str:
     return f"{point_key(point.point)}__{build}__r{k}".replace("/", "_")
 
 
-def _witness_once(exp, p, point: Point, cond: Condition, folder: Path, name: str, k: int) -> tuple[Path, float]:
+def _witness_once(exp, p, point: trace_record.Shot, cond: Condition, folder: Path, name: str,
+                  k: int) -> tuple[Path, float]:
     with tempfile.TemporaryDirectory(prefix="gillab-witness-") as tmp:
         out = Path(tmp) / "witness.json"
         load_before, t0 = metadata.loadavg(), time.time()
@@ -111,14 +104,7 @@ def _witness_once(exp, p, point: Point, cond: Condition, folder: Path, name: str
     if not data.get("samples"):
         raise WitnessError(f"{cond.id}: the witness took no sample in the window {point.window[0]}+{point.window[1]} ms"
                            f" ({data.get('stopped')})")
-    data["meta"] = {"experiment": point.experiment, "point": point.point, "condition": cond.id,
-                    "executable_sha256": interpreters.file_sha256(cond.executable), "window_ms": list(point.window),
-                    "sizes": dict(point.sizes), "why": point.why, "recorded_at": metadata.now(),
-                    "loadavg_before": load_before, "loadavg_after": metadata.loadavg(),
-                    "seconds": round(time.time() - t0, 3), "machine_id": metadata.machine_id(),
-                    "boot_id": metadata.boot_id(), "commit": metadata.git_commit(), "round": k,
-                    "roles": trace_record.roles(sample.result),
-                    "sample_result": json.loads(json.dumps(sample.result, default=str)),
+    data["meta"] = {**trace_record.sample_meta(point, cond.id, cond.executable, k, sample, load_before, t0),
                     "note": "a witnessed sample: context for the witness, never counted in a verdict"}
     path = folder / f"{name}{SUFFIX}"
     path.write_text(json.dumps(data, separators=(",", ":")))
@@ -140,6 +126,7 @@ def record(campaign: str | None = None, rounds: int = ROUNDS, redo: bool = False
     done, kept, failed = [], [], []
     for k in range(rounds):
         for point in POINTS:
+            point = replace(point, rounds=rounds)
             exp = experiments.get(point.experiment)
             p = exp.resolve("default", dict(point.sizes))
             folder = camp.dir / "witness" / point.experiment
@@ -150,8 +137,6 @@ def record(campaign: str | None = None, rounds: int = ROUNDS, redo: bool = False
                 continue
             progress(f"[witness {k + 1}/{rounds}] {point.experiment} {point_key(point.point)}: "
                      f"{witness.id} witnessed and alone, {TRACED}+trace and {TRACED} alone")
-            shot = trace_record.Shot(point.experiment, point.point, (TRACED,), point.window, point.why,
-                                     rounds=rounds, sizes=point.sizes)
             runs = [("witnessed", witness), ("alone", witness), ("traced", base[TRACED]), ("alone", base[TRACED])]
             runs = runs[k % len(runs):] + runs[:k % len(runs)]
             seconds, files = {}, []
@@ -161,7 +146,7 @@ def record(campaign: str | None = None, rounds: int = ROUNDS, redo: bool = False
                         path, s = _witness_once(exp, p, point, cond, folder, name_of(point, cond.id, k), k)
                         files.append(path.name)
                     elif how == "traced":
-                        path = trace_record.one(shot, traced, folder, name_of(point, cond.id, k), k)
+                        path = trace_record.one(point, traced, folder, name_of(point, cond.id, k), k)
                         files.append(path.name)
                         meta = json.loads(path.with_name(path.name.removesuffix(trace_file.SUFFIX) + ".json").read_text())
                         s = trace_record.seconds_of(point.experiment, meta["sample_result"])
