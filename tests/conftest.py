@@ -1,5 +1,6 @@
 import contextlib
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -49,6 +50,19 @@ def cache_writer(tmp_path_factory):
     """The test writes into the shared cache (:func:`writing_the_cache`)."""
     with writing_the_cache(tmp_path_factory):
         yield
+
+
+@pytest.fixture(autouse=True)
+def samples_alone_unless_checked(request, monkeypatch):
+    """The suite runs its workers side by side on two CPUs, so every sample a test measures has
+    another worker's load beside it: a test reads what a sample measured, not whether the machine
+    was quiet, unless it is marked ``alone_rule`` (then :mod:`gillab.measure.alone`'s rule applies
+    as it does in a reader's run)."""
+    if request.node.get_closest_marker("alone_rule") is None:
+        from gillab.measure import alone
+
+        monkeypatch.setattr(alone, "MOST_FOREIGN_CPUS", math.inf)
+    yield
 
 
 @pytest.fixture(autouse=True)

@@ -166,7 +166,7 @@ def typed_frame(rows: list[dict], schema: dict[str, str]):
 
 # what every sample row has, whatever the experiment (an archive lacking one is refused)
 REQUIRED_COLUMNS = ("config", "condition", "point", "repeat", "status")
-STATUSES = ("ok", "failed")
+STATUSES = ("ok", "failed", "not alone")   # not alone: measured beside foreign load (.alone)
 DAMAGED_FILE = "samples.damaged.csv"
 DAMAGED_FIELDS = ["line", "set_aside", "reason", "text"]
 _PARSE = {"int": int, "float": float, "bool": lambda v: {"True": True, "False": False}[v], "json": json.loads}

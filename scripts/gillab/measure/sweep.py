@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from . import grid as grid_mod
-from . import codekey, interpreters, metadata, runner
+from . import alone, codekey, interpreters, metadata, runner
 from .protocol import Experiment, point_key
 from .experiments import get
 from ..paths import results_dir
@@ -184,6 +184,8 @@ class RunResult:
     measured: int = 0
     skipped: int = 0
     failed: int = 0
+    not_alone: int = 0        # samples measured beside foreign load (kept aside; :mod:`.alone`), each once
+    measured_again: int = 0   # of them, measured again in this run and then alone
     missing_conditions: list = field(default_factory=list)
     status: str = "running"
     reasons: dict = field(default_factory=dict)
@@ -457,6 +459,7 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
             run.before_sweep()
             run.take(run.todo)
             run.adaptive()
+            run.again()
             run.result.status = "complete" if not run.result.failed else "complete with failures"
         except OutOfTime:
             run.result.status = STOPPED_ON_TIME
@@ -488,6 +491,7 @@ class _Run:
         self.by_id = {c.id: c for c in prep.usable}
         self.rows: dict = {}
         self.todo: list = []
+        self.flagged: dict = {}     # (repeat, point key, condition) -> sample, of those not alone
         self.meta: dict = {}
         self.bar = None
 
@@ -578,6 +582,13 @@ class _Run:
                     "it are kept. Free some space and rerun: it resumes from there") from exc
             if out[0]["status"] == "ok":
                 result.measured += 1
+                if (rep, point_key(point), cond.id) in self.flagged:
+                    result.measured_again += 1
+            elif out[0]["status"] == alone.NOT_ALONE:
+                result.not_alone += (rep, point_key(point), cond.id) not in self.flagged
+                self.flagged[(rep, point_key(point), cond.id)] = (rep, point, cond)
+                print(f"[gillab] not alone: {cond.id} {point_key(point)} repeat {rep}: {out[0]['error']}; kept "
+                      "aside, measured again at the end of this run", file=sys.stderr)
             else:
                 result.failed += 1
                 print(f"[gillab] failed: {cond.id} {point_key(point)} repeat {rep}: {out[0]['error']}",
@@ -605,6 +616,19 @@ class _Run:
             self.bar.total += len(more)
             self.take([(r, pt, self.by_id[cid]) for r, pt, cid in more])
 
+    def again(self) -> None:
+        """The samples measured beside foreign load (:mod:`.alone`), measured again, each at most
+        :data:`.alone.MEASURE_AGAIN` more times; one still not alone is left to a later run."""
+        for _ in range(alone.MEASURE_AGAIN):
+            rows = self.store.measured(self.cfg)
+            todo = [(rep, pt, cond) for (rep, pk, cid), (_, pt, cond) in self.flagged.items()
+                    if (cid, pk, rep) not in rows]
+            if not todo:
+                break
+            self.bar.total += len(todo)
+            self.meta.setdefault("measured_again", []).append(len(todo))
+            self.take(todo)
+
     def close(self) -> None:
         """The run file's last word, whatever happened; never raises, so the first error is the
         one the reader sees."""
@@ -622,7 +646,8 @@ class _Run:
         self.meta.update(status=result.status, finished=metadata.now(), loadavg_end=metadata.loadavg(),
                          cpu_times_end=end_times,
                          cpu_steal_share=metadata.steal_share(self.meta["cpu_times_start"], end_times),
-                         measured=result.measured, failed=result.failed)
+                         measured=result.measured, failed=result.failed, not_alone=result.not_alone,
+                         measured_again=result.measured_again)
         unwritten = self.store.write_run_even_if_full(self.meta)
         self.store.release_reserve()
         if unwritten:
@@ -683,13 +708,18 @@ def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
         "time": metadata.now(), "loadavg_1m": load1,
     }
     try:
-        s = exp.run_sample(p, point, cond)
+        with alone.Window() as window:
+            s = exp.run_sample(p, point, cond)
     except SAMPLE_FAILURES as exc:   # this sample, this build: recorded with its reason; the sweep goes on
         why = str(exc) if isinstance(exc, runner.WorkloadError) else f"{type(exc).__name__}: {exc}"
         return [row | {"status": "failed", "error": why}]
     rt = s.runtime
+    seen = window.reading
     common = row | {
-        "status": "ok", "error": "",
+        "status": "ok" if seen.alone else alone.NOT_ALONE,
+        "error": "" if seen.alone else (f"other processes used {seen.foreign_cpus:.2f} CPU(s) while it ran "
+                                        f"(at most {alone.MOST_FOREIGN_CPUS:g})"),
+        **seen.columns(),
         **{k: v for k, v in s.result.items() if not isinstance(v, (dict, list))},
         "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
         "gil_enabled": rt.get("gil_enabled"), "gil_enabled_after": rt.get("gil_enabled_after"),

@@ -117,6 +117,27 @@ def as_figure(obj):
     return None
 
 
+def aside_words(campaign: str, experiment: str, config_id: str) -> str:
+    """How many samples of ``experiment``'s configuration in ``campaign`` were measured beside other
+    processes' load, kept aside and never read (:mod:`gillab.measure.alone`), and how many of them
+    were measured again alone; '' where none was."""
+    from ..measure import alone
+
+    try:
+        rows = campaigns.load(campaign).store(experiment).rows()
+    except (campaigns.NoCampaign, OSError):
+        return ""
+    mine = [r for r in rows if r.get("config") == config_id]
+    aside = [r for r in mine if r.get("status") == alone.NOT_ALONE]
+    if not aside:
+        return ""
+    keys = {(r["condition"], r["point"], r["repeat"]) for r in aside}
+    ok = {(r["condition"], r["point"], r["repeat"]) for r in mine if r.get("status") == "ok"}
+    return (f"**{len(aside)} sample{'s were' if len(aside) != 1 else ' was'} measured beside other processes' "
+            f"load** ({alone.words()}): {len(keys & ok)} of the {len(keys)} measured again alone, the other "
+            f"{len(keys - ok)} left with fewer runs. None of them is read below. ")
+
+
 class Chapter:
     """One chapter's parameters, checked, and the data they select; displays the common sections.
 
@@ -295,7 +316,11 @@ class Chapter:
         return (f"{how} Samples are stored in `data/results/<campaign>/{self.exp.name}/samples.csv` the moment "
                 "each is measured, in **your campaign**, never in the committed reference campaign; samples of the "
                 "same configuration, interpreter build and measuring code are resumed, anything else is measured "
-                f"anew.\n\n{len(self.df)} stored rows of configuration `{self.config_id}`. {self.machine_line()}")
+                f"anew.\n\n{len(self.df)} stored rows of configuration `{self.config_id}`. {self.aside_line()}"
+                f"{self.machine_line()}")
+
+    def aside_line(self) -> str:
+        return aside_words(self.campaign, self.exp.name, self.config_id)
 
     def machine_line(self) -> str:
         runs = self.runs()
@@ -321,8 +346,9 @@ class Chapter:
                             what="Made"))
         display(Markdown("The runs behind these samples: when each started and how long it took, the machine's "
                          "1-minute load average at its start and end, and the share of CPU time the hypervisor "
-                         "gave to other guests during it (\"-\": not recorded; the run files keep all three load "
-                         "averages):"))
+                         "gave to other guests during it, and the samples measured beside other processes' load "
+                         "(kept aside, with how many were measured again alone; \"-\": not recorded; the run files "
+                         "keep all three load averages):"))
         display(tables.table(self.run_table()))
         display(source_line(Chapter.run_table, [runs], what="Made"))
 
@@ -366,6 +392,8 @@ class Chapter:
                 "started (UTC)": r["started"][:16].replace("T", " "), "minutes": "-" if took is None else f"{took / 60:.1f}",
                 "load start → end": " → ".join(str((r.get(k) or ["-"])[0]) for k in ("loadavg_start", "loadavg_end")),
                 "CPU stolen": "-" if r.get("cpu_steal_share") is None else f"{r['cpu_steal_share']:.0%}",
+                "not alone": ("-" if "not_alone" not in r else
+                              f"{r['not_alone']} ({r.get('measured_again', 0)} again)" if r["not_alone"] else "0"),
                 "commit": (r["harness"].get("commit") or "")[:7] + (" (dirty)" if r["harness"].get("dirty") else ""),
             })
         return pd.DataFrame(rows)

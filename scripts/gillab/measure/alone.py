@@ -1,0 +1,115 @@
+"""Whether a sample was measured alone: the CPU time other processes used while it ran.
+
+A reader's machine is rarely as quiet as a lab's: a package manager, an editor's indexer, a test
+suite or another guest may run beside a sample, and a CPU-bound sample on two CPUs measures them
+too.  The load average says little (it is a minute's mean, and counts our own threads); what
+decides is the CPU time spent during the sample by processes that are not the sample's.
+
+:class:`Window` reads it with no cooperation from the workload: the machine's busy CPU time over
+the sample (Linux ``/proc/stat``: user, nice, system, irq and softirq), less the CPU time of the
+harness and every child it has waited for (``getrusage`` of itself and of its children, which
+covers each sample's workload, its servers and its load generators, all waited for before the
+sample ends).  What is left is *foreign* CPU time.  The same readings give the sample's *steal*
+(the share of the machine's CPU time the hypervisor gave to other guests).
+
+The rule (:func:`is_alone`), fixed before any sample was read against it: a sample is **not
+alone** when foreign processes used more than :data:`MOST_FOREIGN_CPUS` of a CPU on average over
+its window *and* more than :data:`GRAIN_TICKS` clock ticks in all (the counters' grain: on a
+sample of a fifth of a second, a tick or two either way is the counters' rounding, not load).  A
+tenth of a CPU is a twentieth of a 2-core machine: on a CPU-bound sample that uses both CPUs, a
+neighbour that takes it can shift the sample by about five per cent, half the band of the
+narrowest words the documents use ("the same": within ten per cent, :mod:`gillab.judge.lexicon`;
+a printed number's own digits may give a narrower one).
+
+A sample that is not alone is stored with the status ``not alone`` (kept raw, never read by a
+verdict or a figure) and measured again at the end of its chapter's run (at most
+:data:`MEASURE_AGAIN` more times, and never after the run's deadline); a later run resumes what is
+still missing.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import time
+from dataclasses import dataclass
+
+from . import metadata
+
+MOST_FOREIGN_CPUS = 0.10   # foreign CPU time over the sample's wall time, at most
+GRAIN_TICKS = 5            # and foreign CPU time past this many clock ticks, to count
+MEASURE_AGAIN = 2          # a sample not alone is measured again at most this many times
+NOT_ALONE = "not alone"    # its status in the store
+BUSY = ("user", "nice", "system", "irq", "softirq")
+
+
+def _hz() -> int:
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError):
+        return 100
+
+
+def own_cpu_s() -> float:
+    """CPU seconds used so far by this process and every child it has waited for."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+@dataclass
+class Reading:
+    """What one window over a sample read (see the module's words)."""
+    wall_s: float
+    foreign_cpu_s: float | None     # None where the machine has no /proc/stat
+    steal_share: float | None
+
+    @property
+    def foreign_cpus(self) -> float | None:
+        """Foreign CPU time over the window's wall time: the mean number of CPUs others used."""
+        if self.foreign_cpu_s is None or self.wall_s <= 0:
+            return None
+        return self.foreign_cpu_s / self.wall_s
+
+    @property
+    def alone(self) -> bool:
+        return is_alone(self.foreign_cpu_s, self.wall_s)
+
+    def columns(self) -> dict:
+        """The sample row's columns for this reading."""
+        fc = self.foreign_cpus
+        return {"foreign_cpu_s": None if self.foreign_cpu_s is None else round(self.foreign_cpu_s, 3),
+                "foreign_cpus": None if fc is None else round(fc, 3),
+                "steal_share_sample": self.steal_share, "alone": self.alone}
+
+
+def is_alone(foreign_cpu_s: float | None, wall_s: float) -> bool:
+    """The rule: alone unless foreign CPU time passed both the share and the grain.  A machine
+    with no counters is taken as alone (nothing says otherwise; its rows say the counters were
+    missing by their empty columns)."""
+    if foreign_cpu_s is None or wall_s <= 0:
+        return True
+    return not (foreign_cpu_s > MOST_FOREIGN_CPUS * wall_s and foreign_cpu_s > GRAIN_TICKS / _hz())
+
+
+class Window:
+    """Readings at the start and the end of one sample: ``with Window() as w: ...; w.reading``."""
+
+    def __enter__(self) -> "Window":
+        self.reading: Reading | None = None
+        self._cpu, self._own, self._t = metadata.cpu_times(), own_cpu_s(), time.monotonic()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        cpu, own, t = metadata.cpu_times(), own_cpu_s(), time.monotonic()
+        foreign = None
+        if self._cpu and cpu:
+            busy = sum(cpu.get(k, 0) - self._cpu.get(k, 0) for k in BUSY) / _hz()
+            foreign = busy - (own - self._own)
+        self.reading = Reading(t - self._t, foreign, metadata.steal_share(self._cpu, cpu))
+
+
+def words() -> str:
+    """The rule in one sentence, for the pages that show it."""
+    return (f"a sample is measured alone unless processes other than its own used more than "
+            f"{MOST_FOREIGN_CPUS:g} of a CPU on average while it ran (and more than {GRAIN_TICKS} clock ticks "
+            f"in all); one that was not is kept aside, never read by a verdict, and measured again at the "
+            f"end of its chapter's run, at most {MEASURE_AGAIN} more times")
