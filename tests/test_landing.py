@@ -106,11 +106,15 @@ def test_the_first_screen_says_whose_run_it_shows_and_what_it_borrowed():
     lent = [n for n in names if not short.has(n) and ref.has(n)]
     assert f"Borrowed from the reference: {len(lent)}" in text
     assert all(experiments.get(n).title in text for n in names)
-    assert f"{rec['speed_factor']:.2f}x the reference's time" in text and f"{rec['cpu_steal_share']:.1%}" in text
-    assert str(rec["loadavg_start"][0]) in text
+    assert landing.pace_words(rec) in text and f"{rec.cpu_steal_share:.1%}" in text
+    assert f"{rec.speed_factor:.2f}x the reference's time" in text      # a record before every probe was read
+    assert str(rec.loadavg_start[0]) in text
     if short.fingerprint != ref.fingerprint:
         assert "**another machine**" in text
-    left = [n for n in lent if n in rec.get("left_out", {})]
+    # whether the run was steady and alone, in one line; a run before samples were checked cannot say
+    quiet = landing.quiet_words(rec)
+    assert quiet in text and ("**Steady and alone.**" in quiet) != ("**Provisional" in quiet)
+    left = [n for n in lent if n in rec.left_out]
     assert not left or all(f"`{n}`" in text for n in left) and "budget" in text
     alone = landing.run_markdown(None, ref, names)
     assert "reference campaign" in alone and "no run of yours" in alone

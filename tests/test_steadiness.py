@@ -136,7 +136,7 @@ def test_the_method_chapter_says_not_recorded_for_the_committed_runs_before_the_
     for c in campaigns.all_campaigns():
         assert f"| `{c.id}` |" in text
     recs = timing.whole_run_records()
-    unprobed = sum(1 for rs in recs.values() for r in rs if not r.get("probes")) + sum(not rs for rs in recs.values())
+    unprobed = sum(1 for rs in recs.values() for r in rs if not r.probes) + sum(not rs for rs in recs.values())
     by_id = {c.id: c for c in campaigns.all_campaigns()}
     unprobed += sum(all(not r.get("probes") for r in runs) for cid, rs in recs.items() if cid in by_id
                     for runs in timing.apart_runs(by_id[cid], rs))
@@ -253,3 +253,25 @@ def test_the_references_stretches_say_which_samples_no_page_reads(monkeypatch):
     # flask_k6 measured again at half sizes the next night: its own stretch, probed and steady
     (flask,) = [r for r in apart if "flask_k6" in r.split("|")[2]]
     assert "1 run apart" in flask and "| **steady**" in flask and "not read now" not in flask
+
+
+def test_a_run_is_alone_when_every_sample_kept_aside_was_measured_again():
+    """Alone by :mod:`gillab.measure.alone`'s samples: none kept aside, or each measured again alone;
+    a record written before samples were checked cannot say; and the first screen says which,
+    with what it means, in one line."""
+    from gillab.present import landing
+
+    v2 = STEADY | {"version": 2}
+    chapter = {"experiment": "sha256", "measured": 40, "failed": 0, "seconds": 60.0, "phase": "plan"}
+    assert steadiness.alone_of(v2 | {"experiments": [chapter | {"not_alone": 0}]}).outcome == steadiness.ALONE
+    again = steadiness.alone_of(v2 | {"experiments": [chapter | {"not_alone": 3, "measured_again": 3}]})
+    assert again.outcome == steadiness.ALONE and again.kept_aside == 3 and "each measured again alone" in again.why
+    left = steadiness.alone_of(v2 | {"experiments": [chapter | {"not_alone": 5, "measured_again": 2},
+                                                     chapter | {"phase": "rounds", "not_alone": 1}]})
+    assert (left.outcome, left.kept_aside, left.left, left.chapters) == (steadiness.NOT_ALONE, 6, 4, {"sha256": 6})
+    assert steadiness.alone_of(STEADY).outcome == steadiness.NOT_RECORDED     # version 1
+    assert landing.quiet_words(v2 | {"experiments": [chapter]}).startswith("**Steady and alone.**")
+    for rec in (v2 | {"experiments": [chapter | {"not_alone": 5, "measured_again": 2}]}, DRIFTING | {"version": 2},
+                STEADY):
+        words = landing.quiet_words(rec)
+        assert words.startswith("**Provisional: measure again on a quiet machine.**"), words

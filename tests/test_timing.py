@@ -9,6 +9,7 @@ import re
 import pytest
 
 from gillab import reproduce
+from gillab.record import RunRecord
 from gillab.judge import budget as budget_mod
 from gillab.measure import experiments
 from gillab.present import timing
@@ -101,17 +102,17 @@ def test_the_committed_timing_record_is_of_todays_default_profile():
 def test_the_method_chapter_reports_the_record_it_reads():
     rec = timing.timing_records("default")[-1]
     text = timing.reproduce_times("default")
-    assert f"**{rec['seconds'] / 60:.1f} minutes**" in text
+    assert f"**{rec.seconds / 60:.1f} minutes**" in text
     # one row a chapter: its planned run and the rounds after it, summed
-    assert text.count("\n| `") == len({e["experiment"] for e in rec["experiments"]})
-    for name in {e["experiment"] for e in rec["experiments"] if e.get("phase") == "rounds"}:
-        rounds = sum(e.get("phase") == "rounds" for e in rec["experiments"] if e["experiment"] == name)
+    assert text.count("\n| `") == len({e["experiment"] for e in rec.experiments})
+    for name in {e["experiment"] for e in rec.experiments if e.get("phase") == "rounds"}:
+        rounds = sum(e.get("phase") == "rounds" for e in rec.experiments if e["experiment"] == name)
         assert f"| `{name}` (+{rounds} round" in text
     assert "is the one this run measured" in text
 
 
 def test_a_changed_profile_is_reported_as_drift(monkeypatch):
-    rec = json.loads(json.dumps(timing.timing_records("default")[-1]))
+    rec = json.loads(json.dumps(timing.timing_records("default")[-1].as_dict()))
     convoy = next(e for e in rec["experiments"] if e["experiment"] == "convoy")
     convoy["params"]["full_grid"] = "all"
     gone = next(e["experiment"] for e in rec["experiments"] if e["experiment"] != "convoy")
@@ -175,8 +176,8 @@ def test_the_planned_run_is_reported_with_what_it_decided_and_what_it_left():
     from gillab.judge import verdicts
     from gillab import stats
 
-    rec = [r for r in timing.timing_records("default") if "forecast" in r][-1]
-    flat = verdicts.flat(verdicts.verdicts(rec["campaign"], profile="default"))
+    rec = [r for r in timing.timing_records("default") if r.forecast][-1]
+    flat = verdicts.flat(verdicts.verdicts(rec.campaign, profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
     text = timing.planned_run(flat)
     decided = int(judged["outcome"].isin(("agrees", "higher", "lower")).sum())
@@ -227,9 +228,9 @@ def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
     ref = campaigns.reference_id()
     # the reference's newest whole run of each profile it has one of (a sitting may run `verdicts` alone)
     runs = [rs[-1] for p in ("default", "verdicts")
-            for rs in [[r for r in timing.timing_records(p) if r["campaign"] == ref]] if rs]
+            for rs in [[r for r in timing.timing_records(p) if r.campaign == ref]] if rs]
     assert runs
-    minutes = sum(e["seconds"] for r in runs for e in r["experiments"]) / 60
+    minutes = sum(e["seconds"] for r in runs for e in r.experiments) / 60
     total = next(line for line in text.splitlines() if line.startswith("| all |")).split("|")
     assert [c.strip() for c in total[2:4]] == [str(len(judged)), str(decided)]
     assert float(total[6]) == pytest.approx(minutes, abs=0.05)
@@ -247,8 +248,8 @@ def test_a_run_its_clock_stopped_is_a_record_an_interrupted_one_is_not(tmp_path,
                         "c": {"status": "stopped on time", "budget_minutes": None, "started": "3"},
                         "d": {"status": "interrupted (KeyboardInterrupt)", "budget_minutes": 30, "started": "4"},
                         "e": {"status": "running", "budget_minutes": 30, "started": "5"}}.items():
-        (tmp_path / f"{name}.json").write_text(json.dumps(base | extra))
-    assert [r["file"] for r in timing.timing_records("default")] == ["a.json", "b.json"]
+        (tmp_path / f"reproduce-{name}.json").write_text(json.dumps(base | extra))
+    assert [r.file for r in timing.timing_records("default")] == ["reproduce-a.json", "reproduce-b.json"]
 
 
 def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkeypatch):
@@ -268,14 +269,14 @@ def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkey
         assert phase == "rounds"
         order.append((name, overrides["repeats"]))
         return object()
-    record = {}
+    record = RunRecord()
     reproduce.more_rounds("any", "default", ["convoy", "fib_server"], budget.Deadline(None), run, record)
     start = {n: experiments.get(n).resolve("default")["repeats"] for n in opened}
     fib = [(n, r) for n, r in order if n == "fib_server"]
     most = budget.most_repeats("fib_server")
     assert order[:len(fib)] == fib == [("fib_server", r) for r in range(start["fib_server"] + 1, most + 1)]
     assert [n for n, _ in order[len(fib):]] == ["convoy"] * (budget.most_repeats("convoy") - start["convoy"])
-    assert record["rounds"][0] == {"experiment": "fib_server", "repeats": start["fib_server"] + 1,
+    assert record.rounds[0] == {"experiment": "fib_server", "repeats": start["fib_server"] + 1,
                                    "straddling_before": 2, "decidable_before": 2}
 
 
@@ -289,6 +290,7 @@ def test_a_run_short_of_time_measures_every_chapters_claims_before_any_figure(bu
     names = ["st_loop", "sha256"]
     monkeypatch.setattr(experiments, "names", lambda: names)
     # 20 minutes each whole, 1 minute of claims each: 40 do not fit 30, 2 do
+    monkeypatch.setattr(budget, "pace", lambda *a, **k: (1.0, "test"))   # the forecast's numbers as they are
     monkeypatch.setattr(budget, "forecast", lambda *a, **k: [
         budget.ChapterForecast(n, 3, 20 * 60.0, [f"{n}/row"], "test", 1, decided=[f"{n}/row"], figures=19 * 60.0)
         for n in names])
@@ -345,6 +347,7 @@ def test_a_chapter_whose_claims_do_not_fit_is_measured_at_one_run_a_point(builds
         plan, minutes = _shrinking_plan(names, {"st_loop": 8, "sha256": 4}, {"st_loop": 20, "sha256": 2}), 30
         monkeypatch.setattr(budget_mod.Deadline, "after", classmethod(lambda cls, m: Steady(5 * 60)))
     monkeypatch.setattr(budget_mod, "forecast", plan)
+    monkeypatch.setattr(budget_mod, "pace", lambda *a, **k: (1.0, "test"))   # the forecast's numbers as they are
     calls, real = [], sweep.measure
 
     def measure(name, profile, overrides=None, **k):
@@ -377,10 +380,10 @@ def test_figures_the_time_no_longer_reaches_are_named_in_the_record():
             return 0.0
 
     planned = {n: budget.ChapterForecast(n, 1, 60.0, [], "test", 1, figures=f) for n, f in (("a", 30.0), ("b", 0.0))}
-    ran, rec = [], {"claims_first": True}
+    ran, rec = [], RunRecord(claims_first=True)
     reproduce.figures(["a", "b"], planned, Spent(), lambda *a: ran.append(a), rec)
-    assert ran == [] and rec["figures_not_reached"] == ["a"]      # b had no figures to measure
-    assert "did not reach those of `a`" in timing._plan_words(rec | {"forecast": []})
+    assert ran == [] and rec.figures_not_reached == ["a"]      # b had no figures to measure
+    assert "did not reach those of `a`" in timing._plan_words(rec.as_dict())
 
 
 def test_the_references_minutes_count_its_verdicts_runs_at_defaults_configuration():
@@ -432,14 +435,56 @@ def test_a_whole_runs_resumed_samples_are_its_plans_and_one_run_has_no_width():
     row on one run, which has no interval, gives the table no interval width."""
     import pandas as pd
 
-    rec = next(r for r in timing.timing_records("verdicts") if r.get("campaign") == "amd-epyc-2c-20261127-sitting4")
-    plan = sum(int(e.get("resumed") or 0) for e in rec["experiments"] if e.get("phase", "plan") == "plan")
-    every = sum(int(e.get("resumed") or 0) for e in rec["experiments"])
+    rec = next(r for r in timing.timing_records("verdicts") if r.campaign == "amd-epyc-2c-20261127-sitting4")
+    plan = sum(int(e.get("resumed") or 0) for e in rec.experiments if e.get("phase", "plan") == "plan")
+    every = sum(int(e.get("resumed") or 0) for e in rec.experiments)
     assert plan < every
     text = timing.reproduce_times("verdicts")
-    if timing.timing_records("verdicts")[-1] is rec:
+    if timing.timing_records("verdicts")[-1] == rec:
         assert f"already held {plan:,} of its samples" in text
     one = pd.DataFrame({"band": [0.1], "published": [2.0], "ci_low": [2.2], "ci_high": [2.2], "coverage": [0.0]})
     assert timing._width_over_band(one) == "-"
     two = one.assign(ci_low=[1.9], ci_high=[2.1], coverage=[0.95])
     assert timing._width_over_band(pd.concat([one, two])) == "0.50 (1)"
+
+
+def test_a_chapter_cut_on_a_slow_first_probe_gets_its_runs_back_when_later_probes_are_fast(builds, data_dir,
+                                                                                         monkeypatch):
+    """The first probe runs at 1.6x the forecast's times (a machine just out of its builds), every
+    probe after it at 0.8x: the first plan cuts the chapter that decides the fewest rows per minute
+    to one run a point, and at its turn the plan, redone at the pace of every probe so far, gives it
+    its planned runs back; the record says so, pace by pace."""
+    from gillab.judge import steadiness
+    from gillab.measure import sweep
+
+    names = ["sha256", "st_loop"]
+    monkeypatch.setattr(experiments, "names", lambda: names)
+    # at 1.6x: sha256's 4 minutes take 6.4 and st_loop's 8 take 12.8, over 12; at 0.8x both fit
+    monkeypatch.setattr(budget_mod, "forecast", _shrinking_plan(names, {"sha256": 4, "st_loop": 8},
+                                                                {"sha256": 9, "st_loop": 2}))
+    taken = []
+
+    def probe(profile, build=None):     # its median in units of the forecast's time at that point
+        m = 1.6 if not taken else 0.8
+        taken.append(m)
+        return {"build": "3.13.5", "runs": [m] * 3, "median_s": m, "alone": True, "cpu_steal_share": 0.0,
+                "cpu_times": {}, "loadavg": [0.1]}
+
+    monkeypatch.setattr(budget_mod, "speed_factor", lambda profile, probe=None: (probe["median_s"], "test"))
+    monkeypatch.setattr(budget_mod, "pace_probe", probe)
+    monkeypatch.setattr(steadiness, "PROBE_EVERY_S", 0.0)         # a probe before every chapter
+    calls, real = [], sweep.measure
+
+    def measure(name, profile, overrides=None, **k):
+        calls.append((name, overrides))
+        return real(name, profile, overrides, **k)
+
+    monkeypatch.setattr(sweep, "measure", measure)
+    path, failures = reproduce.reproduce("smoke", campaign="restored", render=False, minutes=12)
+    rec = json.loads(path.read_text())
+    assert failures == [] and rec["speed_factor"] == pytest.approx(1.6)
+    assert calls[:2] == [("sha256", None), ("st_loop", None)]          # whole, not at one run a point
+    assert rec["restored"] == ["st_loop"] and "st_loop" not in rec["fewest"] and not rec["fewest_late"]
+    assert [(x["before"], x["factor"], x["probes"]) for x in rec["paces"]] == [
+        ("sha256", pytest.approx(1.2), 2), ("st_loop", pytest.approx(0.8), 3)]
+    assert "gave `st_loop` its planned runs back" in timing._plan_words(rec)

@@ -1,52 +1,24 @@
-"""``gillab reproduce``: a whole run, above the layers it drives: check everything first
-(:func:`precheck`), then measure every chapter under the profile's plan and budget
-(:mod:`gillab.judge.budget`, :func:`gillab.measure.sweep.measure`), spend the time left on the rows
-more runs would decide (:func:`more_rounds`), record how long each step took (``data/timing/``) and
-how steady the machine kept (:mod:`gillab.judge.steadiness`: its probes and its rule), and render the book
+"""``gillab reproduce``: a whole run, above the layers it drives.  The plan is made once
+(:class:`gillab.plan.Plan`: every check, the forecast, the chapters chosen and their order) and redone
+at each chapter's turn at the pace every probe so far measured; this module measures what it says
+(:func:`gillab.measure.sweep.measure`), spends the time left on the rows more runs would decide
+(:func:`more_rounds`), keeps the run's record (:class:`gillab.record.RunRecord`: how long each step
+took, the paces, how steady the machine kept and whether samples were alone) and renders the book
 (:mod:`gillab.present.book`).  It is the one module that measures and presents; the layers below
 it do one or the other.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
+from .judge import budget
 from .measure import experiments
-from .measure.profiles import BUDGET_MINUTES
 from .measure.protocol import NOT_CONFIG
+from .plan import Plan, budget_minutes, precheck  # noqa: F401 - the whole run's checks, re-exported
 from .present.book import book
-
-
-def precheck(profile: str = "default", campaign: str | None = None, new_campaign: bool = False) -> dict[str, str]:
-    """Every check of a whole run before anything is made or measured: the data folder can be
-    written, the campaign may be measured into, and each chapter's profile and builds (its
-    :func:`gillab.measure.sweep.plan`).  Returns the chapters that cannot start, each with why; raises
-    :class:`ParameterError` when none can."""
-    from .measure import campaigns, sweep
-    from .measure.profiles import ParameterError
-    from .paths import results_dir
-
-    sweep.check_writable(results_dir())
-    campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # the reference is refused here
-    cannot = {}
-    for name in experiments.names():
-        try:
-            sweep.plan(name, profile, campaign=campaign, new_campaign=new_campaign)
-        except ParameterError as exc:
-            cannot[name] = str(exc)
-    if len(cannot) == len(experiments.names()):
-        raise ParameterError("no chapter can be measured: " + "; ".join(f"{k}: {v}" for k, v in cannot.items()))
-    return cannot
-
-
-def budget_minutes(profile: str) -> float | None:
-    """The minutes a whole run of ``profile`` may measure: `default` the report's budget,
-    `verdicts` its own; the others (smoke, seed, history) are not timed."""
-    from .measure.profiles import VERDICTS_MINUTES
-
-    return {"default": float(BUDGET_MINUTES), "verdicts": float(VERDICTS_MINUTES)}.get(profile)
+from .record import RunRecord
 
 
 def reproduce(profile: str = "default", campaign: str | None = None, render: bool = True,
@@ -54,164 +26,221 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     """Measure every experiment into the reader's campaign (resuming what it holds), through
     the command line's code, then render the book, which shows that campaign beside the reference.
 
-    Every check comes first (:func:`precheck`); the campaign is made only once they pass.  Then,
-    for `default` and `verdicts` (or with ``minutes``), the forecast (:mod:`gillab.judge.budget`): what
-    each chapter's planned runs take on this machine and which judged rows they decide, printed
-    before anything is measured.  Where the chapters' planned runs do not all fit the minutes, every
-    chapter's claims (the points its judged rows read) come first and the points no claim reads
-    (the figures' runs) after them, while time is left; a chapter whose claims do not fit either is
-    left out, the fewest rows the reference decides at the planned runs per minute first
-    (:attr:`gillab.judge.budget.ChapterForecast.rank`), and named.  The chosen chapters' planned
-    runs come first, then, while time is left, one more round at a time where judged rows still
-    straddle an edge of their band; no sample starts after the deadline.  A chapter that fails (it
-    cannot start, a build's environment cannot be made, its store cannot be written) is recorded
-    with why, and the others are measured all the same; Ctrl-C stops the whole run.  A pace probe
-    at the start (which also gives the forecast its pace), between chapters or rounds every few
-    minutes and at the end records how steady the machine kept (:class:`gillab.judge.steadiness.Probes`;
-    the rule that reads them is beside it).  The whole measurement is recorded in the
-    campaign as ``reproduce-<started>.json``, saved after each chapter (what :func:`reproduce_times`
-    reports once committed to ``data/timing/``): how long the report took to measure, chapter by
-    chapter, the forecast, and how quiet and steady the machine was.
-    Returns the book's folder (or the record's path with ``render=False``) and the chapters that
-    failed, each with its reason."""
-    from .judge import budget, steadiness
-    from .measure import campaigns, metadata, sweep
+    Every check comes first; the campaign is made only once they pass.  Then, for `default` and
+    `verdicts` (or with ``minutes``), the plan (:class:`gillab.plan.Plan`): what each chapter's
+    planned runs take on this machine, at the pace of a warmed-up probe, and which judged rows they
+    decide, printed before anything is measured.  Where the chapters' planned runs do not all fit
+    the minutes, every chapter's claims (the points its judged rows read) come first and the points
+    no claim reads (the figures' runs) after them, while time is left.  At each chapter's turn the
+    plan is redone at the pace every probe so far measured (:meth:`gillab.plan.Plan.turn`): its
+    planned runs, else one run a point, else it is named as not reached.  Then, while time is left,
+    one more round at a time where judged rows still straddle an edge of their band; no sample
+    starts after the deadline.  A sample measured beside foreign load is kept aside and measured
+    again (:mod:`gillab.measure.alone`).  A chapter that fails is recorded with why, and the others
+    are measured all the same; Ctrl-C stops the whole run.  Pace probes at the start, every few
+    minutes between chapters and at the end record how steady the machine kept
+    (:class:`gillab.judge.steadiness.Probes`).  The record (:class:`gillab.record.RunRecord`) is saved
+    in the campaign as ``reproduce-<started>.json`` after each chapter.  Returns the book's folder
+    (or the record's path with ``render=False``) and the chapters that failed, each with its reason."""
+    run = WholeRun.start(profile, campaign, new_campaign, budget_minutes(profile) if minutes is None else minutes)
+    try:
+        run.planned()
+        run.figures()
+        run.rounds()
+    except BaseException as exc:
+        run.save(f"interrupted ({type(exc).__name__})")
+        raise
+    run.finish()
+    return (book(profile=profile) if render else run.path), run.record.failures
 
-    cannot = precheck(profile, campaign, new_campaign)
-    minutes = budget_minutes(profile) if minutes is None else minutes
-    timed = minutes is not None
-    probes = steadiness.Probes(profile)
-    first = probes.take("start")
-    factor, speed = budget.speed_factor(profile, first) if timed else (1.0, "")
-    forecast = (budget.forecast(profile, campaign, new_campaign=new_campaign, factor=factor) if timed else [])
-    chosen, left_out, fewest = budget.choose(forecast, minutes) if timed else (experiments.names(), [], [])
-    claims_first = timed and not budget.whole_fits(forecast, minutes)
-    if timed:
-        chosen = budget.by_yield(forecast, chosen)
-        print(f"[gillab] this machine now: {speed}\n[gillab] the plan, before anything is measured, at that "
-              "speed:\n" + budget.describe(forecast, chosen, minutes), file=sys.stderr, flush=True)
-    planned = {c.experiment: c for c in forecast}
-    camp = campaigns.for_measuring(campaign, new=new_campaign)
-    record = {"profile": profile, "campaign": camp.id, "started": metadata.now(), "git": metadata.git_commit(),
-              "machine": metadata.machine(), "loadavg_start": metadata.loadavg(),
-              "cpu_times_start": metadata.cpu_times(), "status": "running", "experiments": [],
-              "budget_minutes": minutes, "speed_factor": round(factor, 3), "speed": speed,
-              "forecast": [{"experiment": c.experiment, "samples": c.samples, "seconds": round(c.seconds, 1),
-                            "waits": round(c.waits, 1), "judged": len(c.judged), "decided": len(c.decided),
-                            "too_few": c.short, "basis": c.basis, "error": c.error,
-                            "fewest_seconds": None if c.fewest is None else round(c.fewest.seconds, 1)}
-                           for c in forecast],
-              "choice": budget.CHOICE, "claims_first": claims_first,
-              "left_out": {c.experiment: c.judged + c.short for c in left_out},
-              "fewest": {c.experiment: c.judged + c.short for c in forecast if c.experiment in fewest},
-              "probes": probes.taken}
-    path = camp.dir / f"reproduce-{record['started'].replace(':', '').replace('+0000', 'Z')}.json"
-    t0 = time.monotonic()
-    deadline = budget.Deadline.after(None if minutes is None else minutes - probes.reserve / 60)
-    failures: list[dict] = []
 
-    def save(status: str) -> None:
-        end = metadata.cpu_times()
-        record.update(status=status, finished=metadata.now(), seconds=round(time.monotonic() - t0, 1),
-                      loadavg_end=metadata.loadavg(), cpu_times_end=end, failures=failures,
-                      cpu_steal_share=metadata.steal_share(record["cpu_times_start"], end))
-        path.write_text(json.dumps(metadata.portable(record), indent=1, default=str) + "\n")
+class WholeRun:
+    """One whole run under way: its plan, its clock, its probes and its record."""
 
-    def run(name: str, overrides: dict | None, phase: str):
-        probes.between(deadline)
+    def __init__(self, plan: Plan, probes, record: RunRecord, path: Path):
+        self.plan, self.probes, self.record, self.path = plan, probes, record, path
+        self.t0 = time.monotonic()
+        minutes = plan.minutes
+        self.deadline = budget.Deadline.after(None if minutes is None else minutes - probes.reserve / 60)
+        self.spent = self.forecast_spent = 0.0    # the chapters measured so far: their seconds, and their forecast's
+
+    @classmethod
+    def start(cls, profile: str, campaign: str | None, new_campaign: bool, minutes: float | None) -> "WholeRun":
+        """Check everything, probe, plan and print the plan; then make the campaign and the record."""
+        from .judge import steadiness
+        from .measure import campaigns, metadata
+
+        precheck(profile, campaign, new_campaign)        # before the first probe: a bad input costs nothing
+        probes = steadiness.Probes(profile)
+        first = probes.take("start")
+        plan = Plan.make(profile, campaign, new_campaign, minutes, first)
+        if plan.timed:
+            print(f"[gillab] this machine now: {plan.speed}\n[gillab] the plan, before anything is measured, at that "
+                  "speed:\n" + plan.describe(), file=sys.stderr, flush=True)
+        camp = campaigns.for_measuring(campaign, new=new_campaign)
+        rec = RunRecord(profile=profile, campaign=camp.id, started=metadata.now(), git=metadata.git_commit(),
+                        machine=metadata.machine(), loadavg_start=metadata.loadavg(),
+                        cpu_times_start=metadata.cpu_times(), budget_minutes=minutes,
+                        speed_factor=round(plan.factor, 3), speed=plan.speed,
+                        forecast=[_forecast_row(c) for c in plan.forecast()],
+                        choice=budget.CHOICE, claims_first=plan.claims_first,
+                        left_out={c.experiment: c.judged + c.short for c in plan.left_out},
+                        fewest={c.experiment: c.judged + c.short for c in plan.forecast() if c.experiment in plan.fewest},
+                        probes=probes.taken)
+        path = camp.dir / f"reproduce-{rec.started.replace(':', '').replace('+0000', 'Z')}.json"
+        return cls(plan, probes, rec, path)
+
+    def save(self, status: str) -> None:
+        from .measure import metadata
+
+        rec, end = self.record, metadata.cpu_times()
+        rec.status, rec.finished, rec.seconds = status, metadata.now(), round(time.monotonic() - self.t0, 1)
+        rec.loadavg_end, rec.cpu_times_end = metadata.loadavg(), end
+        rec.cpu_steal_share = metadata.steal_share(rec.cpu_times_start, end)
+        rec.save(self.path)
+
+    def run(self, name: str, overrides: dict | None, phase: str, probe: bool = True):
+        """One chapter's sweep (or more of it), recorded, after a probe where one is due (``probe``:
+        not yet taken at this turn); a chapter that fails is recorded with why."""
+        from .measure import sweep
+
+        if probe:
+            self.probes.between(self.deadline)
         t1 = time.monotonic()
         try:
-            res = sweep.measure(name, profile, overrides, campaign=camp.id, deadline=deadline,
-                                claims_first=claims_first and phase == "plan")
+            res = sweep.measure(name, self.plan.profile, overrides, campaign=self.record.campaign,
+                                deadline=self.deadline, claims_first=self.plan.claims_first and phase == "plan")
         except Exception as exc:   # noqa: BLE001 - this chapter fails; the others are measured
-            failures.append({"experiment": name, "error": f"{type(exc).__name__}: {exc}",
-                             "seconds": round(time.monotonic() - t1, 1)})
+            self.record.failures.append({"experiment": name, "error": f"{type(exc).__name__}: {exc}",
+                                         "seconds": round(time.monotonic() - t1, 1)})
             print(f"[gillab] {name} failed ({type(exc).__name__}: {exc}); going on with the other chapters",
                   file=sys.stderr)
-            save("running")
+            self.save("running")
             return None
-        record["experiments"].append({
+        self.record.experiments.append({
             "experiment": name, "run_id": res.run_id, "status": res.status, "seconds": round(time.monotonic() - t1, 1),
-            "measured": res.measured, "resumed": res.skipped, "failed": res.failed,
-            "missing_conditions": res.missing_conditions, "config_id": res.config_id, "phase": phase,
-            "params": {k: res.params[k] for k in NOT_CONFIG if k in res.params}})
-        save("running")
+            "measured": res.measured, "resumed": res.skipped, "failed": res.failed, "not_alone": res.not_alone,
+            "measured_again": res.measured_again, "missing_conditions": res.missing_conditions,
+            "config_id": res.config_id, "phase": phase, "params": {k: res.params[k] for k in NOT_CONFIG if k in res.params}})
+        if res.not_alone:
+            print(f"[gillab] {name}: {res.not_alone} sample(s) measured beside other processes' load, kept aside; "
+                  f"{res.measured_again} of them measured again alone", file=sys.stderr)
+        self.save("running")
         return res
 
-    spent = forecast_spent = 0.0      # the chosen chapters measured so far: their seconds, and forecast's
+    def pace(self, name: str) -> tuple[float, float]:
+        """The pace for ``name``'s turn, recorded: every probe so far (:func:`gillab.judge.budget.pace`),
+        and the correction of the chapters so far (their seconds over their forecast at the probes'
+        pace of their turn).  The correction only ever slows the plan down: chapters that ran slower
+        than their forecast slow the rest's; chapters that ran faster never make room, since their
+        forecast's own errors (a build read at another size) say nothing of the next chapter's: only
+        the probes give a cut chapter its runs back."""
+        factor, _ = budget.pace(self.probes.taken, self.plan.profile)
+        correction = max(1.0, self.spent / self.forecast_spent) if self.forecast_spent > 0 else 1.0
+        self.record.paces.append({"before": name, "factor": round(factor, 3), "correction": round(correction, 3),
+                                  "probes": sum(1 for p in self.probes.taken if p.get("median_s"))})
+        return factor, correction
 
-    def cost(c) -> float:
-        """What a chapter's planned runs take in this run: its claims, where those come first."""
-        return c.claims if claims_first else c.seconds
-    try:
-        for name in [n for n in experiments.names() if n in cannot]:
-            failures.append({"experiment": name, "error": cannot[name]})
-            print(f"[gillab] {name} cannot start ({cannot[name]}); going on with the other chapters", file=sys.stderr)
-        for name in [n for n in experiments.names() if n not in cannot and n not in chosen]:
-            print(f"[gillab] {name}: left out, its planned runs do not fit the {minutes:g} minutes", file=sys.stderr)
-        for name in [n for n in chosen if n not in cannot]:
-            # the forecast, corrected by how the chapters so far ran against theirs
-            pace = spent / forecast_spent if forecast_spent > 0 else 1.0
-            share = cost(planned[name].measured(record["fewest"])) if timed else 0.0
-            least = planned[name].fewest if timed and name not in record["fewest"] else None
-            if least is not None and share * pace > deadline.left() and cost(least) * pace <= deadline.left():
-                # its claims' runs no longer fit: one run a point (its figures) rather than nothing
-                record["fewest"][name] = planned[name].judged + planned[name].short
-                record.setdefault("fewest_late", []).append(name)
-                print(f"[gillab] {name}: its planned runs (about {share * pace / 60:.1f} minutes at the pace so far) "
-                      f"no longer fit the {deadline.left() / 60:.1f} minutes left; one run a point instead",
-                      file=sys.stderr)
-                share = cost(least)
-            expect = share * pace
-            if timed and expect > deadline.left():
-                record.setdefault("not_reached", {})[name] = planned[name].judged + planned[name].short
-                print(f"[gillab] {name}: left out, its planned runs (about {expect / 60:.1f} minutes at the pace so "
-                      f"far) no longer fit the {deadline.left() / 60:.1f} minutes left", file=sys.stderr)
-                continue
-            t1 = time.monotonic()
-            res = run(name, budget.FEWEST if name in record["fewest"] else None, "plan")
-            if timed and res is not None and res.status != sweep.STOPPED_ON_TIME:
-                spent += time.monotonic() - t1
-                forecast_spent += share
-        if claims_first:
-            figures([n for n in chosen if n not in cannot and n not in record.get("not_reached", {})],
-                    planned, deadline, run, record)
-        if timed and profile in ("default", "verdicts") and deadline.left() > 0:
+    def planned(self) -> None:
+        """Every chapter's planned runs, in the plan's order, each as the plan redone at its turn says."""
+        rec, plan = self.record, self.plan
+        for name in [n for n in experiments.names() if n in plan.cannot]:
+            rec.failures.append({"experiment": name, "error": plan.cannot[name]})
+            print(f"[gillab] {name} cannot start ({plan.cannot[name]}); going on with the other chapters", file=sys.stderr)
+        for name in [n for n in experiments.names() if n not in plan.cannot and n not in plan.chosen]:
+            print(f"[gillab] {name}: left out, its planned runs do not fit the {plan.minutes:g} minutes", file=sys.stderr)
+        done: set[str] = set()
+        for name in plan.chosen:
+            self.turn(name, done)
+            done.add(name)
+
+    def turn(self, name: str, done: set[str]) -> None:
+        from .measure import sweep
+
+        rec, plan = self.record, self.plan
+        self.probes.between(self.deadline)          # the pace of this turn reads a probe that is due
+        factor, correction = self.pace(name) if plan.timed else (1.0, 1.0)
+        t = plan.turn(name, factor * correction, self.deadline.left(), done)
+        rows = (plan.chapter(name).judged + plan.chapter(name).short) if plan.timed else []
+        if not t.reached:
+            rec.not_reached[name] = rows
+            print(f"[gillab] {name}: left out, its planned runs (about {t.expect / 60:.1f} minutes at the pace so "
+                  f"far) no longer fit the {self.deadline.left() / 60:.1f} minutes left", file=sys.stderr)
+            return
+        _note_change(rec, name, t, rows, self.deadline.left())
+        t1 = time.monotonic()
+        res = self.run(name, t.overrides, "plan", probe=False)
+        if plan.timed and res is not None and res.status != sweep.STOPPED_ON_TIME:
+            self.spent += time.monotonic() - t1
+            self.forecast_spent += t.expect / correction
+
+    def figures(self) -> None:
+        if self.plan.claims_first:
+            names = [n for n in self.plan.chosen if n not in self.record.not_reached]
+            figures(names, {c.experiment: c for c in self.plan.forecast()}, self.deadline, self.run, self.record)
+
+    def rounds(self) -> None:
+        plan = self.plan
+        if plan.timed and plan.profile in ("default", "verdicts") and self.deadline.left() > 0:
             # a chapter at one run a point gets no rounds: its points would take its whole plan's runs
-            more_rounds(camp.id, profile, [n for n in chosen if n not in cannot and n not in record["fewest"]],
-                        deadline, run, record)
-    except BaseException as exc:
-        save(f"interrupted ({type(exc).__name__})")
-        raise
-    probes.take("end")
-    st = steadiness.of(record)
-    print(f"[gillab] steadiness: {st.outcome} ({st.why})", file=sys.stderr)
-    failed_samples = sum(e["failed"] for e in record["experiments"])
-    stopped = any(e["status"] == sweep.STOPPED_ON_TIME and e["phase"] in ("plan", "figures")
-                  for e in record["experiments"])
-    save("stopped on time" if stopped or record.get("not_reached") or record.get("figures_not_reached") else
-         "complete" if not failures and not failed_samples else "complete with failures")
-    return (book(profile=profile) if render else path), failures
+            more_rounds(self.record.campaign, plan.profile, [n for n in plan.chosen if n not in self.record.fewest],
+                        self.deadline, self.run, self.record)
+
+    def finish(self) -> None:
+        from .judge import steadiness
+        from .measure import sweep
+
+        self.probes.take("end")
+        if self.plan.timed or self.probes.taken:
+            factor, words = budget.pace(self.probes.taken, self.plan.profile)
+            self.record.pace, self.record.pace_words = round(factor, 3), words
+        st = steadiness.of(self.record)
+        print(f"[gillab] steadiness: {st.outcome} ({st.why})", file=sys.stderr)
+        rec = self.record
+        failed_samples = sum(e["failed"] for e in rec.experiments)
+        stopped = any(e["status"] == sweep.STOPPED_ON_TIME and e["phase"] in ("plan", "figures")
+                      for e in rec.experiments)
+        self.save("stopped on time" if stopped or rec.not_reached or rec.figures_not_reached else
+                  "complete" if not rec.failures and not failed_samples else "complete with failures")
 
 
-def figures(names: list[str], planned: dict, deadline, run, record: dict) -> None:
+def _forecast_row(c) -> dict:
+    return {"experiment": c.experiment, "samples": c.samples, "seconds": round(c.seconds, 1),
+            "waits": round(c.waits, 1), "judged": len(c.judged), "decided": len(c.decided),
+            "too_few": c.short, "basis": c.basis, "error": c.error,
+            "fewest_seconds": None if c.fewest is None else round(c.fewest.seconds, 1)}
+
+
+def _note_change(rec: RunRecord, name: str, t, rows: list, left: float) -> None:
+    """A chapter the plan redone at its turn measures otherwise than the first plan said."""
+    if t.change == "cut":
+        rec.fewest[name] = rows
+        rec.fewest_late.append(name)
+        print(f"[gillab] {name}: its planned runs no longer fit the {left / 60:.1f} minutes left at the pace "
+              "so far; one run a point instead", file=sys.stderr)
+    elif t.change == "restored":
+        rec.fewest.pop(name, None)
+        rec.restored.append(name)
+        print(f"[gillab] {name}: the machine ran faster than the first probe said; its planned runs "
+              f"(about {t.expect / 60:.1f} minutes) fit the {left / 60:.1f} minutes left after all", file=sys.stderr)
+
+
+def figures(names: list[str], planned: dict, deadline, run, record: RunRecord) -> None:
     """After every chapter's claims: each chapter's points no claim reads (the figures' runs), in
     the order the claims were measured, while time is left; a chapter's run resumes its claims and
     measures the rest (at one run a point where its claims were), and one the time no longer
     reaches is named in the record."""
-    from .judge import budget
-
-    fewest = record.get("fewest", {})
+    fewest = record.fewest
     for name in names:
         if not planned[name].measured(fewest).figures:
             continue
         if deadline.left() <= 0:
-            record.setdefault("figures_not_reached", []).append(name)
+            record.figures_not_reached.append(name)
             continue
         run(name, budget.FEWEST if name in fewest else None, "figures")
 
 
-def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: dict) -> None:
+def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: RunRecord) -> None:
     """While time is left: one more round of the chapter whose straddling judged rows more runs
     would most decide per second of a round (:mod:`gillab.judge.budget`), its claims' points only,
     up to the confidence sequence's runs; each round is recorded like a chapter's run."""
@@ -226,7 +255,7 @@ def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, re
         except Exception as exc:   # noqa: BLE001 - a chapter that cannot be read gets no more rounds
             print(f"[gillab] {n}: its verdicts cannot be read ({type(exc).__name__}: {exc}); no more rounds",
                   file=sys.stderr)
-    rounds = record.setdefault("rounds", [])
+    rounds = record.rounds
     while deadline.left() > 0:
         best = None
         for n, o in open_rows.items():

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .. import stats
-from ..measure import experiments
+from ..measure import alone, experiments
 from ..measure import grid as grid_mod
 from ..measure.protocol import point_key
 from ..measure.sweep import Deadline, OutOfTime  # noqa: F401 - the run's clock, re-exported for the whole run
@@ -247,8 +247,11 @@ def probe_profile(profile: str) -> str:
 
 def pace_probe(profile: str = "default", build: str | None = None) -> dict:
     """One pace probe: :data:`PROBE_RUNS` one-thread countdown samples at ``profile``'s size on
-    ``build`` (default: the first of :data:`PROBE_BUILDS` built here), with the load average and
-    the share of CPU time stolen over them (a few seconds).  The record a whole run keeps
+    ``build`` (default: the first of :data:`PROBE_BUILDS` built here), after one more that warms
+    the machine up (a CPU waking from idle, a build's files read from disk: ``warmup_s``, not
+    counted), with the load average, the share of CPU time stolen over them (a few seconds) and
+    the most CPU other processes used while one ran (``foreign_cpus``, ``alone``:
+    :mod:`gillab.measure.alone`).  The record a whole run keeps
     (:mod:`gillab.judge.steadiness`): ``build``, ``point``, ``runs`` (seconds), ``median_s``,
     ``loadavg``, ``cpu_steal_share``, ``at``, and ``cpu_times`` (where the stretch to the next
     probe starts); ``error`` instead of runs where it could not measure."""
@@ -262,12 +265,20 @@ def pace_probe(profile: str = "default", build: str | None = None) -> dict:
     start = metadata.cpu_times()
     if not conds:
         return out | {"error": f"none of {build or PROBE_BUILDS} is built here", "cpu_times": start}
+    runs, foreign = [], []
     try:
-        runs = [exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s for _ in range(PROBE_RUNS)]
+        warm = exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s    # the first after a pause: not the pace
+        for _ in range(PROBE_RUNS):
+            with alone.Window() as w:
+                runs.append(exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s)
+            foreign.append(w.reading)
     except Exception as exc:   # noqa: BLE001 - a probe that breaks is recorded, the run goes on
         return out | {"error": f"{type(exc).__name__}: {exc}", "cpu_times": metadata.cpu_times()}
     end = metadata.cpu_times()
+    most = max((r.foreign_cpus or 0.0 for r in foreign), default=0.0)
     return out | {"runs": [round(r, 4) for r in runs], "median_s": round(statistics.median(runs), 4),
+                  "warmup_s": round(warm, 4), "foreign_cpus": round(most, 3),
+                  "alone": all(r.alone for r in foreign),
                   "cpu_steal_share": metadata.steal_share(start, end), "cpu_times": end}
 
 
@@ -295,6 +306,25 @@ def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[f
         return factor, (f"{cond.id}'s one-thread countdown ran {factor:.2f} x the time it took in {t.basis} "
                         f"(median of {PROBE_RUNS})")
     return 1.0, "no build and point to compare with: the times are read as they are"
+
+
+def pace(probes: list[dict], profile: str = "default") -> tuple[float, str]:
+    """The machine's pace over a whole run so far: the median of every probe's median among
+    ``probes`` (those taken on the first probe's build, alone where any was) against the times
+    the forecast reads (:func:`speed_factor`), so that one slow or fast moment (the first probe,
+    right after the builds) does not set the plan for the whole run.  (1.0, why) where no probe
+    can be compared."""
+    got = [p for p in probes if p.get("median_s")]
+    if not got:
+        return speed_factor(profile, probes[0] if probes else None) if probes else (1.0, "no probe taken")
+    build = got[0].get("build")
+    same = [p for p in got if p.get("build") == build]
+    quiet = [p for p in same if p.get("alone", True)] or same
+    median = statistics.median(p["median_s"] for p in quiet)
+    factor, words = speed_factor(profile, {"build": build, "median_s": median})
+    if len(quiet) > 1:
+        words = words.replace(f"(median of {PROBE_RUNS})", f"(the median of {len(quiet)} probes' medians)")
+    return factor, words
 
 
 def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:

@@ -26,6 +26,8 @@ import math
 import time
 from dataclasses import dataclass
 
+from ..record import RunRecord
+
 # -- the rule, fixed before any sitting was judged by it -----------------------------------------
 MOST_PACE_SPREAD = 1.25    # the slowest probe's median over the fastest's, at most
 MOST_STEAL = 0.05          # the share of CPU time stolen over any stretch of the sitting, at most
@@ -49,33 +51,35 @@ class Steadiness:
         return self.outcome == STEADY
 
 
-def medians(record: dict) -> list[float]:
+def medians(record) -> list[float]:
     """The probes' medians (seconds) in ``record``, in the order they were taken; a probe that
     failed (no build to probe, a sample that broke) has none."""
     out = []
-    for p in record.get("probes") or []:
+    for p in RunRecord.of(record).probes:
         m = p.get("median_s")
         if isinstance(m, (int, float)) and math.isfinite(m) and m > 0:
             out.append(float(m))
     return out
 
 
-def steal_shares(record: dict) -> list[float]:
+def steal_shares(record) -> list[float]:
     """Every steal share ``record`` holds for a stretch of its sitting: each probe's own samples,
     each stretch between two probes, and the run as a whole."""
+    rec = RunRecord.of(record)
     out = []
-    for p in record.get("probes") or []:
+    for p in rec.probes:
         for key in ("cpu_steal_share", "cpu_steal_share_since"):
             if isinstance(p.get(key), (int, float)):
                 out.append(float(p[key]))
-    if isinstance(record.get("cpu_steal_share"), (int, float)):
-        out.append(float(record["cpu_steal_share"]))
+    if isinstance(rec.cpu_steal_share, (int, float)):
+        out.append(float(rec.cpu_steal_share))
     return out
 
 
-def of(record: dict) -> Steadiness:
-    """The rule (see the module's words) applied to one whole run's record."""
-    if not record.get("probes"):
+def of(record) -> Steadiness:
+    """The rule (see the module's words) applied to one whole run's record (a
+    :class:`gillab.record.RunRecord` or its dict)."""
+    if not RunRecord.of(record).probes:
         return Steadiness(NOT_RECORDED, 0, None, None,
                           "no pace probe in its record (written before the probe existed)")
     ms, steals = medians(record), steal_shares(record)
@@ -95,6 +99,41 @@ def of(record: dict) -> Steadiness:
     return Steadiness(STEADY, len(ms), spread, steal,
                       f"{len(ms)} probes within {spread:.2f}x of each other (at most {MOST_PACE_SPREAD:g}x), "
                       f"at most {steal:.1%} stolen (at most {MOST_STEAL:.0%})")
+
+
+ALONE, NOT_ALONE = "alone", "not alone"
+
+
+@dataclass
+class Alone:
+    """Whether a whole run's samples were measured alone (:mod:`gillab.measure.alone`): every sample
+    that was not is kept aside and measured again; the run is *alone* when each was measured again
+    alone, so that no verdict reads fewer runs for foreign load."""
+    outcome: str                 # ALONE, NOT_ALONE or NOT_RECORDED
+    kept_aside: int              # samples measured beside foreign load
+    left: int                    # of them, not measured again alone by the run's end
+    chapters: dict               # chapter -> samples kept aside
+    why: str
+
+
+def alone_of(record) -> Alone:
+    """Whether ``record``'s run was alone (see :class:`Alone`); a record written before samples
+    were checked (version 1) is *not recorded*."""
+    rec = RunRecord.of(record)
+    if rec.version < 2:
+        return Alone(NOT_RECORDED, 0, 0, {}, "written before each sample recorded the load beside it")
+    kept = rec.samples_not_alone()
+    n = sum(kept.values())
+    again = sum(e.get("measured_again", 0) for e in rec.experiments)
+    left = max(n - again, 0)
+    if not n:
+        return Alone(ALONE, 0, 0, {}, "no sample was measured beside other processes' load")
+    where = ", ".join(f"{k} {v}" for k, v in kept.items())
+    if not left:
+        return Alone(ALONE, n, 0, kept, f"{n} sample(s) measured beside other processes' load ({where}), "
+                                        "each measured again alone")
+    return Alone(NOT_ALONE, n, left, kept, f"{n} sample(s) measured beside other processes' load ({where}); "
+                                           f"{left} not measured again alone, so their points have fewer runs")
 
 
 def rule_words() -> str:

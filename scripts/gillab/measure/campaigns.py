@@ -261,15 +261,18 @@ def runs(c: Campaign) -> list[dict]:
     return out
 
 
-def whole_runs(c: Campaign) -> list[dict]:
+def whole_runs(c: Campaign) -> list:
     """The records of the whole ``gillab reproduce`` runs kept in ``c``'s folder
-    (``reproduce-*.json``: the plan, pace, probes, chapters left out, load, steal), in the order of
-    their file names (their start), each with its ``file``; an unreadable one is skipped."""
+    (``reproduce-*.json``, :class:`gillab.record.RunRecord`: the plan, pace, probes, chapters left
+    out, load, steal), in the order of their file names (their start); an unreadable one is
+    skipped."""
+    from ..record import load
+
     out = []
     for path in sorted(c.dir.glob("reproduce-*.json")):
         try:
-            out.append(json.loads(path.read_text()) | {"file": path.name})
-        except ValueError:
+            out.append(load(path))
+        except (ValueError, TypeError):
             continue
     return out
 

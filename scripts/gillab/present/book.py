@@ -18,6 +18,7 @@ from ..paths import BOOK_FIGURES, BOOK_FILES, repo_root
 from . import contents
 from .execute import execute_all
 from .timing import (
+    alone_rule,
     builds_table,
     efficiency,
     measuring_times,
@@ -221,6 +222,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "steadiness.md").write_text(steadiness_table())
+    (gen / "alone_rule.md").write_text(alone_rule())
     (gen / "conditions_table.md").write_text(conditions_table())
     from . import trace_view
 

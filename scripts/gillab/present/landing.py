@@ -227,13 +227,14 @@ def reader_campaign(campaign: str | None = None):
     return mine[-1] if mine else None
 
 
-def run_record(c) -> dict | None:
-    """The newest record of a whole ``gillab reproduce`` run kept in campaign ``c``'s folder (its
-    plan: pace, chapters left out, load, steal), if the campaign was measured by one."""
+def run_record(c):
+    """The newest record of a whole ``gillab reproduce`` run kept in campaign ``c``'s folder (a
+    :class:`gillab.record.RunRecord`: its plan, pace, chapters left out, load, steal), if the
+    campaign was measured by one."""
     from ..measure import campaigns
 
     recs = campaigns.whole_runs(c)
-    default = [r for r in recs if r.get("profile") == "default"]   # the run the book's pages show
+    default = [r for r in recs if r.profile == "default"]   # the run the book's pages show
     return (default or recs or [None])[-1]
 
 
@@ -260,14 +261,25 @@ def sources(yours, ref, names: list[str]) -> dict[str, str]:
     return out
 
 
-def _run_column(c, rec: dict | None, role: str) -> dict:
+def pace_words(rec) -> str:
+    """A whole run's pace against the reference's time: every probe's (at its end), and the first
+    probe's where the plan was made at another (a run before every probe was read: the first's)."""
+    if rec is None or rec.speed_factor is None:
+        return "not recorded"
+    if rec.pace is None:
+        return f"{rec.speed_factor:.2f}x the reference's time (its first probe)"
+    first = (f"; its first probe {rec.speed_factor:.2f}x" if abs(rec.pace - rec.speed_factor) >= 0.005 else "")
+    return f"{rec.pace:.2f}x the reference's time (every probe{first})"
+
+
+def _run_column(c, rec, role: str) -> dict:
     m = c.machine_record
     cpu = m.get("cpu") or {}
-    load = (" → ".join(f"{(rec.get(k) or ['-'])[0]}" for k in ("loadavg_start", "loadavg_end"))
+    load = (" → ".join(f"{(getattr(rec, k) or ['-'])[0]}" for k in ("loadavg_start", "loadavg_end"))
             if rec else "not recorded")
-    steal = rec.get("cpu_steal_share") if rec else None
-    pace = (f"{rec['speed_factor']:.2f}x the reference's time" if rec and rec.get("speed_factor") is not None
-            else "1 (the yardstick)" if role == "reference" else "not recorded")
+    steal = rec.cpu_steal_share if rec else None
+    pace = ("1 (the yardstick)" if role == "reference" and (rec is None or rec.speed_factor is None)
+            else pace_words(rec))
     return {"CPU": f"{m.get('cpu_model') or 'not recorded'}",
             "vendor, family / model": (f"{cpu.get('vendor')}, {cpu.get('family')} / {cpu.get('model')}"
                                        if cpu.get("family") is not None else "not recorded"),
@@ -276,7 +288,7 @@ def _run_column(c, rec: dict | None, role: str) -> dict:
             "pace (3.13.5's one-thread countdown)": pace,
             "load average, start → end": load,
             "CPU time stolen by the hypervisor": "not recorded" if steal is None else f"{steal:.1%}",
-            "measured": (rec.get("started", "")[:16].replace("T", " ") + " UTC") if rec else c.created[:10]}
+            "measured": (rec.started[:16].replace("T", " ") + " UTC") if rec else c.created[:10]}
 
 
 def run_markdown(yours, ref, names: list[str]) -> str:
@@ -312,21 +324,38 @@ def run_markdown(yours, ref, names: list[str]) -> str:
                  "absolute numbers differ between them and the verdicts are each machine's own.")),
              ""]
     why = ""
-    if rec and rec.get("left_out"):
-        left = [n for n in borrowed if n in rec["left_out"]]
+    if rec and rec.left_out:
+        left = [n for n in borrowed if n in rec.left_out]
         if left:
             why = (f" Its plan left {', '.join(f'`{n}`' for n in left)} out to fit its "
-                   f"{rec.get('budget_minutes') or '?'}-minute budget at this machine's pace"
-                   + (f" ({rec['speed']})" if rec.get("speed") else "") + ".")
+                   f"{rec.budget_minutes or '?'}-minute budget at this machine's pace"
+                   + (f" ({rec.speed})" if rec.speed else "") + ".")
     lines.append(f"**Measured by your run: {len(own)} of {len(names)} chapters** ("
                  + ", ".join(get(n).title for n in own) + ")."
                  + (f" **Borrowed from the reference: {len(borrowed)}** ("
                     + ", ".join(get(n).title for n in borrowed) + "): their pages carry a banner, and every figure, "
                     "table, verdict and finding of theirs below is the reference's, marked as such." + why
                     if borrowed else " Nothing below is borrowed from the reference."))
+    if rec is not None:
+        lines += ["", quiet_words(rec)]
     lines += ["", "The two machines and the two runs (the `default` profile's run, from each campaign's run record):",
               "", *table]
     return "\n".join(lines) + "\n"
+
+
+def quiet_words(rec) -> str:
+    """One line: whether the reader's run was steady (:func:`gillab.judge.steadiness.of`) and alone
+    (:func:`gillab.judge.steadiness.alone_of`), and what that means for its verdicts."""
+    from ..judge import steadiness
+
+    st, al = steadiness.of(rec), steadiness.alone_of(rec)
+    if st.outcome == steadiness.STEADY and al.outcome == steadiness.ALONE:
+        return (f"**Steady and alone.** Your run's pace probes {st.why}; {al.why}. Its verdicts are this machine's, "
+                "as measured.")
+    said = [f"steadiness {st.outcome} ({st.why})", f"{al.outcome} ({al.why})"]
+    return ("**Provisional: measure again on a quiet machine.** Your run was not both steady and alone: "
+            + "; ".join(said) + ". Its verdicts below stand as measured, but a row may read the machine's drift or "
+            "another process's load rather than the GIL.")
 
 
 def mixed_rows(yours_rows: list[dict], ref_rows: list[dict]) -> pd.DataFrame:

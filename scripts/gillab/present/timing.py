@@ -145,7 +145,7 @@ def profile_minutes(profile: str = "seed") -> str:
             f"{rec['written'][:10]}); {whole} of {n} chapters hold every sample the profile asks for today. A chapter "
             f"whose `{profile}` configuration is `default`'s (the same sizes) shares its samples, so its runs are "
             "`default`'s and `verdicts`'s. The minutes in `default` are the newest whole run's"
-            + (f" (`{default['campaign']}`, every round of a chapter counted)" if default else "") + ".\n\n"
+            + (f" (`{default.campaign}`, every round of a chapter counted)" if default else "") + ".\n\n"
             + "\n".join(rows) + "\n")
 
 
@@ -203,11 +203,11 @@ def _width_over_band(g) -> str:
     return f"{w.median():.2f} ({len(w)})" if len(w) else "-"
 
 
-def _minutes_of(rec: dict | None) -> dict[str, float]:
-    """Per chapter, the minutes a whole run's record says it spent: its planned run and its later
-    rounds, summed."""
+def _minutes_of(rec) -> dict[str, float]:
+    """Per chapter, the minutes a whole run's record (a :class:`gillab.record.RunRecord`) says it
+    spent: its planned run and its later rounds, summed."""
     out: dict[str, float] = {}
-    for e in (rec or {}).get("experiments", []):
+    for e in (rec.experiments if rec is not None else []):
         out[e["experiment"]] = out.get(e["experiment"], 0.0) + e["seconds"] / 60
     return out
 
@@ -215,7 +215,7 @@ def _minutes_of(rec: dict | None) -> dict[str, float]:
 def _chapter_minutes(profile: str, campaign: str | None = None) -> dict[str, float]:
     """Per chapter, the minutes the newest whole ``profile`` run (``data/timing/``; into
     ``campaign``, if given) spent on it."""
-    return _minutes_of(([r for r in timing_records(profile) if campaign is None or r.get("campaign") == campaign]
+    return _minutes_of(([r for r in timing_records(profile) if campaign is None or r.campaign == campaign]
                         or [None])[-1])
 
 
@@ -249,7 +249,7 @@ def _decided_table(judged, minutes: dict[str, float], few=None, total: float | N
     return rows
 
 
-def planned_run(flat=None, ref_flat=None, record: dict | None = None) -> str:
+def planned_run(flat=None, ref_flat=None, record=None) -> str:
     """What the newest committed whole `default` run decided on its own samples (a record written by a
     planned run: it holds its forecast), chapter by chapter: judged claims x builds, decided, and
     inconclusive for too few runs, with the minutes it spent; and the rows it left to `verdicts`,
@@ -262,20 +262,20 @@ def planned_run(flat=None, ref_flat=None, record: dict | None = None) -> str:
     from .. import stats
     from ..judge.across import DEFINITE
 
-    recs = [r for r in timing_records("default") if "forecast" in r]
-    if record is not None and "forecast" in record and record.get("profile") == "default":
+    recs = [r for r in timing_records("default") if r.forecast]
+    if record is not None and record.forecast and record.profile == "default":
         recs = [record]                       # the reader's own run, from its campaign's folder
     if not recs:
         return ""
     rec = recs[-1]
-    where = (f"data/results/{rec['campaign']}/{rec['file']}" if rec is record else f"data/timing/{rec['file']}")
+    where = (f"data/results/{rec.campaign}/{rec.file}" if rec is record else f"data/timing/{rec.file}")
     which = "Your run" if rec is record else "The newest whole `default` run"
     try:
-        campaigns.load(rec["campaign"])
+        campaigns.load(rec.campaign)
     except campaigns.NoCampaign:
         return ""
     if flat is None:
-        flat = verdicts.flat(verdicts.verdicts(rec["campaign"], profile="default"))
+        flat = verdicts.flat(verdicts.verdicts(rec.campaign, profile="default"))
     judged = verdicts.judged(flat)
     minutes = _minutes_of(rec)
     few = judged["why"].map(stats.too_few_runs)
@@ -285,11 +285,11 @@ def planned_run(flat=None, ref_flat=None, record: dict | None = None) -> str:
     ref_flat = verdicts.reference_flat(ref_flat)
     ref_j = verdicts.judged(ref_flat) if ref_flat is not None else None
     every = len(ref_j) if ref_j is not None else len(judged)
-    skipped = {**rec.get("left_out", {}), **rec.get("not_reached", {})}
-    late = [n for n in rec.get("not_reached", {}) if n not in rec.get("left_out", {})]
-    lines = [f"{which} (`{where}`, campaign `{rec['campaign']}`, "
-             f"{rec['started'][:10]}) measured for **{rec['seconds'] / 60:.1f} minutes** of its "
-             f"{rec.get('budget_minutes') or BUDGET_MINUTES:g}-minute budget (its chapters' sweeps "
+    skipped = {**rec.left_out, **rec.not_reached}
+    late = [n for n in rec.not_reached if n not in rec.left_out]
+    lines = [f"{which} (`{where}`, campaign `{rec.campaign}`, "
+             f"{rec.started[:10]}) measured for **{(rec.seconds or 0) / 60:.1f} minutes** of its "
+             f"{rec.budget_minutes or BUDGET_MINUTES:g}-minute budget (its chapters' sweeps "
              f"{sum(minutes.values()):.1f} of them, the rest the pace probe and the plan) and decided **{decided} of the "
              f"{len(judged)}** judged claims x builds of the chapters it measured on its own samples "
              f"({decided / max(len(judged), 1):.0%}); the report judges {every} on the reference "
@@ -297,13 +297,13 @@ def planned_run(flat=None, ref_flat=None, record: dict | None = None) -> str:
     if skipped:
         count = {n: (int((ref_j["experiment"] == n).sum()) if ref_j is not None else len(v)) for n, v in skipped.items()}
         lines += [f"Not measured in this run's budget ({sum(count.values())} judged rows on the reference; their "
-                  f"chapters did not fit at the machine's pace, {rec.get('choice') or budget.CHOSEN_BEFORE}"
+                  f"chapters did not fit at the machine's pace, {rec.choice or budget.CHOSEN_BEFORE}"
                   + (f"; {', '.join(f'`{n}`' for n in late)} fitted the forecast but not the minutes left at the "
                      "pace the run kept" if late else "") + "): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
-    if rec.get("fewest"):
-        least = {n: len(v) for n, v in rec["fewest"].items()}
+    if rec.fewest:
+        least = {n: len(v) for n, v in rec.fewest.items()}
         lines += ["Measured at one run a point, the figures' runs (the runs their claims need did not fit at the "
                   "machine's pace; their judged rows have too few runs): "
                   + "; ".join(f"`{n}` ({k} row{'s' if k != 1 else ''})" for n, k in least.items())
@@ -414,36 +414,34 @@ def timing_dir() -> Path:
     return repo_root() / "data" / "timing"
 
 
-def timing_records(profile: str = "default") -> list[dict]:
-    """The committed reproduce records of ``profile`` that ran to their end, oldest first: every
-    chapter measured (some samples may have failed: each chapter's count is in the record), or, for
-    a run against a budget, stopped by its clock (the chapters it left out or did not reach in
-    time are named in it); not a run interrupted or still running."""
-    out = []
-    for f in timing_dir().glob("*.json"):
-        rec = json.loads(f.read_text())
-        done = rec.get("status") in ("complete", "complete with failures") or (
-            rec.get("status") == "stopped on time" and rec.get("budget_minutes"))
-        if rec.get("profile") == profile and done:
-            out.append(rec | {"file": f.name})
-    return sorted(out, key=lambda r: r["started"])
+def timing_records(profile: str = "default") -> list:
+    """The committed reproduce records (:class:`gillab.record.RunRecord`) of ``profile`` that ran to
+    their end (:attr:`gillab.record.RunRecord.ended`), oldest first."""
+    from ..record import load
+
+    recs = [load(f) for f in timing_dir().glob("reproduce-*.json")]
+    return sorted((r for r in recs if r.profile == profile and r.ended), key=lambda r: r.started)
 
 
-def profile_drift(record: dict) -> list[str]:
-    """What in today's profile differs from the one ``record`` measured: per experiment, its
-    configuration or a parameter that says how much to measure (repeats, grids, builds)."""
+def profile_drift(record) -> list[str]:
+    """What in today's profile differs from the one ``record`` (a :class:`gillab.record.RunRecord`
+    or its dict) measured: per experiment, its configuration or a parameter that says how much to
+    measure (repeats, grids, builds)."""
+    from ..record import RunRecord
+
+    record = RunRecord.of(record)
     out = []
     # a chapter's planned run (its later rounds only add repeats where intervals straddled a band)
-    seen = {e["experiment"]: e for e in record["experiments"] if e.get("phase", "plan") == "plan"}
+    seen = {e["experiment"]: e for e in record.experiments if e.get("phase", "plan") == "plan"}
     for name in experiments.names():
         if name not in seen:
             # left out by the budget, or no longer in time at the run's pace: the plan, not drift
-            if name not in record.get("left_out", {}) and name not in record.get("not_reached", {}):
+            if name not in record.left_out and name not in record.not_reached:
                 out.append(f"{name}: not in the record")
             continue
         exp, rec = experiments.get(name), seen[name]
         # a chapter its budget measured at one run a point: against the profile at those runs
-        p = exp.resolve(record["profile"], FEWEST if name in record.get("fewest", {}) else None)
+        p = exp.resolve(record.profile, FEWEST if name in record.fewest else None)
         if exp.config_id(p) != rec["config_id"]:
             out.append(f"{name}: configuration {rec['config_id']} then, {exp.config_id(p)} now")
         for k in NOT_CONFIG:
@@ -462,7 +460,7 @@ def reproduce_times(profile: str = "default") -> str:
     r = recs[-1]
     per_doc, rows = {}, []
     per_chapter: dict[str, dict] = {}       # a chapter's planned run and its later rounds, summed
-    for e in r["experiments"]:
+    for e in r.experiments:
         c = per_chapter.setdefault(e["experiment"], {"measured": 0, "failed": 0, "seconds": 0.0, "rounds": 0})
         c["measured"] += e["measured"]
         c["failed"] += e["failed"]
@@ -473,35 +471,35 @@ def reproduce_times(profile: str = "default") -> str:
         per_doc[doc] = per_doc.get(doc, 0.0) + c["seconds"]
         more = f" (+{c['rounds']} round{'s' if c['rounds'] != 1 else ''})" if c["rounds"] else ""
         rows.append(f"| `{name}`{more} | {doc} | {c['measured']} | {c['failed']} | {c['seconds'] / 60:.1f} |")
-    minutes = r["seconds"] / 60
+    minutes = (r.seconds or 0) / 60
     other = minutes - sum(per_doc.values()) / 60      # not a chapter's: probes, forecast, start-up
     within = "within" if round(minutes, 1) <= BUDGET_MINUTES else "**over**"   # as printed, to 0.1 minute
-    given = r.get("budget_minutes")
+    given = r.budget_minutes
     budget = (f"{within} the {BUDGET_MINUTES}-minute budget of the report on 2 cores" if profile == "default" else
               f"{'within' if round(minutes, 1) <= float(given) else '**over**'} the {float(given):g} minutes it "
               f"was given (`{profile}` measures at most {VERDICTS_MINUTES} in all)" if profile == "verdicts" and given
               else "a profile with no budget")
     # a chapter's later rounds count its planned samples as resumed again: its plan's count only
-    resumed = sum(int(e.get("resumed") or 0) for e in r["experiments"] if e.get("phase", "plan") == "plan")
-    failed = sum(int(e.get("failed") or 0) for e in r["experiments"])
-    steal = r.get("cpu_steal_share")
-    commit = (r.get("git") or {}).get("commit") or "?"
+    resumed = sum(int(e.get("resumed") or 0) for e in r.experiments if e.get("phase", "plan") == "plan")
+    failed = sum(int(e.get("failed") or 0) for e in r.experiments)
+    steal = r.cpu_steal_share
+    commit = (r.git or {}).get("commit") or "?"
     drift = profile_drift(r)
     from ..judge import verdicts
 
     grids = verdicts.reference_grids() if profile == "default" else None
     lines = [
         f"A whole `{profile}` run, `gillab reproduce`"
-        f"{' from an empty campaign' if profile == 'default' else ''} on {r['started'][:10]} (commit "
-        f"`{commit[:10]}`, machine `{r['machine'].get('machine_id')}`"
-        + (f" of kind `{r['machine']['fingerprint']}`" if r["machine"].get("fingerprint") else "")
+        f"{' from an empty campaign' if profile == 'default' else ''} on {r.started[:10]} (commit "
+        f"`{commit[:10]}`, machine `{r.machine.get('machine_id')}`"
+        + (f" of kind `{r.machine['fingerprint']}`" if r.machine.get("fingerprint") else "")
         + f"), measured for **{minutes:.1f} minutes**, "
         f"{budget}: "
         + _per_document(per_doc)
         + (f" (the other {other:.1f} went to its pace probes, its forecast and starting each chapter)"
            if other >= 0.05 else "") + ". "
-        f"The 1-minute load average went from {(r.get('loadavg_start') or ['?'])[0]} to "
-        f"{(r.get('loadavg_end') or ['?'])[0]}"
+        f"The 1-minute load average went from {(r.loadavg_start or ['?'])[0]} to "
+        f"{(r.loadavg_end or ['?'])[0]}"
         + (f", and the hypervisor took {steal:.1%} of the CPU time" if steal is not None else "") + ". "
         + ("Where a chapter's grid times its builds would not fit, the profile measures the document's own GIL "
            "build and today's at every point and the other builds on a small grid (`full_grid`, `small_grid` in "
@@ -514,52 +512,64 @@ def reproduce_times(profile: str = "default") -> str:
         "",
         *([f"{failed} sample{'s' if failed != 1 else ''} failed (recorded with why, in the chapter's store).", ""]
           if failed else []),
-        *([_plan_words(r), ""] if "forecast" in r else []),
+        *([_plan_words(r), ""] if r.forecast else []),
         "| chapter | document | samples | failed | minutes |", "|---|---|---|---|---|", *rows, "",
         (f"The profile has changed since this record: {'; '.join(drift)}." if drift else
-         f"Today's `{profile}` profile is the one this run measured (`data/timing/{r['file']}`)."),
+         f"Today's `{profile}` profile is the one this run measured (`data/timing/{r.file}`)."),
     ]
     return "\n".join(lines) + "\n"
 
 
-def _plan_words(r: dict) -> str:
-    """What a planned run's record says of its plan: the machine's pace against the times it
-    forecast from, the forecast, the chapters left out, and the rounds after the plan."""
-    late = r.get("fewest_late") or []
-    fewest = {n: v for n, v in (r.get("fewest") or {}).items() if n not in late}    # chosen so before measuring
-    fc = sum((c.get("fewest_seconds") or c["seconds"]) if c["experiment"] in fewest else c["seconds"]
-             for c in r["forecast"] if c["experiment"] not in r.get("left_out", {})) / 60
-    out = [f"It planned its runs before measuring: {r.get('speed') or 'at the times read'}; forecast "
+def _plan_words(r) -> str:
+    """What a planned run's record (a :class:`gillab.record.RunRecord` or its dict) says of its
+    plan: the machine's pace against the times it forecast from, the forecast, the chapters left
+    out, cut or given their runs back at their turn, and the rounds after the plan."""
+    from ..record import RunRecord
+
+    r = RunRecord.of(r)
+    late = r.fewest_late
+    # chosen so before measuring: those cut at their turn, and those the first plan cut and their turn restored
+    fewest = {n: v for n, v in r.fewest.items() if n not in late}
+    first = {**fewest, **{n: [] for n in r.restored}}
+    fc = sum((c.get("fewest_seconds") or c["seconds"]) if c["experiment"] in first else c["seconds"]
+             for c in r.forecast if c["experiment"] not in r.left_out) / 60
+    out = [f"It planned its runs before measuring: {r.speed or 'at the times read'}; forecast "
            f"{fc:.1f} minutes for the chapters it chose"]
+    if r.pace is not None and r.paces:
+        out.append(f"redid the plan at each chapter's turn at the pace of every probe so far (at its end "
+                   f"{r.pace:.2f}x)")
     for names, when, why in ((list(fewest), "", "did not fit at that pace"),
                              (late, " when its turn came", "no longer fit the minutes left at the pace it kept")):
         if names:
-            rows = sum(len(r["fewest"][n]) for n in names)
+            rows = sum(len(r.fewest[n]) for n in names)
             out.append(f"measured {', '.join(f'`{n}`' for n in names)} at one run a point{when}, its figures (the runs "
                        f"of {'their' if len(names) > 1 else 'its'} claims {why}: {rows} judged "
                        f"row{'s' if rows != 1 else ''} left with too few runs)")
-    if r.get("left_out"):
+    if r.restored:
+        out.append(f"gave {', '.join(f'`{n}`' for n in r.restored)} its planned runs back when its turn came "
+                   "(the probes since the first measured a faster machine)")
+    if r.left_out:
         from ..judge.budget import CHOSEN_BEFORE
 
-        out.append(f"left out {', '.join(f'`{n}`' for n in r['left_out'])} ({r.get('choice') or CHOSEN_BEFORE}: "
+        out.append(f"left out {', '.join(f'`{n}`' for n in r.left_out)} ({r.choice or CHOSEN_BEFORE}: "
                    "they did not fit the budget at that pace)")
-    if r.get("not_reached"):
-        out.append(f"and did not reach {', '.join(f'`{n}`' for n in r['not_reached'])} in time")
-    if r.get("claims_first"):
-        late = r.get("figures_not_reached") or []
+    if r.not_reached:
+        out.append(f"and did not reach {', '.join(f'`{n}`' for n in r.not_reached)} in time")
+    if r.claims_first:
+        late = r.figures_not_reached
         out.append("measured every chapter's claims first and the points no claim reads after them (its planned "
                    "runs did not all fit)" + (f", and did not reach those of {', '.join(f'`{n}`' for n in late)}"
                                              if late else ""))
-    if r.get("rounds"):
+    if r.rounds:
         per = {}
-        for x in r["rounds"]:
+        for x in r.rounds:
             per[x["experiment"]] = per.get(x["experiment"], 0) + 1
         out.append("then spent what was left on more rounds where judged rows straddled their band ("
                    + ", ".join(f"`{n}` {k}" for n, k in per.items()) + ")")
     return "; ".join(out) + "."
 
 
-def whole_run_records() -> dict[str, list[dict]]:
+def whole_run_records() -> dict[str, list]:
     """Per campaign (every one in ``data/results/``, oldest first), the records of its whole runs
     (``reproduce-*.json`` in its folder), oldest first; then those in ``data/timing/`` whose
     campaign is not in ``data/results/`` (each with its ``file``)."""
@@ -567,25 +577,30 @@ def whole_run_records() -> dict[str, list[dict]]:
 
     out: dict[str, list[dict]] = {}
     seen = set()
+    from ..record import load
+
     for c in campaigns.all_campaigns():
         recs = campaigns.whole_runs(c)
-        out[c.id] = sorted(recs, key=lambda r: r.get("started") or "")
-        seen |= {r["file"] for r in recs}
+        out[c.id] = sorted(recs, key=lambda r: r.started)
+        seen |= {r.file for r in recs}
     for f in sorted(timing_dir().glob("reproduce-*.json")):
         if f.name not in seen:
-            rec = json.loads(f.read_text()) | {"file": f.name}
-            out.setdefault(rec.get("campaign") or "?", []).append(rec)
+            rec = load(f)
+            out.setdefault(rec.campaign or "?", []).append(rec)
     return out
 
 
-def _pace_cell(rec: dict) -> str:
-    """A whole run's pace against the times its forecast read, as its record says."""
-    speed = rec.get("speed") or ""
-    if rec.get("speed_factor") is None or not speed:
+def _pace_cell(rec) -> str:
+    """A whole run's pace against the times its forecast read, as its record says: every probe's
+    where it holds that, and its first probe's where the plan read another."""
+    speed = rec.speed or ""
+    if rec.speed_factor is None or not speed:
         return "not recorded"
     if speed.startswith("no build"):
         return "not compared (no time to compare with)"
-    return f"{rec['speed_factor']:.2f}x"
+    if rec.pace is None or abs(rec.pace - rec.speed_factor) < 0.005:
+        return f"{rec.speed_factor:.2f}x"
+    return f"{rec.pace:.2f}x (first probe {rec.speed_factor:.2f}x)"
 
 
 def _when(stamp) -> float:
@@ -597,16 +612,22 @@ def _when(stamp) -> float:
         return float("nan")
 
 
-def _span(rec: dict) -> tuple[float, float]:
-    """A run's start and end (its start where it never finished), in seconds."""
-    return _when(rec.get("started")), _when(rec.get("finished") or rec.get("started"))
+def _field(rec, key: str):
+    """A key of a chapter's run file (a dict) or a field of a whole run's record."""
+    return rec.get(key) if isinstance(rec, dict) else getattr(rec, key, None)
+
+
+def _span(rec) -> tuple[float, float]:
+    """A run's start and end (its start where it never finished), in seconds: a chapter's run file
+    or a whole run's record."""
+    return _when(_field(rec, "started")), _when(_field(rec, "finished") or _field(rec, "started"))
 
 
 # runs apart from a whole run further apart than this (one's end to the next one's start) are two stretches
 STRETCH_GAP_S = 3600.0
 
 
-def apart_runs(c, whole: list[dict]) -> list[list[dict]]:
+def apart_runs(c, whole: list) -> list[list[dict]]:
     """The runs of ``c``'s chapters that measured something outside every whole run of it (a
     chapter measured again on its own, `gillab measure`/`run`, or a campaign measured chapter by
     chapter), in stretches: the runs between two whole runs (or before the first, after the last)
@@ -681,7 +702,7 @@ def _configs(name: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _inside(c, rec: dict) -> list[dict]:
+def _inside(c, rec) -> list[dict]:
     """The chapters' runs of ``c`` that a whole run's record spans."""
     from ..measure import campaigns
 
@@ -742,12 +763,12 @@ def steadiness_table() -> str:
                         "| not recorded | not recorded |")
         for r in recs:
             st = steadiness.of(r)
-            load = " → ".join(str((r.get(k) or ["?"])[0]) for k in ("loadavg_start", "loadavg_end"))
-            steal = r.get("cpu_steal_share")
+            load = " → ".join(str((getattr(r, k) or ["?"])[0]) for k in ("loadavg_start", "loadavg_end"))
+            steal = r.cpu_steal_share
             probes = _probes_cell(st)
             verdict = st.outcome if st.outcome == steadiness.NOT_RECORDED else f"**{st.outcome}**: {st.why}"
             later = _still_read(by_id[cid], _inside(by_id[cid], r)) if cid == ref else ""
-            rows.append(f"| {name} | `{r.get('profile')}`, {(r.get('started') or '?')[:16].replace('T', ' ')}{later} "
+            rows.append(f"| {name} | `{r.profile}`, {(r.started or '?')[:16].replace('T', ' ')}{later} "
                         f"| {_pace_cell(r)} | {load} | {'not recorded' if steal is None else f'{steal:.1%}'} "
                         f"| {probes} | {verdict} |")
         rows += [_apart_row(name, runs, by_id[cid] if cid == ref else None) for runs in apart]
@@ -763,6 +784,18 @@ def steadiness_table() -> str:
             "its steal is the most any of its runs lost. The reference's rows say which of their chapters' samples "
             "no page reads now (the chapter was measured again, or at sizes no profile asks for since): their "
             "steadiness no longer bears on a result.\n\n" + "\n".join(rows) + "\n")
+
+
+def alone_rule() -> str:
+    """The rule that says whether a sample was measured alone (:mod:`gillab.measure.alone`), in words
+    from its constants, for the method chapter."""
+    from ..judge import lexicon
+    from ..measure import alone
+
+    same = lexicon.about("the same")
+    return (f"**The rule:** {alone.words()}. {alone.MOST_FOREIGN_CPUS:g} of a CPU is {alone.MOST_FOREIGN_CPUS / 2:.0%} "
+            f"of a 2-core machine: beside a CPU-bound sample that uses both CPUs, it can shift the sample by about "
+            f"{alone.MOST_FOREIGN_CPUS / 2:.0%}, under the band of \"the same\" (within {same:.0%}).\n")
 
 
 def builds_table() -> str:
