@@ -1,6 +1,5 @@
 import contextlib
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -58,10 +57,12 @@ def samples_alone_unless_checked(request, monkeypatch):
     another worker's load beside it: a test reads what a sample measured, not whether the machine
     was quiet, unless it is marked ``alone_rule`` (then :mod:`gillab.measure.alone`'s rule applies
     as it does in a reader's run)."""
-    if request.node.get_closest_marker("alone_rule") is None:
-        from gillab.measure import alone
+    from gillab.measure import alone
 
-        monkeypatch.setattr(alone, "MOST_FOREIGN_CPUS", math.inf)
+    if request.node.get_closest_marker("alone_rule") is None:
+        monkeypatch.setenv(alone.LIMIT_ENV, "inf")      # the notebooks' kernels and the CLI's processes too
+    else:
+        monkeypatch.delenv(alone.LIMIT_ENV, raising=False)
     yield
 
 

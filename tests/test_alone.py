@@ -123,3 +123,23 @@ def test_samples_beside_foreign_load_are_kept_aside_and_measured_again(builds, d
 def test_the_rule_is_written_once_and_said_in_words():
     words = alone.words()
     assert f"{alone.MOST_FOREIGN_CPUS:g} of a CPU" in words and f"at most {alone.MEASURE_AGAIN} more times" in words
+
+
+@pytest.mark.alone_rule
+def test_another_limit_is_checked_before_measuring_and_named_in_the_record(builds, data_dir, monkeypatch):
+    from gillab.judge import steadiness
+    from gillab.measure.profiles import ParameterError
+
+    monkeypatch.setenv(alone.LIMIT_ENV, "lots")
+    with pytest.raises(ParameterError, match=r"GILLAB_FOREIGN_CPUS='lots' is not a number of CPUs"):
+        sweep.measure("st_loop", "smoke", {"conditions": "3.13.5"}, campaign="refused", new_campaign=True,
+                      progress=False)
+    assert not (data_dir / "results" / "refused").exists()
+    monkeypatch.setenv(alone.LIMIT_ENV, "inf")
+    res = sweep.measure("st_loop", "smoke", {"conditions": "3.13.5"}, campaign="raised", new_campaign=True,
+                        progress=False)
+    (run,) = campaigns.runs(campaigns.load("raised"))
+    assert run["foreign_limit"] == float("inf") and res.not_alone == 0
+    rec = {"version": 2, "foreign_limit": float("inf"), "experiments": []}
+    assert steadiness.alone_of(rec).outcome == steadiness.NOT_RECORDED
+    assert "GILLAB_FOREIGN_CPUS=inf" in steadiness.alone_of(rec).why

@@ -24,6 +24,8 @@ those marked *2*):
                           forecast's, from the first probe) and its words
 ``pace``, ``pace_words``  *2*: the pace every probe of the run measured (the median of their
                           medians), written at its end, and its words
+``foreign_limit``         *2*: the foreign CPUs a sample could have beside it and be alone
+                          (:func:`gillab.measure.alone.limit`)
 ``paces``                 *2*: the pace at each chapter's turn, from every probe so far
                           (``before``: the chapter, ``factor``, ``probes``: how many it read,
                           ``correction``: the chapters so far against their forecast)
@@ -58,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 VERSION = 2
-_MAY_BE_NONE = ("budget_minutes", "speed_factor", "seconds", "cpu_steal_share", "pace")
+_MAY_BE_NONE = ("budget_minutes", "speed_factor", "seconds", "cpu_steal_share", "pace", "foreign_limit")
 
 
 @dataclass
@@ -94,6 +96,7 @@ class RunRecord:
     cpu_times_end: dict = field(default_factory=dict)
     cpu_steal_share: float | None = None
     pace: float | None = None           # 2: the pace of every probe of the run, at its end
+    foreign_limit: float | None = None  # 2: the foreign CPUs a sample could have and be alone
     pace_words: str = ""
     version: int = VERSION
     path: Path | None = field(default=None, compare=False, repr=False)   # where it was read from

@@ -68,7 +68,7 @@ class WholeRun:
     def start(cls, profile: str, campaign: str | None, new_campaign: bool, minutes: float | None) -> "WholeRun":
         """Check everything, probe, plan and print the plan; then make the campaign and the record."""
         from .judge import steadiness
-        from .measure import campaigns, metadata
+        from .measure import alone, campaigns, metadata
 
         precheck(profile, campaign, new_campaign)        # before the first probe: a bad input costs nothing
         probes = steadiness.Probes(profile)
@@ -80,7 +80,7 @@ class WholeRun:
         camp = campaigns.for_measuring(campaign, new=new_campaign)
         rec = RunRecord(profile=profile, campaign=camp.id, started=metadata.now(), git=metadata.git_commit(),
                         machine=metadata.machine(), loadavg_start=metadata.loadavg(),
-                        cpu_times_start=metadata.cpu_times(), budget_minutes=minutes,
+                        cpu_times_start=metadata.cpu_times(), budget_minutes=minutes, foreign_limit=alone.limit(),
                         speed_factor=round(plan.factor, 3), speed=plan.speed,
                         forecast=[_forecast_row(c) for c in plan.forecast()],
                         choice=budget.CHOICE, claims_first=plan.claims_first,

@@ -119,9 +119,14 @@ class Alone:
 def alone_of(record) -> Alone:
     """Whether ``record``'s run was alone (see :class:`Alone`); a record written before samples
     were checked (version 1) is *not recorded*."""
+    from ..measure import alone
+
     rec = RunRecord.of(record)
     if rec.version < 2:
         return Alone(NOT_RECORDED, 0, 0, {}, "written before each sample recorded the load beside it")
+    if rec.foreign_limit is not None and rec.foreign_limit != alone.MOST_FOREIGN_CPUS:
+        return Alone(NOT_RECORDED, 0, 0, {}, f"measured with ${alone.LIMIT_ENV}={rec.foreign_limit:g}, not the "
+                                            f"rule's {alone.MOST_FOREIGN_CPUS:g}: no sample was kept aside by the rule")
     kept = rec.samples_not_alone()
     n = sum(kept.values())
     again = sum(e.get("measured_again", 0) for e in rec.experiments)

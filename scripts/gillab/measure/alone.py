@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from . import metadata
 
 MOST_FOREIGN_CPUS = 0.10   # foreign CPU time over the sample's wall time, at most
+LIMIT_ENV = "GILLAB_FOREIGN_CPUS"   # another limit (``inf``: every sample alone), named in every run file
 GRAIN_TICKS = 5            # and foreign CPU time past this many clock ticks, to count
 MEASURE_AGAIN = 2          # a sample not alone is measured again at most this many times
 NOT_ALONE = "not alone"    # its status in the store
@@ -81,13 +82,30 @@ class Reading:
                 "steal_share_sample": self.steal_share, "alone": self.alone}
 
 
+def limit() -> float:
+    """The foreign CPUs a sample may have beside it: :data:`MOST_FOREIGN_CPUS`, unless
+    ``$GILLAB_FOREIGN_CPUS`` sets another (the test suite, whose workers run side by side, sets
+    ``inf``); a run file records the limit it measured with, and a whole run measured with another
+    than the rule's is not called alone (:func:`gillab.judge.steadiness.alone_of`)."""
+    raw = os.environ.get(LIMIT_ENV, "").strip()
+    if not raw:
+        return MOST_FOREIGN_CPUS
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"${LIMIT_ENV}={raw!r} is not a number of CPUs (e.g. 0.1, or inf)") from None
+    if not value >= 0:
+        raise ValueError(f"${LIMIT_ENV}={raw!r}: a number of CPUs is at least 0")
+    return value
+
+
 def is_alone(foreign_cpu_s: float | None, wall_s: float) -> bool:
-    """The rule: alone unless foreign CPU time passed both the share and the grain.  A machine
-    with no counters is taken as alone (nothing says otherwise; its rows say the counters were
-    missing by their empty columns)."""
+    """The rule: alone unless foreign CPU time passed both the share (:func:`limit`) and the
+    grain.  A machine with no counters is taken as alone (nothing says otherwise; its rows say the
+    counters were missing by their empty columns)."""
     if foreign_cpu_s is None or wall_s <= 0:
         return True
-    return not (foreign_cpu_s > MOST_FOREIGN_CPUS * wall_s and foreign_cpu_s > GRAIN_TICKS / _hz())
+    return not (foreign_cpu_s > limit() * wall_s and foreign_cpu_s > GRAIN_TICKS / _hz())
 
 
 class Window:

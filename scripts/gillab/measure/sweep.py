@@ -324,6 +324,10 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
     exp = get(name)
     p = exp.resolve(profile, overrides)
     grid = grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
+    try:
+        alone.limit()            # $GILLAB_FOREIGN_CPUS, read by every sample
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
     if claims_first:
         grid = grid_mod.claims_first(grid)
     conds, idents, usable, missing, keys = _builds(p)
@@ -516,6 +520,7 @@ class _Run:
             "machine": metadata.machine(), "harness": metadata.harness() | {"pid": os.getpid()},
             "boot_id": metadata.boot_id(),
             "started": metadata.now(), "loadavg_start": metadata.loadavg(), "cpu_times_start": metadata.cpu_times(),
+            "foreign_limit": alone.limit(),
             "planned_samples": len(self.todo), "skipped_already_measured": resumable,
             "why_measured": reasons, "killed_runs_found": killed,
             "status": "running",
@@ -718,7 +723,7 @@ def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
     common = row | {
         "status": "ok" if seen.alone else alone.NOT_ALONE,
         "error": "" if seen.alone else (f"other processes used {seen.foreign_cpus:.2f} CPU(s) while it ran "
-                                        f"(at most {alone.MOST_FOREIGN_CPUS:g})"),
+                                        f"(at most {alone.limit():g})"),
         **seen.columns(),
         **{k: v for k, v in s.result.items() if not isinstance(v, (dict, list))},
         "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
