@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gillab.measure import interpreters, provision  # noqa: E402
+from gillab.measure import alone, interpreters, provision  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,13 +57,15 @@ def samples_alone_unless_checked(request, monkeypatch):
     another worker's load beside it: a test reads what a sample measured, not whether the machine
     was quiet, unless it is marked ``alone_rule`` (then :mod:`gillab.measure.alone`'s rule applies
     as it does in a reader's run)."""
-    from gillab.measure import alone
-
     if request.node.get_closest_marker("alone_rule") is None:
-        monkeypatch.setenv(alone.LIMIT_ENV, "inf")      # the notebooks' kernels and the CLI's processes too
+        monkeypatch.setenv(alone.LIMIT_ENV, "inf")
     else:
         monkeypatch.delenv(alone.LIMIT_ENV, raising=False)
     yield
+
+
+# and for what fixtures of a module or the session measure (a notebook's kernel, the CLI's processes)
+os.environ[alone.LIMIT_ENV] = "inf"
 
 
 @pytest.fixture(autouse=True)

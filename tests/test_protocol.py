@@ -78,12 +78,12 @@ def _graph() -> dict[str, set[str]]:
 
 
 # the harness in layers, each importing only those below it: the ground (where files are,
-# statistics), measuring, judging, presenting, a whole run (gillab.reproduce: plan, measure, book),
+# statistics, a whole run's record), measuring, judging, presenting, a whole run (gillab.reproduce: plan, measure, book),
 # then the command line over all of them.  A chapter (how one experiment's samples are read)
 # stands over judging and presenting: it imports them; they reach it only through the chapters'
 # registry (the package gillab.chapters, whose ``of`` imports a chapter by name), never by
 # importing a chapter module.  A registry package reaches its own modules by name.
-GROUND = ("gillab.paths", "gillab.stats")
+GROUND = ("gillab.paths", "gillab.stats", "gillab.record")
 LAYERS = {"measure": 1, "judge": 2, "present": 3, "reproduce": 4}
 REGISTRIES = ("gillab.measure.experiments", "gillab.chapters")
 FAMILIES = {"gillab.measure.experiments": ("echo",), "gillab.chapters": ("echo", "over_threads", "doc002", "doc003")}

@@ -38,3 +38,17 @@ BOOK_FILES = Path("book") / "_extra" / "files"
 def generated_dir() -> Path:
     """Where papermill writes the executed notebooks that the book renders."""
     return repo_root() / "book" / "generated"
+
+
+def portable(obj):
+    """The same data with this machine's home folder written ``~`` and the checkout ``<repo>``:
+    stored files name builds by where they live relative to those, not by one machine's paths."""
+    if isinstance(obj, str):
+        root, home = str(repo_root()), os.path.expanduser("~")
+        out = obj.replace(root, "<repo>")
+        return out.replace(home + "/", "~/") if home not in ("/", "") else out
+    if isinstance(obj, dict):
+        return {k: portable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [portable(v) for v in obj]
+    return obj

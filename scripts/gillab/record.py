@@ -59,6 +59,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .paths import portable
+
 VERSION = 2
 _MAY_BE_NONE = ("budget_minutes", "speed_factor", "seconds", "cpu_steal_share", "pace", "foreign_limit")
 
@@ -115,9 +117,7 @@ class RunRecord:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "path"}
 
     def save(self, path: Path) -> None:
-        from .measure import metadata
-
-        path.write_text(json.dumps(metadata.portable(self.as_dict()), indent=1, default=str) + "\n")
+        path.write_text(json.dumps(portable(self.as_dict()), indent=1, default=str) + "\n")
 
     @property
     def file(self) -> str:

@@ -1,5 +1,5 @@
 """``gillab reproduce``: a whole run, above the layers it drives.  The plan is made once
-(:class:`gillab.plan.Plan`: every check, the forecast, the chapters chosen and their order) and redone
+(:class:`gillab.judge.plan.Plan`: every check, the forecast, the chapters chosen and their order) and redone
 at each chapter's turn at the pace every probe so far measured; this module measures what it says
 (:func:`gillab.measure.sweep.measure`), spends the time left on the rows more runs would decide
 (:func:`more_rounds`), keeps the run's record (:class:`gillab.record.RunRecord`: how long each step
@@ -16,7 +16,7 @@ from pathlib import Path
 from .judge import budget
 from .measure import experiments
 from .measure.protocol import NOT_CONFIG
-from .plan import Plan, budget_minutes, precheck  # noqa: F401 - the whole run's checks, re-exported
+from .judge.plan import Plan, budget_minutes, precheck  # noqa: F401 - the whole run's checks, re-exported
 from .present.book import book
 from .record import RunRecord
 
@@ -27,12 +27,12 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     the command line's code, then render the book, which shows that campaign beside the reference.
 
     Every check comes first; the campaign is made only once they pass.  Then, for `default` and
-    `verdicts` (or with ``minutes``), the plan (:class:`gillab.plan.Plan`): what each chapter's
+    `verdicts` (or with ``minutes``), the plan (:class:`gillab.judge.plan.Plan`): what each chapter's
     planned runs take on this machine, at the pace of a warmed-up probe, and which judged rows they
     decide, printed before anything is measured.  Where the chapters' planned runs do not all fit
     the minutes, every chapter's claims (the points its judged rows read) come first and the points
     no claim reads (the figures' runs) after them, while time is left.  At each chapter's turn the
-    plan is redone at the pace every probe so far measured (:meth:`gillab.plan.Plan.turn`): its
+    plan is redone at the pace every probe so far measured (:meth:`gillab.judge.plan.Plan.turn`): its
     planned runs, else one run a point, else it is named as not reached.  Then, while time is left,
     one more round at a time where judged rows still straddle an edge of their band; no sample
     starts after the deadline.  A sample measured beside foreign load is kept aside and measured

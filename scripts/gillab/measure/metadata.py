@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from ..paths import repo_root
+from ..paths import portable, repo_root  # noqa: F401 - portable: the stored files' paths
 
 
 def cpu_model() -> str:
@@ -201,20 +201,6 @@ def git_commit() -> dict:
 
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def portable(obj):
-    """The same data with this machine's home folder written ``~`` and the checkout ``<repo>``:
-    stored files name builds by where they live relative to those, not by one machine's paths."""
-    if isinstance(obj, str):
-        root, home = str(repo_root()), os.path.expanduser("~")
-        out = obj.replace(root, "<repo>")
-        return out.replace(home + "/", "~/") if home not in ("/", "") else out
-    if isinstance(obj, dict):
-        return {k: portable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [portable(v) for v in obj]
-    return obj
 
 
 def machine() -> dict:

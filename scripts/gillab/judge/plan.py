@@ -7,16 +7,16 @@ their order.  The forecast is kept at the reference's pace (``base``) and scaled
 moment (:meth:`Plan.forecast`), so that the plan can be redone, at each chapter's turn, at the pace
 every probe so far measured (:meth:`Plan.turn`): a chapter the first plan cut to one run a point
 gets its planned runs back when the machine turned out faster, and a chapter planned whole is cut
-when it turned out slower.  Measuring (:mod:`gillab.reproduce`) asks the plan; it never plans.
+when it turned out slower.  A whole run (:mod:`gillab.reproduce`) asks the plan; it never plans.
 """
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
 
-from .judge import budget
-from .measure import experiments
-from .measure.profiles import BUDGET_MINUTES, VERDICTS_MINUTES, ParameterError
+from . import budget
+from ..measure import experiments
+from ..measure.profiles import BUDGET_MINUTES, VERDICTS_MINUTES, ParameterError
 
 
 def precheck(profile: str = "default", campaign: str | None = None, new_campaign: bool = False) -> dict[str, str]:
@@ -24,8 +24,8 @@ def precheck(profile: str = "default", campaign: str | None = None, new_campaign
     written, the campaign may be measured into, and each chapter's profile and builds (its
     :func:`gillab.measure.sweep.plan`).  Returns the chapters that cannot start, each with why; raises
     :class:`ParameterError` when none can."""
-    from .measure import campaigns, sweep
-    from .paths import results_dir
+    from ..measure import campaigns, sweep
+    from ..paths import results_dir
 
     sweep.check_writable(results_dir())
     campaigns.for_measuring(campaign, new=new_campaign, create_new=False)   # the reference is refused here
