@@ -73,9 +73,9 @@ def test_each_runs_from_its_private_root_with_its_suites_c_library(build_id, tmp
 
 
 def test_the_interpreters_table_names_each_debian_builds_origin_and_flags():
-    from gillab.present import timing
+    from gillab.present import builds_view
 
-    table = timing.builds_table()
+    table = builds_view.builds_table()
     for build_id in DEBIAN:
         line = next(line for line in table.splitlines() if line.startswith(f"| `{build_id}`"))
         assert "binary package" in line and "(Debian's)" in line and "private root" in line

@@ -11,6 +11,7 @@ from gillab import reproduce
 from gillab.judge import budget, steadiness
 from gillab.measure import campaigns, experiments
 from gillab.present import timing
+from gillab.present import sittings
 
 
 def probe(median, steal=0.0, since=None, when="between"):
@@ -121,7 +122,7 @@ def test_the_method_chapter_shows_each_campaigns_steadiness_beside_its_pace(data
         c = campaigns.create(cid)
         (c.dir / "reproduce-2026-12-01T000000Z.json").write_text(json.dumps(rec | {"campaign": cid}))
     campaigns.create("traces-only")
-    text = timing.steadiness_table()
+    text = sittings.steadiness_table()
     row = {line.split(" | ")[0].strip("| `"): line for line in text.splitlines() if line.startswith("| `")}
     assert set(row) == {"calm", "drifted", "old", "traces-only"}
     assert "| 1.10x |" in row["calm"] and "| 3 (1.10x) | **steady**" in row["calm"]
@@ -132,14 +133,14 @@ def test_the_method_chapter_shows_each_campaigns_steadiness_beside_its_pace(data
 
 
 def test_the_method_chapter_says_not_recorded_for_the_committed_runs_before_the_probe():
-    text = timing.steadiness_table()
+    text = sittings.steadiness_table()
     for c in campaigns.all_campaigns():
         assert f"| `{c.id}` |" in text
-    recs = timing.whole_run_records()
+    recs = sittings.whole_run_records()
     unprobed = sum(1 for rs in recs.values() for r in rs if not r.probes) + sum(not rs for rs in recs.values())
     by_id = {c.id: c for c in campaigns.all_campaigns()}
     unprobed += sum(all(not r.get("probes") for r in runs) for cid, rs in recs.items() if cid in by_id
-                    for runs in timing.apart_runs(by_id[cid], rs))
+                    for runs in sittings.apart_runs(by_id[cid], rs))
     assert unprobed and sum(line.endswith("| not recorded |") for line in text.splitlines()) == unprobed
 
 
@@ -217,9 +218,9 @@ def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_
         store = c.store(r["experiment"])
         store.runs_dir.mkdir(parents=True, exist_ok=True)
         (store.runs_dir / f"{r['run_id']}.json").write_text(json.dumps(r))
-    stretches = timing.apart_runs(c, [whole])
+    stretches = sittings.apart_runs(c, [whole])
     assert [[r["run_id"] for r in s] for s in stretches] == [["a"], ["c", "d"], ["f"]]   # "e" measured nothing
-    rows = [line for line in timing.steadiness_table().splitlines() if line.startswith("| `sitting`")]
+    rows = [line for line in sittings.steadiness_table().splitlines() if line.startswith("| `sitting`")]
     assert len(rows) == 4 and "| **steady**" in rows[0]
     assert "1 run apart from a whole run (`verdicts`: flask_k6), 2026-12-01 20:00" in rows[3]
     assert "| 2 (1.02x) | **steady**" in rows[3]
@@ -232,7 +233,7 @@ def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_
     # the sitting's whole run says which chapters' samples a later run replaced (here: none stored)
     assert "not read now" not in rows[0]
     # one run of a stretch without probes leaves the whole stretch not recorded, saying so
-    st = timing.apart_steadiness([runs[0], runs[2]])
+    st = sittings.apart_steadiness([runs[0], runs[2]])
     assert st.outcome == steadiness.NOT_RECORDED and st.why == "1 of the 2 runs took no pace probe"
 
 
@@ -243,7 +244,7 @@ def test_the_references_stretches_say_which_samples_no_page_reads(monkeypatch):
     whole run's flask_k6 samples, at the document's sizes, are `seed`'s configuration, still read."""
     ref = "amd-epyc-2c-20261127-sitting4"
     monkeypatch.setattr(campaigns, "reference_id", lambda: ref)
-    rows = [line for line in timing.steadiness_table().splitlines() if line.startswith(f"| `{ref}` |")]
+    rows = [line for line in sittings.steadiness_table().splitlines() if line.startswith(f"| `{ref}` |")]
     whole = [r for r in rows if "apart from a whole run" not in r]
     apart = [r for r in rows if "apart from a whole run" in r]
     assert whole and apart

@@ -13,6 +13,7 @@ from gillab.record import RunRecord
 from gillab.judge import budget as budget_mod
 from gillab.measure import experiments
 from gillab.present import timing
+from gillab.present import decided as decided_view
 from gillab.measure import campaigns
 from gillab.measure.profiles import ParameterError
 
@@ -179,7 +180,7 @@ def test_the_planned_run_is_reported_with_what_it_decided_and_what_it_left():
     rec = [r for r in timing.timing_records("default") if r.forecast][-1]
     flat = verdicts.flat(verdicts.verdicts(rec.campaign, profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
-    text = timing.planned_run(flat)
+    text = decided_view.planned_run(flat)
     decided = int(judged["outcome"].isin(("agrees", "higher", "lower")).sum())
     assert f"decided **{decided} of the {len(judged)}**" in text
     total = next(line for line in text.splitlines() if line.startswith("| all |")).split("|")
@@ -202,7 +203,7 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
     open_ = judged[(judged["outcome"] == "inconclusive") & ~judged["why"].map(stats.too_few_runs)
                    & judged["estimand"].isin([*stats.ORDER, stats.RATIO])]
-    text = timing.straddling(flat)
+    text = decided_view.straddling(flat)
     counted = [line.split("|") for line in text.splitlines() if line.startswith("| `")]
     assert sum(int(c[2]) for c in counted) == len(open_)
     assert sum(int(c[3].split("(")[0]) + int(c[4]) for c in counted) == len(open_)
@@ -221,7 +222,7 @@ def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
     many are decided, and the minutes the committed whole runs spent, summed as the records say."""
     from gillab.judge import verdicts
 
-    text = timing.efficiency()
+    text = decided_view.efficiency()
     flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id(), profile="default"))
     judged = flat[(flat["role"] == "judged") & (flat["condition"] != "-")]
     decided = int(judged["outcome"].isin(("agrees", "higher", "lower")).sum())
@@ -412,7 +413,7 @@ def test_the_straddling_table_names_the_rows_it_cannot_project():
 
     flat = verdicts.reference_flat()
     every = verdicts.straddling(verdicts.judged(flat))
-    text = timing.straddling(flat)
+    text = decided_view.straddling(flat)
     counted = sum(int(line.split(" | ")[1]) for line in text.splitlines() if line.startswith("| `"))
     named = re.search(r"Not in the table: (\d+) row", text)
     assert counted + (int(named.group(1)) if named else 0) == len(every)
@@ -443,9 +444,9 @@ def test_a_whole_runs_resumed_samples_are_its_plans_and_one_run_has_no_width():
     if timing.timing_records("verdicts")[-1] == rec:
         assert f"already held {plan:,} of its samples" in text
     one = pd.DataFrame({"band": [0.1], "published": [2.0], "ci_low": [2.2], "ci_high": [2.2], "coverage": [0.0]})
-    assert timing._width_over_band(one) == "-"
+    assert decided_view._width_over_band(one) == "-"
     two = one.assign(ci_low=[1.9], ci_high=[2.1], coverage=[0.95])
-    assert timing._width_over_band(pd.concat([one, two])) == "0.50 (1)"
+    assert decided_view._width_over_band(pd.concat([one, two])) == "0.50 (1)"
 
 
 def test_a_chapter_cut_on_a_slow_first_probe_gets_its_runs_back_when_later_probes_are_fast(builds, data_dir,

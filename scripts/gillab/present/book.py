@@ -17,19 +17,10 @@ from ..measure import experiments
 from ..paths import BOOK_FIGURES, BOOK_FILES, repo_root
 from . import contents
 from .execute import execute_all
-from .timing import (
-    alone_rule,
-    builds_table,
-    efficiency,
-    measuring_times,
-    planned_run,
-    profile_minutes,
-    reproduce_times,
-    runs_by_design,
-    steadiness_table,
-    straddling,
-    timing_records,
-)
+from .builds_view import builds_table
+from .decided import efficiency, planned_run, runs_by_design, straddling
+from .sittings import alone_rule, probes_figure, steadiness_table
+from .timing import measuring_times, profile_minutes, reproduce_times, timing_records
 
 WIDGETS_DIR = repo_root() / "book" / "_widgets" / "widgets"   # served as _static/widgets/
 
@@ -223,6 +214,7 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "steadiness.md").write_text(steadiness_table())
     (gen / "alone_rule.md").write_text(alone_rule())
+    (gen / "probes.md").write_text(probes_figure(gen))
     (gen / "conditions_table.md").write_text(conditions_table())
     from . import trace_view
 

@@ -1,0 +1,297 @@
+"""Every campaign's sittings, for the method chapter's steadiness section: each whole run (its pace
+beside the steadiness rule of :mod:`gillab.judge.steadiness`, from its :class:`gillab.record.RunRecord`),
+the runs of chapters measured apart from a whole run read as stretches, the pace probes over time,
+and the rule that says whether a sample was alone (:mod:`gillab.measure.alone`).  Read from the
+records when the book builds.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..measure import experiments
+from . import timing
+
+
+def whole_run_records() -> dict[str, list]:
+    """Per campaign (every one in ``data/results/``, oldest first), the records of its whole runs
+    (``reproduce-*.json`` in its folder), oldest first; then those in ``data/timing/`` whose
+    campaign is not in ``data/results/`` (each with its ``file``)."""
+    from ..measure import campaigns
+
+    out: dict[str, list[dict]] = {}
+    seen = set()
+    from ..record import load
+
+    for c in campaigns.all_campaigns():
+        recs = campaigns.whole_runs(c)
+        out[c.id] = sorted(recs, key=lambda r: r.started)
+        seen |= {r.file for r in recs}
+    for f in sorted(timing.timing_dir().glob("reproduce-*.json")):
+        if f.name not in seen:
+            rec = load(f)
+            out.setdefault(rec.campaign or "?", []).append(rec)
+    return out
+
+
+def _pace_cell(rec) -> str:
+    """A whole run's pace against the times its forecast read, as its record says: every probe's
+    where it holds that, and its first probe's where the plan read another."""
+    speed = rec.speed or ""
+    if rec.speed_factor is None or not speed:
+        return "not recorded"
+    if speed.startswith("no build"):
+        return "not compared (no time to compare with)"
+    if rec.pace is None or abs(rec.pace - rec.speed_factor) < 0.005:
+        return f"{rec.speed_factor:.2f}x"
+    return f"{rec.pace:.2f}x (first probe {rec.speed_factor:.2f}x)"
+
+
+def _when(stamp) -> float:
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(stamp).timestamp()
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _field(rec, key: str):
+    """A key of a chapter's run file (a dict) or a field of a whole run's record."""
+    return rec.get(key) if isinstance(rec, dict) else getattr(rec, key, None)
+
+
+def _span(rec) -> tuple[float, float]:
+    """A run's start and end (its start where it never finished), in seconds: a chapter's run file
+    or a whole run's record."""
+    return _when(_field(rec, "started")), _when(_field(rec, "finished") or _field(rec, "started"))
+
+
+# runs apart from a whole run further apart than this (one's end to the next one's start) are two stretches
+STRETCH_GAP_S = 3600.0
+
+
+def apart_runs(c, whole: list) -> list[list[dict]]:
+    """The runs of ``c``'s chapters that measured something outside every whole run of it (a
+    chapter measured again on its own, `gillab measure`/`run`, or a campaign measured chapter by
+    chapter), in stretches: the runs between two whole runs (or before the first, after the last)
+    with no more than :data:`STRETCH_GAP_S` between one and the next are one stretch of measuring,
+    oldest first, and each has a steadiness too."""
+    from ..measure import campaigns
+
+    spans = [_span(r) for r in whole]
+    stretches: list[list[dict]] = []
+    place = None
+    for r in sorted(campaigns.runs(c), key=lambda r: r.get("started") or ""):
+        t = _when(r.get("started"))
+        if not r.get("measured") or any(a <= t <= b for a, b in spans):
+            continue
+        between = sum(a < t for a, _ in spans)
+        if place != between or t - _span(stretches[-1][-1])[1] > STRETCH_GAP_S:
+            stretches.append([])
+        place = between
+        stretches[-1].append(r)
+    return stretches
+
+
+def apart_steadiness(runs: list[dict]):
+    """The rule (:func:`gillab.judge.steadiness.of`) over the runs apart from a whole run, read as
+    one stretch: their probes in order and the largest steal share of any; *not recorded* where
+    one of them took no probe (a run before the probe existed)."""
+    from ..judge import steadiness
+
+    bare = sum(not r.get("probes") for r in runs)
+    if bare:
+        return steadiness.Steadiness(steadiness.NOT_RECORDED, 0, None, None,
+                                     f"{bare} of the {len(runs)} runs took no pace probe")
+    steals = [r["cpu_steal_share"] for r in runs if isinstance(r.get("cpu_steal_share"), (int, float))]
+    return steadiness.of({"probes": [p for r in runs for p in r["probes"]],
+                          "cpu_steal_share": max(steals) if steals else None})
+
+
+def _still_read(c, runs: list[dict]) -> str:
+    """Which chapters' samples of ``runs`` no page reads now, in words to append to a row ('' where
+    every sample is read): a chapter measured again keeps its former samples in its file, read by
+    nothing (:func:`gillab.judge.results.current_rows`), and samples of a configuration no profile
+    resolves to today (:func:`_configs`) are read by no page either."""
+    from ..judge import results
+
+    ids, gone = {r.get("run_id") for r in runs}, []
+    for exp in dict.fromkeys(r.get("experiment") for r in runs):
+        df = c.store(exp).frame()
+        if df.empty or "run_id" not in df.columns:
+            continue
+        stored = int(df["run_id"].isin(ids).sum())
+        cur = results.current_rows(df, exp)
+        read = int((cur["run_id"].isin(ids) & cur["config"].isin(_configs(exp))).sum())
+        if stored and read < stored:
+            gone.append(exp if not read else f"{1 - read / stored:.0%} of {exp}")
+    if not gone:
+        return ""
+    return f"; not read now (measured again, or at sizes no profile asks for): {', '.join(gone)}"
+
+
+@functools.lru_cache(maxsize=None)
+def _configs(name: str) -> frozenset[str]:
+    """The configuration ids the profiles of chapter ``name`` resolve to today: the samples of any
+    other configuration (a chapter measured again at new sizes) no page reads."""
+    from ..measure.profiles import PROFILES, ParameterError
+
+    exp, out = experiments.get(name), set()
+    for profile in PROFILES:
+        try:
+            out.add(exp.config_id(exp.resolve(profile)))
+        except (ParameterError, KeyError):
+            continue
+    return frozenset(out)
+
+
+def _inside(c, rec) -> list[dict]:
+    """The chapters' runs of ``c`` that a whole run's record spans."""
+    from ..measure import campaigns
+
+    a, b = _span(rec)
+    return [r for r in campaigns.runs(c) if a <= _when(r.get("started")) <= b]
+
+
+def _probes_cell(st) -> str:
+    """The steadiness table's probes cell: how many, the slowest over the fastest."""
+    from ..judge import steadiness
+
+    if st.outcome == steadiness.NOT_RECORDED:
+        return "not recorded"
+    return f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else "")
+
+
+def _apart_row(name: str, runs: list[dict], c=None) -> str:
+    from ..judge import steadiness
+
+    st = apart_steadiness(runs)
+    names = list(dict.fromkeys(r.get("experiment", "?") for r in runs))
+    chapters = ", ".join(names) if len(names) <= 4 else f"{len(names)} chapters"
+    profiles = ", ".join(f"`{p}`" for p in dict.fromkeys(r.get("profile", "?") for r in runs))
+    first, last = runs[0], runs[-1]
+    span = " → ".join(((r.get(k) or "?")[:16].replace("T", " ")) for r, k in ((first, "started"), (last, "finished")))
+    load = " → ".join(str((r.get(k) or ["?"])[0]) for r, k in ((first, "loadavg_start"), (last, "loadavg_end")))
+    steals = [r["cpu_steal_share"] for r in runs if isinstance(r.get("cpu_steal_share"), (int, float))]
+    stolen = f"{max(steals):.1%} (the most of its runs)" if steals else "not recorded"
+    probes = _probes_cell(st)
+    some = any(r.get("probes") for r in runs)
+    verdict = (f"**{st.outcome}**: {st.why}" if st.outcome != steadiness.NOT_RECORDED else
+               f"not recorded: {st.why}" if some else "not recorded")
+    return (f"| {name} | {len(runs)} run{'s' if len(runs) != 1 else ''} apart from a whole run ({profiles}: "
+            f"{chapters}), {span}{_still_read(c, runs) if c is not None else ''} | none (no forecast) | {load} "
+            f"| {stolen} "
+            f"| {probes} | {verdict} |")
+
+
+def steadiness_table() -> str:
+    """Each campaign's whole runs, their pace beside their steadiness (:mod:`gillab.judge.steadiness`):
+    the pace their forecast measured, the load average from start to end, the share of CPU time
+    stolen over the run, the pace probes (how many, the slowest over the fastest) and what the
+    rule says; a record written before the probe says *not recorded*, and a campaign without a
+    whole-run record says so (for the method chapter; computed when the book builds)."""
+    from ..judge import steadiness
+    from ..measure import campaigns
+
+    committed = {c.id for c in campaigns.all_campaigns()}
+    rows = ["| campaign | whole run | pace (x the time its forecast read) | load average, start → end "
+            "| CPU stolen over the run | pace probes (slowest / fastest) | steadiness |", "|---|---|---|---|---|---|---|"]
+    by_id = {c.id: c for c in campaigns.all_campaigns()}
+    ref = campaigns.reference_id()      # which samples no page reads: said of the reference's runs (reading
+    for cid, recs in whole_run_records().items():   # every campaign's samples would slow the book down)
+        name = f"`{cid}`" + ("" if cid in committed else " (not in `data/results/`)")
+        apart = apart_runs(by_id[cid], recs) if cid in by_id else []
+        if not recs:
+            rows.append(f"| {name} | no whole-run record in its folder | not recorded | not recorded | not recorded "
+                        "| not recorded | not recorded |")
+        for r in recs:
+            st = steadiness.of(r)
+            load = " → ".join(str((getattr(r, k) or ["?"])[0]) for k in ("loadavg_start", "loadavg_end"))
+            steal = r.cpu_steal_share
+            probes = _probes_cell(st)
+            verdict = st.outcome if st.outcome == steadiness.NOT_RECORDED else f"**{st.outcome}**: {st.why}"
+            later = _still_read(by_id[cid], _inside(by_id[cid], r)) if cid == ref else ""
+            rows.append(f"| {name} | `{r.profile}`, {(r.started or '?')[:16].replace('T', ' ')}{later} "
+                        f"| {_pace_cell(r)} | {load} | {'not recorded' if steal is None else f'{steal:.1%}'} "
+                        f"| {probes} | {verdict} |")
+        rows += [_apart_row(name, runs, by_id[cid] if cid == ref else None) for runs in apart]
+    return ("Every campaign's whole runs (`gillab reproduce`), their pace beside their steadiness, from the "
+            "records in each campaign's folder (and `data/timing/`): " + steadiness.rule_words() + " "
+            "(`gillab.judge.steadiness`, fixed before any sitting was read against it; it names no CPU). A record "
+            "written before the probe existed holds no probes: its steadiness is *not recorded*, whatever its load "
+            "and steal were. Chapters measured on their own outside a whole run (`gillab measure` or `run`: a "
+            "chapter measured again, or a campaign measured chapter by chapter) take the same probes (the runs before the "
+            "probe existed took none), and their runs between two whole runs (or before the first, after the last), "
+            f"none more than {STRETCH_GAP_S / 3600:g} hour after the one before, are read as one stretch, on a row "
+            "of their own: it has no forecast, so no pace against one (*none*), and "
+            "its steal is the most any of its runs lost. The reference's rows say which of their chapters' samples "
+            "no page reads now (the chapter was measured again, or at sizes no profile asks for since): their "
+            "steadiness no longer bears on a result.\n\n" + "\n".join(rows) + "\n")
+
+
+def alone_rule() -> str:
+    """The rule that says whether a sample was measured alone (:mod:`gillab.measure.alone`), in words
+    from its constants, for the method chapter."""
+    from ..judge import lexicon
+    from ..measure import alone
+
+    same = lexicon.about("the same")
+    return (f"**The rule:** {alone.words()}. {alone.MOST_FOREIGN_CPUS:g} of a CPU is {alone.MOST_FOREIGN_CPUS / 2:.0%} "
+            f"of a 2-core machine: beside a CPU-bound sample that uses both CPUs, it can shift the sample by about "
+            f"{alone.MOST_FOREIGN_CPUS / 2:.0%}, under the band of \"the same\" (within {same:.0%}).\n")
+
+
+def probes_figure(gen) -> str:
+    """The pace probes over time of each campaign's newest whole run that took at least two: each
+    probe's median over the run's fastest probe, against the minutes since the run started, with
+    the steadiness rule's limit (:data:`gillab.judge.steadiness.MOST_PACE_SPREAD`); a probe whose
+    samples were not alone is drawn hollow.  Written as ``probes.png`` into ``gen``; returns the
+    Markdown that shows it ('' where no run has two probes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..judge import steadiness
+    from . import plots
+
+    runs = {}
+    for cid, recs in whole_run_records().items():
+        probed = [r for r in recs if len(steadiness.medians(r)) >= 2]
+        if probed:
+            runs[cid] = probed[-1]
+    if not runs:
+        return ""
+    plots.setup()
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for cid, rec in runs.items():
+        got = [p for p in rec.probes if p.get("median_s")]
+        fastest = min(p["median_s"] for p in got)
+        x = [p.get("after_s", 0.0) / 60 for p in got]
+        y = [p["median_s"] / fastest for p in got]
+        line, = ax.plot(x, y, marker="o", label=f"{cid} ({rec.started[:10]})")
+        quiet = [p.get("alone", True) for p in got]
+        ax.scatter([a for a, q in zip(x, quiet) if not q], [b for b, q in zip(y, quiet) if not q],
+                   s=60, facecolors="white", edgecolors=line.get_color(), zorder=3)
+    ax.axhline(steadiness.MOST_PACE_SPREAD, color="0.4", linestyle="--", linewidth=1)
+    ax.text(0, steadiness.MOST_PACE_SPREAD, f" the rule's limit: {steadiness.MOST_PACE_SPREAD:g}x the fastest",
+            va="bottom", fontsize=8, color="0.3")
+    ax.set_xlabel("minutes since the run started")
+    ax.set_ylabel("probe median / the run's fastest")
+    ax.legend(fontsize=7, loc="upper right", frameon=False)
+    fig.tight_layout()
+    fig.savefig(gen / "probes.png", dpi=100)
+    plt.close(fig)
+    worst = max(runs, key=lambda c: max(steadiness.medians(runs[c])) / min(steadiness.medians(runs[c])))
+    spread = max(steadiness.medians(runs[worst])) / min(steadiness.medians(runs[worst]))
+    return "\n".join([
+        "```{figure} generated/probes.png",
+        f":alt: The pace probes of {len(runs)} campaigns' newest whole runs over the minutes of each run, as the "
+        f"probe's median over the run's fastest; the widest spread is {worst}'s, {spread:.2f}x.",
+        ":width: 90%",
+        "",
+        f"The pace probes over time: the newest whole run of each of {len(runs)} campaigns that took two or more, each "
+        "probe's median over its run's fastest (a hollow mark: a probe whose samples were not alone). A run whose "
+        f"line crosses the dashed limit is not steady by the rule; the widest spread here is `{worst}`'s, "
+        f"{spread:.2f}x.",
+        "```", ""])
