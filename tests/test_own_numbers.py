@@ -42,12 +42,16 @@ def interval(method: str, center: float, spread: float, n: int) -> tuple[float, 
 
 
 @lru_cache(maxsize=None)
-def _plan(campaign: str | None = None, profile: str | None = "default") -> dict[str, tuple[str, int, float]]:
+def _plan(campaign: str | None = None, profile: str | None = "default",
+          experiment: str | None = None) -> dict[str, tuple[str, int, float]]:
     """Per judged claim (and control, which is read the same way and only never tallied): the
     interval method its chapter computes, the number of runs (pairs, trials) the reference's
     default + verdicts plan gave it (or ``campaign``'s), and the chapter's published value (the
-    document's own number, also where the chapter computes it from the document's listings)."""
-    flat = verdicts.flat(verdicts.verdicts(campaign or campaigns.reference_id(), profile=profile))
+    document's own number, also where the chapter computes it from the document's listings).
+    With ``experiment``, that chapter's claims only: each chapter's rows are judged on their own
+    (:func:`gillab.judge.verdicts.verdicts`), so they are the same as among every chapter's."""
+    flat = verdicts.flat(verdicts.verdicts(campaign or campaigns.reference_id(), profile=profile,
+                                           experiments=[experiment] if experiment else None))
     if flat.empty:
         return {}
     flat = flat[flat["role"].isin(["judged", "control"])]
@@ -68,12 +72,14 @@ def plan_of(cid: str):
     sample it holds."""
     if cid in _plan() and _plan()[cid][1] > 1:
         return _plan()[cid]
+    experiment = cid.split("/")[0]
     held = [c.id for c in campaigns.all_campaigns() if c.id != campaigns.reference_id()
-            and (c.dir / cid.split("/")[0]).is_dir()]
+            and (c.dir / experiment).is_dir()]
     for profile in ("default", None):       # else every sample it holds: an earlier configuration's
-        for camp in reversed(held):
-            if cid in _plan(camp, profile) and _plan(camp, profile)[cid][1] > 1:
-                return _plan(camp, profile)[cid]
+        for camp in reversed(held):         # only the row's chapter judged in each (every chapter's: minutes)
+            got = _plan(camp, profile, experiment)
+            if cid in got and got[cid][1] > 1:
+                return got[cid]
     return _plan().get(cid)
 
 
