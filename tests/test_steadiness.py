@@ -276,3 +276,26 @@ def test_a_run_is_alone_when_every_sample_kept_aside_was_measured_again():
                 STEADY):
         words = landing.quiet_words(rec)
         assert words.startswith("**Provisional: measure again on a quiet machine.**"), words
+
+
+def test_later_probes_are_read_against_the_first_plans_yardstick(monkeypatch):
+    """The first probe's pace is read against the forecast's times; every later one against the same
+    time, never against the run's own samples (once the run has measured the countdown, the forecast
+    would read those): the median of the probes so far, a probe beside foreign load left out."""
+    asked = []
+
+    def against(profile, probe=None):
+        asked.append(probe)
+        return probe["median_s"] / 0.25, "read against 0.25 s"
+
+    monkeypatch.setattr(budget, "speed_factor", against)
+    first = {"build": "3.13.5", "median_s": 0.30, "alone": True}
+    factor, _ = budget.pace([first], "default")
+    ref = budget.probe_reference(first, factor)
+    assert factor == pytest.approx(1.2) and ref == pytest.approx(0.25) and len(asked) == 1
+    later = [first, {"build": "3.13.5", "median_s": 0.20, "alone": True},
+             {"build": "3.13.5", "median_s": 0.22, "alone": True}, {"build": "3.13.5", "median_s": 0.90, "alone": False}]
+    factor, words = budget.pace(later, "default", ref)
+    assert factor == pytest.approx(0.22 / 0.25) and "the median of 3 probes' medians" in words
+    assert len(asked) == 1                                     # the yardstick was not read again
+    assert budget.probe_reference({"build": "3.13.5"}, 1.0) is None

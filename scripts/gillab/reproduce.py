@@ -70,10 +70,8 @@ class WholeRun:
         from .judge import steadiness
         from .measure import alone, campaigns, metadata
 
-        precheck(profile, campaign, new_campaign)        # before the first probe: a bad input costs nothing
         probes = steadiness.Probes(profile)
-        first = probes.take("start")
-        plan = Plan.make(profile, campaign, new_campaign, minutes, first)
+        plan = Plan.make(profile, campaign, new_campaign, minutes, lambda: probes.take("start"))
         if plan.timed:
             print(f"[gillab] this machine now: {plan.speed}\n[gillab] the plan, before anything is measured, at that "
                   "speed:\n" + plan.describe(), file=sys.stderr, flush=True)
@@ -135,7 +133,7 @@ class WholeRun:
         than their forecast slow the rest's; chapters that ran faster never make room, since their
         forecast's own errors (a build read at another size) say nothing of the next chapter's: only
         the probes give a cut chapter its runs back."""
-        factor, _ = budget.pace(self.probes.taken, self.plan.profile)
+        factor, _ = budget.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
         correction = max(1.0, self.spent / self.forecast_spent) if self.forecast_spent > 0 else 1.0
         self.record.paces.append({"before": name, "factor": round(factor, 3), "correction": round(correction, 3),
                                   "probes": sum(1 for p in self.probes.taken if p.get("median_s"))})
@@ -192,7 +190,7 @@ class WholeRun:
 
         self.probes.take("end")
         if self.plan.timed or self.probes.taken:
-            factor, words = budget.pace(self.probes.taken, self.plan.profile)
+            factor, words = budget.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
             self.record.pace, self.record.pace_words = round(factor, 3), words
         st = steadiness.of(self.record)
         print(f"[gillab] steadiness: {st.outcome} ({st.why})", file=sys.stderr)

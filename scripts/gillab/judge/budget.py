@@ -308,12 +308,15 @@ def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[f
     return 1.0, "no build and point to compare with: the times are read as they are"
 
 
-def pace(probes: list[dict], profile: str = "default") -> tuple[float, str]:
+def pace(probes: list[dict], profile: str = "default", ref_s: float | None = None) -> tuple[float, str]:
     """The machine's pace over a whole run so far: the median of every probe's median among
-    ``probes`` (those taken on the first probe's build, alone where any was) against the times
-    the forecast reads (:func:`speed_factor`), so that one slow or fast moment (the first probe,
-    right after the builds) does not set the plan for the whole run.  (1.0, why) where no probe
-    can be compared."""
+    ``probes`` (those taken on the first probe's build, alone where any was), so that one slow or
+    fast moment (the first probe, right after the builds) does not set the plan for the whole run;
+    against ``ref_s`` (the time the first plan's pace was read against, :func:`probe_reference`)
+    where given, else against the times the forecast reads (:func:`speed_factor`).  Within one run
+    the yardstick stays the first plan's: once the run has measured the countdown, the forecast
+    would read the run's own times, and a pace against those is no pace of the plan's forecast.
+    (1.0, why) where no probe can be compared."""
     got = [p for p in probes if p.get("median_s")]
     if not got:
         return speed_factor(profile, probes[0] if probes else None) if probes else (1.0, "no probe taken")
@@ -321,10 +324,20 @@ def pace(probes: list[dict], profile: str = "default") -> tuple[float, str]:
     same = [p for p in got if p.get("build") == build]
     quiet = [p for p in same if p.get("alone", True)] or same
     median = statistics.median(p["median_s"] for p in quiet)
+    of = f"the median of {len(quiet)} probes' medians" if len(quiet) > 1 else f"median of {PROBE_RUNS}"
+    if ref_s:
+        return median / ref_s, (f"{build}'s one-thread countdown ran {median / ref_s:.2f} x the time the run's plan "
+                                f"reads ({of})")
     factor, words = speed_factor(profile, {"build": build, "median_s": median})
-    if len(quiet) > 1:
-        words = words.replace(f"(median of {PROBE_RUNS})", f"(the median of {len(quiet)} probes' medians)")
-    return factor, words
+    return factor, words.replace(f"(median of {PROBE_RUNS})", f"({of})")
+
+
+def probe_reference(probe: dict | None, factor: float) -> float | None:
+    """The time a probe's pace was read against (its median over its pace), to read later probes
+    against the same; None where the pace compared nothing."""
+    if not probe or not probe.get("median_s") or not factor or factor <= 0:
+        return None
+    return probe["median_s"] / factor
 
 
 def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:

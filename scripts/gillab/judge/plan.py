@@ -69,17 +69,22 @@ class Plan:
     left_out: list = field(default_factory=list)
     fewest: list = field(default_factory=list)   # the first plan's chapters at one run a point
     claims_first: bool = False
+    probe_ref: float | None = None          # the seconds every later probe is read against (the first's yardstick)
 
     @classmethod
     def make(cls, profile: str, campaign: str | None, new_campaign: bool, minutes: float | None,
-             first_probe: dict | None) -> "Plan":
-        """The whole run's plan, from every check and the first (warmed-up) probe's pace."""
+             probe) -> "Plan":
+        """The whole run's plan: every check first, then ``probe()`` (the run's first, warmed-up
+        probe: nothing is probed when a check fails), then the forecast at its pace."""
         cannot = precheck(profile, campaign, new_campaign)
+        first = probe()
         plan = cls(profile, campaign, new_campaign, minutes, cannot)
         if minutes is None:
             plan.chosen = [n for n in experiments.names() if n not in cannot]
             return plan
-        plan.factor, plan.speed = budget.pace([first_probe] if first_probe else [], profile)
+        plan.factor, plan.speed = budget.pace([first] if first else [], profile)
+        if not plan.speed.startswith("no "):
+            plan.probe_ref = budget.probe_reference(first, plan.factor)
         plan.base = budget.forecast(profile, campaign, new_campaign=new_campaign, factor=1.0)
         now = plan.forecast()
         choice = budget.choose(now, minutes)
