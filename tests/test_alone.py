@@ -143,3 +143,28 @@ def test_another_limit_is_checked_before_measuring_and_named_in_the_record(build
     rec = {"version": 2, "foreign_limit": float("inf"), "experiments": []}
     assert steadiness.alone_of(rec).outcome == steadiness.NOT_RECORDED
     assert "GILLAB_FOREIGN_CPUS=inf" in steadiness.alone_of(rec).why
+
+
+@pytest.mark.alone_rule
+def test_a_servers_own_processes_killed_with_it_are_counted_as_the_harness_own():
+    """A command whose group holds a CPU-bound process of its own (a server's neighbour process, a
+    pool's worker): killed with the group, it is reaped by no process of the harness's, so its CPU
+    time is read before the group is signalled, once, and counted as the harness's own."""
+    from gillab.measure import procs
+
+    code = ("import subprocess, sys\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'n = 4_000_000\\nwhile n: n -= 1\\nprint(1, flush=True)"
+            "\\nimport time\\nwhile True: time.sleep(1)'], stdout=subprocess.PIPE)\n"
+            "child.stdout.readline()\nprint('counted', flush=True)\nsys.stdin.readline()\n")
+    proc = procs.popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "counted"     # the child has done its counting
+        before = alone.group_cpu_s
+        alone.account_group(proc)
+        got = alone.group_cpu_s - before
+        alone.account_group(proc)                                # read again: nothing is counted twice
+        again = alone.group_cpu_s - before
+    finally:
+        procs.kill_group(proc)
+        proc.communicate()
+    assert got > 0.05 and again - got < 0.02

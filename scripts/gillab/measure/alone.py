@@ -9,7 +9,9 @@ decides is the CPU time spent during the sample by processes that are not the sa
 the sample (Linux ``/proc/stat``: user, nice, system, irq and softirq), less the CPU time of the
 harness and every child it has waited for (``getrusage`` of itself and of its children, which
 covers each sample's workload, its servers and its load generators, all waited for before the
-sample ends).  What is left is *foreign* CPU time.  The same readings give the sample's *steal*
+sample ends) and of the other processes in its commands' groups, read just before each group is
+signalled (a server's CPU-bound processes, a pool's workers: :func:`account_group`).
+What is left is *foreign* CPU time.  The same readings give the sample's *steal*
 (the share of the machine's CPU time the hypervisor gave to other guests).
 
 The rule (:func:`is_alone`), fixed before any sample was read against it: a sample is **not
@@ -50,10 +52,43 @@ def _hz() -> int:
         return 100
 
 
+# CPU seconds used by the processes of a server's group other than the server itself, read just
+# before the group is signalled (:func:`account_group`): killed, they are reaped by no one of the
+# harness's, so getrusage never sees them (its CPU-bound processes, a pool's workers)
+group_cpu_s = 0.0
+_counted: dict[tuple[int, int], int] = {}     # (pid, start time) -> the ticks already added
+
+
+def account_group(proc) -> None:
+    """Add to :data:`group_cpu_s` the CPU time (their own and their waited-for children's) the live
+    processes of ``proc``'s group other than ``proc`` used since they were last read: called before
+    the group is signalled (:func:`gillab.measure.servers._stop`), as often as it is."""
+    global group_cpu_s
+    pgid = proc.pid
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        if pid == pgid:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the name: state ppid pgrp ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
+        if len(fields) > 19 and int(fields[2]) == pgid:
+            key, ticks = (pid, int(fields[19])), sum(int(x) for x in fields[11:15])
+            group_cpu_s += (ticks - _counted.get(key, 0)) / _hz()
+            _counted[key] = ticks
+
+
 def own_cpu_s() -> float:
-    """CPU seconds used so far by this process and every child it has waited for."""
+    """CPU seconds used so far by this process, every child it has waited for, and the other
+    processes of its servers' groups, read before each group was signalled (:data:`group_cpu_s`)."""
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime + group_cpu_s
 
 
 @dataclass
