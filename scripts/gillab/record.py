@@ -132,15 +132,6 @@ class RunRecord:
             self.status == "stopped on time" and bool(self.budget_minutes))
 
     # what the pages read of it
-    @property
-    def judged_rows_cut(self) -> dict:
-        """Every chapter whose judged rows this run could not decide for want of time: those left
-        out, not reached, and measured at one run a point."""
-        return {**self.left_out, **self.not_reached, **self.fewest}
-
-    def measured_chapters(self) -> list[str]:
-        return list(dict.fromkeys(e["experiment"] for e in self.experiments))
-
     def samples_not_alone(self) -> dict[str, int]:
         """Per chapter, the samples this run measured beside foreign load (kept aside)."""
         out: dict[str, int] = {}

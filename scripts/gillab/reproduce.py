@@ -76,14 +76,15 @@ class WholeRun:
             print(f"[gillab] this machine now: {plan.speed}\n[gillab] the plan, before anything is measured, at that "
                   "speed:\n" + plan.describe(), file=sys.stderr, flush=True)
         camp = campaigns.for_measuring(campaign, new=new_campaign)
+        first = plan.forecast()
         rec = RunRecord(profile=profile, campaign=camp.id, started=metadata.now(), git=metadata.git_commit(),
                         machine=metadata.machine(), loadavg_start=metadata.loadavg(),
                         cpu_times_start=metadata.cpu_times(), budget_minutes=minutes, foreign_limit=alone.limit(),
                         speed_factor=round(plan.factor, 3), speed=plan.speed,
-                        forecast=[_forecast_row(c) for c in plan.forecast()],
+                        forecast=[_forecast_row(c) for c in first],
                         choice=budget.CHOICE, claims_first=plan.claims_first,
                         left_out={c.experiment: c.judged + c.short for c in plan.left_out},
-                        fewest={c.experiment: c.judged + c.short for c in plan.forecast() if c.experiment in plan.fewest},
+                        fewest={c.experiment: c.judged + c.short for c in first if c.experiment in plan.fewest},
                         probes=probes.taken)
         path = camp.dir / f"reproduce-{rec.started.replace(':', '').replace('+0000', 'Z')}.json"
         return cls(plan, probes, rec, path)
@@ -159,7 +160,7 @@ class WholeRun:
         self.probes.between(self.deadline)          # the pace of this turn reads a probe that is due
         factor, correction = self.pace(name) if plan.timed else (1.0, 1.0)
         t = plan.turn(name, factor * correction, self.deadline.left(), done)
-        rows = (plan.chapter(name).judged + plan.chapter(name).short) if plan.timed else []
+        rows = plan.rows(name)
         if not t.reached:
             rec.not_reached[name] = rows
             print(f"[gillab] {name}: left out, its planned runs (about {t.expect / 60:.1f} minutes at the pace so "

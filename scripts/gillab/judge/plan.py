@@ -102,8 +102,9 @@ class Plan:
         f = self.factor if factor is None else factor
         return [copy.deepcopy(c).scale(f) for c in self.base]
 
-    def chapter(self, name: str, factor: float | None = None):
-        return next(c for c in self.forecast(factor) if c.experiment == name)
+    def rows(self, name: str) -> list:
+        """The judged rows a chapter's runs decide or leave with too few runs (at any pace)."""
+        return next((c.judged + c.short for c in self.base if c.experiment == name), [])
 
     def describe(self) -> str:
         return budget.describe(self.forecast(), self.chosen, self.minutes, self.fewest)
