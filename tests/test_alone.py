@@ -6,6 +6,9 @@ The foreign load here is real: a busy process the test starts and stops on event
 steps), never a reading made up."""
 from __future__ import annotations
 
+import os
+import select
+import signal
 import subprocess
 import sys
 
@@ -17,17 +20,23 @@ BUSY = [sys.executable, "-c", "while True: pass"]
 
 
 class Busy:
-    """Two CPU-bound processes that are not the harness's waited-for children until :meth:`stop`:
-    the load of a neighbour on a 2-core machine."""
+    """Two CPU-bound processes that are not the harness's: started through a parent that exits at
+    once, so that the machine's first process adopts them (a neighbour's load on a 2-core
+    machine, not a process of the harness's family, :func:`alone.own_cpu_s`), until :meth:`stop`."""
 
     def __init__(self):
-        self.procs = [subprocess.Popen(BUSY) for _ in range(2)]
+        quiet = "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"  # no pipe held
+        start = f"import subprocess\nfor _ in range(2): print(subprocess.Popen({BUSY!r}, {quiet}).pid)"
+        out = subprocess.run([sys.executable, "-c", start], capture_output=True, text=True, check=True).stdout
+        self.pids = [int(x) for x in out.split()]
+        self.fds = [os.pidfd_open(pid) for pid in self.pids]
 
     def stop(self):
-        for p in self.procs:
-            p.kill()
-        for p in self.procs:
-            p.wait()
+        for pid in self.pids:
+            os.kill(pid, signal.SIGKILL)
+        for fd in self.fds:                 # a pidfd turns readable when its process has ended
+            select.select([fd], [], [], 30)
+            os.close(fd)
 
 
 @pytest.mark.alone_rule
@@ -145,26 +154,45 @@ def test_another_limit_is_checked_before_measuring_and_named_in_the_record(build
     assert "GILLAB_FOREIGN_CPUS=inf" in steadiness.alone_of(rec).why
 
 
-@pytest.mark.alone_rule
-def test_a_servers_own_processes_killed_with_it_are_counted_as_the_harness_own():
-    """A command whose group holds a CPU-bound process of its own (a server's neighbour process, a
-    pool's worker): killed with the group, it is reaped by no process of the harness's, so its CPU
-    time is read before the group is signalled, once, and counted as the harness's own."""
+def test_an_orphan_of_a_sample_is_adopted_and_its_cpu_counted_as_the_harness_own():
+    """A workload's process that outlives its parent (a fork server whose parent exited first): in
+    a window the harness adopts it, so its CPU time (and that of the children it reaped) is the
+    harness's own, counted once, and nothing of it is read as foreign.  Without adoption the
+    machine's first process reaps it and its CPU time is lost to the family (counted foreign)."""
     from gillab.measure import procs
 
-    code = ("import subprocess, sys\n"
-            "child = subprocess.Popen([sys.executable, '-c', 'n = 4_000_000\\nwhile n: n -= 1\\nprint(1, flush=True)"
-            "\\nimport time\\nwhile True: time.sleep(1)'], stdout=subprocess.PIPE)\n"
-            "child.stdout.readline()\nprint('counted', flush=True)\nsys.stdin.readline()\n")
-    proc = procs.popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "counted"     # the child has done its counting
-        before = alone.group_cpu_s
-        alone.account_group(proc)
-        got = alone.group_cpu_s - before
-        alone.account_group(proc)                                # read again: nothing is counted twice
-        again = alone.group_cpu_s - before
-    finally:
-        procs.kill_group(proc)
-        proc.communicate()
-    assert got > 0.05 and again - got < 0.02
+    grandchild = ("import resource, sys\nn = 3_000_000\nwhile n: n -= 1\n"
+                  "r = resource.getrusage(resource.RUSAGE_SELF)\nprint(r.ru_utime + r.ru_stime, flush=True)")
+    # the parent starts the grandchild and exits at once: the grandchild holds the output pipe, so
+    # the harness reads its line (its own CPU time) when it is done
+    parent = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+    with alone.Window() as w:
+        before = alone.own_cpu_s()
+        done = procs.run([sys.executable, "-c", parent], timeout=60, stdout=subprocess.PIPE, text=True)
+        after = alone.own_cpu_s()
+    used = float(done.stdout)
+    assert after - before >= used * 0.9                 # the orphan's CPU is the harness's own
+    assert after - before < used + 1.0                   # and once (the parent's start-up beside it)
+    assert w.reading.procs_cpu_s is not None
+    # what others used is the other workers' and the machine's, never the orphan's busy loop
+    assert w.reading.procs_cpu_s < w.reading.wall_s * 2 - used * 0.9
+
+
+def test_the_two_readings_leave_out_the_family_and_the_kernel():
+    """The arithmetic of a window (:func:`alone.split`) on counters given to it: a neighbour that
+    ran, one that ended (counted in the process that reaped it, less what it had used before), the
+    kernel's threads and interrupts, and the harness's family."""
+    hz = alone._hz()
+    k, n, gone, reaper = (2, 1), (500, 9), (600, 9), (1, 0)
+    start = alone._Mark(cpu={"user": 1000, "system": 0, "irq": 0, "softirq": 10}, own=5.0,
+                        kernel={k: 50}, others={n: 100, gone: 30, reaper: 0}, seen={k, n, gone, reaper}, t=0.0)
+    # over the window: the family used 1 s, the neighbour 20 ticks, the ended process 10 more
+    # (reaped by pid 1, whose counters jump by all 40 of its ticks), a kernel thread 7, interrupts 3
+    end = alone._Mark(cpu={"user": 1000 + hz + 20 + 10 + 7, "system": 0, "irq": 0, "softirq": 13}, own=6.0,
+                      kernel={k: 57}, others={n: 120, reaper: 40}, seen={k, n, reaper}, t=2.0)
+    got = alone.split(start, end)
+    assert got["procs"] == pytest.approx(30 / hz)
+    assert got["kernel"] == pytest.approx(10 / hz)
+    assert got["machine"] == pytest.approx(30 / hz)
+    assert alone.foreign(got["procs"], None) == got["procs"] and alone.foreign(None, None) is None
+    assert alone.foreign(0.1, -0.2) == 0.1

@@ -7,12 +7,18 @@ decides is the CPU time spent during the sample by processes that are not the sa
 
 :class:`Window` reads it with no cooperation from the workload: the machine's busy CPU time over
 the sample (Linux ``/proc/stat``: user, nice, system, irq and softirq), less the CPU time of the
-harness and every child it has waited for (``getrusage`` of itself and of its children, which
-covers each sample's workload, its servers and its load generators, all waited for before the
-sample ends) and of the other processes in its commands' groups, read just before each group is
-signalled (a server's CPU-bound processes, a pool's workers: :func:`account_group`).
-What is left is *foreign* CPU time.  The same readings give the sample's *steal*
-(the share of the machine's CPU time the hypervisor gave to other guests).
+harness's *family* (:func:`own_cpu_s`): the harness, every child it has waited for (``getrusage``
+of itself and of its children: each sample's workload, its servers and its load generators) and
+every process still descended from it (``/proc/<pid>/stat``: a server's CPU-bound processes, a
+pool's workers).  While a window is open the harness adopts the orphans of its processes (a fork
+server whose parent exited first, a watcher whose command ended): their CPU time stays in the
+family, and goes to the harness's children's usage when it reaps them.  Less, too, the *kernel's*
+CPU time (its threads, ``kthreadd``'s children, and its interrupts): a sample that writes a file
+with ``fsync`` makes the kernel's journal and block threads work for it, and those are no
+neighbour's load (recorded as ``kernel_cpu_s``, never judged).
+What is left is *foreign* CPU time: user-space processes that are not the sample's.  The same
+readings give the sample's *steal* (the share of the machine's CPU time the hypervisor gave to
+other guests).
 
 The rule (:func:`is_alone`), fixed before any sample was read against it: a sample is **not
 alone** when foreign processes used more than :data:`MOST_FOREIGN_CPUS` of a CPU on average over
@@ -34,6 +40,7 @@ import os
 import resource
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import metadata
 
@@ -43,6 +50,7 @@ GRAIN_TICKS = 5            # and foreign CPU time past this many clock ticks, to
 MEASURE_AGAIN = 2          # a sample not alone is measured again at most this many times
 NOT_ALONE = "not alone"    # its status in the store
 BUSY = ("user", "nice", "system", "irq", "softirq")
+KERNEL = ("irq", "softirq")   # the busy time no process is charged with: the kernel's
 
 
 def _hz() -> int:
@@ -52,43 +60,107 @@ def _hz() -> int:
         return 100
 
 
-# CPU seconds used by the processes of a server's group other than the server itself, read just
-# before the group is signalled (:func:`account_group`): killed, they are reaped by no one of the
-# harness's, so getrusage never sees them (its CPU-bound processes, a pool's workers)
-group_cpu_s = 0.0
-_counted: dict[tuple[int, int], int] = {}     # (pid, start time) -> the ticks already added
+PR_SET_CHILD_SUBREAPER = 36
+KTHREADD = 2               # the kernel's threads are its children (Linux)
 
 
-def account_group(proc) -> None:
-    """Add to :data:`group_cpu_s` the CPU time (their own and their waited-for children's) the live
-    processes of ``proc``'s group other than ``proc`` used since they were last read: called before
-    the group is signalled (:func:`gillab.measure.servers._stop`), as often as it is."""
-    global group_cpu_s
-    pgid = proc.pid
+class Task(NamedTuple):
+    """One process as ``/proc/<pid>/stat`` shows it (a zombie too, until it is reaped)."""
+    pid: int
+    name: str
+    state: str
+    ppid: int
+    session: int
+    ticks: int      # CPU time of the process and of the children it has reaped, in clock ticks
+    start: int      # its start time, in clock ticks since boot: with the pid, who it is
+
+
+def task(pid: int | str) -> Task | None:
+    """The process ``pid`` now, or None where it is gone (or there is no ``/proc``)."""
     try:
-        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+        head, tail = text.rsplit(")", 1)
+        f = tail.split()
+        # after the name: state(0) ppid(1) pgrp(2) session(3) ... utime(11) stime(12) cutime(13)
+        # cstime(14) ... starttime(19)
+        return Task(int(pid), head.split("(", 1)[1], f[0], int(f[1]), int(f[3]),
+                    sum(int(x) for x in f[11:15]), int(f[19]))
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def tasks() -> dict[int, Task]:
+    """Every process on the machine now (a few milliseconds for a hundred)."""
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
     except OSError:
-        return
-    for pid in pids:
-        if pid == pgid:
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # after the name: state ppid pgrp ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
-        if len(fields) > 19 and int(fields[2]) == pgid:
-            key, ticks = (pid, int(fields[19])), sum(int(x) for x in fields[11:15])
-            group_cpu_s += (ticks - _counted.get(key, 0)) / _hz()
-            _counted[key] = ticks
+        return {}
+    return {t.pid: t for t in map(task, pids) if t is not None}
 
 
-def own_cpu_s() -> float:
-    """CPU seconds used so far by this process, every child it has waited for, and the other
-    processes of its servers' groups, read before each group was signalled (:data:`group_cpu_s`)."""
+def family(procs: dict[int, Task], root: int) -> list[Task]:
+    """The processes descended from ``root`` (its children, theirs, ...), ``root`` left out."""
+    kids: dict[int, list[Task]] = {}
+    for t in procs.values():
+        kids.setdefault(t.ppid, []).append(t)
+    out, todo = [], [root]
+    while todo:
+        for t in kids.get(todo.pop(), ()):
+            if t.pid != root:
+                out.append(t)
+                todo.append(t.pid)
+    return out
+
+
+def kernel_ticks(procs: dict[int, Task]) -> dict[tuple[int, int], int]:
+    """The kernel's threads (``kthreadd`` and its children) and the CPU time each has used."""
+    return {(t.pid, t.start): t.ticks for t in procs.values() if KTHREADD in (t.pid, t.ppid)}
+
+
+_depth = 0
+
+
+def _subreaper(on: bool) -> None:
+    """While a window is open, a process of the sample's that loses its parent (a fork server
+    whose parent exited, a watcher whose command ended, a server's process whose server was
+    killed) is adopted by the harness instead of the machine's first process: its CPU time stays in
+    the harness's family, and reaped by the harness (:func:`_reap_adopted`) it goes to the
+    harness's children's usage."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap_adopted(procs: dict[int, Task]) -> set[int]:
+    """Reap the harness's adopted children that have ended: a zombie whose parent is the harness
+    and that is neither a command the harness started (each in a session of its own, or in the
+    harness's) nor waited for by anyone else.  The pids reaped."""
+    me, mine = os.getpid(), os.getsid(0)
+    done = set()
+    for t in procs.values():
+        if t.ppid == me and t.state == "Z" and t.session not in (t.pid, mine):
+            try:
+                if os.waitpid(t.pid, os.WNOHANG)[0] == t.pid:
+                    done.add(t.pid)
+            except ChildProcessError:
+                pass
+    return done
+
+
+def own_cpu_s(procs: dict[int, Task] | None = None) -> float:
+    """CPU seconds used so far by this process, every child it has waited for (the workload, its
+    servers, k6, every process the harness adopted and reaped) and every process still descended
+    from it (live, or ended and not yet reaped)."""
+    procs = tasks() if procs is None else procs
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime + group_cpu_s
+    live = sum(t.ticks for t in family(procs, os.getpid()))
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime + live / _hz()
 
 
 @dataclass
@@ -97,6 +169,9 @@ class Reading:
     wall_s: float
     foreign_cpu_s: float | None     # None where the machine has no /proc/stat
     steal_share: float | None
+    kernel_cpu_s: float | None = None   # the kernel's threads and interrupts: never foreign
+    procs_cpu_s: float | None = None    # the two readings foreign_cpu_s is the larger of (:func:`split`)
+    machine_cpu_s: float | None = None
 
     @property
     def foreign_cpus(self) -> float | None:
@@ -114,7 +189,17 @@ class Reading:
         fc = self.foreign_cpus
         return {"foreign_cpu_s": None if self.foreign_cpu_s is None else round(self.foreign_cpu_s, 3),
                 "foreign_cpus": None if fc is None else round(fc, 3),
+                **{f"{k}_cpu_s": None if v is None else round(v, 3) for k, v in
+                   (("foreign_procs", self.procs_cpu_s), ("foreign_machine", self.machine_cpu_s),
+                    ("kernel", self.kernel_cpu_s))},
                 "steal_share_sample": self.steal_share, "alone": self.alone}
+
+
+def foreign(procs: float | None, machine: float | None) -> float | None:
+    """The foreign CPU seconds a sample is judged by: the larger of the two readings (the exact one
+    cannot see another container's processes; the machine's cannot tell a tick's rounding)."""
+    known = [v for v in (procs, machine) if v is not None]
+    return max(known) if known else None
 
 
 def limit() -> float:
@@ -143,21 +228,78 @@ def is_alone(foreign_cpu_s: float | None, wall_s: float) -> bool:
     return not (foreign_cpu_s > limit() * wall_s and foreign_cpu_s > GRAIN_TICKS / _hz())
 
 
+@dataclass
+class _Mark:
+    """The counters at one end of a window."""
+    cpu: dict                          # the machine's (/proc/stat)
+    own: float                         # the harness's family's CPU seconds (:func:`own_cpu_s`)
+    kernel: dict                       # the kernel's threads' ticks, by (pid, start)
+    others: dict                       # every other process's ticks, by (pid, start)
+    seen: set                          # every process there, by (pid, start)
+    t: float
+
+
+def _mark() -> _Mark:
+    procs = tasks()
+    gone = _reap_adopted(procs)
+    procs = {pid: t for pid, t in procs.items() if pid not in gone}
+    me = os.getpid()
+    ours = {t.pid for t in family(procs, me)} | {me}
+    kernel = kernel_ticks(procs)
+    others = {(t.pid, t.start): t.ticks for t in procs.values() if t.pid not in ours and (t.pid, t.start) not in kernel}
+    return _Mark(metadata.cpu_times(), own_cpu_s(procs), kernel, others,
+                 {(t.pid, t.start) for t in procs.values()}, time.monotonic())
+
+
+def split(start: _Mark, end: _Mark) -> dict[str, float | None]:
+    """The CPU seconds between two marks, read two ways (see the module's words):
+
+    * ``procs``: what the processes that are neither the harness's family nor the kernel's used,
+      each read from its own counters (exact; a process that ended in between is counted in the
+      one that reaped it, less what it had used before the window);
+    * ``machine``: the machine's busy time (``/proc/stat``, sampled at each clock tick) less the
+      family's and the kernel's (its threads and its interrupts): it also sees processes this
+      harness cannot (another container's), within a few ticks;
+    * ``kernel``: the kernel's threads and interrupts (a sample's ``fsync`` is theirs to do).
+
+    ``machine`` and ``kernel`` are None where there is no ``/proc/stat``, ``procs`` where there is
+    no ``/proc``."""
+    threads = sum(ticks - start.kernel.get(key, 0) for key, ticks in end.kernel.items())
+    procs = None
+    if start.seen and end.seen:
+        procs = (sum(ticks - start.others.get(key, 0) for key, ticks in end.others.items())
+                 - sum(ticks for key, ticks in start.others.items() if key not in end.seen)) / _hz()
+    if not start.cpu or not end.cpu:
+        return {"procs": procs, "machine": None, "kernel": None}
+    busy = sum(end.cpu.get(k, 0) - start.cpu.get(k, 0) for k in BUSY)
+    interrupts = sum(end.cpu.get(k, 0) - start.cpu.get(k, 0) for k in KERNEL)
+    kernel = (threads + interrupts) / _hz()
+    return {"procs": procs, "machine": busy / _hz() - (end.own - start.own) - kernel, "kernel": kernel}
+
+
 class Window:
-    """Readings at the start and the end of one sample: ``with Window() as w: ...; w.reading``."""
+    """Readings at the start and the end of one sample: ``with Window() as w: ...; w.reading``.
+    While one is open the harness adopts the orphans of its processes (:func:`_subreaper`)."""
 
     def __enter__(self) -> "Window":
+        global _depth
         self.reading: Reading | None = None
-        self._cpu, self._own, self._t = metadata.cpu_times(), own_cpu_s(), time.monotonic()
+        if _depth == 0:
+            _subreaper(True)
+        _depth += 1
+        self._start = _mark()
         return self
 
     def __exit__(self, *exc) -> None:
-        cpu, own, t = metadata.cpu_times(), own_cpu_s(), time.monotonic()
-        foreign = None
-        if self._cpu and cpu:
-            busy = sum(cpu.get(k, 0) - self._cpu.get(k, 0) for k in BUSY) / _hz()
-            foreign = busy - (own - self._own)
-        self.reading = Reading(t - self._t, foreign, metadata.steal_share(self._cpu, cpu))
+        global _depth
+        end = _mark()
+        _depth -= 1
+        if _depth == 0:
+            _subreaper(False)
+        cpu = split(self._start, end)
+        self.reading = Reading(end.t - self._start.t, foreign(cpu["procs"], cpu["machine"]),
+                               metadata.steal_share(self._start.cpu, end.cpu), cpu["kernel"],
+                               cpu["procs"], cpu["machine"])
 
 
 def words() -> str:

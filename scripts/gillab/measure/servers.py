@@ -17,7 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from . import alone, procs
+from . import procs
 from .interpreters import Condition, clean_env
 from .runner import MARKER, WorkloadError, command
 
@@ -88,14 +88,12 @@ def _stop(proc: subprocess.Popen) -> None:
     """SIGTERM to the server's process group, then SIGKILL to whatever is left of it (its
     watcher included, see gillab.measure.procs)."""
     if proc.poll() is None:
-        alone.account_group(proc)      # its CPU-bound processes die with the signal, reaped by no one of ours
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
             pass
-    alone.account_group(proc)
     procs.kill_group(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5.0)
