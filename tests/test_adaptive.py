@@ -9,7 +9,7 @@ import json
 import pytest
 
 from gillab.measure import experiments
-from gillab.measure import sweep
+from gillab.measure import resume, sweep
 from gillab.measure.protocol import point_key
 from gillab.measure.profiles import ParameterError
 
@@ -79,12 +79,12 @@ def test_only_points_whose_ci_is_wide_for_some_build_get_another_repeat():
         ("A", k2): narrow_a, ("B", k2): [2.0, 3.0, 1.5, 2.0, 2.5, 1.8, 2.2],        # B spreads 50%: more
         ("A", k4): narrow_a[:6], ("B", k4): narrow_b,          # A lost a sample: 6 left, no 95% interval
     }, exp, p, keys, ckey)
-    wide = sweep.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=7)
+    wide = resume.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=7)
     assert [(point_key(pt), why.split(":")[0]) for pt, why in wide] == [(k2, "B"), (k4, "A")]
     assert "interval ±" in wide[0][1] and "a 95% interval needs 7" in wide[1][1]
     # a sample measured by other code (or another binary) does not count towards the interval
     rows[("A", k1, 1)]["code_key"] = "old"
-    wide = sweep.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=7)
+    wide = resume.wide_points(exp, p, cids, rows, keys, ckey, idents, upto=7)
     assert [point_key(pt) for pt, _ in wide] == [k1, k2, k4] and wide[0][1] == "A: 6 run(s), a 95% interval needs 7"
 
 

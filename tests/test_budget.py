@@ -7,7 +7,7 @@ import collections
 import pytest
 
 from gillab import stats
-from gillab.judge import budget
+from gillab.judge import budget, rounds
 from gillab.measure import campaigns, sweep
 
 TINY = {"conditions": "3.13.5,3.13.5t", "threads": [1, 2], "total_decrements": 20_000, "repeats": 2}
@@ -135,8 +135,8 @@ def test_minutes_that_are_not_a_positive_number_are_refused(text):
 
 
 def test_a_round_is_a_trial_where_the_claims_are_a_best_of_3():
-    assert budget.round_size("countdown") == 3 and budget.round_size("convoy") == 1
-    assert budget.most_repeats("countdown") == 60 and budget.most_repeats("convoy") == 20
+    assert rounds.round_size("countdown") == 3 and rounds.round_size("convoy") == 1
+    assert rounds.most_repeats("countdown") == 60 and rounds.most_repeats("convoy") == 20
 
 
 def test_a_slower_machine_lengthens_the_work_not_what_samples_wait_out():

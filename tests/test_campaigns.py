@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab.measure import campaigns, interpreters, runner, sweep
+from gillab.measure import campaigns, interpreters, resume, runner, sweep
 from gillab.judge import verdicts, results
 from gillab.measure.profiles import ParameterError
 
@@ -60,7 +60,7 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     assert plan["samples_adaptive_max"] == 0      # the rounds after the plan are the whole run's (gillab.judge.budget)
     small = 21 * sum(2 for c in plan["conditions"] if c not in full)
     rest = 20 * sum(len(r) - len(claimed[c]) for c, r in runs.items())
-    assert plan["reasons"] == ({sweep.NOT_YET: n}
+    assert plan["reasons"] == ({resume.NOT_YET: n}
                                | ({next(k for k in plan["reasons"] if "small grid" in k): small} if small else {})
                                | ({next(k for k in plan["reasons"] if "no claim reads" in k): rest} if rest else {}))
     assert not [p for p in (data_dir / "results").iterdir() if p.name not in (ref, "REFERENCE")]  # wrote nothing
@@ -112,15 +112,15 @@ def test_a_changed_workload_is_not_resumable_and_the_plan_says_why(builds, data_
         f.write("EDITED = True\n")
     plan = sweep.plan("countdown", "smoke", SMALL).as_dict()
     assert plan["campaign"] == first.campaign and plan["samples_planned"] == 8
-    assert plan["reasons"] == {sweep.CODE_CHANGED: 8}
-    assert {s["reason"] for s in plan["samples"]} == {sweep.CODE_CHANGED}
+    assert plan["reasons"] == {resume.CODE_CHANGED: 8}
+    assert {s["reason"] for s in plan["samples"]} == {resume.CODE_CHANGED}
     again = sweep.measure("countdown", "smoke", SMALL, progress=False)
-    assert again.measured == 8 and again.reasons == {sweep.CODE_CHANGED: 8}
+    assert again.measured == 8 and again.reasons == {resume.CODE_CHANGED: 8}
     df = results.samples("countdown", first.campaign)
     assert len(df) == 8 and df.attrs["superseded"] == 8 and set(df["run_id"]) == {again.run_id}
     run = json.loads(next(p for p in campaigns.load(first.campaign).store("countdown").runs_dir.glob("*.json")
                           if again.run_id in p.name).read_text())
-    assert run["why_measured"] == {sweep.CODE_CHANGED: 8}
+    assert run["why_measured"] == {resume.CODE_CHANGED: 8}
 
 
 def test_a_rebuilt_interpreter_is_measured_anew(builds, data_dir, tmp_path, monkeypatch):
@@ -136,16 +136,16 @@ def test_a_rebuilt_interpreter_is_measured_anew(builds, data_dir, tmp_path, monk
     with open(exe, "ab") as f:       # "rebuild": other bytes, same path, same version
         f.write(b"\0")
     plan = sweep.plan("countdown", "smoke", params).as_dict()
-    assert plan["reasons"] == {sweep.INTERPRETER_CHANGED: 4}
+    assert plan["reasons"] == {resume.INTERPRETER_CHANGED: 4}
 
 
 def test_failed_samples_and_older_rows_are_measured_again_with_a_reason():
     row = {"identity_key": "a", "code_key": "b"}
-    assert sweep.why_not_resumable(row, "a", "b") is None
-    assert sweep.why_not_resumable(None, "a", "b") == sweep.NOT_YET
-    assert sweep.why_not_resumable({"identity_key": "", "code_key": ""}, "a", "b") == sweep.NO_KEY
-    assert sweep.why_not_resumable(row, "x", "b") == sweep.INTERPRETER_CHANGED
-    assert sweep.why_not_resumable(row, "a", "x") == sweep.CODE_CHANGED
+    assert resume.why_not_resumable(row, "a", "b") is None
+    assert resume.why_not_resumable(None, "a", "b") == resume.NOT_YET
+    assert resume.why_not_resumable({"identity_key": "", "code_key": ""}, "a", "b") == resume.NO_KEY
+    assert resume.why_not_resumable(row, "x", "b") == resume.INTERPRETER_CHANGED
+    assert resume.why_not_resumable(row, "a", "x") == resume.CODE_CHANGED
 
 
 def test_bad_campaign_names_are_refused_before_measuring(builds, data_dir):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gillab.measure import campaigns, codekey, sweep
+from gillab.measure import campaigns, codekey, resume, sweep
 from gillab import paths
 from gillab.measure import experiments
 from gillab.measure.experiments import echo
@@ -379,8 +379,8 @@ def test_a_stored_key_of_an_earlier_definition_stands_for_todays_key_of_the_same
     assert not codekey.same_code(exp, "", now)
     assert codekey.canonical("countdown", text_key) == text_key      # another chapter's key means nothing here
     row = {"identity_key": "i", "code_key": text_key}
-    assert sweep.why_not_resumable(row, "i", now, exp) is None
-    assert sweep.why_not_resumable(row, "i", "0" * 16, exp) == sweep.CODE_CHANGED
+    assert resume.why_not_resumable(row, "i", now, exp) is None
+    assert resume.why_not_resumable(row, "i", "0" * 16, exp) == resume.CODE_CHANGED
 
 
 def test_a_key_whose_code_changed_before_a_later_era_stays_other_code():
@@ -460,12 +460,12 @@ def test_the_committed_campaigns_stay_resumable_where_their_code_is_unchanged():
             rows = [r for r in csv.DictReader(fh) if r["status"] == "ok" and r.get("code_key") in earlier[name]]
         now = sweep.code_key(experiments.get(name))
         for stored in {r["code_key"] for r in rows}:
-            resumes = {sweep.why_not_resumable(r, r["identity_key"], now, name) for r in rows if r["code_key"] == stored}
+            resumes = {resume.why_not_resumable(r, r["identity_key"], now, name) for r in rows if r["code_key"] == stored}
             if codekey.canonical(name, stored) == now:
                 assert resumes == {None}, name
                 unchanged += 1
             else:
-                assert resumes == {sweep.CODE_CHANGED}, name
+                assert resumes == {resume.CODE_CHANGED}, name
                 changed += 1
     assert unchanged >= 1 and changed >= 1
 

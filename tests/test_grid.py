@@ -8,7 +8,7 @@ import collections
 import pytest
 
 from gillab.measure import experiments
-from gillab.measure import grid, sweep
+from gillab.measure import grid, resume, sweep
 from gillab.measure.protocol import point_key
 from gillab.measure.profiles import ParameterError
 
@@ -58,14 +58,14 @@ def test_builds_outside_full_grid_are_planned_on_the_small_grid_only():
     exp = experiments.get("countdown")
     p = exp.resolve("smoke", dict(TINY, full_grid="3.13.5", small_grid="threads=1"))
     cids = ["3.13.5", "3.13.5t"]
-    todo, resumable, reasons, _ = sweep.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
+    todo, resumable, reasons, _ = resume.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
     planned = collections.Counter((cid, point_key(pt)) for _, pt, cid in todo)
     assert planned == {("3.13.5", "threads=1"): 2, ("3.13.5", "threads=2"): 2, ("3.13.5t", "threads=1"): 2}
     (why,) = [k for k in reasons if k.startswith("not applicable")]
     assert "outside the small grid (threads=[1]; full grid: 3.13.5)" in why and reasons[why] == 2
     # without a small grid, full_grid alone changes nothing
     p = exp.resolve("smoke", dict(TINY, full_grid="3.13.5"))
-    todo, *_ = sweep.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
+    todo, *_ = resume.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
     assert len(todo) == 8
 
 
@@ -80,10 +80,10 @@ def test_a_point_outside_a_builds_small_grid_never_asks_for_adaptive_repeats():
         for rep, v in enumerate(vals):
             rows[(cid, pk, rep)] = {"seconds": v, "identity_key": keys[cid], "code_key": ckey}
     idents = dict.fromkeys(keys)
-    assert sweep.wide_points(exp, p, list(keys), rows, keys, ckey, idents, upto=7) == []
+    assert resume.wide_points(exp, p, list(keys), rows, keys, ckey, idents, upto=7) == []
     # the same rows with every build on the full grid: 3.13.5t has no sample at threads=2
     p_all = exp.resolve("smoke", dict(TINY, max_repeats=9))
-    wide = sweep.wide_points(exp, p_all, list(keys), rows, keys, ckey, idents, upto=7)
+    wide = resume.wide_points(exp, p_all, list(keys), rows, keys, ckey, idents, upto=7)
     assert [(point_key(pt), why) for pt, why in wide] == [(k2, "3.13.5t: 0 run(s), a 95% interval needs 7")]
 
 
@@ -112,7 +112,7 @@ def test_points_no_claim_reads_get_rest_repeats_and_the_claims_points_every_repe
     exp = experiments.get("countdown")
     p = exp.resolve("smoke", dict(TINY, repeats=5, rest_repeats=2, claim_grid="threads=2", claim_builds="3.13.5"))
     cids = ["3.13.5", "3.13.5t"]
-    todo, _, reasons, _ = sweep.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
+    todo, _, reasons, _ = resume.plan_samples(exp, p, cids, {}, set(), {}, "code", dict.fromkeys(cids))
     planned = collections.Counter((cid, point_key(pt)) for _, pt, cid in todo)
     assert planned == {("3.13.5", "threads=1"): 2, ("3.13.5", "threads=2"): 5,
                        ("3.13.5t", "threads=1"): 2, ("3.13.5t", "threads=2"): 2}

@@ -8,10 +8,11 @@ import json
 import pytest
 
 from gillab import reproduce
-from gillab.judge import budget, steadiness
+from gillab.judge import budget, speed, steadiness
 from gillab.measure import campaigns, experiments
 from gillab.present import timing
 from gillab.present import sittings
+from gillab.record import RunRecord
 
 
 def probe(median, steal=0.0, since=None, when="between"):
@@ -81,8 +82,8 @@ def test_a_whole_run_records_its_probes_at_start_between_chapters_and_end(builds
     assert [p["when"] for p in probes] == ["start", "between", "between", "end"]
     assert len({p["build"] for p in probes}) == 1                # one build, probe after probe
     for p in probes:
-        assert len(p["runs"]) == budget.PROBE_RUNS and p["median_s"] > 0 and p["loadavg"]
-        assert p["profile"] == "smoke" and p["point"] == budget.PROBE_POINT and "cpu_times" not in p
+        assert len(p["runs"]) == speed.PROBE_RUNS and p["median_s"] > 0 and p["loadavg"]
+        assert p["profile"] == "smoke" and p["point"] == speed.PROBE_POINT and "cpu_times" not in p
         assert 0.0 <= p["cpu_steal_share"] <= 1.0
     assert "cpu_steal_share_since" not in probes[0]
     assert all(0.0 <= p["cpu_steal_share_since"] <= 1.0 for p in probes[1:])
@@ -106,11 +107,11 @@ def test_the_forecasts_pace_is_the_start_probe(builds, monkeypatch):
 
     exp = experiments.get("countdown")
     t = budget.timing("countdown", exp.config_id(exp.resolve("default")))
-    ref = t.per_point.get(("3.13.5", budget.point_key(budget.PROBE_POINT)))
+    ref = t.per_point.get(("3.13.5", speed.point_key(speed.PROBE_POINT)))
     if not ref:
         pytest.skip("no committed time of 3.13.5's one-thread countdown to compare with")
-    monkeypatch.setattr(budget, "pace_probe", no_probe)
-    factor, words = budget.speed_factor("verdicts", {"build": "3.13.5", "median_s": 2 * ref})
+    monkeypatch.setattr(speed, "pace_probe", no_probe)
+    factor, words = speed.speed_factor("verdicts", {"build": "3.13.5", "median_s": 2 * ref})
     assert factor == pytest.approx(2.0) and "ran 2.00 x the time" in words
 
 
@@ -158,7 +159,7 @@ def test_the_method_chapter_includes_the_table_and_its_words_follow_the_rule():
     assert "generated/steadiness.md" in method
     words = " ".join(method.split())
     numbers = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 10: "ten"}
-    assert f"{numbers[budget.PROBE_RUNS]} one-thread countdown samples" in words
+    assert f"{numbers[speed.PROBE_RUNS]} one-thread countdown samples" in words
     assert f"once {numbers[int(steadiness.PROBE_EVERY_S // 60)]} minutes have passed" in words
 
 
@@ -173,7 +174,7 @@ def test_a_chapter_measured_on_its_own_records_its_probes(builds, data_dir, caps
     assert len(runs) == 1 and runs[0]["measured"] > 0
     probes = runs[0]["probes"]
     assert [p["when"] for p in probes] == ["start", "end"]
-    assert all(len(p["runs"]) == budget.PROBE_RUNS and p["median_s"] > 0 for p in probes)
+    assert all(len(p["runs"]) == speed.PROBE_RUNS and p["median_s"] > 0 for p in probes)
     assert 0.0 <= probes[1]["cpu_steal_share_since"] <= 1.0
     assert steadiness.of(runs[0]).probes == 2 and steadiness.of(runs[0]).outcome != steadiness.NOT_RECORDED
     # the probes are the run's, never the chapter's samples
@@ -218,7 +219,7 @@ def test_the_method_chapter_reads_runs_apart_from_a_whole_run_as_stretches(data_
         store = c.store(r["experiment"])
         store.runs_dir.mkdir(parents=True, exist_ok=True)
         (store.runs_dir / f"{r['run_id']}.json").write_text(json.dumps(r))
-    stretches = sittings.apart_runs(c, [whole])
+    stretches = sittings.apart_runs(c, [RunRecord.of(whole)])
     assert [[r["run_id"] for r in s] for s in stretches] == [["a"], ["c", "d"], ["f"]]   # "e" measured nothing
     rows = [line for line in sittings.steadiness_table().splitlines() if line.startswith("| `sitting`")]
     assert len(rows) == 4 and "| **steady**" in rows[0]
@@ -288,14 +289,14 @@ def test_later_probes_are_read_against_the_first_plans_yardstick(monkeypatch):
         asked.append(probe)
         return probe["median_s"] / 0.25, "read against 0.25 s"
 
-    monkeypatch.setattr(budget, "speed_factor", against)
+    monkeypatch.setattr(speed, "speed_factor", against)
     first = {"build": "3.13.5", "median_s": 0.30, "alone": True}
-    factor, _ = budget.pace([first], "default")
-    ref = budget.probe_reference(first, factor)
+    factor, _ = speed.pace([first], "default")
+    ref = speed.probe_reference(first, factor)
     assert factor == pytest.approx(1.2) and ref == pytest.approx(0.25) and len(asked) == 1
     later = [first, {"build": "3.13.5", "median_s": 0.20, "alone": True},
              {"build": "3.13.5", "median_s": 0.22, "alone": True}, {"build": "3.13.5", "median_s": 0.90, "alone": False}]
-    factor, words = budget.pace(later, "default", ref)
+    factor, words = speed.pace(later, "default", ref)
     assert factor == pytest.approx(0.22 / 0.25) and "the median of 3 probes' medians" in words
     assert len(asked) == 1                                     # the yardstick was not read again
-    assert budget.probe_reference({"build": "3.13.5"}, 1.0) is None
+    assert speed.probe_reference({"build": "3.13.5"}, 1.0) is None

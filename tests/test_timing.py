@@ -11,6 +11,7 @@ import pytest
 from gillab import reproduce
 from gillab.record import RunRecord
 from gillab.judge import budget as budget_mod
+from gillab.judge import rounds, speed
 from gillab.measure import experiments
 from gillab.present import timing
 from gillab.present import decided as decided_view
@@ -209,12 +210,11 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
     assert sum(int(c[3].split("(")[0]) + int(c[4]) for c in counted) == len(open_)
     row = pd.Series({"claim_id": "countdown/threads=2", "estimand": stats.PAIRED_TRIALS, "n": 7, "published": 2.0,
                      "band": 0.1, "measured": 2.2, "ci_low": 1.9, "ci_high": 2.5})
-    from gillab.judge import budget
 
-    assert budget.runs_to_decide(row) is None                       # centred on the band's edge: never
+    assert rounds.runs_to_decide(row) is None                       # centred on the band's edge: never
     near = row.copy()
     near[["measured", "ci_low", "ci_high"]] = [2.0, 1.85, 2.21]   # just over the edge at 7 trials
-    assert budget.runs_to_decide(near) is not None and budget.runs_to_decide(near) >= 1
+    assert rounds.runs_to_decide(near) is not None and rounds.runs_to_decide(near) >= 1
 
 
 def test_the_efficiency_table_counts_the_references_judged_rows_and_minutes():
@@ -259,9 +259,9 @@ def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkey
     all the runs a point may get, the other is next."""
     from gillab.judge import budget
 
-    opened = {"convoy": budget.Open(rows=10, decidable=0, sequential=True),
-              "fib_server": budget.Open(rows=2, decidable=2, sequential=True)}
-    monkeypatch.setattr(budget, "straddling", lambda name, campaign: opened[name])
+    opened = {"convoy": rounds.Open(rows=10, decidable=0, sequential=True),
+              "fib_server": rounds.Open(rows=2, decidable=2, sequential=True)}
+    monkeypatch.setattr(rounds, "straddling", lambda name, campaign: opened[name])
     monkeypatch.setattr(budget, "forecast_chapter", lambda name, *a, **k: budget.ChapterForecast(
         name, 5, 10.0, [], "test", k["overrides"]["repeats"]))
     order = []
@@ -274,9 +274,9 @@ def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkey
     reproduce.more_rounds("any", "default", ["convoy", "fib_server"], budget.Deadline(None), run, record)
     start = {n: experiments.get(n).resolve("default")["repeats"] for n in opened}
     fib = [(n, r) for n, r in order if n == "fib_server"]
-    most = budget.most_repeats("fib_server")
+    most = rounds.most_repeats("fib_server")
     assert order[:len(fib)] == fib == [("fib_server", r) for r in range(start["fib_server"] + 1, most + 1)]
-    assert [n for n, _ in order[len(fib):]] == ["convoy"] * (budget.most_repeats("convoy") - start["convoy"])
+    assert [n for n, _ in order[len(fib):]] == ["convoy"] * (rounds.most_repeats("convoy") - start["convoy"])
     assert record.rounds[0] == {"experiment": "fib_server", "repeats": start["fib_server"] + 1,
                                    "straddling_before": 2, "decidable_before": 2}
 
@@ -291,7 +291,7 @@ def test_a_run_short_of_time_measures_every_chapters_claims_before_any_figure(bu
     names = ["st_loop", "sha256"]
     monkeypatch.setattr(experiments, "names", lambda: names)
     # 20 minutes each whole, 1 minute of claims each: 40 do not fit 30, 2 do
-    monkeypatch.setattr(budget, "pace", lambda *a, **k: (1.0, "test"))   # the forecast's numbers as they are
+    monkeypatch.setattr(speed, "pace", lambda *a, **k: (1.0, "test"))   # the forecast's numbers as they are
     monkeypatch.setattr(budget, "forecast", lambda *a, **k: [
         budget.ChapterForecast(n, 3, 20 * 60.0, [f"{n}/row"], "test", 1, decided=[f"{n}/row"], figures=19 * 60.0)
         for n in names])
@@ -348,7 +348,7 @@ def test_a_chapter_whose_claims_do_not_fit_is_measured_at_one_run_a_point(builds
         plan, minutes = _shrinking_plan(names, {"st_loop": 8, "sha256": 4}, {"st_loop": 20, "sha256": 2}), 30
         monkeypatch.setattr(budget_mod.Deadline, "after", classmethod(lambda cls, m: Steady(5 * 60)))
     monkeypatch.setattr(budget_mod, "forecast", plan)
-    monkeypatch.setattr(budget_mod, "pace", lambda *a, **k: (1.0, "test"))   # the forecast's numbers as they are
+    monkeypatch.setattr(speed, "pace", lambda *a, **k: (1.0, "test"))   # the forecast's numbers as they are
     calls, real = [], sweep.measure
 
     def measure(name, profile, overrides=None, **k):
@@ -471,8 +471,8 @@ def test_a_chapter_cut_on_a_slow_first_probe_gets_its_runs_back_when_later_probe
         return {"build": "3.13.5", "runs": [m] * 3, "median_s": m, "alone": True, "cpu_steal_share": 0.0,
                 "cpu_times": {}, "loadavg": [0.1]}
 
-    monkeypatch.setattr(budget_mod, "speed_factor", lambda profile, probe=None: (probe["median_s"], "test"))
-    monkeypatch.setattr(budget_mod, "pace_probe", probe)
+    monkeypatch.setattr(speed, "speed_factor", lambda profile, probe=None: (probe["median_s"], "test"))
+    monkeypatch.setattr(speed, "pace_probe", probe)
     monkeypatch.setattr(steadiness, "PROBE_EVERY_S", 0.0)         # a probe before every chapter
     calls, real = [], sweep.measure
 

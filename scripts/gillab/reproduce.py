@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from .judge import budget
+from .judge import budget, speed
 from .measure import experiments
 from .measure.protocol import NOT_CONFIG
 from .judge.plan import Plan, budget_minutes, precheck  # noqa: F401 - the whole run's checks, re-exported
@@ -128,13 +128,13 @@ class WholeRun:
         return res
 
     def pace(self, name: str) -> tuple[float, float]:
-        """The pace for ``name``'s turn, recorded: every probe so far (:func:`gillab.judge.budget.pace`),
+        """The pace for ``name``'s turn, recorded: every probe so far (:func:`gillab.judge.speed.pace`),
         and the correction of the chapters so far (their seconds over their forecast at the probes'
         pace of their turn).  The correction only ever slows the plan down: chapters that ran slower
         than their forecast slow the rest's; chapters that ran faster never make room, since their
         forecast's own errors (a build read at another size) say nothing of the next chapter's: only
         the probes give a cut chapter its runs back."""
-        factor, _ = budget.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
+        factor, _ = speed.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
         correction = max(1.0, self.spent / self.forecast_spent) if self.forecast_spent > 0 else 1.0
         self.record.paces.append({"before": name, "factor": round(factor, 3), "correction": round(correction, 3),
                                   "probes": sum(1 for p in self.probes.taken if p.get("median_s"))})
@@ -191,7 +191,7 @@ class WholeRun:
 
         self.probes.take("end")
         if self.plan.timed or self.probes.taken:
-            factor, words = budget.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
+            factor, words = speed.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
             self.record.pace, self.record.pace_words = round(factor, 3), words
         st = steadiness.of(self.record)
         print(f"[gillab] steadiness: {st.outcome} ({st.why})", file=sys.stderr)
@@ -241,16 +241,17 @@ def figures(names: list[str], planned: dict, deadline, run, record: RunRecord) -
 
 def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: RunRecord) -> None:
     """While time is left: one more round of the chapter whose straddling judged rows more runs
-    would most decide per second of a round (:mod:`gillab.judge.budget`), its claims' points only,
+    would most decide per second of a round (:mod:`gillab.judge.rounds`), its claims' points only,
     up to the confidence sequence's runs; each round is recorded like a chapter's run."""
     from . import stats
     from .judge import budget
+    from .judge.rounds import most_repeats, round_size, straddling
 
     repeats = {n: experiments.get(n).resolve(profile)["repeats"] for n in names}
     open_rows = {}
     for n in names:
         try:
-            open_rows[n] = budget.straddling(n, campaign)
+            open_rows[n] = straddling(n, campaign)
         except Exception as exc:   # noqa: BLE001 - a chapter that cannot be read gets no more rounds
             print(f"[gillab] {n}: its verdicts cannot be read ({type(exc).__name__}: {exc}); no more rounds",
                   file=sys.stderr)
@@ -258,8 +259,8 @@ def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, re
     while deadline.left() > 0:
         best = None
         for n, o in open_rows.items():
-            step = budget.round_size(n)
-            if not o.rows or not o.sequential or repeats[n] + step > budget.most_repeats(n):
+            step = round_size(n)
+            if not o.rows or not o.sequential or repeats[n] + step > most_repeats(n):
                 continue
             more = {"repeats": repeats[n] + step}
             fc = budget.forecast_chapter(n, profile, campaign, [], overrides=more)   # at this run's own times
@@ -282,4 +283,4 @@ def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, re
         if res is None:
             open_rows.pop(n)
             continue
-        open_rows[n] = budget.straddling(n, campaign)
+        open_rows[n] = straddling(n, campaign)

@@ -8,7 +8,7 @@ from the newest campaign that holds them: the reader's on this machine, else the
 contributed campaign of the same kind of machine; a chapter none of them measured at these sizes is
 forecast at other sizes' times (each build and point at its own where they had it, else the
 chapter's median sample), and says so.  On a machine slower or faster than the
-one those times come from (:func:`speed_factor`), the work and the time between samples scale; the
+one those times come from (:func:`gillab.judge.speed.speed_factor`), the work and the time between samples scale; the
 seconds a sample waits out its protocol (a counting window, a load tool's duration:
 :func:`gillab.measure.experiments.waits`) do not, so a slow machine's forecast of a server chapter
 is not its work's.
@@ -23,7 +23,7 @@ it leaves.  A row counts for its chapter's
 yield where the reference decides it at the runs the plan gives its points (:func:`deciding_runs`):
 where the reference's own runs decided it, or where its interval straddles the band at the
 reference's runs but the spread of those runs projects a definite outcome within the plan's
-(:func:`runs_to_decide`).  A row the reference's interval leaves straddling at any plausible
+(:func:`gillab.judge.rounds.runs_to_decide`).  A row the reference's interval leaves straddling at any plausible
 number of runs will most likely straddle it in a shorter run on a busier machine too, so a short
 run spends its minutes where they decide rows; judged rows per minute only break ties (and stand
 in where there is no reference).
@@ -32,15 +32,16 @@ Where time is left once every chosen chapter has its planned runs, a chapter who
 still straddle an edge of their band gets one more interleaved round (a trial of 3 where its rows
 are a best of 3) at its claims' points, until the time is spent or no round fits: first the chapter
 with the most straddling rows per second of a round that its spread projects to decide within the
-runs a point may get (:func:`runs_to_decide`), then, where none is, the most straddling rows.  A row
+runs a point may get (:mod:`gillab.judge.rounds`), then, where none is, the most straddling rows.  A row
 whose interval sits across an edge at any plausible spread (a ratio of 1.07 judged against a band
 ending at 1.1) takes no rounds from one that more runs would decide.  The stopping rule looks at
 the data, which the intervals allow: up to :data:`gillab.stats.ADAPTIVE_MAX` runs (trials) their
 ranks are a confidence sequence's, valid whenever the sweep stops (``tests/test_coverage.py``
 simulates this rule); no chapter is given more.
 
-Why it is long: the forecast, the choice of chapters and the rounds after the plan read the same
-times and the same judged rows; apart, each would read them again or pass them back and forth.
+Why it is long: the forecast and the choice of chapters read the same times and the same judged
+rows; apart, each would read them again or pass them back and forth.  The machine's pace
+(:mod:`gillab.judge.speed`) and the rounds after the plan (:mod:`gillab.judge.rounds`) are apart.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .. import stats
-from ..measure import alone, experiments
+from ..measure import experiments
 from ..measure import grid as grid_mod
 from ..measure.protocol import point_key
 from ..measure.sweep import Deadline, OutOfTime  # noqa: F401 - the run's clock, re-exported for the whole run
@@ -226,120 +227,6 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
     return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
 
 
-PROBE_RUNS = 3          # samples of the probe: their median against the same point's in the times' campaign
-PROBE_POINT = {"threads": 1}
-PROBE_BUILDS = "3.13.5,3.9.2"      # the first of these built here is probed (today's GIL, else the era's)
-
-
-def probe_profile(profile: str) -> str:
-    """The countdown size a run of ``profile`` probes at: its own where countdown has one, else
-    (and for `verdicts`, whose countdown is `default`'s) `default`'s."""
-    from ..measure.profiles import ParameterError
-
-    if profile == "verdicts":
-        return "default"
-    try:
-        experiments.get("countdown").resolve(profile)
-        return profile
-    except ParameterError:
-        return "default"
-
-
-def pace_probe(profile: str = "default", build: str | None = None) -> dict:
-    """One pace probe: :data:`PROBE_RUNS` one-thread countdown samples at ``profile``'s size on
-    ``build`` (default: the first of :data:`PROBE_BUILDS` built here), after one more that warms
-    the machine up (a CPU waking from idle, a build's files read from disk: ``warmup_s``, not
-    counted), with the load average, the share of CPU time stolen over them (a few seconds) and
-    the most CPU other processes used while one ran (``foreign_cpus``, ``alone``:
-    :mod:`gillab.measure.alone`).  The record a whole run keeps
-    (:mod:`gillab.judge.steadiness`): ``build``, ``point``, ``runs`` (seconds), ``median_s``,
-    ``loadavg``, ``cpu_steal_share``, ``at``, and ``cpu_times`` (where the stretch to the next
-    probe starts); ``error`` instead of runs where it could not measure."""
-    from ..measure import interpreters, metadata
-
-    exp = experiments.get("countdown")
-    p = exp.resolve(probe_profile(profile))
-    conds = [c for c in interpreters.select(build or PROBE_BUILDS) if interpreters.identify(c).available]
-    out = {"at": metadata.now(), "profile": probe_profile(profile), "point": dict(PROBE_POINT),
-           "config_id": exp.config_id(p), "build": conds[0].id if conds else build, "loadavg": metadata.loadavg()}
-    start = metadata.cpu_times()
-    if not conds:
-        return out | {"error": f"none of {build or PROBE_BUILDS} is built here", "cpu_times": start}
-    runs, foreign = [], []
-    try:
-        warm = exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s    # the first after a pause: not the pace
-        for _ in range(PROBE_RUNS):
-            with alone.Window() as w:
-                runs.append(exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s)
-            foreign.append(w.reading)
-    except Exception as exc:   # noqa: BLE001 - a probe that breaks is recorded, the run goes on
-        return out | {"error": f"{type(exc).__name__}: {exc}", "cpu_times": metadata.cpu_times()}
-    end = metadata.cpu_times()
-    most = max((r.foreign_cpus or 0.0 for r in foreign), default=0.0)
-    return out | {"runs": [round(r, 4) for r in runs], "median_s": round(statistics.median(runs), 4),
-                  "warmup_s": round(warm, 4), "foreign_cpus": round(most, 3),
-                  "alone": all(r.alone for r in foreign),
-                  "cpu_steal_share": metadata.steal_share(start, end), "cpu_times": end}
-
-
-def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[float, str]:
-    """How much slower (above 1) or faster this machine runs now than the campaign the forecast reads
-    its times from: a pace probe (:func:`pace_probe`: three countdown samples of one thread at
-    ``profile``'s size, on the first GIL build of today's pair or the era built here; ``probe``, one
-    already taken, where its build is that one) against that campaign's median at the same point (a
-    few seconds).  (1.0, why) where nothing can be compared."""
-    from ..measure import interpreters
-
-    exp = experiments.get("countdown")
-    prof = probe_profile(profile)
-    t = timing("countdown", exp.config_id(exp.resolve(prof)), None, prof)
-    for cond in interpreters.select(PROBE_BUILDS):
-        if not interpreters.identify(cond).available:
-            continue
-        ref = t.per_point.get((cond.id, point_key(PROBE_POINT)))
-        if not ref:
-            continue
-        got = probe if probe and probe.get("build") == cond.id and probe.get("median_s") else pace_probe(prof, cond.id)
-        if not got.get("median_s"):
-            continue
-        factor = got["median_s"] / ref
-        return factor, (f"{cond.id}'s one-thread countdown ran {factor:.2f} x the time it took in {t.basis} "
-                        f"(median of {PROBE_RUNS})")
-    return 1.0, "no build and point to compare with: the times are read as they are"
-
-
-def pace(probes: list[dict], profile: str = "default", ref_s: float | None = None) -> tuple[float, str]:
-    """The machine's pace over a whole run so far: the median of every probe's median among
-    ``probes`` (those taken on the first probe's build, alone where any was), so that one slow or
-    fast moment (the first probe, right after the builds) does not set the plan for the whole run;
-    against ``ref_s`` (the time the first plan's pace was read against, :func:`probe_reference`)
-    where given, else against the times the forecast reads (:func:`speed_factor`).  Within one run
-    the yardstick stays the first plan's: once the run has measured the countdown, the forecast
-    would read the run's own times, and a pace against those is no pace of the plan's forecast.
-    (1.0, why) where no probe can be compared."""
-    got = [p for p in probes if p.get("median_s")]
-    if not got:
-        return speed_factor(profile, probes[0] if probes else None) if probes else (1.0, "no probe taken")
-    build = got[0].get("build")
-    same = [p for p in got if p.get("build") == build]
-    quiet = [p for p in same if p.get("alone", True)] or same
-    median = statistics.median(p["median_s"] for p in quiet)
-    of = f"the median of {len(quiet)} probes' medians" if len(quiet) > 1 else f"median of {PROBE_RUNS}"
-    if ref_s:
-        return median / ref_s, (f"{build}'s one-thread countdown ran {median / ref_s:.2f} x the time the run's plan "
-                                f"reads ({of})")
-    factor, words = speed_factor(profile, {"build": build, "median_s": median})
-    return factor, words.replace(f"(median of {PROBE_RUNS})", f"({of})")
-
-
-def probe_reference(probe: dict | None, factor: float) -> float | None:
-    """The time a probe's pace was read against (its median over its pace), to read later probes
-    against the same; None where the pace compared nothing."""
-    if not probe or not probe.get("median_s") or not factor or factor <= 0:
-        return None
-    return probe["median_s"] / factor
-
-
 def judged_rows(flat=None) -> dict[str, list[tuple[str, int]]]:
     """Per chapter, its judged claims x builds on the reference ("claim_id @ build"), each with the
     runs its interval needs at the points it reads (a best of 3: 3 per trial); not a row of a retired
@@ -490,7 +377,7 @@ def _claims_build(g, cid: str) -> bool:
 def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False,
              factor: float = 1.0) -> list[ChapterForecast]:
     """Every chapter's forecast, in the report's order, on a machine ``factor`` times slower than
-    the times read (:func:`speed_factor`; :meth:`ChapterForecast.scale`)."""
+    the times read (:func:`gillab.judge.speed.speed_factor`; :meth:`ChapterForecast.scale`)."""
     from . import verdicts
 
     flat = verdicts.reference_flat(flat)
@@ -595,16 +482,7 @@ def describe(chapters: list[ChapterForecast], chosen: list[str], minutes: float 
     return "\n".join(lines)
 
 
-# -- after the planned runs: where intervals still straddle an edge -------------------------------
-def round_size(name: str) -> int:
-    """The runs one more round adds: a trial (3) where the chapter's claims are a best of 3."""
-    from . import claims
-
-    t = claims.table()
-    ids = t.index[t["experiment"] == name]
-    return max([claims.trial_size(cid) for cid in ids] or [1])
-
-
+# -- how many runs decide a row (the forecast's yield, and the rounds after the plan: judge.rounds)
 def fewest_runs(row, most: int | None = None, start: int | None = None) -> int | None:
     """The fewest runs (pairs, trials), from ``start`` (the runs its interval needs) to ``most``
     (the confidence sequence's 20), at which a row's interval, at the spread of its runs so far
@@ -630,46 +508,3 @@ def fewest_runs(row, most: int | None = None, start: int | None = None) -> int |
         if out in DEFINITE:
             return later
     return None
-
-
-def runs_to_decide(row, most: int | None = None) -> int | None:
-    """How many more runs (pairs, trials) an inconclusive row's interval would need, at its current
-    spread, to lie wholly inside or outside its band (:func:`fewest_runs` beyond the runs it has);
-    None where even ``most`` (the confidence sequence's 20) would not, or the row has no such
-    interval."""
-    try:
-        n = int(row["n"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    later = fewest_runs(row, most, n + 1)
-    return None if later is None else later - n
-
-
-class Open(NamedTuple):
-    """A chapter's judged rows still open in a campaign: how many straddle an edge of their band
-    with enough runs, how many of those its spread projects to decide within the runs a point may
-    get (:func:`runs_to_decide`), and whether every row's interval may be read at a data-chosen
-    stop (:data:`SEQUENTIAL`)."""
-    rows: int
-    decidable: int
-    sequential: bool
-
-
-def straddling(name: str, campaign: str) -> Open:
-    """``name``'s judged rows in ``campaign`` still open (:class:`Open`)."""
-    from . import verdicts
-
-    flat = verdicts.flat(verdicts.verdicts(campaign, experiments=[name]))
-    if flat.empty:
-        return Open(0, 0, True)
-    j = verdicts.judged(flat)
-    open_ = verdicts.straddling(j)
-    open_ = open_[open_["estimand"] != ""]
-    decidable = sum(runs_to_decide(r) is not None for _, r in open_.iterrows())
-    return Open(len(open_), decidable, bool(j["estimand"].isin([*SEQUENTIAL, ""]).all()))
-
-
-def most_repeats(name: str) -> int:
-    """The most runs a point of ``name`` may get from the rounds after the plan: the confidence
-    sequence's limit, counted in trials where a round is a trial."""
-    return stats.ADAPTIVE_MAX * round_size(name)

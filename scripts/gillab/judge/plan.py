@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from . import budget
+from . import budget, speed
 from ..measure import experiments
 from ..measure.profiles import BUDGET_MINUTES, VERDICTS_MINUTES, ParameterError
 
@@ -82,9 +82,9 @@ class Plan:
         if minutes is None:
             plan.chosen = [n for n in experiments.names() if n not in cannot]
             return plan
-        plan.factor, plan.speed = budget.pace([first] if first else [], profile)
+        plan.factor, plan.speed = speed.pace([first] if first else [], profile)
         if not plan.speed.startswith("no "):
-            plan.probe_ref = budget.probe_reference(first, plan.factor)
+            plan.probe_ref = speed.probe_reference(first, plan.factor)
         plan.base = budget.forecast(profile, campaign, new_campaign=new_campaign, factor=1.0)
         now = plan.forecast()
         choice = budget.choose(now, minutes)

@@ -1,7 +1,7 @@
 """Whether a sitting was steady: the one rule that says whether a whole run may become the reference,
 and the probes (:class:`Probes`) it reads.
 
-A whole run (``gillab reproduce``) takes a pace probe (:func:`gillab.judge.budget.pace_probe`: a few
+A whole run (``gillab reproduce``) takes a pace probe (:func:`gillab.judge.speed.pace_probe`: a few
 one-thread countdown samples, the same that tell the forecast how fast this machine runs) at its
 start, between chapters or rounds once :data:`PROBE_EVERY_S` have passed since the last one, and
 at its end, each with the load average and the share of CPU time the hypervisor gave to other
@@ -155,7 +155,7 @@ def due(last_probe_at: float, now: float) -> bool:
 
 
 class Probes:
-    """The pace probes of one run (:func:`gillab.judge.budget.pace_probe`), kept in its record for
+    """The pace probes of one run (:func:`gillab.judge.speed.pace_probe`), kept in its record for
     :func:`of`: one at the start, one between chapters, rounds or samples once :data:`PROBE_EVERY_S`
     have passed since the last (never inside a sample), one at the end.  A whole run takes them
     (:func:`gillab.reproduce.reproduce`), and so does a chapter measured on its own
@@ -163,9 +163,9 @@ class Probes:
     and holds, besides its samples, the steal share of the stretch since the probe before it."""
 
     def __init__(self, profile: str):
-        from . import budget
+        from . import speed
 
-        self.profile = budget.probe_profile(profile)
+        self.profile = speed.probe_profile(profile)
         self.taken: list[dict] = []
         self.t0 = time.monotonic()
         self.last = self.t0
@@ -173,11 +173,11 @@ class Probes:
 
     def take(self, when: str) -> dict:
         from ..measure import metadata
-        from . import budget
+        from . import speed
 
         t = time.monotonic()
         build = next((p["build"] for p in self.taken if p.get("build")), None)
-        got = budget.pace_probe(self.profile, build)
+        got = speed.pace_probe(self.profile, build)
         end = got.pop("cpu_times", {})
         got = {"when": when, "after_s": round(t - self.t0, 1), **got, "seconds": round(time.monotonic() - t, 2)}
         if self.times:

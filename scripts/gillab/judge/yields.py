@@ -29,9 +29,9 @@ def by_chapter(judged):
 
 def straddling(flat) -> Straddling:
     """The judged rows of ``flat`` whose interval straddles an edge of their band, and the runs each
-    would need at its current spread to decide (:func:`gillab.judge.budget.runs_to_decide`)."""
+    would need at its current spread to decide (:func:`gillab.judge.rounds.runs_to_decide`)."""
     from . import verdicts
-    from .budget import runs_to_decide
+    from .rounds import runs_to_decide
 
     every = verdicts.straddling(verdicts.judged(flat))
     open_ = every[every["estimand"].isin([*stats.ORDER, stats.RATIO])]

@@ -10,8 +10,10 @@ resumes where it stopped, and a changed workload or a rebuilt interpreter is mea
 The command line (``gillab measure``/``reproduce``), papermill's ``-p measure True`` and the live
 explorers all measure through :func:`measure`.
 
-Why it is long: every check before a sweep, the interleaved loop, resuming and stopping on time share one
-prepared plan (:class:`Prepared`); apart, each would have to rebuild it.
+Why it is long: every check before a sweep, the interleaved loop and stopping on time share one
+prepared plan (:class:`Prepared`); apart, each would have to rebuild it.  Which samples are
+measured or resumed (:mod:`gillab.measure.resume`) and one sample's rows
+(:mod:`gillab.measure.sample`) are apart.
 """
 from __future__ import annotations
 
@@ -19,20 +21,20 @@ import datetime as _dt
 import math
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 
 from . import grid as grid_mod
-from . import alone, codekey, interpreters, metadata, runner
+from . import alone, codekey, interpreters, metadata
+from .resume import adaptive_rounds, left_out, plan_samples, why_not_resumable, wide_points
+from .sample import SAMPLE_FAILURES, identity_record, sample
 from .protocol import Experiment, point_key
 from .experiments import get
 from ..paths import results_dir
 from .profiles import ParameterError
 from .store import StoreWriteError
-from .venvs import VenvError
 
 # -- resume keys ------------------------------------------------------------------------------
 def code_key(exp: Experiment) -> str:
@@ -76,104 +78,6 @@ class Plan:
         }
 
 
-NOT_YET = "not measured yet in this campaign"
-FAILED_BEFORE = "stored as failed: measured again"
-CODE_CHANGED = "workload or harness code changed since it was measured"
-INTERPRETER_CHANGED = "interpreter changed since it was measured (rebuilt, other binary or environment)"
-NO_KEY = "stored without a resume key (older harness)"
-
-
-def why_not_resumable(row: dict | None, ident_key: str, ckey: str, experiment: str = "") -> str | None:
-    """None when a stored row can be resumed; else the reason it cannot.  A stored code key of
-    the older kind counts as ``ckey`` where it stands for the same code (:func:`codekey.canonical`)."""
-    if row is None:
-        return NOT_YET
-    stored_i, stored_c = row.get("identity_key") or "", row.get("code_key") or ""
-    if not stored_i and not stored_c:
-        return NO_KEY
-    if stored_i != ident_key:
-        return INTERPRETER_CHANGED
-    if codekey.canonical(experiment, stored_c) != ckey:
-        return CODE_CHANGED
-    return None
-
-
-def left_out(exp: Experiment, point: dict, cid: str, ident, grid: grid_mod.Grid, rep: int | None = None) -> str | None:
-    """Why ``point`` is not measured under build ``cid`` (in repeat ``rep``, if given): it does not
-    apply to the build (``Experiment.applies``), the build is measured on the small grid only, or
-    the repeat is beyond ``rest_repeats`` at a point no claim reads; else None."""
-    return exp.applies(point, ident) or grid.reason(cid, point, rep)
-
-
-def plan_samples(exp: Experiment, p: dict, cids: list[str], rows: dict, failed: set, keys: dict,
-                 ckey: str, idents: dict, reps=None, points=None, grid=None) -> tuple[list, int, dict, list]:
-    """Every (repeat, point, condition) to measure, and why; a point that does not apply to a
-    build (``Experiment.applies``), or lies outside the small grid of a build not in ``full_grid``,
-    is left out, counted under its reason in ``reasons`` with the prefix "not applicable: " (and
-    never in ``todo``).  ``reps`` and ``points`` default to the fixed repeats (``range(repeats)``)
-    and every point; ``grid`` to the one ``p`` describes."""
-    grid = grid_mod.of(exp, p) if grid is None else grid
-    todo, resumable, reasons, details = [], 0, {}, []
-    for rep in (range(p["repeats"]) if reps is None else reps):
-        for point in (exp.points(p) if points is None else points):
-            for cid in cids:
-                na = left_out(exp, point, cid, idents[cid], grid, rep)
-                if na:
-                    why = f"not applicable: {na}"
-                    reasons[why] = reasons.get(why, 0) + 1
-                    continue
-                k = (cid, point_key(point), rep)
-                why = why_not_resumable(rows.get(k), keys.get(cid, ""), ckey, exp.name)
-                if why == NOT_YET and k in failed:
-                    why = FAILED_BEFORE
-                if why is None:
-                    resumable += 1
-                    continue
-                todo.append((rep, point, cid))
-                reasons[why] = reasons.get(why, 0) + 1
-                details.append({"condition": cid, "point": point_key(point), "repeat": rep, "reason": why})
-    return todo, resumable, reasons, details
-
-
-def adaptive_rounds(p: dict) -> range:
-    """The repeats beyond ``repeats`` that a point may get (empty without ``max_repeats``)."""
-    return range(p["repeats"], max(p["max_repeats"] or 0, p["repeats"]))
-
-
-def wide_points(exp: Experiment, p: dict, cids: list[str], rows: dict, keys: dict, ckey: str,
-                idents: dict, upto: int, grid=None) -> list[tuple[dict, str]]:
-    """The points that need another repeat, each with why: a condition whose interval of the
-    median of ``exp.adaptive_metric`` (over its resumable samples of repeats ``0 .. upto-1``) is
-    not yet a 95% interval (fewer runs than :func:`gillab.stats.runs_needed`) or is wider than
-    ``ci_target`` times the median on either side.  Every condition of such a point gets the
-    repeat, so that repeats stay paired.  ``tests/test_coverage.py`` simulates this rule."""
-    from .. import stats
-
-    grid = grid_mod.of(exp, p) if grid is None else grid
-    out = []
-    for point in exp.points(p):
-        pk, why = point_key(point), ""
-        for cid in cids:
-            if left_out(exp, point, cid, idents[cid], grid):
-                continue
-            vals = []
-            for rep in range(upto):
-                row = rows.get((cid, pk, rep))
-                if row is not None and why_not_resumable(row, keys.get(cid, ""), ckey, exp.name) is None:
-                    try:
-                        vals.append(float(row[exp.adaptive_metric]))
-                    except (KeyError, TypeError, ValueError):
-                        pass
-            vals = [v for v in vals if math.isfinite(v)]
-            why = stats.wide(vals, p["ci_target"])
-            if why:
-                why = f"{cid}: {why}"
-                break
-        if why:
-            out.append((point, why))
-    return out
-
-
 @dataclass
 class RunResult:
     run_id: str
@@ -189,10 +93,6 @@ class RunResult:
     missing_conditions: list = field(default_factory=list)
     status: str = "running"
     reasons: dict = field(default_factory=dict)
-
-
-def _affinity_str(cpus) -> str:
-    return "" if cpus is None else ",".join(str(c) for c in cpus)
 
 
 MAX_PLAN_SAMPLES = 100_000   # one sweep; more is refused before any list of it is made
@@ -514,7 +414,7 @@ class _Run:
             "run_id": self.run_id, "campaign": prep.camp.id, "experiment": name, "title": exp.title,
             "document": exp.document, "profile": self.profile, "params": self.p, "config_id": self.cfg,
             "config": exp.config(self.p),
-            "conditions": {c.id: _identity_record(c, prep.idents[c.id]) | {"identity_key": prep.keys.get(c.id)}
+            "conditions": {c.id: identity_record(c, prep.idents[c.id]) | {"identity_key": prep.keys.get(c.id)}
                            for c in prep.conds},
             "missing_conditions": prep.missing, "code_key": prep.ckey,
             "machine": metadata.machine(), "harness": metadata.harness() | {"pid": os.getpid()},
@@ -574,7 +474,7 @@ class _Run:
             if "probes" in self.meta:
                 self.probes.between(self.deadline)
             t0 = time.monotonic()
-            out = _sample(exp, self.p, self.cfg, self.run_id, self.profile, rep, point, cond)
+            out = sample(exp, self.p, self.cfg, self.run_id, self.profile, rep, point, cond)
             for r in out:
                 r.update(identity_key=self.prep.keys[cond.id], code_key=self.prep.ckey)
             try:
@@ -604,7 +504,7 @@ class _Run:
 
     def adaptive(self) -> None:
         """Another repeat of every point whose interval is still wide, each round decided on
-        everything measured so far (:func:`wide_points`), up to ``max_repeats``."""
+        everything measured so far (:func:`gillab.measure.resume.wide_points`), up to ``max_repeats``."""
         prep = self.prep
         for rep in adaptive_rounds(self.p):
             rows, failed = self.store.measured(self.cfg), self.store.failed(self.cfg)
@@ -660,17 +560,6 @@ class _Run:
                   "'running', and the next run here marks it killed", file=sys.stderr)
 
 
-def _identity_record(cond, ident) -> dict:
-    """The condition's identity, plus the provisioning record of a build made here."""
-    from . import provision
-
-    rec = ident.as_dict() | {"note": cond.note}
-    if cond.origin == "provisioned":
-        spec = provision.spec_for_executable(cond.executable)
-        rec["build_record"] = provision.read_marker(spec) if spec else None
-    return rec
-
-
 class _Callback:
     """The progress bar's interface over ``report(done, total, what)``."""
 
@@ -697,43 +586,3 @@ def _progress(total: int, desc: str, enabled):
 
     return tqdm(total=total, desc=desc, unit="sample", disable=not enabled or total == 0,
                 file=sys.stderr, dynamic_ncols=True)
-
-
-# a workload that failed or timed out, a build's venv that cannot be made (no registry, a pip
-# error), a server or process that cannot start (a busy port, a missing binary)
-SAMPLE_FAILURES = (runner.WorkloadError, VenvError, OSError, subprocess.SubprocessError)
-
-
-def _sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
-    load1 = (metadata.loadavg() or [math.nan])[0]
-    row = {
-        "run_id": run_id, "experiment": exp.name, "profile": profile, "config": cfg,
-        "condition": cond.id, "point": point_key(point), "repeat": rep, **point,
-        **{k: v for k, v in exp.config(p).items() if k not in point},
-        "time": metadata.now(), "loadavg_1m": load1,
-    }
-    try:
-        with alone.Window() as window:
-            s = exp.run_sample(p, point, cond)
-    except SAMPLE_FAILURES as exc:   # this sample, this build: recorded with its reason; the sweep goes on
-        why = str(exc) if isinstance(exc, runner.WorkloadError) else f"{type(exc).__name__}: {exc}"
-        return [row | {"status": "failed", "error": why}]
-    rt = s.runtime
-    seen = window.reading
-    common = row | {
-        "status": "ok" if seen.alone else alone.NOT_ALONE,
-        "error": "" if seen.alone else (f"other processes used {seen.foreign_cpus:.2f} CPU(s) while it ran "
-                                        f"(at most {alone.limit():g})"),
-        **seen.columns(),
-        **{k: v for k, v in s.result.items() if not isinstance(v, (dict, list))},
-        "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
-        "gil_enabled": rt.get("gil_enabled"), "gil_enabled_after": rt.get("gil_enabled_after"),
-        "switch_interval_runtime": rt.get("switch_interval"),
-        "check_interval_runtime": rt.get("check_interval"), "nogil_fork": rt.get("nogil_fork"),
-        "affinity_runtime": _affinity_str(rt.get("affinity")),
-        **s.rusage, "process_wall_s": round(s.wall_s, 6),
-    }
-    sub = s.result.get("rows")
-    if not sub:
-        return [common]
-    return [common | r for r in sub]

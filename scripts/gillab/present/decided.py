@@ -14,7 +14,7 @@ from . import timing
 def straddling(flat, where: str = "") -> str:
     """Per chapter, the judged rows inconclusive with enough runs (their interval straddles an edge
     of the band), and how many more runs each would need at its current spread
-    (:func:`gillab.judge.budget.runs_to_decide`):
+    (:func:`gillab.judge.rounds.runs_to_decide`):
     within the 20 a point may get, and the median of those, or not within them."""
     import statistics as st
 

@@ -1,0 +1,131 @@
+"""The pace of the machine a run measures on: how much slower or faster than the times its forecast
+reads (:mod:`gillab.judge.budget`) it runs now.
+
+A *probe* (:func:`pace_probe`) is a few one-thread countdown samples, after one that warms the
+machine up; its median against the same build's and point's in the campaign the forecast reads its
+times from is the machine's *speed factor* (:func:`speed_factor`).  Over a whole run the pace is
+the median of every probe's median so far (:func:`pace`), read against the first plan's yardstick
+(:func:`probe_reference`), so that no single moment (the first probe, right after the builds) plans
+the whole run (:class:`gillab.judge.plan.Plan`).
+"""
+from __future__ import annotations
+
+import statistics
+
+from ..measure import alone, experiments
+from ..measure.protocol import point_key
+from .budget import timing
+
+
+PROBE_RUNS = 3          # samples of the probe: their median against the same point's in the times' campaign
+PROBE_POINT = {"threads": 1}
+PROBE_BUILDS = "3.13.5,3.9.2"      # the first of these built here is probed (today's GIL, else the era's)
+
+
+def probe_profile(profile: str) -> str:
+    """The countdown size a run of ``profile`` probes at: its own where countdown has one, else
+    (and for `verdicts`, whose countdown is `default`'s) `default`'s."""
+    from ..measure.profiles import ParameterError
+
+    if profile == "verdicts":
+        return "default"
+    try:
+        experiments.get("countdown").resolve(profile)
+        return profile
+    except ParameterError:
+        return "default"
+
+
+def pace_probe(profile: str = "default", build: str | None = None) -> dict:
+    """One pace probe: :data:`PROBE_RUNS` one-thread countdown samples at ``profile``'s size on
+    ``build`` (default: the first of :data:`PROBE_BUILDS` built here), after one more that warms
+    the machine up (a CPU waking from idle, a build's files read from disk: ``warmup_s``, not
+    counted), with the load average, the share of CPU time stolen over them (a few seconds) and
+    the most CPU other processes used while one ran (``foreign_cpus``, ``alone``:
+    :mod:`gillab.measure.alone`).  The record a whole run keeps
+    (:mod:`gillab.judge.steadiness`): ``build``, ``point``, ``runs`` (seconds), ``median_s``,
+    ``loadavg``, ``cpu_steal_share``, ``at``, and ``cpu_times`` (where the stretch to the next
+    probe starts); ``error`` instead of runs where it could not measure."""
+    from ..measure import interpreters, metadata
+
+    exp = experiments.get("countdown")
+    p = exp.resolve(probe_profile(profile))
+    conds = [c for c in interpreters.select(build or PROBE_BUILDS) if interpreters.identify(c).available]
+    out = {"at": metadata.now(), "profile": probe_profile(profile), "point": dict(PROBE_POINT),
+           "config_id": exp.config_id(p), "build": conds[0].id if conds else build, "loadavg": metadata.loadavg()}
+    start = metadata.cpu_times()
+    if not conds:
+        return out | {"error": f"none of {build or PROBE_BUILDS} is built here", "cpu_times": start}
+    runs, foreign = [], []
+    try:
+        warm = exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s    # the first after a pause: not the pace
+        for _ in range(PROBE_RUNS):
+            with alone.Window() as w:
+                runs.append(exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s)
+            foreign.append(w.reading)
+    except Exception as exc:   # noqa: BLE001 - a probe that breaks is recorded, the run goes on
+        return out | {"error": f"{type(exc).__name__}: {exc}", "cpu_times": metadata.cpu_times()}
+    end = metadata.cpu_times()
+    most = max((r.foreign_cpus or 0.0 for r in foreign), default=0.0)
+    return out | {"runs": [round(r, 4) for r in runs], "median_s": round(statistics.median(runs), 4),
+                  "warmup_s": round(warm, 4), "foreign_cpus": round(most, 3),
+                  "alone": all(r.alone for r in foreign),
+                  "cpu_steal_share": metadata.steal_share(start, end), "cpu_times": end}
+
+
+def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[float, str]:
+    """How much slower (above 1) or faster this machine runs now than the campaign the forecast reads
+    its times from: a pace probe (:func:`pace_probe`: three countdown samples of one thread at
+    ``profile``'s size, on the first GIL build of today's pair or the era built here; ``probe``, one
+    already taken, where its build is that one) against that campaign's median at the same point (a
+    few seconds).  (1.0, why) where nothing can be compared."""
+    from ..measure import interpreters
+
+    exp = experiments.get("countdown")
+    prof = probe_profile(profile)
+    t = timing("countdown", exp.config_id(exp.resolve(prof)), None, prof)
+    for cond in interpreters.select(PROBE_BUILDS):
+        if not interpreters.identify(cond).available:
+            continue
+        ref = t.per_point.get((cond.id, point_key(PROBE_POINT)))
+        if not ref:
+            continue
+        got = probe if probe and probe.get("build") == cond.id and probe.get("median_s") else pace_probe(prof, cond.id)
+        if not got.get("median_s"):
+            continue
+        factor = got["median_s"] / ref
+        return factor, (f"{cond.id}'s one-thread countdown ran {factor:.2f} x the time it took in {t.basis} "
+                        f"(median of {PROBE_RUNS})")
+    return 1.0, "no build and point to compare with: the times are read as they are"
+
+
+def pace(probes: list[dict], profile: str = "default", ref_s: float | None = None) -> tuple[float, str]:
+    """The machine's pace over a whole run so far: the median of every probe's median among
+    ``probes`` (those taken on the first probe's build, alone where any was), so that one slow or
+    fast moment (the first probe, right after the builds) does not set the plan for the whole run;
+    against ``ref_s`` (the time the first plan's pace was read against, :func:`probe_reference`)
+    where given, else against the times the forecast reads (:func:`speed_factor`).  Within one run
+    the yardstick stays the first plan's: once the run has measured the countdown, the forecast
+    would read the run's own times, and a pace against those is no pace of the plan's forecast.
+    (1.0, why) where no probe can be compared."""
+    got = [p for p in probes if p.get("median_s")]
+    if not got:
+        return speed_factor(profile, probes[0] if probes else None) if probes else (1.0, "no probe taken")
+    build = got[0].get("build")
+    same = [p for p in got if p.get("build") == build]
+    quiet = [p for p in same if p.get("alone", True)] or same
+    median = statistics.median(p["median_s"] for p in quiet)
+    of = f"the median of {len(quiet)} probes' medians" if len(quiet) > 1 else f"median of {PROBE_RUNS}"
+    if ref_s:
+        return median / ref_s, (f"{build}'s one-thread countdown ran {median / ref_s:.2f} x the time the run's plan "
+                                f"reads ({of})")
+    factor, words = speed_factor(profile, {"build": build, "median_s": median})
+    return factor, words.replace(f"(median of {PROBE_RUNS})", f"({of})")
+
+
+def probe_reference(probe: dict | None, factor: float) -> float | None:
+    """The time a probe's pace was read against (its median over its pace), to read later probes
+    against the same; None where the pace compared nothing."""
+    if not probe or not probe.get("median_s") or not factor or factor <= 0:
+        return None
+    return probe["median_s"] / factor
