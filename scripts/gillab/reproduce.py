@@ -40,10 +40,11 @@ def reproduce(profile: str = "default", campaign: str | None = None, render: boo
     are measured all the same; Ctrl-C stops the whole run.  Pace probes at the start, every few
     minutes between chapters and at the end record how steady the machine kept
     (:class:`gillab.judge.steadiness.Probes`).  The record (:class:`gillab.record.RunRecord`) is saved
-    in the campaign as ``reproduce-<started>.json`` after each chapter.  Returns the book's folder
+    in the campaign as ``reproduce-<started>.json`` before the first chapter and after each.  Returns the book's folder
     (or the record's path with ``render=False``) and the chapters that failed, each with its reason."""
     run = WholeRun.start(profile, campaign, new_campaign, budget_minutes(profile) if minutes is None else minutes)
     try:
+        run.save("running")
         run.planned()
         run.figures()
         run.rounds()
