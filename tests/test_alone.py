@@ -129,6 +129,39 @@ def test_samples_beside_foreign_load_are_kept_aside_and_measured_again(builds, d
 
 
 @pytest.mark.alone_rule
+def test_a_measurement_before_the_sweep_is_read_alone_or_not_like_a_sample(builds, data_dir, monkeypatch):
+    """A chapter's measurements that belong to the run (b2_download's curl ceiling) are each read in
+    a window of their own: one measured beside foreign load is stored as `not alone` with its
+    reading, and counted; the next, the neighbour gone, is stored with its own reading."""
+    from gillab.measure import experiments
+
+    child = [sys.executable, "-c", "n = 3_000_000\nwhile n: n -= 1"]
+
+    def before_sweep(self, p, needed, add_row):
+        busy = Busy()
+        try:
+            subprocess.run(child, check=True)
+        finally:
+            busy.stop()
+        add_row("ceiling", {"threads": 1}, 0, {"seconds": 1.0})
+        subprocess.run(child, check=True)
+        add_row("ceiling", {"threads": 1}, 1, {"seconds": 1.0})
+
+    monkeypatch.setattr(type(experiments.get("st_loop")), "before_sweep", before_sweep, raising=False)
+    res = sweep.measure("st_loop", "smoke", {"conditions": "3.13.5"}, campaign="ceiling", new_campaign=True,
+                        progress=False)
+    rows = [r for r in campaigns.load("ceiling").store("st_loop").rows() if r["condition"] == "ceiling"]
+    assert [r["repeat"] for r in rows] == ["0", "1"]
+    first, second = rows
+    assert first["status"] == alone.NOT_ALONE and float(first["foreign_cpus"]) > alone.MOST_FOREIGN_CPUS
+    assert "other processes used" in first["error"] and first["foreign_procs_cpu_s"] != ""
+    # the second has its own reading (on a machine busy with more than this test's neighbour it
+    # may be kept aside too)
+    assert second["status"] == ("ok" if second["alone"] == "True" else alone.NOT_ALONE)
+    assert res.not_alone >= 1
+
+
+@pytest.mark.alone_rule
 def test_the_rule_is_written_once_and_said_in_words():
     words = alone.words()
     assert f"{alone.MOST_FOREIGN_CPUS:g} of a CPU" in words and f"at most {alone.MEASURE_AGAIN} more times" in words

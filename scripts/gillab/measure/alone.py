@@ -184,6 +184,12 @@ class Reading:
     def alone(self) -> bool:
         return is_alone(self.foreign_cpu_s, self.wall_s)
 
+    def row(self) -> dict:
+        """A sample row's status (``ok``, or :data:`NOT_ALONE` with what others used) and columns."""
+        why = "" if self.alone else (f"other processes used {self.foreign_cpus:.2f} CPU(s) while it ran "
+                                     f"(at most {limit():g})")
+        return {"status": "ok" if self.alone else NOT_ALONE, "error": why, **self.columns()}
+
     def columns(self) -> dict:
         """The sample row's columns for this reading."""
         fc = self.foreign_cpus

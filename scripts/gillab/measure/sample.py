@@ -50,10 +50,7 @@ def sample(exp, p, cfg, run_id, profile, rep, point, cond) -> list[dict]:
     rt = s.runtime
     seen = window.reading
     common = row | {
-        "status": "ok" if seen.alone else alone.NOT_ALONE,
-        "error": "" if seen.alone else (f"other processes used {seen.foreign_cpus:.2f} CPU(s) while it ran "
-                                        f"(at most {alone.limit():g})"),
-        **seen.columns(),
+        **seen.row(),
         **{k: v for k, v in s.result.items() if not isinstance(v, (dict, list))},
         "python": rt.get("python"), "py_gil_disabled": rt.get("py_gil_disabled"),
         "gil_enabled": rt.get("gil_enabled"), "gil_enabled_after": rt.get("gil_enabled_after"),

@@ -443,17 +443,26 @@ class _Run:
             row = self.rows.get((cid, point_key(point), rep))
             return why_not_resumable(row, prep.keys.get(cid, ""), prep.ckey, exp.name) is not None
 
+        # each measurement is what the hook did between one stored row and the next, read in a window
+        # of its own: one beside foreign load is kept aside like a sample, and measured by a later run
+        window = [alone.Window().__enter__()]
+
         def add_row(cid, point, rep, res):
+            window[0].__exit__(None, None, None)
+            seen = window[0].reading
+            self.result.not_alone += not seen.alone
             try:
                 self.store.append({
                     "run_id": self.run_id, "experiment": exp.name, "profile": self.profile, "config": self.cfg,
                     "condition": cid, "point": point_key(point), "repeat": rep, **point,
                     "time": metadata.now(), "loadavg_1m": (metadata.loadavg() or [math.nan])[0],
-                    "status": "ok", "error": "", "identity_key": prep.keys.get(cid, ""), "code_key": prep.ckey,
+                    **seen.row(), "identity_key": prep.keys.get(cid, ""), "code_key": prep.ckey,
                     **res})
             except OSError as exc:
                 raise StoreWriteError(f"{exp.name}: a measurement before the sweep could not be stored "
                                       f"({exc.strerror or exc}: {exc.filename or self.store.samples_path})") from exc
+            finally:
+                window[0] = alone.Window().__enter__()
 
         try:
             hook(self.p, needed, add_row)
@@ -462,6 +471,8 @@ class _Run:
             self.meta["before_sweep_failure"] = f"{type(exc).__name__}: {exc}"
             print(f"[gillab] failed: {exp.name}'s measurements before the sweep ({self.meta['before_sweep_failure']}); "
                   "the samples of every build are measured as planned", file=sys.stderr)
+        finally:
+            window[0].__exit__(None, None, None)
 
     def take(self, batch) -> None:
         """Measure each (repeat, point, condition) of ``batch`` and store it the moment it is
