@@ -55,15 +55,9 @@ def _when(stamp) -> float:
         return float("nan")
 
 
-def _field(rec, key: str):
-    """A key of a chapter's run file (a dict) or a field of a whole run's record."""
-    return rec.get(key) if isinstance(rec, dict) else getattr(rec, key, None)
-
-
-def _span(rec) -> tuple[float, float]:
-    """A run's start and end (its start where it never finished), in seconds: a chapter's run file
-    or a whole run's record."""
-    return _when(_field(rec, "started")), _when(_field(rec, "finished") or _field(rec, "started"))
+def _span(started: str | None, finished: str | None) -> tuple[float, float]:
+    """A run's start and end (its start where it never finished), in seconds."""
+    return _when(started), _when(finished or started)
 
 
 # runs apart from a whole run further apart than this (one's end to the next one's start) are two stretches
@@ -78,7 +72,7 @@ def apart_runs(c, whole: list) -> list[list[dict]]:
     oldest first, and each has a steadiness too."""
     from ..measure import campaigns
 
-    spans = [_span(r) for r in whole]
+    spans = [_span(r.started, r.finished) for r in whole]
     stretches: list[list[dict]] = []
     place = None
     for r in sorted(campaigns.runs(c), key=lambda r: r.get("started") or ""):
@@ -86,7 +80,7 @@ def apart_runs(c, whole: list) -> list[list[dict]]:
         if not r.get("measured") or any(a <= t <= b for a, b in spans):
             continue
         between = sum(a < t for a, _ in spans)
-        if place != between or t - _span(stretches[-1][-1])[1] > STRETCH_GAP_S:
+        if place != between or t - _span(stretches[-1][-1].get("started"), stretches[-1][-1].get("finished"))[1] > STRETCH_GAP_S:
             stretches.append([])
         place = between
         stretches[-1].append(r)
@@ -149,7 +143,7 @@ def _inside(c, rec) -> list[dict]:
     """The chapters' runs of ``c`` that a whole run's record spans."""
     from ..measure import campaigns
 
-    a, b = _span(rec)
+    a, b = _span(rec.started, rec.finished)
     return [r for r in campaigns.runs(c) if a <= _when(r.get("started")) <= b]
 
 
