@@ -10,6 +10,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gillab.measure import alone, interpreters, provision  # noqa: E402
 
+# the suite's workers run side by side, so none of their samples has the machine to itself: a
+# session's fixtures measure with no limit too (each test's is set by samples_alone_unless_checked)
+os.environ[alone.LIMIT_ENV] = "inf"
+
 REPO = Path(__file__).resolve().parents[1]
 
 # pytest-xdist runs the suite on every core, a test module on one worker (``-n auto --dist
@@ -52,20 +56,22 @@ def cache_writer(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def samples_alone_unless_checked(request, monkeypatch):
+def samples_alone_unless_checked(request):
     """The suite runs its workers side by side on two CPUs, so every sample a test measures has
     another worker's load beside it: a test reads what a sample measured, not whether the machine
     was quiet, unless it is marked ``alone_rule`` (then :mod:`gillab.measure.alone`'s rule applies
-    as it does in a reader's run)."""
+    as it does in a reader's run).  The variable is set by hand, not through ``monkeypatch``: a test
+    that asks for ``monkeypatch`` judges its verdicts apart (below), and every test would."""
+    before = os.environ.get(alone.LIMIT_ENV)
     if request.node.get_closest_marker("alone_rule") is None:
-        monkeypatch.setenv(alone.LIMIT_ENV, "inf")
+        os.environ[alone.LIMIT_ENV] = "inf"
     else:
-        monkeypatch.delenv(alone.LIMIT_ENV, raising=False)
+        os.environ.pop(alone.LIMIT_ENV, None)
     yield
-
-
-# and for what fixtures of a module or the session measure (a notebook's kernel, the CLI's processes)
-os.environ[alone.LIMIT_ENV] = "inf"
+    if before is None:
+        os.environ.pop(alone.LIMIT_ENV, None)
+    else:
+        os.environ[alone.LIMIT_ENV] = before
 
 
 @pytest.fixture(autouse=True)
