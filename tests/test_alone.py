@@ -116,7 +116,8 @@ def test_samples_beside_foreign_load_are_kept_aside_and_measured_again(builds, d
     from gillab.present import page
 
     words = page.aside_words("beside", "st_loop", res.config_id)
-    assert f"**{len(aside)} samples were measured beside other processes' load**" in words
+    assert f"**{len(kept)} sample{'s were' if len(kept) != 1 else ' was'} measured beside other processes' load**" in words
+    assert len(aside) == len(kept) or f"{len(aside)} rows kept aside" in words   # a sample tried again is one sample
     assert f"{res.measured_again} of the {res.not_alone} measured again alone" in words
     assert page.aside_words("beside", "st_loop", "no-such-config") == ""
     # no verdict or figure reads them: the samples the analyses load are the ok ones (on a machine

@@ -133,8 +133,10 @@ def aside_words(campaign: str, experiment: str, config_id: str) -> str:
         return ""
     keys = {(r["condition"], r["point"], r["repeat"]) for r in aside}
     ok = {(r["condition"], r["point"], r["repeat"]) for r in mine if r.get("status") == "ok"}
-    return (f"**{len(aside)} sample{'s were' if len(aside) != 1 else ' was'} measured beside other processes' "
-            f"load** ({alone.words()}): {len(keys & ok)} of the {len(keys)} measured again alone, the other "
+    n = len(keys)
+    rows_words = "" if len(aside) == n else f"; {len(aside)} rows kept aside, a sample's tries and sub-rows"
+    return (f"**{n} sample{'s were' if n != 1 else ' was'} measured beside other processes' "
+            f"load** ({alone.words()}{rows_words}): {len(keys & ok)} of the {n} measured again alone, the other "
             f"{len(keys - ok)} left with fewer runs. None of them is read below. ")
 
 
