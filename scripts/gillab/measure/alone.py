@@ -126,15 +126,12 @@ def _subreaper(on: bool) -> None:
     whose parent exited, a watcher whose command ended, a server's process whose server was
     killed) is adopted by the harness instead of the machine's first process: its CPU time stays in
     the harness's family, and reaped by the harness (:func:`_reap_adopted`) it goes to the
-    harness's children's usage."""
-    try:
-        import ctypes
-        import ctypes.util
+    harness's children's usage.  ``prctl`` is the one :mod:`gillab.measure.procs` loads once."""
+    from .procs import _load_prctl
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    prctl = _load_prctl()
+    if prctl:
+        prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
 
 
 def _reap_adopted(procs: dict[int, Task]) -> set[int]:
@@ -157,10 +154,13 @@ def own_cpu_s(procs: dict[int, Task] | None = None) -> float:
     """CPU seconds used so far by this process, every child it has waited for (the workload, its
     servers, k6, every process the harness adopted and reaped) and every process still descended
     from it (live, or ended and not yet reaped)."""
-    procs = tasks() if procs is None else procs
+    return _own(family(tasks() if procs is None else procs, os.getpid()))
+
+
+def _own(kin: list[Task]) -> float:
+    """:func:`own_cpu_s`, the harness's family (:func:`family`) already found."""
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    live = sum(t.ticks for t in family(procs, os.getpid()))
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime + live / _hz()
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime + sum(t.ticks for t in kin) / _hz()
 
 
 @dataclass
@@ -250,10 +250,11 @@ def _mark() -> _Mark:
     gone = _reap_adopted(procs)
     procs = {pid: t for pid, t in procs.items() if pid not in gone}
     me = os.getpid()
-    ours = {t.pid for t in family(procs, me)} | {me}
+    kin = family(procs, me)
+    ours = {t.pid for t in kin} | {me}
     kernel = kernel_ticks(procs)
     others = {(t.pid, t.start): t.ticks for t in procs.values() if t.pid not in ours and (t.pid, t.start) not in kernel}
-    return _Mark(metadata.cpu_times(), own_cpu_s(procs), kernel, others,
+    return _Mark(metadata.cpu_times(), _own(kin), kernel, others,
                  {(t.pid, t.start) for t in procs.values()}, time.monotonic())
 
 
@@ -284,8 +285,9 @@ def split(start: _Mark, end: _Mark) -> dict[str, float | None]:
 
 
 class Window:
-    """Readings at the start and the end of one sample: ``with Window() as w: ...; w.reading``.
-    While one is open the harness adopts the orphans of its processes (:func:`_subreaper`)."""
+    """Readings at the start and the end of one sample: ``with Window() as w: ...; w.reading``;
+    or of several measurements one after another, each read with :meth:`lap`.  While one is open
+    the harness adopts the orphans of its processes (:func:`_subreaper`)."""
 
     def __enter__(self) -> "Window":
         global _depth
@@ -296,16 +298,22 @@ class Window:
         self._start = _mark()
         return self
 
+    def lap(self) -> Reading:
+        """The reading since the window opened or since the last lap; the next lap starts now."""
+        end = _mark()
+        cpu = split(self._start, end)
+        reading = Reading(end.t - self._start.t, foreign(cpu["procs"], cpu["machine"]),
+                          metadata.steal_share(self._start.cpu, end.cpu), cpu["kernel"],
+                          cpu["procs"], cpu["machine"])
+        self._start = end
+        return reading
+
     def __exit__(self, *exc) -> None:
         global _depth
-        end = _mark()
+        self.reading = self.lap()
         _depth -= 1
         if _depth == 0:
             _subreaper(False)
-        cpu = split(self._start, end)
-        self.reading = Reading(end.t - self._start.t, foreign(cpu["procs"], cpu["machine"]),
-                               metadata.steal_share(self._start.cpu, end.cpu), cpu["kernel"],
-                               cpu["procs"], cpu["machine"])
 
 
 def words() -> str:

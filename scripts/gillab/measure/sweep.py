@@ -443,13 +443,8 @@ class _Run:
             row = self.rows.get((cid, point_key(point), rep))
             return why_not_resumable(row, prep.keys.get(cid, ""), prep.ckey, exp.name) is not None
 
-        # each measurement is what the hook did between one stored row and the next, read in a window
-        # of its own: one beside foreign load is kept aside like a sample, and measured by a later run
-        window = [alone.Window().__enter__()]
-
         def add_row(cid, point, rep, res):
-            window[0].__exit__(None, None, None)
-            seen = window[0].reading
+            seen = window.lap()
             self.result.not_alone += not seen.alone
             try:
                 self.store.append({
@@ -461,18 +456,17 @@ class _Run:
             except OSError as exc:
                 raise StoreWriteError(f"{exp.name}: a measurement before the sweep could not be stored "
                                       f"({exc.strerror or exc}: {exc.filename or self.store.samples_path})") from exc
-            finally:
-                window[0] = alone.Window().__enter__()
 
+        # each measurement is what the hook did between one stored row and the next, read as a lap
+        # of one window: one beside foreign load is kept aside like a sample, and measured by a later run
         try:
-            hook(self.p, needed, add_row)
+            with alone.Window() as window:
+                hook(self.p, needed, add_row)
         except SAMPLE_FAILURES as exc:   # recorded, and the sweep goes on with every build's samples
             self.result.failed += 1
             self.meta["before_sweep_failure"] = f"{type(exc).__name__}: {exc}"
             print(f"[gillab] failed: {exp.name}'s measurements before the sweep ({self.meta['before_sweep_failure']}); "
                   "the samples of every build are measured as planned", file=sys.stderr)
-        finally:
-            window[0].__exit__(None, None, None)
 
     def take(self, batch) -> None:
         """Measure each (repeat, point, condition) of ``batch`` and store it the moment it is
