@@ -111,7 +111,7 @@ def test_the_forecasts_pace_is_the_start_probe(builds, monkeypatch):
     if not ref:
         pytest.skip("no committed time of 3.13.5's one-thread countdown to compare with")
     monkeypatch.setattr(speed, "pace_probe", no_probe)
-    factor, words = speed.speed_factor("verdicts", {"build": "3.13.5", "median_s": 2 * ref})
+    factor, words = speed.speed_factor(speed.probe_size("verdicts"), {"build": "3.13.5", "median_s": 2 * ref})
     assert factor == pytest.approx(2.0) and "ran 2.00 x the time" in words
 
 
@@ -285,18 +285,18 @@ def test_later_probes_are_read_against_the_first_plans_yardstick(monkeypatch):
     would read those): the median of the probes so far, a probe beside foreign load left out."""
     asked = []
 
-    def against(profile, probe=None):
+    def against(size, probe=None):
         asked.append(probe)
         return probe["median_s"] / 0.25, "read against 0.25 s"
 
     monkeypatch.setattr(speed, "speed_factor", against)
     first = {"build": "3.13.5", "median_s": 0.30, "alone": True}
-    factor, _ = speed.pace([first], "default")
+    factor, _ = speed.pace([first], speed.probe_size("default"))
     ref = speed.probe_reference(first, factor)
     assert factor == pytest.approx(1.2) and ref == pytest.approx(0.25) and len(asked) == 1
     later = [first, {"build": "3.13.5", "median_s": 0.20, "alone": True},
              {"build": "3.13.5", "median_s": 0.22, "alone": True}, {"build": "3.13.5", "median_s": 0.90, "alone": False}]
-    factor, words = speed.pace(later, "default", ref)
+    factor, words = speed.pace(later, speed.probe_size("default"), ref)
     assert factor == pytest.approx(0.22 / 0.25) and "the median of 3 probes' medians" in words
     assert len(asked) == 1                                     # the yardstick was not read again
     assert speed.probe_reference({"build": "3.13.5"}, 1.0) is None

@@ -12,11 +12,13 @@ from gillab import reproduce
 from gillab.record import RunRecord
 from gillab.judge import budget as budget_mod
 from gillab.judge import rounds, speed
+from gillab.judge.plan import Plan
 from gillab.measure import experiments
 from gillab.present import timing
 from gillab.present import decided as decided_view
 from gillab.measure import campaigns
 from gillab.measure.profiles import ParameterError
+from gillab.measure.protocol import Experiment
 
 
 def _record(camp_id):
@@ -271,7 +273,8 @@ def test_rounds_after_the_plan_go_first_where_more_runs_would_decide_rows(monkey
         order.append((name, overrides["repeats"]))
         return object()
     record = RunRecord()
-    reproduce.more_rounds("any", "default", ["convoy", "fib_server"], budget.Deadline(None), run, record)
+    plan = Plan("default", "any", False, 30.0, {})
+    reproduce.more_rounds(plan, "any", ["convoy", "fib_server"], budget.Deadline(None), run, record)
     start = {n: experiments.get(n).resolve("default")["repeats"] for n in opened}
     fib = [(n, r) for n, r in order if n == "fib_server"]
     most = rounds.most_repeats("fib_server")
@@ -302,9 +305,20 @@ def test_a_run_short_of_time_measures_every_chapters_claims_before_any_figure(bu
         return real(name, *a, **k)
 
     monkeypatch.setattr(sweep, "measure", measure)
+    resolved, resolve = [], Experiment.resolve
+
+    def counted(self, profile="default", overrides=None):
+        resolved.append((self.name, profile, json.dumps(overrides or {}, sort_keys=True)))
+        return resolve(self, profile, overrides)
+
+    monkeypatch.setattr(Experiment, "resolve", counted)
     path, failures = reproduce.reproduce("smoke", campaign="short", render=False, minutes=30)
+    monkeypatch.setattr(Experiment, "resolve", resolve)
     rec = json.loads(path.read_text())
     assert failures == [] and rec["claims_first"] and not rec["left_out"]
+    # the plan resolved every chapter's parameters once (and at one run a point, for its forecast):
+    # its checks, its forecast, the claims' runs and the figures' read them from the plan
+    assert sorted(resolved) == sorted(set(resolved)) and {n for n, *_ in resolved} == {*names, "countdown"}
     order = sorted(names, key=lambda n: budget.by_yield(budget.forecast(), names).index(n))
     assert calls == [(n, True) for n in order] + [(n, False) for n in order]
     assert [(e["experiment"], e["phase"]) for e in rec["experiments"]] == (
@@ -353,6 +367,7 @@ def test_a_chapter_whose_claims_do_not_fit_is_measured_at_one_run_a_point(builds
 
     def measure(name, profile, overrides=None, **k):
         calls.append((name, overrides))
+        assert k["params"] == experiments.get(name).resolve(profile, overrides)   # the plan's, resolved
         return real(name, profile, overrides, **k)
 
     monkeypatch.setattr(sweep, "measure", measure)
@@ -362,6 +377,8 @@ def test_a_chapter_whose_claims_do_not_fit_is_measured_at_one_run_a_point(builds
     rows = 2 if how == "forecast" else 20
     assert list(rec["fewest"]) == ["st_loop"] and len(rec["fewest"]["st_loop"]) == rows
     assert ("st_loop", budget_mod.FEWEST) in calls and ("sha256", None) in calls
+    st_loop = next(e for e in rec["experiments"] if e["experiment"] == "st_loop")
+    assert st_loop["params"]["repeats"] == budget_mod.FEWEST["repeats"]          # measured as the plan cut it
     words = timing._plan_words(rec)
     assert f"{rows} judged rows left with too few runs" in words
     if how == "forecast":       # chosen so: the forecast it chose is 9 + 1 minutes

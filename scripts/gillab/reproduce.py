@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from .judge import budget, speed
+from .judge import budget
 from .measure import experiments
 from .measure.protocol import NOT_CONFIG
 from .judge.plan import Plan, budget_minutes, precheck  # noqa: F401 - the whole run's checks, re-exported
@@ -72,7 +72,7 @@ class WholeRun:
         from .measure import alone, campaigns, metadata
 
         probes = steadiness.Probes(profile)
-        plan = Plan.make(profile, campaign, new_campaign, minutes, lambda: probes.take("start"))
+        plan = Plan.make(profile, campaign, new_campaign, minutes, probes)
         if plan.timed:
             print(f"[gillab] this machine now: {plan.speed}\n[gillab] the plan, before anything is measured, at that "
                   "speed:\n" + plan.describe(), file=sys.stderr, flush=True)
@@ -100,7 +100,8 @@ class WholeRun:
         rec.save(self.path)
 
     def run(self, name: str, overrides: dict | None, phase: str, probe: bool = True):
-        """One chapter's sweep (or more of it), recorded, after a probe where one is due (``probe``:
+        """One chapter's sweep (or more of it) at ``overrides`` (its parameters are the plan's:
+        :meth:`gillab.judge.plan.Plan.params`), recorded, after a probe where one is due (``probe``:
         not yet taken at this turn); a chapter that fails is recorded with why."""
         from .measure import sweep
 
@@ -109,7 +110,8 @@ class WholeRun:
         t1 = time.monotonic()
         try:
             res = sweep.measure(name, self.plan.profile, overrides, campaign=self.record.campaign,
-                                deadline=self.deadline, claims_first=self.plan.claims_first and phase == "plan")
+                                deadline=self.deadline, claims_first=self.plan.claims_first and phase == "plan",
+                                params=self.plan.params(name, overrides))
         except Exception as exc:   # noqa: BLE001 - this chapter fails; the others are measured
             self.record.failures.append({"experiment": name, "error": f"{type(exc).__name__}: {exc}",
                                          "seconds": round(time.monotonic() - t1, 1)})
@@ -135,7 +137,7 @@ class WholeRun:
         than their forecast slow the rest's; chapters that ran faster never make room, since their
         forecast's own errors (a build read at another size) say nothing of the next chapter's: only
         the probes give a cut chapter its runs back."""
-        factor, _ = speed.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
+        factor, _ = self.probes.pace(self.plan.probe_ref)
         correction = max(1.0, self.spent / self.forecast_spent) if self.forecast_spent > 0 else 1.0
         self.record.paces.append({"before": name, "factor": round(factor, 3), "correction": round(correction, 3),
                                   "probes": sum(1 for p in self.probes.taken if p.get("median_s"))})
@@ -183,7 +185,7 @@ class WholeRun:
         plan = self.plan
         if plan.timed and plan.profile in ("default", "verdicts") and self.deadline.left() > 0:
             # a chapter at one run a point gets no rounds: its points would take its whole plan's runs
-            more_rounds(self.record.campaign, plan.profile, [n for n in plan.chosen if n not in self.record.fewest],
+            more_rounds(plan, self.record.campaign, [n for n in plan.chosen if n not in self.record.fewest],
                         self.deadline, self.run, self.record)
 
     def finish(self) -> None:
@@ -192,7 +194,7 @@ class WholeRun:
 
         self.probes.take("end")
         if self.plan.timed or self.probes.taken:
-            factor, words = speed.pace(self.probes.taken, self.plan.profile, self.plan.probe_ref)
+            factor, words = self.probes.pace(self.plan.probe_ref)
             self.record.pace, self.record.pace_words = round(factor, 3), words
         st = steadiness.of(self.record)
         print(f"[gillab] steadiness: {st.outcome} ({st.why})", file=sys.stderr)
@@ -240,15 +242,16 @@ def figures(names: list[str], planned: dict, deadline, run, record: RunRecord) -
         run(name, budget.FEWEST if name in fewest else None, "figures")
 
 
-def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, record: RunRecord) -> None:
+def more_rounds(plan: Plan, campaign: str, names: list[str], deadline, run, record: RunRecord) -> None:
     """While time is left: one more round of the chapter whose straddling judged rows more runs
     would most decide per second of a round (:mod:`gillab.judge.rounds`), its claims' points only,
-    up to the confidence sequence's runs; each round is recorded like a chapter's run."""
+    up to the confidence sequence's runs, at the parameters the plan resolves for it; each round is
+    recorded like a chapter's run."""
     from . import stats
     from .judge import budget
     from .judge.rounds import most_repeats, round_size, straddling
 
-    repeats = {n: experiments.get(n).resolve(profile)["repeats"] for n in names}
+    repeats = {n: plan.params(n)["repeats"] for n in names}
     open_rows = {}
     for n in names:
         try:
@@ -264,7 +267,8 @@ def more_rounds(campaign: str, profile: str, names: list[str], deadline, run, re
             if not o.rows or not o.sequential or repeats[n] + step > most_repeats(n):
                 continue
             more = {"repeats": repeats[n] + step}
-            fc = budget.forecast_chapter(n, profile, campaign, [], overrides=more)   # at this run's own times
+            fc = budget.forecast_chapter(n, plan.profile, campaign, [], overrides=more,   # at this run's own times
+                                         resolve=plan.params)
             if fc.error or not fc.samples or fc.seconds > deadline.left():
                 continue
             score = (o.decidable / fc.seconds, o.rows / fc.seconds)

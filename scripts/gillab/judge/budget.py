@@ -323,22 +323,24 @@ def _measured_again() -> set[str]:
 
 def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list[tuple[str, int]],
                      overrides: dict | None = None, new_campaign: bool = False,
-                     decided: dict[str, int] | None = None) -> ChapterForecast:
+                     decided: dict[str, int] | None = None, resolve=None) -> ChapterForecast:
     """What ``name``'s sweep of ``profile`` would measure in ``campaign`` and how long it takes;
     its judged rows split into those its claims' points get the runs for and the rest, and of the
-    first those the reference decides at the planned runs (``decided``: :func:`deciding_runs`)."""
+    first those the reference decides at the planned runs (``decided``: :func:`deciding_runs`).
+    ``resolve(name, overrides)``: the parameters, where a whole run's plan resolves them
+    (:meth:`gillab.judge.plan.Plan.params`); else ``profile`` and ``overrides`` are resolved here."""
     from ..measure import sweep
     from ..measure.interpreters import now_of
     from ..measure.profiles import ParameterError
 
+    exp = experiments.get(name)
     try:
-        pl = sweep.plan(name, profile, overrides, campaign=campaign, new_campaign=new_campaign)
+        p = exp.resolve(profile, overrides) if resolve is None else resolve(name, overrides)
+        pl = sweep.plan(name, profile, campaign=campaign, new_campaign=new_campaign, params=p)
     except ParameterError as exc:
         return ChapterForecast(name, 0, 0.0, [], "", 0, str(exc))
     t = timing(name, pl.config_id, None if pl.campaign_is_new else pl.campaign,
                "default" if profile == "verdicts" else profile)   # verdicts: default's sizes
-    exp = experiments.get(name)
-    p = exp.resolve(profile, overrides)
     g = grid_mod.of(exp, p)
     seconds = waits = figures = figure_waits = 0.0
     for _, pt, cid in pl.todo:
@@ -375,19 +377,21 @@ def _claims_build(g, cid: str) -> bool:
 
 
 def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False,
-             factor: float = 1.0) -> list[ChapterForecast]:
+             factor: float = 1.0, resolve=None) -> list[ChapterForecast]:
     """Every chapter's forecast, in the report's order, on a machine ``factor`` times slower than
-    the times read (:func:`gillab.judge.speed.speed_factor`; :meth:`ChapterForecast.scale`)."""
+    the times read (:func:`gillab.judge.speed.speed_factor`; :meth:`ChapterForecast.scale`);
+    ``resolve``: as :func:`forecast_chapter`'s."""
     from . import verdicts
 
     flat = verdicts.reference_flat(flat)
     rows, decided = judged_rows(flat), deciding_runs(flat)
     out = []
     for n in experiments.names():
-        c = forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign, decided=decided)
+        c = forecast_chapter(n, profile, campaign, rows.get(n, []), new_campaign=new_campaign, decided=decided,
+                             resolve=resolve)
         if not c.error and c.repeats > FEWEST["repeats"]:
             least = forecast_chapter(n, profile, campaign, rows.get(n, []), overrides=FEWEST,
-                                     new_campaign=new_campaign, decided=decided)
+                                     new_campaign=new_campaign, decided=decided, resolve=resolve)
             c.fewest = least if not least.error and least.seconds < c.seconds else None
         out.append(c.scale(factor))
     return out

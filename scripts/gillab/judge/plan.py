@@ -12,6 +12,7 @@ when it turned out slower.  A whole run (:mod:`gillab.reproduce`) asks the plan;
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 
 from . import budget, speed
@@ -19,10 +20,12 @@ from ..measure import experiments
 from ..measure.profiles import BUDGET_MINUTES, VERDICTS_MINUTES, ParameterError
 
 
-def precheck(profile: str = "default", campaign: str | None = None, new_campaign: bool = False) -> dict[str, str]:
+def precheck(profile: str = "default", campaign: str | None = None, new_campaign: bool = False,
+             resolve=None) -> dict[str, str]:
     """Every check of a whole run before anything is made or measured: the data folder can be
     written, the campaign may be measured into, and each chapter's profile and builds (its
-    :func:`gillab.measure.sweep.plan`).  Returns the chapters that cannot start, each with why; raises
+    :func:`gillab.measure.sweep.plan`; ``resolve(name, overrides)`` its parameters, where a plan
+    resolves them).  Returns the chapters that cannot start, each with why; raises
     :class:`ParameterError` when none can."""
     from ..measure import campaigns, sweep
     from ..paths import results_dir
@@ -32,7 +35,8 @@ def precheck(profile: str = "default", campaign: str | None = None, new_campaign
     cannot = {}
     for name in experiments.names():
         try:
-            sweep.plan(name, profile, campaign=campaign, new_campaign=new_campaign)
+            p = resolve(name, None) if resolve is not None else experiments.get(name).resolve(profile)
+            sweep.plan(name, profile, campaign=campaign, new_campaign=new_campaign, params=p)
         except ParameterError as exc:
             cannot[name] = str(exc)
     if len(cannot) == len(experiments.names()):
@@ -70,22 +74,25 @@ class Plan:
     fewest: list = field(default_factory=list)   # the first plan's chapters at one run a point
     claims_first: bool = False
     probe_ref: float | None = None          # the seconds every later probe is read against (the first's yardstick)
+    resolved: dict = field(default_factory=dict, repr=False)   # (chapter, overrides) -> parameters
 
     @classmethod
     def make(cls, profile: str, campaign: str | None, new_campaign: bool, minutes: float | None,
-             probe) -> "Plan":
-        """The whole run's plan: every check first, then ``probe()`` (the run's first, warmed-up
-        probe: nothing is probed when a check fails), then the forecast at its pace."""
-        cannot = precheck(profile, campaign, new_campaign)
-        first = probe()
-        plan = cls(profile, campaign, new_campaign, minutes, cannot)
+             probes) -> "Plan":
+        """The whole run's plan: every check first, then the run's first, warmed-up probe
+        (``probes``: :class:`gillab.judge.steadiness.Probes`; nothing is probed when a check fails),
+        then the forecast at its pace.  Each chapter's parameters are resolved here, once
+        (:meth:`params`), and every step of the run reads them from the plan."""
+        plan = cls(profile, campaign, new_campaign, minutes, {})
+        plan.cannot = cannot = precheck(profile, campaign, new_campaign, resolve=plan.params)
+        probes.take("start")
         if minutes is None:
             plan.chosen = [n for n in experiments.names() if n not in cannot]
             return plan
-        plan.factor, plan.speed = speed.pace([first] if first else [], profile)
+        plan.factor, plan.speed = probes.pace()
         if not plan.speed.startswith("no "):
-            plan.probe_ref = speed.probe_reference(first, plan.factor)
-        plan.base = budget.forecast(profile, campaign, new_campaign=new_campaign, factor=1.0)
+            plan.probe_ref = speed.probe_reference(probes.taken[0], plan.factor)
+        plan.base = budget.forecast(profile, campaign, new_campaign=new_campaign, factor=1.0, resolve=plan.params)
         now = plan.forecast()
         choice = budget.choose(now, minutes)
         plan.chosen = [n for n in budget.by_yield(now, choice.chosen) if n not in cannot]
@@ -96,6 +103,15 @@ class Plan:
     @property
     def timed(self) -> bool:
         return self.minutes is not None
+
+    def params(self, name: str, overrides: dict | None = None) -> dict:
+        """``name``'s parameters at this run's profile and ``overrides`` (one run a point, a round's
+        repeats), resolved and checked the first time a step asks, then read from the plan; a copy,
+        so that no step changes another's."""
+        key = (name, json.dumps(overrides or {}, sort_keys=True))
+        if key not in self.resolved:
+            self.resolved[key] = experiments.get(name).resolve(self.profile, overrides)
+        return copy.deepcopy(self.resolved[key])
 
     def forecast(self, factor: float | None = None) -> list:
         """Every chapter's forecast at ``factor`` (default: the first plan's pace)."""

@@ -11,6 +11,7 @@ the whole run (:class:`gillab.judge.plan.Plan`).
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from ..measure import alone, experiments
 from ..measure.protocol import point_key
@@ -22,22 +23,31 @@ PROBE_POINT = {"threads": 1}
 PROBE_BUILDS = "3.13.5,3.9.2"      # the first of these built here is probed (today's GIL, else the era's)
 
 
-def probe_profile(profile: str) -> str:
+@dataclass(frozen=True)
+class ProbeSize:
+    """The countdown a run probes at, resolved once for the whole run: the profile whose size it is
+    (:func:`probe_size`), its parameters and their configuration id."""
+    profile: str
+    params: dict
+    config_id: str
+
+
+def probe_size(profile: str) -> ProbeSize:
     """The countdown size a run of ``profile`` probes at: its own where countdown has one, else
     (and for `verdicts`, whose countdown is `default`'s) `default`'s."""
     from ..measure.profiles import ParameterError
 
-    if profile == "verdicts":
-        return "default"
+    exp = experiments.get("countdown")
     try:
-        experiments.get("countdown").resolve(profile)
-        return profile
+        prof = "default" if profile == "verdicts" else profile
+        p = exp.resolve(prof)
     except ParameterError:
-        return "default"
+        prof, p = "default", exp.resolve("default")
+    return ProbeSize(prof, p, exp.config_id(p))
 
 
-def pace_probe(profile: str = "default", build: str | None = None) -> dict:
-    """One pace probe: :data:`PROBE_RUNS` one-thread countdown samples at ``profile``'s size on
+def pace_probe(size: ProbeSize, build: str | None = None) -> dict:
+    """One pace probe: :data:`PROBE_RUNS` one-thread countdown samples at ``size`` on
     ``build`` (default: the first of :data:`PROBE_BUILDS` built here), after one more that warms
     the machine up (a CPU waking from idle, a build's files read from disk: ``warmup_s``, not
     counted), with the load average, the share of CPU time stolen over them (a few seconds) and
@@ -48,11 +58,10 @@ def pace_probe(profile: str = "default", build: str | None = None) -> dict:
     probe starts); ``error`` instead of runs where it could not measure."""
     from ..measure import interpreters, metadata
 
-    exp = experiments.get("countdown")
-    p = exp.resolve(probe_profile(profile))
+    exp, p = experiments.get("countdown"), size.params
     conds = [c for c in interpreters.select(build or PROBE_BUILDS) if interpreters.identify(c).available]
-    out = {"at": metadata.now(), "profile": probe_profile(profile), "point": dict(PROBE_POINT),
-           "config_id": exp.config_id(p), "build": conds[0].id if conds else build, "loadavg": metadata.loadavg()}
+    out = {"at": metadata.now(), "profile": size.profile, "point": dict(PROBE_POINT),
+           "config_id": size.config_id, "build": conds[0].id if conds else build, "loadavg": metadata.loadavg()}
     start = metadata.cpu_times()
     if not conds:
         return out | {"error": f"none of {build or PROBE_BUILDS} is built here", "cpu_times": start}
@@ -73,24 +82,22 @@ def pace_probe(profile: str = "default", build: str | None = None) -> dict:
                   "cpu_steal_share": metadata.steal_share(start, end), "cpu_times": end}
 
 
-def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[float, str]:
+def speed_factor(size: ProbeSize, probe: dict | None = None) -> tuple[float, str]:
     """How much slower (above 1) or faster this machine runs now than the campaign the forecast reads
     its times from: a pace probe (:func:`pace_probe`: three countdown samples of one thread at
-    ``profile``'s size, on the first GIL build of today's pair or the era built here; ``probe``, one
+    ``size``, on the first GIL build of today's pair or the era built here; ``probe``, one
     already taken, where its build is that one) against that campaign's median at the same point (a
     few seconds).  (1.0, why) where nothing can be compared."""
     from ..measure import interpreters
 
-    exp = experiments.get("countdown")
-    prof = probe_profile(profile)
-    t = timing("countdown", exp.config_id(exp.resolve(prof)), None, prof)
+    t = timing("countdown", size.config_id, None, size.profile)
     for cond in interpreters.select(PROBE_BUILDS):
         if not interpreters.identify(cond).available:
             continue
         ref = t.per_point.get((cond.id, point_key(PROBE_POINT)))
         if not ref:
             continue
-        got = probe if probe and probe.get("build") == cond.id and probe.get("median_s") else pace_probe(prof, cond.id)
+        got = probe if probe and probe.get("build") == cond.id and probe.get("median_s") else pace_probe(size, cond.id)
         if not got.get("median_s"):
             continue
         factor = got["median_s"] / ref
@@ -99,7 +106,7 @@ def speed_factor(profile: str = "default", probe: dict | None = None) -> tuple[f
     return 1.0, "no build and point to compare with: the times are read as they are"
 
 
-def pace(probes: list[dict], profile: str = "default", ref_s: float | None = None) -> tuple[float, str]:
+def pace(probes: list[dict], size: ProbeSize, ref_s: float | None = None) -> tuple[float, str]:
     """The machine's pace over a whole run so far: the median of every probe's median among
     ``probes`` (those taken on the first probe's build, alone where any was), so that one slow or
     fast moment (the first probe, right after the builds) does not set the plan for the whole run;
@@ -110,7 +117,7 @@ def pace(probes: list[dict], profile: str = "default", ref_s: float | None = Non
     (1.0, why) where no probe can be compared."""
     got = [p for p in probes if p.get("median_s")]
     if not got:
-        return speed_factor(profile, probes[0] if probes else None) if probes else (1.0, "no probe taken")
+        return speed_factor(size, probes[0] if probes else None) if probes else (1.0, "no probe taken")
     build = got[0].get("build")
     same = [p for p in got if p.get("build") == build]
     quiet = [p for p in same if p.get("alone", True)] or same
@@ -119,7 +126,7 @@ def pace(probes: list[dict], profile: str = "default", ref_s: float | None = Non
     if ref_s:
         return median / ref_s, (f"{build}'s one-thread countdown ran {median / ref_s:.2f} x the time the run's plan "
                                 f"reads ({of})")
-    factor, words = speed_factor(profile, {"build": build, "median_s": median})
+    factor, words = speed_factor(size, {"build": build, "median_s": median})
     return factor, words.replace(f"(median of {PROBE_RUNS})", f"({of})")
 
 

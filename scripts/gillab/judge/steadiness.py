@@ -165,7 +165,7 @@ class Probes:
     def __init__(self, profile: str):
         from . import speed
 
-        self.profile = speed.probe_profile(profile)
+        self.size = speed.probe_size(profile)     # resolved once: every probe of the run is this size
         self.taken: list[dict] = []
         self.t0 = time.monotonic()
         self.last = self.t0
@@ -177,7 +177,7 @@ class Probes:
 
         t = time.monotonic()
         build = next((p["build"] for p in self.taken if p.get("build")), None)
-        got = speed.pace_probe(self.profile, build)
+        got = speed.pace_probe(self.size, build)
         end = got.pop("cpu_times", {})
         got = {"when": when, "after_s": round(t - self.t0, 1), **got, "seconds": round(time.monotonic() - t, 2)}
         if self.times:
@@ -191,6 +191,13 @@ class Probes:
         it has a ``deadline``) is not spent."""
         if due(self.last, time.monotonic()) and (deadline is None or deadline.left() > 0):
             self.take("between")
+
+    def pace(self, ref_s: float | None = None) -> tuple[float, str]:
+        """The machine's pace over the probes so far (:func:`gillab.judge.speed.pace`), against
+        ``ref_s`` where given."""
+        from . import speed
+
+        return speed.pace(self.taken, self.size, ref_s)
 
     @property
     def reserve(self) -> float:

@@ -216,13 +216,14 @@ def _builds(p: dict) -> tuple[list, dict, list, list, dict]:
 
 
 def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_long=False,
-             claims_first=False) -> Prepared:
+             claims_first=False, params=None) -> Prepared:
     """Every check, then the campaign, the conditions, their keys and what the store holds
-    (``claims_first``: the grid of the claims' points only, :func:`gillab.measure.grid.claims_first`)."""
+    (``claims_first``: the grid of the claims' points only, :func:`gillab.measure.grid.claims_first`;
+    ``params``: ``profile`` with ``overrides`` already resolved, by a whole run's plan)."""
     from . import campaigns
 
     exp = get(name)
-    p = exp.resolve(profile, overrides)
+    p = exp.resolve(profile, overrides) if params is None else params
     grid = grid_mod.of(exp, p)   # full_grid and small_grid checked too, before anything is measured
     try:
         alone.limit()            # $GILLAB_FOREIGN_CPUS, read by every sample
@@ -284,9 +285,12 @@ def check_writable(folder) -> None:
 
 
 def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
-         campaign: str | None = None, new_campaign: bool = False, claims_first: bool = False) -> Plan:
-    """What ``measure`` would do, without measuring or writing anything."""
-    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=False, claims_first=claims_first)
+         campaign: str | None = None, new_campaign: bool = False, claims_first: bool = False,
+         params: dict | None = None) -> Plan:
+    """What ``measure`` would do, without measuring or writing anything (``params``: as
+    :func:`measure`'s)."""
+    prep = _prepare(name, profile, overrides, campaign, new_campaign, create=False, claims_first=claims_first,
+                    params=params)
     exp, p = prep.exp, prep.p
     rows, failed, store = prep.stored()
     damaged = [{"line": d.line, "reason": d.reason} for d in store.damaged] if store is not None else []
@@ -328,7 +332,8 @@ class Deadline:
 
 def measure(name: str, profile: str = "default", overrides: dict | None = None, *,
             campaign: str | None = None, new_campaign: bool = False, progress=True,
-            allow_long: bool = False, deadline=None, claims_first: bool = False, probes=None) -> RunResult:
+            allow_long: bool = False, deadline=None, claims_first: bool = False, probes=None,
+            params: dict | None = None) -> RunResult:
     """Run (or resume) a sweep in the reader's campaign.  Every check happens before the first
     sample; the committed reference campaign is never written to nor resumed from.
 
@@ -350,9 +355,13 @@ def measure(name: str, profile: str = "default", overrides: dict | None = None, 
     probes for itself) takes pace probes too, so that any stretch of measuring has its steadiness on
     record: an object with ``take(when)``, ``between(deadline)`` and ``taken``
     (:class:`gillab.judge.steadiness.Probes`); one at the start when there is anything to measure, one
-    between samples once one is due, one at the end, kept in the run file's ``probes``."""
+    between samples once one is due, one at the end, kept in the run file's ``probes``.
+
+    ``params``: the parameters ``profile`` and ``overrides`` resolve to, where a whole run's plan
+    (:meth:`gillab.judge.plan.Plan.params`) resolved them once for every step; ``profile`` then only
+    names them."""
     prep = _prepare(name, profile, overrides, campaign, new_campaign, create=True, allow_long=allow_long,
-                    claims_first=claims_first)
+                    claims_first=claims_first, params=params)
     for cid in prep.missing:
         print(f"[gillab] {name}: {cid} is not available ({prep.idents[cid].error}); "
               "it is reported as not measured, not replaced.", file=sys.stderr)
