@@ -51,6 +51,45 @@ def test_download_is_verified_and_a_corrupt_file_fails_loudly(builds, cache_writ
             runner.run(cond, "b2_download", bad, timeout=120)
 
 
+QUEUES_AT_ONCE = """
+import sys, threading, types
+sys.modules["requests"] = types.ModuleType("requests")   # the downloads are not what is read here
+sys.path.insert(0, sys.argv[1])
+import b2_download
+if sys.argv[2] == "prepared":
+    b2_download.prepare_process_writers()
+ctx = b2_download.multiprocessing.get_context(b2_download.START_METHOD)
+start, errors = threading.Barrier(8), []
+def first_queue():
+    start.wait()
+    try:
+        ctx.Queue(4).close()
+    except ImportError as exc:
+        errors.append(exc)
+threads = [threading.Thread(target=first_queue) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(errors))
+"""
+
+
+def test_download_threads_making_their_writers_at_once_find_every_module_imported(era):
+    """Under 3.9.2, threads that make their first writer queues at once import multiprocessing's
+    modules at once and fail ("partially initialized module"; the control: eight threads released
+    together, a few tries); the workload makes one queue before any thread, and none fails."""
+    import subprocess
+
+    py = era["3.9.2"].executable
+    here = str(runner.workload_path("b2_download").parent)
+
+    def failed(how: str) -> int:
+        out = subprocess.run([py, "-c", QUEUES_AT_ONCE, here, how], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return int(out.stdout.split()[-1])
+    assert any(failed("as is") for _ in range(5)), "the control: the race did not show under 3.9.2"
+    assert [failed("prepared") for _ in range(5)] == [0] * 5
+
+
 def test_bad_download_parameters(data_dir):
     with pytest.raises(ParameterError, match="writers.*must be among"):
         sweep.measure("b2_download", "smoke", {"writers": ["pipe"]})

@@ -96,6 +96,21 @@ class ProcessWriter:
             raise RuntimeError("the writer process failed with exit code %s" % self.worker.exitcode)
 
 
+def prepare_process_writers():
+    """Before the timed region and before any thread: start the fork server, and make one queue,
+    so that every module a writer's queues import is imported.  Download threads making their
+    first queues at once import them at once, which 3.9 fails ("cannot import name 'Queue' from
+    partially initialized module 'multiprocessing.queues'", then 'register' from
+    'multiprocessing.resource_tracker')."""
+    ctx = multiprocessing.get_context(START_METHOD)
+    warm = ctx.Process(target=_noop)
+    warm.start()
+    warm.join()
+    q = ctx.Queue()
+    q.close()
+    q.join_thread()
+
+
 def split(size, parts):
     """(start, end inclusive) of each part; the smaller parts first."""
     out, offset = [], 0
@@ -178,10 +193,8 @@ def run(params):
          "writer": params["writer"]}
     if p["writer"] not in ("thread", "process"):
         raise ValueError("writer must be thread or process")
-    if p["writer"] == "process":  # start the fork server outside the timed region
-        warm = multiprocessing.get_context(START_METHOD).Process(target=_noop)
-        warm.start()
-        warm.join()
+    if p["writer"] == "process":
+        prepare_process_writers()
     c0, t0 = cpu_seconds(), time.perf_counter()
     with ThreadPoolExecutor(threads) as part_pool, ThreadPoolExecutor(threads) as file_pool:
         futs = [file_pool.submit(download, base + "/" + f["name"], f["size"], os.path.join(out_dir, f["name"]),
