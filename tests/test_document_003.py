@@ -333,3 +333,5 @@ def test_stall_smoke(builds, data_dir):
     assert big.loc["3.13.5t", "beats_during"] >= 1
     sig = df[df["signal"]]
     assert sig["interrupt_s"].notna().all() and (sig["interrupt_s"] >= sig["sigint_after_s"]).all()
+    # the signal is sent once the 'in' has started (the killer waits for its word), never before
+    assert (sig["sigint_sent_s"] >= sig["sigint_after_s"]).all() and (sig["interrupt_s"] >= sig["sigint_sent_s"]).all()

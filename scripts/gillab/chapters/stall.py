@@ -20,7 +20,8 @@ def published_table() -> pd.DataFrame:
 def per_run(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run; the SIGINT runs get ``interrupt_wait``: (time from the signal to the
     KeyboardInterrupt) / (time the 'in' still had to run), the latter from the same repeat's run
-    without a signal."""
+    without a signal; the signal's time is when it was sent where the run recorded it, else the
+    delay asked."""
     d = df.copy()
     d["signal"] = d["signal"].astype(str).str.lower().eq("true")
     # the same round of the same sweep: frames holding several sweeps (or configurations) repeat
@@ -35,6 +36,8 @@ def per_run(df: pd.DataFrame) -> pd.DataFrame:
         if r["signal"]:
             full = plain.get(tuple(r[k] for k in keys))
             after = float(r["sigint_after_s"])
+            if pd.notna(r.get("sigint_sent_s", float("nan"))):   # when it was sent, where the run recorded it
+                after = float(r["sigint_sent_s"])
             if pd.notna(r.get("interrupt_s")) and full is not None and full > after:
                 row["interrupt_wait"] = (float(r["interrupt_s"]) - after) / (full - after)
             row["interrupt_s"] = r.get("interrupt_s")

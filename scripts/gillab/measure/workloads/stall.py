@@ -9,7 +9,9 @@ GIL the heartbeat thread cannot run until the ``in`` ends).
 
 With ``sigint_after_s`` a child process sends SIGINT to this process that many seconds into
 the ``in`` (what Ctrl-C does); the result then holds when the KeyboardInterrupt arrived, after
-the signal, and whether the ``in`` had finished first.  Stdlib only; CPython 3.x.
+the signal, and whether the ``in`` had finished first.  The child waits for the main thread's
+word that the ``in`` starts (a byte on a pipe), never for a moment computed before: a main thread
+the OS runs late would otherwise take the signal before its ``in``.  Stdlib only; CPython 3.x.
 """
 import os
 import signal
@@ -20,12 +22,15 @@ import time
 
 from _common import main
 
-# sends SIGINT at an absolute time of CLOCK_MONOTONIC (shared by every process), so that its own
-# start-up does not shift the moment
+# waits for the byte the main thread writes as its ``in`` starts, then sends SIGINT the given
+# seconds later and prints when it sent it (CLOCK_MONOTONIC, shared by every process)
 KILLER = ("import os, signal, sys, time\n"
-          "at = float(sys.argv[2])\n"
-          "while time.monotonic() < at: time.sleep(min(0.01, max(at - time.monotonic(), 0)))\n"
-          "os.kill(int(sys.argv[1]), signal.SIGINT)\n")
+          "os.read(0, 1)\n"
+          "at = time.monotonic() + float(sys.argv[2])\n"
+          "while time.monotonic() < at: time.sleep(min(0.001, max(at - time.monotonic(), 0)))\n"
+          "sent = time.monotonic()\n"
+          "os.kill(int(sys.argv[1]), signal.SIGINT)\n"
+          "sys.stdout.write(repr(sent))\n")
 
 
 def run(p):
@@ -46,14 +51,16 @@ def run(p):
     start_at = clock() + max(beat * 3, 0.5)      # a few beats before, to see their normal spacing
     killer = None
     if sigint_after is not None:
-        killer = subprocess.Popen([sys.executable, "-s", "-B", "-c", KILLER, str(os.getpid()),
-                                   repr(start_at + float(sigint_after))])
+        killer = subprocess.Popen([sys.executable, "-s", "-B", "-c", KILLER, str(os.getpid()), repr(float(sigint_after))],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     while clock() < start_at:
         time.sleep(0.005)
-    t0 = clock()
     interrupted_at = None
     finished = None
     try:
+        if killer is not None:
+            os.write(killer.stdin.fileno(), b"g")
+        t0 = clock()
         found = 'spam' in nums
         finished = clock()
         # a signal that came after the end is raised here, at the next check of the loop
@@ -65,8 +72,10 @@ def run(p):
     except KeyboardInterrupt:
         interrupted_at = clock()
         found = None
+    sent_at = None
     if killer is not None:
-        killer.wait()
+        out = killer.communicate()[0]
+        sent_at = float(out) if out.strip() else None
     end = finished or interrupted_at
     time.sleep(beat * 3)
     inside = [b for b in beats if t0 <= b <= end]
@@ -78,8 +87,9 @@ def run(p):
         "beats_during": len(inside), "longest_gap_s": max(gaps), "normal_gap_s": max(before) if before else None,
         "silent_fraction": max(gaps) / (end - t0) if end > t0 else None,
         "sigint_after_s": sigint_after,
+        "sigint_sent_s": None if sent_at is None else sent_at - t0,
         "interrupt_s": None if interrupted_at is None else interrupted_at - t0,
-        "interrupt_delay_s": None if interrupted_at is None or sigint_after is None else interrupted_at - t0 - sigint_after,
+        "interrupt_delay_s": None if interrupted_at is None or sent_at is None else interrupted_at - sent_at,
     }
 
 
