@@ -26,8 +26,10 @@ REPO = Path(__file__).resolve().parents[1]
 def pytest_collection_modifyitems(items):
     """The tests that read the session's built book first (tests/test_book.py: building it takes
     most of the suite's time on one core), so that one worker starts on it while the others share
-    the rest; the others keep their order."""
-    items.sort(key=lambda item: "built_book" not in item.fixturenames)
+    the rest; then the other modules marked slow (a notebook, a browser: half a minute or more a
+    module), so that the suite ends on short modules and no worker waits for one long one; the
+    others keep their order."""
+    items.sort(key=lambda item: ("built_book" not in item.fixturenames, item.get_closest_marker("slow") is None))
 
 
 @contextlib.contextmanager

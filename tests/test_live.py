@@ -31,6 +31,8 @@ from gillab.measure.profiles import ParameterError
 from conftest import copy_reference
 from proctools import alive, descendants, wait_gone, with_env
 
+pytestmark = pytest.mark.slow     # a notebook, a page built or a browser: tests/conftest.py runs it early
+
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
 

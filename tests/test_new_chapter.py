@@ -14,9 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
 from conftest import need_builds
 from gillab.measure import experiments
+
+pytestmark = pytest.mark.slow     # a notebook, a page built or a browser: tests/conftest.py runs it early
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "abacus"          # sorts before every chapter: its place comes from its number, not its name
