@@ -1,6 +1,7 @@
-"""The reader's runs of one chapter at a time: papermill refusing an unknown parameter, the live
-explorer built in a kernel, the reader's campaign beside the reference, the banner of a chapter
-the reader's run did not measure, the kernels on Unix sockets (the whole book: tests/test_book.py)."""
+"""The reader's runs of one chapter at a time: papermill refusing an unknown parameter, the
+reader's campaign beside the reference, the banner of a chapter the reader's run did not measure,
+the kernels on Unix sockets (the whole book: tests/test_book.py; the live explorer in a kernel, as
+`make live` opens it in JupyterLab: tests/test_live.py)."""
 import json
 import os
 import subprocess
@@ -27,24 +28,6 @@ def test_papermill_with_an_unknown_parameter_fails_before_measuring(builds, tmp_
     assert out.returncode != 0
     assert "unknown parameter(s) thraeds" in out.stderr + out.stdout
     assert not (tmp_path / "data").exists()
-
-
-def test_live_explorer_builds_in_a_kernel(tmp_path):
-    """With live=True (as in `make live`), the kernel-driven explorer is built from the stored
-    data and draws its first figure; here on the committed reference run, measuring nothing."""
-    out = tmp_path / "live.ipynb"
-    notebooks.ipynb_of(REPO / "notebooks" / "01_countdown.md")
-    run = subprocess.run([str(Path(sys.executable).with_name("papermill")), "notebooks/01_countdown.ipynb",
-                          str(out), "-p", "measure", "False", "-p", "live", "True"],
-                         cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    nb, outs = outputs(out)
-    state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    kinds = {m["model_name"] for m in state.values()}
-    assert {"DropdownModel", "SelectMultipleModel", "TextModel", "ButtonModel", "IntProgressModel",
-            "ImageModel"} <= kinds
-    images = [m for m in state.values() if m["model_name"] == "ImageModel"]
-    assert any(m.get("buffers") for m in images)  # the first figure was drawn
 
 
 def test_your_campaign_is_shown_beside_the_reference(builds, data_dir, tmp_path):
