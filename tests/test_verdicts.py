@@ -326,3 +326,25 @@ def test_the_seed_table_and_the_method_agree_on_what_the_profile_now_asks():
         else:
             assert table[name].startswith("complete then:") and "asks for more" in line, name
     assert any(table.str.startswith("complete then:")) and any(table.str.startswith("complete:"))
+
+
+def test_a_chapter_to_be_measured_again_reads_yesterdays_default_only_for_todays_default(monkeypatch):
+    """A chapter of the reference declared to be measured again is read at the configuration the
+    reference measured it at, for today's `default` (and `verdicts`) only: asked for another
+    profile's configuration (the documents' sizes, the version sweep), the reference's default
+    samples are not those, and none are read in their place (the b2_download page's version sweep
+    stopped on the default samples it was handed)."""
+    from gillab.judge import results, verdicts
+    from gillab.measure import campaigns
+
+    ref = campaigns.reference_id()
+    monkeypatch.setattr(campaigns, "declared", lambda: [campaigns.Declared("stall", ref, "0" * 16, "a test")])
+    default = results.samples("stall", ref, verdicts.profile_config("stall", "default"))
+    assert len(default) and set(default["profile"]) <= {"default", "verdicts"}
+    for profile in ("seed", "smoke"):
+        asked = verdicts.profile_config("stall", profile)
+        try:
+            got = results.samples("stall", ref, asked)
+        except results.NoData:
+            continue
+        assert set(got["config"]) == {asked}, profile

@@ -51,7 +51,7 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
     if config_id is not None:
         picked = df[df["config"] == config_id]
         ok = picked if include_failed else picked[picked["status"] == "ok"]
-        earlier = None if len(ok) else earlier_config(experiment, cid, df)
+        earlier = None if len(ok) else earlier_config(experiment, cid, df, config_id)
         df = df[df["config"] == (earlier or config_id)]
     if not include_failed:
         df = df[df["status"] == "ok"]
@@ -69,17 +69,35 @@ def samples(experiment: str, campaign: str | None = None, config_id: str | None 
     return df
 
 
-def earlier_config(experiment: str, campaign: str, frame: pd.DataFrame) -> str | None:
+def earlier_config(experiment: str, campaign: str, frame: pd.DataFrame, asked: str | None = None) -> str | None:
     """The configuration the reference campaign measured a chapter at, where the chapter is
     declared to be measured again (``MEASURE_AGAIN.toml``: its measuring code, and with it what a
     sample is, changed since) and the reference holds none of today's: the one its newest
     ``default`` or ``verdicts`` samples have, which every page and verdict reads until the
-    reference is measured again.  None for any other campaign or chapter."""
+    reference is measured again.  None for any other campaign or chapter, and where the
+    configuration ``asked`` is none of today's ``default`` or ``verdicts`` (another profile's, the
+    version sweep's or the documents' sizes: those samples are not the default's of yesterday)."""
     if campaign != campaigns.reference_id() or not any(d.chapter == experiment and d.reference == campaign
                                                        for d in campaigns.declared()):
         return None
+    if asked is not None and asked not in _todays_default(experiment):
+        return None
     ok = frame[(frame["status"] == "ok") & frame["profile"].isin(["default", "verdicts"])]
     return str(ok["config"].iloc[-1]) if len(ok) else None
+
+
+def _todays_default(experiment: str) -> set[str]:
+    """The configurations today's ``default`` and ``verdicts`` profiles measure ``experiment`` at."""
+    from ..measure import experiments
+    from ..measure.profiles import ParameterError
+
+    exp, out = experiments.get(experiment), set()
+    for profile in ("default", "verdicts"):
+        try:
+            out.add(exp.config_id(exp.resolve(profile)))
+        except ParameterError:
+            continue
+    return out
 
 
 def samples_as_chapter(experiment: str, campaign: str | None = None, config_id: str | None = None) -> pd.DataFrame:

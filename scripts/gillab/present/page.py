@@ -527,6 +527,9 @@ class Chapter:
         prefix = self.analysis.claims_from_profile.get(profile, "")
         rows = [r for r in self.analysis.claims(shown) if prefix and r["claim_id"].startswith(prefix)]
         cpus = [int(r["machine"]["cpu_count"]) for r in runs if (r.get("machine") or {}).get("cpu_count")]
+        if not rows:
+            display(Markdown(f"These samples judge none of the `{profile}` profile's claims."))
+            return shown
         display(tables.table(tables.verdict_table(rows, claims.families(shown), min(cpus) if cpus else None)))
         display(source_line(self.analysis.claims, files + ["data/reference/claims.csv"], what="Judged", config=cfg))
         return shown
