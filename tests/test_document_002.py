@@ -147,3 +147,19 @@ def test_the_figure_and_findings_print_the_verdicts_interval_for_one_ratio():
                 assert (r["ft_over_gil"], r["ci_lo"], r["ci_hi"]) == pytest.approx((m["median"], m["ci_lo"], m["ci_hi"]))
                 judged += 1
     assert judged
+
+
+def test_samples_without_a_free_threaded_pair_say_so_instead_of_breaking_the_page():
+    """A run narrowed to GIL builds (`-p conditions=3.13.5,debian`: today's build beside Debian's)
+    holds no free-threaded / GIL pair: the findings say there is no ratio to read, no ratio figure
+    is drawn, the explorer says the same, and the verdicts leave the pair's rows unmeasured."""
+    import pandas as pd
+
+    from gillab.chapters import st_loop
+
+    df = pd.DataFrame([{"condition": c, "repeat": rep, "seconds": 0.5 + 0.01 * rep, "status": "ok", "gil_enabled": True}
+                       for rep in range(3) for c in ("3.13.5", "debian-3.13.5", "debian-3.14")])
+    assert doc002.pair_ratios(df).empty and doc002.findings(df, "st_loop") == doc002.NO_PAIR
+    assert doc002.ratio_figure(df, "st_loop") is None
+    assert doc002.NO_PAIR in doc002.explorer(df, "st_loop").data
+    assert all(not r["measured"] for r in st_loop.ANALYSIS.claims(df) if r["claim_id"] == "st_loop/1_single_threaded.py")

@@ -348,3 +348,29 @@ def test_a_chapter_to_be_measured_again_reads_yesterdays_default_only_for_todays
         except results.NoData:
             continue
         assert set(got["config"]) == {asked}, profile
+
+
+def test_a_campaign_that_measured_no_claims_builds_summarises_and_compares_to_nothing(monkeypatch):
+    """A reader's run narrowed to GIL builds (`-p conditions=3.13.5,debian` for a chapter of
+    free-threaded / GIL pairs) leaves every verdict row of it unmeasured (condition "-"): the
+    verdicts page's summary has no line (and the column the page groups by), and the machines
+    table leaves that campaign out instead of turning its flags into objects (where ~True is -2)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from gillab.judge import across, verdicts
+
+    row = {"document": "002", "claim_id": "st_loop/1_single_threaded.py", "family": "GIL vs no GIL",
+           "experiment": "st_loop", "role": "judged", "published": 1.17}
+    unmeasured = pd.DataFrame([row | {"condition": "-", "outcome": "not measured", "code_keys": []}])
+    out = verdicts.summary_by_family(unmeasured)
+    assert out.empty and "doc" in out.columns and out.groupby("doc").ngroups == 0
+    now = across.code_keys_now()["st_loop"]
+    measured = pd.DataFrame([row | {"condition": "3.13.5 vs 3.13.5t", "outcome": "agrees", "code_keys": [now]}])
+    frames = {"narrowed": unmeasured, "other": measured}
+    monkeypatch.setattr(verdicts, "verdicts", lambda cid, *a, **k: cid)      # a campaign's id stands for its rows
+    monkeypatch.setattr(verdicts, "flat", lambda cid: frames[cid].copy())
+    cs = [SimpleNamespace(id=c, role="contributed", fingerprint="f") for c in frames]
+    v = across.campaign_verdicts(cs, "default")
+    assert len(v) == 1 and v["this_code"].dtype == bool and across.apart(v).empty

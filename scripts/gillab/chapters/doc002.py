@@ -101,7 +101,13 @@ def pair_ratios(df: pd.DataFrame) -> pd.DataFrame:
             r = _paired(df if mode is None else df[df["mode"] == mode], gil, ft)
             rows.append({"pair": pair_label((gil, ft)), "mode": mode, "ft_over_gil": r["ratio"],
                          "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"], "n": r["n"]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["pair", "mode", "ft_over_gil", "ci_lo", "ci_hi", "n"])
+
+
+# what the figure, the findings and the explorer say of samples holding no pair (a run narrowed to
+# GIL builds: `-p conditions=3.13.5,debian`)
+NO_PAIR = ("No free-threaded build was measured beside a GIL build of its release here: there is no "
+           "free-threaded / GIL ratio to read.")
 
 
 def claims(df: pd.DataFrame, experiment: str) -> list[dict]:
@@ -166,6 +172,8 @@ def ratio_figure(df: pd.DataFrame, experiment: str):
     import matplotlib.pyplot as plt
 
     r = pair_ratios(df)
+    if r.empty:
+        return None
     pub = published()
     fig, ax = plt.subplots(figsize=(8, 3.4))
     labels = [f"{a}\n{'' if m is None else m}" for a, m in zip(r["pair"], r["mode"])]
@@ -207,6 +215,8 @@ def side_by_side(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
 
 def findings(df: pd.DataFrame, experiment: str) -> str:
     r = pair_ratios(df)
+    if r.empty:
+        return NO_PAIR
     lines = []
     for _, x in r.iterrows():
         mode = "" if x["mode"] is None else f" ({x['mode']})"
@@ -226,6 +236,10 @@ def explorer(df: pd.DataFrame, experiment: str):
 
     pal = plots.palette(df["condition"].unique())
     prs = pairs(df["condition"].unique())
+    if not prs:
+        from IPython.display import Markdown
+
+        return Markdown(NO_PAIR)
     d = df.assign(mode=df["mode"] if "mode" in df.columns else "run")
     r = pair_ratios(df)
     ymax = float(d["seconds"].max()) * 1.1

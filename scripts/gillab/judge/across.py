@@ -92,6 +92,8 @@ def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str |
         if flat.empty:
             continue
         flat = flat[flat["condition"] != "-"].copy()
+        if flat.empty:       # nothing measured that a claim reads (a campaign of GIL builds, for pairs):
+            continue         # an empty frame would make the concatenated flags objects, and ~True -2
         flat["claim_role"] = flat["role"]      # judged, machine, other builds ... (verdicts.flat)
         flat["role"] = c.role
         flat["fingerprint"] = c.fingerprint or "not recorded"

@@ -693,10 +693,13 @@ def summary_by_family(df):
 
     from .tables import band_words
 
+    empty = pd.DataFrame(columns=["doc", "claim", "claim_ids", "published"])
     if df.empty:
-        return pd.DataFrame()
+        return empty
     d = df[df["condition"] != "-"].assign(group=lambda x: x["family"].map(family_group),
                                           pattern=lambda x: x["claim_id"].map(claim_pattern))
+    if d.empty:             # every row unmeasured (a campaign of GIL builds only, for a chapter of pairs)
+        return empty
     groups = [g for g in ("old GIL", "new GIL", "no GIL", "GIL vs no GIL", "between GIL builds") if g in set(d["group"])]
     groups += sorted(set(d["group"]) - set(groups))
     rows = []
