@@ -87,17 +87,11 @@ def earlier_config(experiment: str, campaign: str, frame: pd.DataFrame, asked: s
 
 
 def _todays_default(experiment: str) -> set[str]:
-    """The configurations today's ``default`` and ``verdicts`` profiles measure ``experiment`` at."""
-    from ..measure import experiments
-    from ..measure.profiles import ParameterError
+    """The configurations today's ``default`` and ``verdicts`` profiles measure ``experiment`` at
+    (:func:`gillab.judge.verdicts.profile_config`; one this machine cannot resolve is left out)."""
+    from .verdicts import profile_config
 
-    exp, out = experiments.get(experiment), set()
-    for profile in ("default", "verdicts"):
-        try:
-            out.add(exp.config_id(exp.resolve(profile)))
-        except ParameterError:
-            continue
-    return out
+    return {c for c in (profile_config(experiment, p) for p in ("default", "verdicts")) if c is not None}
 
 
 def samples_as_chapter(experiment: str, campaign: str | None = None, config_id: str | None = None) -> pd.DataFrame:
