@@ -86,11 +86,22 @@ def earlier_config(experiment: str, campaign: str, frame: pd.DataFrame, asked: s
     return str(ok["config"].iloc[-1]) if len(ok) else None
 
 
+def profile_config(experiment: str, profile: str = "default") -> str | None:
+    """The configuration id a profile (without overrides) measures, or None if this machine
+    cannot even resolve it (then every configuration stored is shown)."""
+    from ..measure import experiments
+    from ..measure.profiles import ParameterError
+
+    exp = experiments.get(experiment)
+    try:
+        return exp.config_id(exp.resolve(profile))
+    except ParameterError:
+        return None
+
+
 def _todays_default(experiment: str) -> set[str]:
     """The configurations today's ``default`` and ``verdicts`` profiles measure ``experiment`` at
-    (:func:`gillab.judge.verdicts.profile_config`; one this machine cannot resolve is left out)."""
-    from .verdicts import profile_config
-
+    (one this machine cannot resolve is left out)."""
     return {c for c in (profile_config(experiment, p) for p in ("default", "verdicts")) if c is not None}
 
 

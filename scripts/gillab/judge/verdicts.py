@@ -13,20 +13,9 @@ from ..measure import codekey
 from .. import stats
 from ..chapters import of as reading
 from ..measure.experiments import get, names
+from .results import profile_config
 from .claims import CONTROL_FAILED, NOT_IN_FORCE, VOID
 from .tables import band_words, estimate_text, value_cell
-
-
-def profile_config(experiment: str, profile: str = "default") -> str | None:
-    """The configuration id a profile (without overrides) measures, or None if this machine
-    cannot even resolve it (then every configuration stored is shown)."""
-    from ..measure.profiles import ParameterError
-
-    exp = get(experiment)
-    try:
-        return exp.config_id(exp.resolve(profile))
-    except ParameterError:
-        return None
 
 
 def results(experiment: str, campaign: str | None = None, profile: str | None = "default") -> dict:
