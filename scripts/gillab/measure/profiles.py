@@ -6,6 +6,7 @@ value out of range raises :class:`ParameterError` naming the parameter and what 
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import json
 import math
@@ -90,14 +91,20 @@ class Param:
 
 
 def load_profiles() -> dict:
+    """``profiles.toml``, parsed once for each text the file has held (an edit is read at the next
+    call); every caller gets a copy of its own to change."""
     path = repo_root() / "profiles.toml"
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return copy.deepcopy(_parsed(path.read_bytes()))
     except tomllib.TOMLDecodeError as exc:
         raise ParameterError(f"{path.name} is not valid TOML ({exc}); fix it, or `git checkout {path.name}`") from None
     except OSError as exc:
         raise ParameterError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: bytes) -> dict:
+    return tomllib.loads(text.decode())
 
 
 MODULE_TABLES = "PROFILES"   # what an experiment's module names the tables it declares

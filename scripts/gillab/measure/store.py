@@ -34,6 +34,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .metadata import portable
 from ..paths import results_dir
@@ -142,26 +143,60 @@ def typed_frame(rows: list[dict], schema: dict[str, str]):
     where others have one; text columns (:data:`TEXT_COLUMNS`) stay text."""
     import pandas as pd
 
-    df = pd.DataFrame(rows)
-    for col in df.columns:
-        kind = schema.get(col) or ("str" if col in TEXT_COLUMNS else infer_type(df[col]))
-        raw = df[col]
-        empty = raw.isna() | (raw == "")
+    if not rows:
+        return pd.DataFrame(rows)
+    # column by column in plain Python, one Series each: a samples file is hundreds of rows and
+    # dozens of columns, where pandas' per-operation cost outweighs the work (the judging reads
+    # hundreds of these files)
+    names = list(rows[0])
+    if all(list(r) == names for r in rows):
+        columns = zip(*(r.values() for r in rows))
+    else:                                                 # rows of other shapes: pandas aligns them
+        names = list(pd.DataFrame(rows).columns)
+        columns = ([r.get(col) for r in rows] for col in names)
+    out = {}
+    for col, raw in zip(names, columns):
+        missing = [v is None or v == "" or v != v for v in raw]
+        kind = schema.get(col) or ("str" if col in TEXT_COLUMNS else infer_type(raw))
         if kind is None:
-            df[col] = pd.Series(float("nan"), index=df.index, dtype="float64")
-        elif kind == "int":
-            out = pd.to_numeric(raw.where(~empty), errors="coerce")
-            df[col] = out.astype("Int64") if empty.any() else out.astype("int64")
-        elif kind == "float":
-            df[col] = pd.to_numeric(raw.where(~empty), errors="coerce").astype("float64")
+            out[col] = pd.Series([float("nan")] * len(raw), dtype="float64")
+        elif kind in ("int", "float"):
+            parse = _number if kind == "float" else _whole
+            nums = [None if m else parse(v) for v, m in zip(raw, missing)]
+            if kind == "float":
+                out[col] = pd.Series([float("nan") if x is None else x for x in nums], dtype="float64")
+            elif None in nums:
+                out[col] = pd.Series([pd.NA if x is None else x for x in nums], dtype="Int64")
+            else:
+                out[col] = pd.Series(nums, dtype="int64")
         elif kind == "bool":
-            out = raw.map({"True": True, "False": False, True: True, False: False})
-            df[col] = out.astype("boolean") if empty.any() else out.astype(bool)
+            vals = [_BOOL.get(v, float("nan")) if isinstance(v, (str, bool)) else float("nan") for v in raw]
+            out[col] = (pd.Series([pd.NA if m else v for v, m in zip(vals, missing)], dtype="boolean") if any(missing)
+                        else pd.Series(vals).astype(bool))
         elif kind == "json":
-            df[col] = raw.map(lambda v: None if v in ("", None) else json.loads(v) if isinstance(v, str) else v)
+            out[col] = pd.Series([None if v in ("", None) else json.loads(v) if isinstance(v, str) else v
+                                  for v in raw], dtype=object)
         else:
-            df[col] = raw.fillna("").astype(str)
-    return df
+            out[col] = pd.Series(["" if v is None or v != v else str(v) for v in raw], dtype="str")
+    return pd.DataFrame(out)
+
+
+_BOOL = {"True": True, "False": False, True: True, False: False}
+
+
+def _number(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _whole(v) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        x = _number(v)                    # "3.0": what pandas' to_numeric reads as a number
+        return int(x) if x is not None and x == x and x.is_integer() else None
 
 
 # what every sample row has, whatever the experiment (an archive lacking one is refused)
@@ -186,26 +221,39 @@ class Damaged:
 def row_problem(header: list[str], row: list[str], schema: dict) -> str | None:
     """Why ``row`` (the fields of one CSV record) is no whole sample row of a file with this
     header and schema; None when it is one."""
-    if len(row) != len(header):
-        return f"{len(row)} fields, not {len(header)} (a cut or damaged row)"
-    col = dict(zip(header, row))
-    for name in REQUIRED_COLUMNS:
-        if name in col and col[name] == "":
-            return f"no {name}"
-    if "repeat" in col:
-        try:
-            int(col["repeat"])
-        except ValueError:
-            return f"repeat {col['repeat'][:40]!r} is not a whole number"
-    if "status" in col and col["status"] not in STATUSES:
-        return f"status {col['status'][:40]!r} is none of {', '.join(STATUSES)}"
-    for name, kind in schema.items():
-        if name in col and kind in _PARSE and col[name] != "":
+    return row_checker(header, schema)(row)
+
+
+def row_checker(header: list[str], schema: dict) -> Callable[[list[str]], str | None]:
+    """:func:`row_problem` for every row of one file: the header's columns looked up once."""
+    width = len(header)
+    at = {name: i for i, name in enumerate(header)}
+    required = [(name, at[name]) for name in REQUIRED_COLUMNS if name in at]
+    repeat, status = at.get("repeat"), at.get("status")
+    typed = [(name, at[name], _PARSE[kind], kind) for name, kind in schema.items() if name in at and kind in _PARSE]
+
+    def problem(row: list[str]) -> str | None:
+        if len(row) != width:
+            return f"{len(row)} fields, not {width} (a cut or damaged row)"
+        for name, i in required:
+            if row[i] == "":
+                return f"no {name}"
+        if repeat is not None:
             try:
-                _PARSE[kind](col[name])
-            except (ValueError, KeyError):
-                return f"{name} = {col[name][:40]!r} is not of its type {kind}"
-    return None
+                int(row[repeat])
+            except ValueError:
+                return f"repeat {row[repeat][:40]!r} is not a whole number"
+        if status is not None and row[status] not in STATUSES:
+            return f"status {row[status][:40]!r} is none of {', '.join(STATUSES)}"
+        for name, i, parse, kind in typed:
+            if row[i] != "":
+                try:
+                    parse(row[i])
+                except (ValueError, KeyError):
+                    return f"{name} = {row[i][:40]!r} is not of its type {kind}"
+        return None
+
+    return problem
 
 
 def read_samples(text: str, schema: dict) -> tuple[list[str], list[dict], list[Damaged]]:
@@ -219,6 +267,7 @@ def read_samples(text: str, schema: dict) -> tuple[list[str], list[dict], list[D
     except StopIteration:
         return [], [], []
     rows, damaged = [], []
+    problem = row_checker(header, schema)
     while True:
         start = reader.line_num + 1
         try:
@@ -230,7 +279,7 @@ def read_samples(text: str, schema: dict) -> tuple[list[str], list[dict], list[D
             continue
         if not rec and reader.line_num == start:   # a blank line: nothing
             continue
-        why = row_problem(header, rec, schema)
+        why = problem(rec)
         if why:
             damaged.append(Damaged(start, why, "".join(lines[start - 1:reader.line_num])))
         else:
