@@ -61,34 +61,44 @@ def document_values() -> dict:
     }
 
 
+def _median(x: np.ndarray) -> float:
+    """A Series' median (NaN skipped; NaN where nothing is left), on an array."""
+    x = x[~np.isnan(x)]
+    return float(np.median(x)) if len(x) else np.nan
+
+
 def per_run(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (condition, kind, scenario, repeat): the run's statistics."""
+    """One row per (condition, kind, scenario, repeat): the run's statistics (each run's columns
+    read as arrays once: a campaign holds hundreds of runs)."""
     rows = []
+    has_bin, has_requests = "bin_s" in df, "requests" in df
     for (cond, kind, scen, rep), g in df.groupby(["condition", "kind", "scenario", "repeat"], sort=True):
         r = {"condition": cond, "kind": kind, "scenario": scen, "repeat": rep}
         if scen == "perf1":
-            alone = g[(g["phase"] == "alone")]["latency_s"]
-            both = g[(g["phase"] == "both")]["latency_s"]
-            r.update(alone_s=alone.median(), both_s=both.median(), perf1_ratio=both.median() / alone.median())
+            phase, lat = g["phase"].to_numpy(), g["latency_s"].to_numpy(dtype=float)
+            alone, both = _median(lat[phase == "alone"]), _median(lat[phase == "both"])
+            r.update(alone_s=alone, both_s=both, perf1_ratio=both / alone)
         elif scen == "perf2":
-            before = g[g["phase"] == "before"]["rate"]
-            during = g[g["phase"] == "during"]["rate"]
+            phase, rate = g["phase"].to_numpy(), g["rate"].to_numpy(dtype=float)
+            during = rate[phase == "during"]
             enough = len(during) >= MIN_DURING_BINS
-            span = len(during) * float(g["bin_s"].iloc[0]) if "bin_s" in g else np.nan
-            r.update(rate_before=before.median(),
-                     rate_during=during.median() if enough else np.nan,
+            span = len(during) * float(g["bin_s"].iloc[0]) if has_bin else np.nan
+            answered = g["requests"].to_numpy(dtype=float, na_value=np.nan)[phase == "during"] if has_requests else None
+            r.update(rate_before=_median(rate[phase == "before"]),
+                     rate_during=_median(during) if enough else np.nan,
                      # the requests answered while the long request ran over that time: a rate not
                      # rounded to one bin's count (a 20 ms bin counts in steps of 50 requests/s)
-                     rate_during_mean=(g.loc[g["phase"] == "during", "requests"].sum() / span
-                                       if enough and "requests" in g and span > 0 else np.nan),
+                     rate_during_mean=(float(np.nansum(answered)) / span
+                                       if enough and has_requests and span > 0 else np.nan),
                      long_s=g["long_s"].iloc[0], during_bins=len(during))
             r["perf2_steady"] = r["rate_during"] / r["rate_before"]
             r["perf2_drop"] = 1 - r["perf2_steady"]
         else:
-            short = g[g["request"] == "short"]["latency_s"]
-            long = g[g["request"] == "long"]["latency_s"]
-            r.update(short_wait_s=short.iloc[0] if len(short) else np.nan, long_min_s=long.min(),
-                     long_median_s=long.median())
+            request, lat = g["request"].to_numpy(), g["latency_s"].to_numpy(dtype=float)
+            short, long = lat[request == "short"], lat[request == "long"]
+            long = long[~np.isnan(long)]
+            r.update(short_wait_s=short[0] if len(short) else np.nan, long_min_s=float(long.min()) if len(long) else np.nan,
+                     long_median_s=_median(long))
             r["lockout_ratio"] = r["short_wait_s"] / r["long_min_s"]
         rows.append(r)
     out = pd.DataFrame(rows)
