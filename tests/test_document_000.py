@@ -132,7 +132,7 @@ def test_the_watchdog_ends_a_loop_that_never_blocks_without_escaping(builds):
 
 
 def test_affinity_places_server_and_client(builds, data_dir):
-    sweep.measure("affinity", "smoke", {"conditions": "3.13.5", "cpu_threads": [0]}, progress=False)
+    sweep.measure("affinity", "smoke", {"conditions": "3.13.5", "cpu_threads": [0], "small_grid": {}}, progress=False)
     df = results.samples("affinity")
     same = df[df["client"] == "same"].iloc[0]
     other = df[df["client"] == "other"].iloc[0]

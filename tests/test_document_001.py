@@ -136,7 +136,8 @@ def test_bad_input_is_refused_before_measuring(overrides, match, data_dir):
 
 def test_smoke_end_to_end_with_claims(builds, data_dir):
     res = sweep.measure("ccbench", "smoke", {"conditions": "3.13.5,3.13.5t", "tasks": ["regex", "countdown"],
-                                             "policies": ["default", "switch:0.001", "check:1000"]}, progress=False)
+                                             "policies": ["default", "switch:0.001", "check:1000"], "small_grid": {}},
+                        progress=False)
     assert res.failed == 0 and res.measured == 2 * 10  # 10 points apply to a new-GIL build (one of the tool's)
     df = results.samples("ccbench", res.campaign, res.config_id)
     lat = df[df["test"] == "latency"]

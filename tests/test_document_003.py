@@ -27,7 +27,7 @@ from gillab.chapters import thread_memory as tm
 
 from proctools import alive, cmdline, descendants, wait_gone
 
-SMALL = {"conditions": "3.13.5,3.13.5t", "repeats": 1}
+SMALL = {"conditions": "3.13.5,3.13.5t", "repeats": 1, "small_grid": {}}   # every build at every point
 
 
 @pytest.mark.parametrize("bad,says", [
@@ -222,7 +222,7 @@ def test_sigkill_mid_lockout_leaves_no_server_and_frees_the_port(builds, data_di
     """kill -9 of `gillab measure fib_server` while the pre-forked server (9 processes) is
     locked out by long requests: no server process is left and its port is free."""
     args = ["measure", "fib_server", "-P", "smoke", "-p", "conditions=3.13.5", "-p", "kinds=['prefork']",
-            "-p", "scenarios=['lockout']", "-p", "lockout_n=40", "-p", "prefork_procs=8"]
+            "-p", "scenarios=['lockout']", "-p", "lockout_n=40", "-p", "prefork_procs=8", "-p", "small_grid={}"]
     proc = subprocess.Popen([sys.executable, "-m", "gillab", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
