@@ -586,6 +586,34 @@ class Chapter:
         display(trace_view.explorer(section.explore, section.length_ms, io=section.io,
                                     title="Move through the traces: pick one, then slide the window"))
 
+    def gil_race(self) -> None:
+        """The race behind the convoy on every machine whose campaign holds traces
+        (:mod:`gillab.present.race`): a figure of the share of releases lost (the machine's part)
+        and the length of a wait (the GIL's part), sentences at the document's setting, and the
+        table of every traced point; or how to record them."""
+        from . import race
+
+        df, damaged = race.across(self.exp.name)
+        if df.empty:
+            from . import trace_view
+
+            display(Markdown("No campaign here holds traces of the server beside a CPU thread on a new GIL. "
+                             + trace_view.none_yet(self.exp.name)))
+            return
+        files = [f"data/results/{c}/traces/{self.exp.name}/" for c in dict.fromkeys(df["campaign"])]
+        display(Markdown(
+            f"Traces of {df['campaign'].nunique()} campaign(s) on {df['machine'].nunique()} kind(s) of machine, "
+            "one CPU thread; each statistic is the median over runs with its 95% interval (or \"too few runs\")."
+            + (" **Traces that could not be read** are left out: "
+               + "; ".join(f"`{c}`: {len(b)}" for c, b in damaged.items()) if damaged else "")))
+        plotted = show_figure(race.figure(df), f"{self.exp.name}/gil_race")
+        display(source_line(race.figure, files, plotted=plotted))
+        for sentence in race.sentences(df):
+            display(Markdown(sentence))
+        with tables.folded("Every traced point, on every machine"):
+            display(tables.table(race.table(df), precision=3))
+            display(source_line(race.points, files, what="Computed"))
+
     def gil_witness(self) -> None:
         """The second witness (:mod:`gillab.present.witness_view`): CPython 3.15's own sampler beside
         our trace of 3.13.5, the shares each saw, whether they agree, and what watching cost; or how

@@ -1,0 +1,275 @@
+"""The race behind the convoy, read from GIL traces: the GIL's part and the machine's part.
+
+When the echo server's handler lets the GIL go around a blocking call (a ``recv``, a ``send``), a
+CPU-bound thread waiting for the GIL is signalled.  Either the handler's call returns and it takes
+the GIL back first (the race *won*: no wait), or the signalled thread wakes, takes the GIL and keeps
+it until the handler's timed-out request makes it drop (the race *lost*: the handler waits about
+one switch interval).  What a lost race costs is the GIL's (the new GIL's forced drop comes one
+interval after the request); how often the race is lost is the machine's: how fast the OS wakes a
+thread on the other CPU against how long the handler's call takes.
+
+Per handler release (:func:`releases`): how long its call took (from its drop to wanting the GIL
+again), whether another thread took the GIL first, that thread's wake-up (from the handler's drop
+to its take: the signalled thread's latency, seen on the releases it won) and the handler's wait.
+Per traced run (:func:`run`): the share of releases lost, the median wake-up, the length of a wait
+after a lost release in switch intervals and the waits a request makes; their product predicts
+the run's cost per request, set beside the untraced build's cost measured in the same round.
+Over runs (:func:`points`): medians with 95% intervals (:func:`gillab.present.trace_view.over_runs`)
+and the predicted cost against the untraced one, paired by round.  Over machines
+(:func:`across`): the same for every committed campaign that holds convoy traces."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..measure import campaigns, trace_file
+from . import trace_view
+
+# a run's statistics, in the words the table heads them with
+RUN_STATS = {
+    "lost_share": "releases lost to a CPU thread",
+    "wake_us": "CPU thread's wake-up (µs)",
+    "call_won_us": "handler's call, race won (µs)",
+    "call_lost_us": "handler's call, race lost (µs)",
+    "wait_intervals": "a wait after a lost release (intervals)",
+    "waits_per_request": "waits a request makes",
+    "predicted_cost": "predicted cost a request (intervals)",
+}
+
+
+def releases(tr: trace_file.Trace, tid: int) -> pd.DataFrame:
+    """Each time ``tid`` let the GIL go of its own accord and took it back within the window: when
+    (``t_ns``), how long its call took until it wanted the GIL again (``call_us``), whether another
+    thread took the GIL in between (``lost``), that thread's wake-up from ``tid``'s drop to its take
+    (``wake_us``, lost releases only) and ``tid``'s wait for the GIL from wanting it to taking it
+    (``wait_us``)."""
+    ev = tr.events
+    rows = []
+    dropped = wanted = other_took = None
+    for t, who, what in zip(ev["t_ns"].tolist(), ev["tid"].tolist(), ev["event"].tolist()):
+        if who == tid:
+            if what == trace_file.DROP:
+                dropped, wanted, other_took = t, None, None
+            elif what == trace_file.WANT and dropped is not None:
+                wanted = t
+            elif what == trace_file.TAKE and dropped is not None:
+                if wanted is not None:
+                    lost = other_took is not None
+                    rows.append((dropped, (wanted - dropped) / 1e3, lost,
+                                 (other_took - dropped) / 1e3 if lost else np.nan, (t - wanted) / 1e3))
+                dropped = None
+        elif what == trace_file.TAKE and dropped is not None and other_took is None:
+            other_took = t
+    return pd.DataFrame(rows, columns=["t_ns", "call_us", "lost", "wake_us", "wait_us"]).astype(
+        {"lost": bool, "call_us": float, "wake_us": float, "wait_us": float})
+
+
+def _median(x: pd.Series) -> float:
+    x = x.dropna()
+    return float(x.median()) if len(x) else float("nan")
+
+
+def run(tr: trace_file.Trace) -> dict:
+    """One traced run of the echo server beside CPU threads (new GIL only: the old GIL has no
+    interval in time): its race statistics (:data:`RUN_STATS`), the untraced build's cost per request
+    measured in the same round (``untraced_cost``), and the point it belongs to."""
+    tid = trace_view.handler_of(tr)
+    rel = releases(tr, tid) if tid else releases(tr, -1)
+    per_us = float(tr.interval) if (tr.interval and not tr.old_gil) else float("nan")
+    lost = rel[rel["lost"]]
+    requests = len(rel) / 2                   # a recv and a send each (trace_view.convoy_run counts so)
+    share = float(rel["lost"].mean()) if len(rel) else float("nan")
+    wait = float(lost["wait_us"].mean()) / per_us if len(lost) else float("nan")
+    waits = (len(rel) / requests) * share if requests else float("nan")
+    point = tr.meta.get("point", {})
+    return {"condition": tr.meta.get("condition"), "placement": tr.meta.get("placement", "os"),
+            "switch_interval": point.get("switch_interval"), "cpu_threads": point.get("cpu_threads"),
+            "round": tr.meta.get("round", 0), "releases": int(len(rel)), "lost": int(len(lost)),
+            "lost_share": share, "wake_us": _median(lost["wake_us"]),
+            "call_won_us": _median(rel.loc[~rel["lost"], "call_us"]), "call_lost_us": _median(lost["call_us"]),
+            "wait_intervals": wait, "waits_per_request": waits,
+            # no lost release: no wait (0), whatever a wait's length would have been
+            "predicted_cost": waits * wait if share and share == share else (0.0 if share == 0 else float("nan")),
+            "untraced_cost": (tr.meta.get("untraced") or {}).get("cost_per_request_intervals", float("nan"))}
+
+
+KEYS = ["condition", "placement", "switch_interval", "cpu_threads"]
+
+
+def runs(trs: list[trace_file.Trace]) -> pd.DataFrame:
+    """:func:`run` of every traced run beside at least one CPU thread on a new GIL."""
+    out = [run(tr) for tr in trs if (tr.meta.get("point", {}).get("cpu_threads") or 0) > 0 and not tr.old_gil]
+    return pd.DataFrame(out)
+
+
+def points(trs: list[trace_file.Trace]) -> pd.DataFrame:
+    """Per build, placement, interval and CPU threads: each race statistic over runs (median with
+    its 95% interval, :func:`gillab.present.trace_view.over_runs`), the releases and lost releases
+    counted, and the predicted cost against the untraced cost, paired by round."""
+    df = runs(trs)
+    if df.empty:
+        return df
+    rows = []
+    for key, g in df.groupby(KEYS, sort=True):
+        row = dict(zip(KEYS, key), runs=len(g), releases=int(g["releases"].sum()), lost=int(g["lost"].sum()))
+        for col in [*RUN_STATS, "untraced_cost"]:
+            row[col] = trace_view.over_runs(g[col])
+        row["agreement"] = trace_view.agreement(g.assign(waits_per_request=g["predicted_cost"]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def campaigns_with_traces(experiment: str = "convoy") -> list:
+    """Every committed campaign here (the reference, the contributed ones) and the reader's own
+    that holds traces of ``experiment``, oldest first."""
+    return [c for c in campaigns.all_campaigns() if (c.dir / "traces" / experiment).is_dir()]
+
+
+def machine_of(camp) -> str:
+    m = camp.machine
+    return f"{m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores"
+
+
+def across(experiment: str = "convoy", cpu_threads: int = 1) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """:func:`points` of every campaign that holds traces of ``experiment``, at ``cpu_threads`` CPU
+    threads, one row a campaign and point (with its campaign and machine), and the traces each
+    campaign could not read."""
+    rows, damaged = [], {}
+    for camp in campaigns_with_traces(experiment):
+        good, bad = trace_file.stored(camp.dir / "traces" / experiment)
+        if bad:
+            damaged[camp.id] = bad
+        pts = points([t for t in good if t.meta.get("point", {}).get("cpu_threads") == cpu_threads])
+        if len(pts):
+            rows.append(pts.assign(campaign=camp.id, machine=machine_of(camp)))
+    return (pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()), damaged
+
+
+def table(df: pd.DataFrame) -> pd.DataFrame:
+    """The race statistics of :func:`points` or :func:`across`, as the book prints them."""
+    text = trace_view.over_runs_text
+    head = {"machine": df["machine"]} if "machine" in df else {}
+    return pd.DataFrame({
+        **head, "build": df["condition"], "placement": df["placement"],
+        "interval (ms)": (df["switch_interval"] * 1e3).map(lambda x: f"{x:g}"),
+        "runs": df["runs"], "releases (lost)": [f"{a} ({b})" for a, b in zip(df["releases"], df["lost"])],
+        **{RUN_STATS[c]: [text(r) for r in df[c]] for c in RUN_STATS},
+        "untraced: a request costs (intervals)": [text(r) for r in df["untraced_cost"]],
+        "predicted / untraced": [f"{a['ratio']:.2f} [{a['ci_lo']:.2f}, {a['ci_hi']:.2f}]: {_word(a)}"
+                                 if a["n"] else "-" for a in df["agreement"]]})
+
+
+def _word(a: dict) -> str:
+    return {"traced higher": "predicted higher", "traced lower": "predicted lower"}.get(a["word"], a["word"])
+
+
+def figure(df: pd.DataFrame):
+    """Per campaign, at each interval (one CPU thread): the share of the handler's releases lost
+    to the CPU thread (the machine's part) and the length of a wait after a lost one in switch
+    intervals (the GIL's part), medians over runs with their 95% intervals; a point with too few
+    runs for an interval is drawn hollow, without a bar; a campaign with no point that has the runs
+    an interval needs is left to the table.  One colour a build, one marker a placement, one line
+    style a campaign."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    read = {c for c, g in df.groupby("campaign") if any(r["conclusive"] for r in g["lost_share"])}
+    df = df[df["campaign"].isin(read)] if read else df      # one run a point: in the table only
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), constrained_layout=True)
+    camps = list(dict.fromkeys(df["campaign"]))
+    pal = plots.palette(df["condition"].unique())
+    marks, styles = {"pinned": "o", "os": "s"}, ["-", "--", ":", "-."]
+    for col, ax, title in (("lost_share", axes[0], "releases lost to the CPU thread\n(the machine's part)"),
+                           ("wait_intervals", axes[1], "a wait after a lost release, in intervals\n(the GIL's part)")):
+        for (camp, build, placement), g in df.groupby(["campaign", "condition", "placement"], sort=False):
+            g = g.sort_values("switch_interval")
+            k = camps.index(camp)
+            x = g["switch_interval"].to_numpy(dtype=float) * 1e3 * (1 + 0.05 * (k - (len(camps) - 1) / 2))
+            y = np.array([r["median"] for r in g[col]])
+            ok = np.array([r["conclusive"] for r in g[col]])
+            lo = np.where(ok, [r["lo"] for r in g[col]], y)
+            hi = np.where(ok, [r["hi"] for r in g[col]], y)
+            colour = pal[build]
+            ax.plot(x, y, ls=styles[k % len(styles)], color=colour, lw=1)
+            ax.errorbar(x[ok], y[ok], yerr=[np.clip(y - lo, 0, None)[ok], np.clip(hi - y, 0, None)[ok]],
+                        fmt=marks.get(placement, "^"), color=colour, capsize=2, lw=1)
+            ax.plot(x[~ok], y[~ok], marks.get(placement, "^"), mfc="none", color=colour)
+        ax.set_xscale("log")
+        ticks = sorted(set(np.round(df["switch_interval"].astype(float) * 1e3, 6)))
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel("switch interval (ms)")
+        ax.set_title(title, fontsize=10)
+    axes[0].set_ylim(0, 1.02)
+    waits = [r["median"] for r in df["wait_intervals"] if r["n"]]
+    if waits and max(waits) > 10 * min(waits):     # waits of many intervals at short intervals
+        axes[1].set_yscale("log")
+    axes[1].axhline(1.0, color="grey", lw=0.8, ls=":")
+    from matplotlib.lines import Line2D
+
+    handles = ([Line2D([], [], color=pal[b], lw=2, label=b) for b in sorted(df["condition"].unique())]
+               + [Line2D([], [], color="black", marker=marks[p], ls="none", label=p) for p in marks
+                  if p in set(df["placement"])]
+               + [Line2D([], [], color="black", ls=styles[k % len(styles)],
+                         label=f"{c} ({machine_of_id(df, c)})") for k, c in enumerate(camps)])
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    return fig
+
+
+def machine_of_id(df: pd.DataFrame, camp: str) -> str:
+    return str(df.loc[df["campaign"] == camp, "machine"].iloc[0]).split(",")[0].replace("(R)", "")
+
+
+def sentences(df: pd.DataFrame) -> list[str]:
+    """What the race says, in words computed from :func:`across`: per campaign with the runs an
+    interval needs, at the document's setting (5 ms, one CPU thread) over its builds and
+    placements, the share of releases lost, the CPU thread's wake-up and a wait's length, and at
+    every traced point whether the predicted cost agrees with the untraced one; then the two parts
+    side by side across machines, and the campaigns that traced too few runs for an interval."""
+    out = []
+    ok = df[[r["conclusive"] for r in df["lost_share"]]]
+    at = ok[np.isclose(ok["switch_interval"].astype(float), 0.005)]
+    for camp, g in ok.groupby("campaign", sort=False):
+        five = at[at["campaign"] == camp]
+
+        def spread(col, fmt=".2f", g=five):
+            v = [r["median"] for r in g[col] if r["n"]]
+            return _span(min(v), max(v), fmt) if v else "-"
+
+        words = {}
+        for a in g["agreement"]:
+            if a["n"]:
+                words[_word(a)] = words.get(_word(a), 0) + 1
+        differ = [f"`{r.condition}` {r.placement} at {r.switch_interval * 1e3:g} ms ({_word(r.agreement)}, "
+                  f"{r.agreement['ratio']:.2f} [{r.agreement['ci_lo']:.2f}, {r.agreement['ci_hi']:.2f}])"
+                  for r in g.itertuples() if r.agreement["n"] and _word(r.agreement) != "agree"
+                  and not _word(r.agreement).startswith("too few")]
+        out.append(
+            f"On {g['machine'].iloc[0]} (`{camp}`)"
+            + (f", at 5 ms over {len(five)} builds and placements: the handler lost {spread('lost_share')} of its "
+               f"releases to the CPU thread, which took the GIL {spread('wake_us', '.3g')} µs after the handler let "
+               f"it go; a wait after a lost release lasted {spread('wait_intervals', '.3g')} intervals, so a request "
+               f"is predicted to cost {spread('predicted_cost', '.3g')} intervals" if len(five) else "")
+            + f". Predicted against the untraced cost of the same rounds, at its {len(g)} traced points: "
+            + ", ".join(f"{n} {w}" for w, n in sorted(words.items()))
+            + (f"; they differ at {'; '.join(differ)}" if differ else "") + ".")
+    if at["machine"].nunique() > 1:
+        wait = [r["median"] for r in at["wait_intervals"]]
+        by = at.assign(share=[r["median"] for r in at["lost_share"]]).groupby("machine")["share"]
+        out.append(
+            f"**At 5 ms, on {at['machine'].nunique()} kinds of machine**: a wait after a lost release (the GIL's "
+            f"part) lasted {_span(min(wait), max(wait))} intervals on every one, while the share of releases "
+            "lost (the machine's part) was "
+            + "; ".join(f"{_span(by.min()[m], by.max()[m], '.2f')} on {m}" for m in by.min().index)
+            + " (medians over runs of each build and placement).")
+    few = [c for c in dict.fromkeys(df["campaign"]) if c not in set(ok["campaign"])]
+    if few:
+        out.append("Traced with too few runs a point for a 95% interval (in the table below, not read here): "
+                   + ", ".join(f"`{c}`" for c in few) + ".")
+    return out
+
+
+def _span(lo: float, hi: float, fmt: str = ".3g") -> str:
+    a, b = format(lo, fmt), format(hi, fmt)
+    return a if a == b else f"{a} to {b}"
