@@ -213,7 +213,7 @@ def figure(df: pd.DataFrame):
                   if p in set(df["placement"])]
                + [Line2D([], [], color="black", ls=styles[k % len(styles)],
                          label=f"{c} ({machine_of_id(df, c)})") for k, c in enumerate(camps)])
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=9, frameon=False)
     return fig
 
 
