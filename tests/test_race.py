@@ -1,6 +1,6 @@
-"""The race behind the convoy (gillab.present.race): what a handler's release is read as, the
-race's shares and the cost they predict, on synthetic traces with known answers, and on the
-committed campaigns from two kinds of CPU."""
+"""The race behind the convoy (gillab.present.race): what a handler's release is read as
+(gillab.measure.trace_file.releases), the race's shares and the cost they predict, on synthetic
+traces with known answers, and on the committed campaigns from two kinds of CPU."""
 from __future__ import annotations
 
 import dataclasses
@@ -54,7 +54,7 @@ def _run(pattern, **kw):
 
 def test_a_release_is_lost_when_another_thread_takes_the_gil_before_the_handler_wants_it_back():
     tr = _run([(True, False)])
-    rel = race.releases(tr, H)
+    rel = trace_file.releases(tr, H)
     assert rel["lost"].tolist() == [True, False]
     assert rel["wake_us"].iloc[0] == pytest.approx(8.0) and np.isnan(rel["wake_us"].iloc[1])
     assert rel["call_us"].tolist() == pytest.approx([30.0, 3.0])

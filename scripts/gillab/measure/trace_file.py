@@ -220,6 +220,33 @@ def handoffs(trace: Trace) -> int:
     return int((takes[1:] != takes[:-1]).sum()) if len(takes) > 1 else 0
 
 
+def releases(trace: Trace, tid: int) -> pd.DataFrame:
+    """Each time ``tid`` let the GIL go of its own accord (a blocking call) and took it back within
+    the window: when (``t_ns``), how long its call took until it wanted the GIL again
+    (``call_us``), whether another thread took the GIL in between (``lost``), that thread's wake-up
+    from ``tid``'s drop to its take (``wake_us``, lost releases only) and ``tid``'s wait for the
+    GIL from wanting it to taking it (``wait_us``)."""
+    ev = trace.events
+    rows = []
+    dropped = wanted = other_took = None
+    for t, who, what in zip(ev["t_ns"].tolist(), ev["tid"].tolist(), ev["event"].tolist()):
+        if who == tid:
+            if what == DROP:
+                dropped, wanted, other_took = t, None, None
+            elif what == WANT and dropped is not None:
+                wanted = t
+            elif what == TAKE and dropped is not None:
+                if wanted is not None:
+                    lost = other_took is not None
+                    rows.append((dropped, (wanted - dropped) / 1e3, lost,
+                                 (other_took - dropped) / 1e3 if lost else np.nan, (t - wanted) / 1e3))
+                dropped = None
+        elif what == TAKE and dropped is not None and other_took is None:
+            other_took = t
+    return pd.DataFrame(rows, columns=["t_ns", "call_us", "lost", "wake_us", "wait_us"]).astype(
+        {"lost": bool, "call_us": float, "wake_us": float, "wait_us": float})
+
+
 def summary(trace: Trace) -> dict:
     """Per thread: holds and waits (count, median and 90th percentile in ms, share of the time
     held); for the process: hand-offs, drop requests and forced drops per second."""

@@ -8,7 +8,7 @@ one switch interval).  What a lost race costs is the GIL's (the new GIL's forced
 interval after the request); how often the race is lost is the machine's: how fast the OS wakes a
 thread on the other CPU against how long the handler's call takes.
 
-Per handler release (:func:`releases`): how long its call took (from its drop to wanting the GIL
+Per handler release (:func:`gillab.measure.trace_file.releases`): how long its call took (from its drop to wanting the GIL
 again), whether another thread took the GIL first, that thread's wake-up (from the handler's drop
 to its take: the signalled thread's latency, seen on the releases it won) and the handler's wait.
 Per traced run (:func:`run`): the share of releases lost, the median wake-up, the length of a wait
@@ -37,33 +37,6 @@ RUN_STATS = {
 }
 
 
-def releases(tr: trace_file.Trace, tid: int) -> pd.DataFrame:
-    """Each time ``tid`` let the GIL go of its own accord and took it back within the window: when
-    (``t_ns``), how long its call took until it wanted the GIL again (``call_us``), whether another
-    thread took the GIL in between (``lost``), that thread's wake-up from ``tid``'s drop to its take
-    (``wake_us``, lost releases only) and ``tid``'s wait for the GIL from wanting it to taking it
-    (``wait_us``)."""
-    ev = tr.events
-    rows = []
-    dropped = wanted = other_took = None
-    for t, who, what in zip(ev["t_ns"].tolist(), ev["tid"].tolist(), ev["event"].tolist()):
-        if who == tid:
-            if what == trace_file.DROP:
-                dropped, wanted, other_took = t, None, None
-            elif what == trace_file.WANT and dropped is not None:
-                wanted = t
-            elif what == trace_file.TAKE and dropped is not None:
-                if wanted is not None:
-                    lost = other_took is not None
-                    rows.append((dropped, (wanted - dropped) / 1e3, lost,
-                                 (other_took - dropped) / 1e3 if lost else np.nan, (t - wanted) / 1e3))
-                dropped = None
-        elif what == trace_file.TAKE and dropped is not None and other_took is None:
-            other_took = t
-    return pd.DataFrame(rows, columns=["t_ns", "call_us", "lost", "wake_us", "wait_us"]).astype(
-        {"lost": bool, "call_us": float, "wake_us": float, "wait_us": float})
-
-
 def _median(x: pd.Series) -> float:
     x = x.dropna()
     return float(x.median()) if len(x) else float("nan")
@@ -74,7 +47,7 @@ def run(tr: trace_file.Trace) -> dict:
     interval in time): its race statistics (:data:`RUN_STATS`), the untraced build's cost per request
     measured in the same round (``untraced_cost``), and the point it belongs to."""
     tid = trace_view.handler_of(tr)
-    rel = releases(tr, tid) if tid else releases(tr, -1)
+    rel = trace_file.releases(tr, tid if tid else -1)
     per_us = float(tr.interval) if (tr.interval and not tr.old_gil) else float("nan")
     lost = rel[rel["lost"]]
     requests = len(rel) / 2                   # a recv and a send each (trace_view.convoy_run counts so)

@@ -171,22 +171,9 @@ def none_yet(experiment: str) -> str:
 def io_calls(tr: trace_file.Trace, tid: int) -> pd.DataFrame:
     """Each time ``tid`` let the GIL go of its own accord (a blocking call): whether another
     thread took the GIL before ``tid`` had it back (``lost``), and ``tid``'s wait for it from
-    the moment it wanted it again (``wait_ms``)."""
-    ev = tr.events
-    rows, open_at, lost, wanted = [], None, False, None
-    for t, who, what in zip(ev["t_ns"].tolist(), ev["tid"].tolist(), ev["event"].tolist()):
-        if who == tid:
-            if what == trace_file.DROP:
-                open_at, lost, wanted = t, False, None
-            elif what == trace_file.WANT and open_at is not None:
-                wanted = t
-            elif what == trace_file.TAKE and open_at is not None:
-                if wanted is not None:
-                    rows.append((open_at, lost, (t - wanted) / 1e6))
-                open_at = None
-        elif what == trace_file.TAKE and open_at is not None:
-            lost = True
-    return pd.DataFrame(rows, columns=["t_ns", "lost", "wait_ms"]).astype({"lost": bool, "wait_ms": float})
+    the moment it wanted it again (``wait_ms``); :func:`gillab.measure.trace_file.releases` has more."""
+    rel = trace_file.releases(tr, tid)
+    return pd.DataFrame({"t_ns": rel["t_ns"], "lost": rel["lost"], "wait_ms": rel["wait_us"] / 1e3})
 
 
 def io_story(tr: trace_file.Trace) -> dict:
