@@ -106,8 +106,14 @@ def test_the_committed_traces_give_the_race_on_two_kinds_of_cpu(committed):
     df, damaged = committed
     assert not damaged
     assert df["machine"].nunique() >= 2, "the reference's traces and another CPU's"
-    for col in ("lost_share", "wake_us", "wait_intervals", "predicted_cost"):
-        assert all(r["n"] > 0 for r in df[col]), col
+    # a point whose handler let the GIL go at least once has every statistic; one starved for its
+    # whole window (two CPU threads at 100 ms, traced once) has none, and its cells say so
+    some = df[df["releases"] > 0]
+    for col in ("lost_share", "wait_intervals", "predicted_cost"):
+        assert all(r["n"] > 0 for r in some[col]), col
+    assert all(r["n"] > 0 for r in some[some["lost"] > 0]["wake_us"])
+    none = race.table(df[df["releases"] == 0])
+    assert (none["releases lost to a CPU thread"] == "-").all()
     # a sentence for each campaign whose points have the runs an interval needs, then the two parts
     # side by side across machines, then the campaigns left to the table
     read = {c for c, g in df.groupby("campaign") if any(r["conclusive"] for r in g["lost_share"])}

@@ -603,7 +603,8 @@ class Chapter:
         files = [f"data/results/{c}/traces/{self.exp.name}/" for c in dict.fromkeys(df["campaign"])]
         display(Markdown(
             f"Traces of {df['campaign'].nunique()} campaign(s) on {df['machine'].nunique()} kind(s) of machine, "
-            "one CPU thread; each statistic is the median over runs with its 95% interval (or \"too few runs\")."
+            "the figure beside one CPU thread, the table at every traced point; each statistic is the median over "
+            "runs with its 95% interval (or \"too few runs\")."
             + (" **Traces that could not be read** are left out: "
                + "; ".join(f"`{c}`: {len(b)}" for c, b in damaged.items()) if damaged else "")))
         plotted = show_figure(race.figure(df), f"{self.exp.name}/gil_race")

@@ -103,16 +103,15 @@ def machine_of(camp) -> str:
     return f"{m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores"
 
 
-def across(experiment: str = "convoy", cpu_threads: int = 1) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """:func:`points` of every campaign that holds traces of ``experiment``, at ``cpu_threads`` CPU
-    threads, one row a campaign and point (with its campaign and machine), and the traces each
-    campaign could not read."""
+def across(experiment: str = "convoy") -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """:func:`points` of every campaign that holds traces of ``experiment``, one row a campaign and
+    point (with its campaign and machine), and the traces each campaign could not read."""
     rows, damaged = [], {}
     for camp in campaigns_with_traces(experiment):
         good, bad = trace_file.stored(camp.dir / "traces" / experiment)
         if bad:
             damaged[camp.id] = bad
-        pts = points([t for t in good if t.meta.get("point", {}).get("cpu_threads") == cpu_threads])
+        pts = points(good)
         if len(pts):
             rows.append(pts.assign(campaign=camp.id, machine=machine_of(camp)))
     return (pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()), damaged
@@ -124,7 +123,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     head = {"machine": df["machine"]} if "machine" in df else {}
     return pd.DataFrame({
         **head, "build": df["condition"], "placement": df["placement"],
-        "interval (ms)": (df["switch_interval"] * 1e3).map(lambda x: f"{x:g}"),
+        "interval (ms)": (df["switch_interval"] * 1e3).map(lambda x: f"{x:g}"), "CPU threads": df["cpu_threads"],
         "runs": df["runs"], "releases (lost)": [f"{a} ({b})" for a, b in zip(df["releases"], df["lost"])],
         **{RUN_STATS[c]: [text(r) for r in df[c]] for c in RUN_STATS},
         "untraced: a request costs (intervals)": [text(r) for r in df["untraced_cost"]],
@@ -137,7 +136,7 @@ def _word(a: dict) -> str:
 
 
 def figure(df: pd.DataFrame):
-    """Per campaign, at each interval (one CPU thread): the share of the handler's releases lost
+    """Per campaign, at each interval beside one CPU thread: the share of the handler's releases lost
     to the CPU thread (the machine's part) and the length of a wait after a lost one in switch
     intervals (the GIL's part), medians over runs with their 95% intervals; a point with too few
     runs for an interval is drawn hollow, without a bar; a campaign with no point that has the runs
@@ -147,6 +146,7 @@ def figure(df: pd.DataFrame):
 
     from . import plots
 
+    df = df[df["cpu_threads"] == 1]
     read = {c for c, g in df.groupby("campaign") if any(r["conclusive"] for r in g["lost_share"])}
     df = df[df["campaign"].isin(read)] if read else df      # one run a point: in the table only
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), constrained_layout=True)
@@ -202,9 +202,11 @@ def sentences(df: pd.DataFrame) -> list[str]:
     side by side across machines, and the campaigns that traced too few runs for an interval."""
     out = []
     ok = df[[r["conclusive"] for r in df["lost_share"]]]
-    at = ok[np.isclose(ok["switch_interval"].astype(float), 0.005)]
+    five_ms = ok[np.isclose(ok["switch_interval"].astype(float), 0.005)]
+    at = five_ms[five_ms["cpu_threads"] == 1]
     for camp, g in ok.groupby("campaign", sort=False):
         five = at[at["campaign"] == camp]
+        two = five_ms[(five_ms["campaign"] == camp) & (five_ms["cpu_threads"] == 2)]
 
         def spread(col, fmt=".2f", g=five):
             v = [r["median"] for r in g[col] if r["n"]]
@@ -214,7 +216,8 @@ def sentences(df: pd.DataFrame) -> list[str]:
         for a in g["agreement"]:
             if a["n"]:
                 words[_word(a)] = words.get(_word(a), 0) + 1
-        differ = [f"`{r.condition}` {r.placement} at {r.switch_interval * 1e3:g} ms ({_word(r.agreement)}, "
+        differ = [f"`{r.condition}` {r.placement} at {r.switch_interval * 1e3:g} ms"
+                  + (f" beside {r.cpu_threads} CPU threads" if r.cpu_threads != 1 else "") + f" ({_word(r.agreement)}, "
                   f"{r.agreement['ratio']:.2f} [{r.agreement['ci_lo']:.2f}, {r.agreement['ci_hi']:.2f}])"
                   for r in g.itertuples() if r.agreement["n"] and _word(r.agreement) != "agree"
                   and not _word(r.agreement).startswith("too few")]
@@ -224,6 +227,9 @@ def sentences(df: pd.DataFrame) -> list[str]:
                f"releases to the CPU thread, which took the GIL {spread('wake_us', '.3g')} µs after the handler let "
                f"it go; a wait after a lost release lasted {spread('wait_intervals', '.3g')} intervals, so a request "
                f"is predicted to cost {spread('predicted_cost', '.3g')} intervals" if len(five) else "")
+            + (f". Beside two CPU threads (5 ms, {', '.join(sorted(set(two['placement'])))}), it lost "
+               f"{spread('lost_share', g=two)} of its releases and a wait lasted {spread('wait_intervals', '.3g', two)} "
+               f"intervals: {spread('predicted_cost', '.3g', two)} predicted a request" if len(two) else "")
             + f". Predicted against the untraced cost of the same rounds, at its {len(g)} traced points: "
             + ", ".join(f"{n} {w}" for w, n in sorted(words.items()))
             + (f"; they differ at {'; '.join(differ)}" if differ else "") + ".")
