@@ -122,3 +122,13 @@ def test_the_committed_traces_give_the_race_on_two_kinds_of_cpu(committed):
     assert said[len(read)].startswith("**At 5 ms, on 2 kinds of machine**")
     rest = set(df["campaign"]) - read
     assert (len(said) == len(read) + 2) == bool(rest) and all(f"`{c}`" in said[-1] for c in rest)
+
+
+def test_a_requests_two_calls_are_told_apart_by_their_length():
+    # every request loses the race after its slow call (30 µs) and wins it after its quick one (3 µs)
+    r = race.run(_run([(True, False)] * 3))
+    assert r["slow_call_us"] == pytest.approx(30.0) and r["slow_lost_share"] == 1.0
+    assert r["quick_call_us"] == pytest.approx(3.0) and r["quick_lost_share"] == 0.0
+    # whichever comes first in the window
+    r = race.run(_run([(False, True)] * 3))
+    assert (r["quick_lost_share"], r["slow_lost_share"]) == (0.0, 1.0)

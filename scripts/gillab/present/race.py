@@ -31,6 +31,10 @@ RUN_STATS = {
     "wake_us": "CPU thread's wake-up (µs)",
     "call_won_us": "handler's call, race won (µs)",
     "call_lost_us": "handler's call, race lost (µs)",
+    "quick_call_us": "the quicker call of a request, the send (µs)",
+    "quick_lost_share": "its releases lost",
+    "slow_call_us": "the slower call, the recv (µs)",
+    "slow_lost_share": "its releases lost ",
     "wait_intervals": "a wait after a lost release (intervals)",
     "waits_per_request": "waits a request makes",
     "predicted_cost": "predicted cost a request (intervals)",
@@ -40,6 +44,19 @@ RUN_STATS = {
 def _median(x: pd.Series) -> float:
     x = x.dropna()
     return float(x.median()) if len(x) else float("nan")
+
+
+def calls(rel: pd.DataFrame) -> dict:
+    """A request's two calls apart: the handler's releases alternate ``recv`` and ``send``; the
+    ``recv`` waits for the client's next request and is the slower (the one of the two alternate
+    sets whose median call is longer), the ``send`` of a short reply the quicker.  Per call: its
+    median length and the share of its releases lost."""
+    if len(rel) < 2:
+        return {k: float("nan") for k in ("quick_call_us", "quick_lost_share", "slow_call_us", "slow_lost_share")}
+    a, b = rel.iloc[0::2], rel.iloc[1::2]
+    quick, slow = (a, b) if a["call_us"].median() <= b["call_us"].median() else (b, a)
+    return {"quick_call_us": float(quick["call_us"].median()), "quick_lost_share": float(quick["lost"].mean()),
+            "slow_call_us": float(slow["call_us"].median()), "slow_lost_share": float(slow["lost"].mean())}
 
 
 def run(tr: trace_file.Trace) -> dict:
@@ -60,7 +77,7 @@ def run(tr: trace_file.Trace) -> dict:
             "round": tr.meta.get("round", 0), "releases": int(len(rel)), "lost": int(len(lost)),
             "lost_share": share, "wake_us": _median(lost["wake_us"]),
             "call_won_us": _median(rel.loc[~rel["lost"], "call_us"]), "call_lost_us": _median(lost["call_us"]),
-            "wait_intervals": wait, "waits_per_request": waits,
+            **calls(rel), "wait_intervals": wait, "waits_per_request": waits,
             # no lost release: no wait (0), whatever a wait's length would have been
             "predicted_cost": waits * wait if share and share == share else (0.0 if share == 0 else float("nan")),
             "untraced_cost": (tr.meta.get("untraced") or {}).get("cost_per_request_intervals", float("nan"))}
@@ -241,7 +258,15 @@ def sentences(df: pd.DataFrame) -> list[str]:
             f"part) lasted {_span(min(wait), max(wait))} intervals on every one, while the share of releases "
             "lost (the machine's part) was "
             + "; ".join(f"{_span(by.min()[m], by.max()[m], '.2f')} on {m}" for m in by.min().index)
-            + " (medians over runs of each build and placement).")
+            + " (medians over runs of each build and placement). "
+            + ("The share follows the quicker of a request's two calls, the `send`: where it returns before the CPU "
+               "thread wakes, the handler mostly takes the GIL back, where it returns after, mostly not: "
+               if _send_decides(at) else "The quicker of a request's two calls, the `send`, beside the wake-up: ")
+            + "; ".join(f"on {m} the `send` takes {_spread(g, 'quick_call_us', '.3g')} µs against a wake-up of "
+                        f"{_spread(g, 'wake_us', '.3g')} µs and loses {_spread(g, 'quick_lost_share', '.2f')} of its "
+                        f"races, the `recv` ({_spread(g, 'slow_call_us', '.3g')} µs) "
+                        f"{_spread(g, 'slow_lost_share', '.2f')}" for m, g in at.groupby("machine"))
+            + ".")
     few = [c for c in dict.fromkeys(df["campaign"]) if c not in set(ok["campaign"])]
     if few:
         out.append("Traced with too few runs a point for a 95% interval (in the table below, not read here): "
@@ -252,3 +277,19 @@ def sentences(df: pd.DataFrame) -> list[str]:
 def _span(lo: float, hi: float, fmt: str = ".3g") -> str:
     a, b = format(lo, fmt), format(hi, fmt)
     return a if a == b else f"{a} to {b}"
+
+
+def _spread(g: pd.DataFrame, col: str, fmt: str) -> str:
+    v = [r["median"] for r in g[col] if r["n"]]
+    return _span(min(v), max(v), fmt) if v else "-"
+
+
+def _send_decides(at: pd.DataFrame) -> bool:
+    """Whether, on every machine, the ``send``'s median length against the wake-up's tells which
+    way its race mostly goes: shorter and lost less than half the time, or longer and lost more."""
+    for _, g in at.groupby("machine"):
+        send, wake, lost = (np.nanmedian([r["median"] for r in g[c] if r["n"]] or [np.nan])
+                            for c in ("quick_call_us", "wake_us", "quick_lost_share"))
+        if not ((send < wake and lost < 0.5) or (send > wake and lost > 0.5)):
+            return False
+    return True
