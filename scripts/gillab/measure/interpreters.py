@@ -327,15 +327,13 @@ def _is_shim_dir(d: Path) -> bool:
 
 
 def _scan_bin(directory: Path) -> list[Path]:
-    found = []
+    """The Python executables in ``directory``, by name (names matched first: a bin folder holds
+    thousands of other programs, and this runs at every discovery)."""
     try:
-        entries = sorted(directory.iterdir())
+        names = sorted(name for name in os.listdir(directory) if _NAME_RE.match(name))
     except OSError:
-        return found
-    for p in entries:
-        if _NAME_RE.match(p.name) and os.access(p, os.X_OK) and p.is_file():
-            found.append(p)
-    return found
+        return []
+    return [p for p in (directory / name for name in names) if os.access(p, os.X_OK) and p.is_file()]
 
 
 def config_files() -> list[Path]:
