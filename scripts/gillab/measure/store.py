@@ -156,8 +156,9 @@ def typed_frame(rows: list[dict], schema: dict[str, str]):
         columns = ([r.get(col) for r in rows] for col in names)
     out = {}
     for col, raw in zip(names, columns):
-        missing = [v is None or v == "" or v != v for v in raw]
         kind = schema.get(col) or ("str" if col in TEXT_COLUMNS else infer_type(raw))
+        if kind in ("int", "float", "bool"):
+            missing = [v is None or v == "" or v != v for v in raw]
         if kind is None:
             out[col] = pd.Series([float("nan")] * len(raw), dtype="float64")
         elif kind in ("int", "float"):
@@ -218,14 +219,10 @@ class Damaged:
     text: str
 
 
-def row_problem(header: list[str], row: list[str], schema: dict) -> str | None:
-    """Why ``row`` (the fields of one CSV record) is no whole sample row of a file with this
-    header and schema; None when it is one."""
-    return row_checker(header, schema)(row)
-
-
 def row_checker(header: list[str], schema: dict) -> Callable[[list[str]], str | None]:
-    """:func:`row_problem` for every row of one file: the header's columns looked up once."""
+    """For a file with this header and schema, the function that says why a row (the fields of
+    one CSV record) is no whole sample row, or None when it is one: the header's columns looked up
+    once a file, not once a row."""
     width = len(header)
     at = {name: i for i, name in enumerate(header)}
     required = [(name, at[name]) for name in REQUIRED_COLUMNS if name in at]
@@ -259,7 +256,7 @@ def row_checker(header: list[str], schema: dict) -> Callable[[list[str]], str | 
 def read_samples(text: str, schema: dict) -> tuple[list[str], list[dict], list[Damaged]]:
     """A samples file's header, its whole rows (as dicts of text) and its damaged rows, each with
     the line it starts on.  A row is damaged when the CSV cannot be parsed there (strict quoting)
-    or :func:`row_problem` says so; the rows after it read normally."""
+    or :func:`row_checker`'s check says so; the rows after it read normally."""
     lines = text.splitlines(keepends=True)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
