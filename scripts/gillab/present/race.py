@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..measure import campaigns, trace_file
+from ..measure import trace_file
 from . import trace_view
 
 # a run's statistics, in the words the table heads them with
@@ -39,11 +39,6 @@ RUN_STATS = {
     "waits_per_request": "waits a request makes",
     "predicted_cost": "predicted cost a request (intervals)",
 }
-
-
-def _median(x: pd.Series) -> float:
-    x = x.dropna()
-    return float(x.median()) if len(x) else float("nan")
 
 
 def calls(rel: pd.DataFrame) -> dict:
@@ -75,11 +70,11 @@ def run(tr: trace_file.Trace) -> dict:
     return {"condition": tr.meta.get("condition"), "placement": tr.meta.get("placement", "os"),
             "switch_interval": point.get("switch_interval"), "cpu_threads": point.get("cpu_threads"),
             "round": tr.meta.get("round", 0), "releases": int(len(rel)), "lost": int(len(lost)),
-            "lost_share": share, "wake_us": _median(lost["wake_us"]),
-            "call_won_us": _median(rel.loc[~rel["lost"], "call_us"]), "call_lost_us": _median(lost["call_us"]),
+            "lost_share": share, "wake_us": float(lost["wake_us"].median()),
+            "call_won_us": float(rel.loc[~rel["lost"], "call_us"].median()), "call_lost_us": float(lost["call_us"].median()),
             **calls(rel), "wait_intervals": wait, "waits_per_request": waits,
             # no lost release: no wait (0), whatever a wait's length would have been
-            "predicted_cost": waits * wait if share and share == share else (0.0 if share == 0 else float("nan")),
+            "predicted_cost": 0.0 if share == 0 else waits * wait,
             "untraced_cost": (tr.meta.get("untraced") or {}).get("cost_per_request_intervals", float("nan"))}
 
 
@@ -109,12 +104,6 @@ def points(trs: list[trace_file.Trace]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def campaigns_with_traces(experiment: str = "convoy") -> list:
-    """Every committed campaign here (the reference, the contributed ones) and the reader's own
-    that holds traces of ``experiment``, oldest first."""
-    return [c for c in campaigns.all_campaigns() if (c.dir / "traces" / experiment).is_dir()]
-
-
 def machine_of(camp) -> str:
     m = camp.machine
     return f"{m.get('cpu_model', '?')}, {m.get('cpu_count', '?')} cores"
@@ -124,7 +113,7 @@ def across(experiment: str = "convoy") -> tuple[pd.DataFrame, dict[str, list[str
     """:func:`points` of every campaign that holds traces of ``experiment``, one row a campaign and
     point (with its campaign and machine), and the traces each campaign could not read."""
     rows, damaged = [], {}
-    for camp in campaigns_with_traces(experiment):
+    for camp in trace_view.holding(experiment):
         good, bad = trace_file.stored(camp.dir / "traces" / experiment)
         if bad:
             damaged[camp.id] = bad
@@ -224,11 +213,6 @@ def sentences(df: pd.DataFrame) -> list[str]:
     for camp, g in ok.groupby("campaign", sort=False):
         five = at[at["campaign"] == camp]
         two = five_ms[(five_ms["campaign"] == camp) & (five_ms["cpu_threads"] == 2)]
-
-        def spread(col, fmt=".2f", g=five):
-            v = [r["median"] for r in g[col] if r["n"]]
-            return _span(min(v), max(v), fmt) if v else "-"
-
         words = {}
         for a in g["agreement"]:
             if a["n"]:
@@ -240,13 +224,13 @@ def sentences(df: pd.DataFrame) -> list[str]:
                   and not _word(r.agreement).startswith("too few")]
         out.append(
             f"On {g['machine'].iloc[0]} (`{camp}`)"
-            + (f", at 5 ms over {len(five)} builds and placements: the handler lost {spread('lost_share')} of its "
-               f"releases to the CPU thread, which took the GIL {spread('wake_us', '.3g')} µs after the handler let "
-               f"it go; a wait after a lost release lasted {spread('wait_intervals', '.3g')} intervals, so a request "
-               f"is predicted to cost {spread('predicted_cost', '.3g')} intervals" if len(five) else "")
+            + (f", at 5 ms over {len(five)} builds and placements: the handler lost {_spread(five, 'lost_share')} of its "
+               f"releases to the CPU thread, which took the GIL {_spread(five, 'wake_us', '.3g')} µs after the handler let "
+               f"it go; a wait after a lost release lasted {_spread(five, 'wait_intervals', '.3g')} intervals, so a request "
+               f"is predicted to cost {_spread(five, 'predicted_cost', '.3g')} intervals" if len(five) else "")
             + (f". Beside two CPU threads (5 ms, {', '.join(sorted(set(two['placement'])))}), it lost "
-               f"{spread('lost_share', g=two)} of its releases and a wait lasted {spread('wait_intervals', '.3g', two)} "
-               f"intervals: {spread('predicted_cost', '.3g', two)} predicted a request" if len(two) else "")
+               f"{_spread(two, 'lost_share')} of its releases and a wait lasted {_spread(two, 'wait_intervals', '.3g')} "
+               f"intervals: {_spread(two, 'predicted_cost', '.3g')} predicted a request" if len(two) else "")
             + f". Predicted against the untraced cost of the same rounds, at its {len(g)} traced points: "
             + ", ".join(f"{n} {w}" for w, n in sorted(words.items()))
             + (f"; they differ at {'; '.join(differ)}" if differ else "") + ".")
@@ -279,7 +263,8 @@ def _span(lo: float, hi: float, fmt: str = ".3g") -> str:
     return a if a == b else f"{a} to {b}"
 
 
-def _spread(g: pd.DataFrame, col: str, fmt: str) -> str:
+def _spread(g: pd.DataFrame, col: str, fmt: str = ".2f") -> str:
+    """The medians over runs of ``col`` across ``g``'s rows, lowest to highest ("-" where none)."""
     v = [r["median"] for r in g[col] if r["n"]]
     return _span(min(v), max(v), fmt) if v else "-"
 

@@ -25,9 +25,15 @@ def campaign_for(experiment: str, shown: str | None = None, folder: str = "trace
     """The campaign whose traces of ``experiment`` (or what its ``folder`` holds: ``witness``) a
     chapter shows: ``shown`` (the campaign of the chapter's samples) if it holds some, else the
     newest that does; None if none does."""
-    held = [c for c in campaigns.all_campaigns() if (c.dir / folder / experiment).is_dir()]
+    held = holding(experiment, folder)
     named = [c for c in held if c.id == shown]
     return (named or held[-1:] or [None])[0]
+
+
+def holding(experiment: str, folder: str = "traces") -> list:
+    """Every campaign here (the reference, the contributed ones, the reader's own) whose ``folder``
+    holds ``experiment``'s traces (or a witness's files), oldest first."""
+    return [c for c in campaigns.all_campaigns() if (c.dir / folder / experiment).is_dir()]
 
 
 def load(experiment: str, shown: str | None = None) -> tuple[object, list[trace_file.Trace], list[str]]:
