@@ -173,7 +173,7 @@ def settings_in_force(df: pd.DataFrame, rows: list[dict]) -> list[tuple[str, str
 
     def reasons(claim_id, _sels, cond):
         points = _points_of(claim_id)
-        placement = PINNED if claim_id.startswith("convoy/mechanism/") else "os"
+        placement = PINNED if claim_id.startswith((MECHANISM, GIL_WAIT)) else "os"
         if placement == PINNED:     # a mechanism row reads the rate alone at the same interval too
             points += [(si, 0, 0) for si, _, _ in points]
         few = [(si, n, k, at[(cond, placement, round(si, 9), n, k)]) for si, n, k in points
@@ -243,6 +243,60 @@ def waits_interval(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
     return stats.paired_median(waits_by_round(df, cond, si, n).values())
 
 
+# -- the race and the GIL's part: a request's waits split in two ------------------------------------
+# The waits a request makes (above) are two numbers multiplied: how many of its GIL releases the CPU
+# thread won (a race the OS decides: the handler re-takes the GIL after a short send() unless the
+# thread woken on the other CPU is quicker) and what each lost race costs (the GIL's: the handler
+# waits one interval, then asks the holder to drop it).  The server counts the GIL's hand-offs over
+# its connection without a patch (``gil_switches``); with one CPU thread a lost race is two of them,
+# the CPU thread taking the GIL and handing it back, so the races a request lost are the hand-offs a
+# request / 2 and a lost race costs the request's waits over them.  With more CPU threads a lost
+# race hands the GIL round more threads than two, and the count no longer splits it.
+GIL_WAIT = "convoy/gil_wait/"
+
+
+def races_lost(g: pd.DataFrame) -> pd.Series:
+    """Each run's races lost a request, next to one CPU thread: the GIL's hand-offs over its
+    connection / the requests it served / 2, by (run_id, repeat) as :func:`per_run`; empty where
+    the build keeps no count (2.7's old GIL) or the run predates it."""
+    if not {"gil_switches", "requests_served"} <= set(g.columns):
+        return pd.Series(dtype=float)
+    per = g.groupby(["run_id", "repeat"]).agg(sw=("gil_switches", "first"), served=("requests_served", "first"))
+    per = per[per["sw"].notna() & (per["served"] > 0)]
+    return per["sw"].astype(float) / per["served"].astype(float) / 2.0
+
+
+def _one_thread(df: pd.DataFrame, cond: str, si: float) -> pd.DataFrame:
+    return df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["cpu_processes"] == 0)
+              & (df["cpu_threads"] == 1)]
+
+
+def races_by_round(df: pd.DataFrame, cond: str, si: float) -> dict:
+    """One build's races lost a request at ``si`` next to one CPU thread, one value per round."""
+    return races_lost(_one_thread(df, cond, si)).to_dict()
+
+
+def wait_by_round(df: pd.DataFrame, cond: str, si: float) -> dict:
+    """One build's switch intervals a lost race cost at ``si`` next to one CPU thread, one value per
+    interleaved round: that round's waits a request (:func:`waits_by_round`) over its races lost a
+    request (:func:`races_by_round`); a round that lost no race has none."""
+    waits, lost = waits_by_round(df, cond, si, 1), races_by_round(df, cond, si)
+    return {k: w / lost[k] for k, w in waits.items() if lost.get(k, 0) > 0}
+
+
+def gil_wait_cells() -> dict[float, str]:
+    """Switch interval -> the claim id of every cell where claims.csv judges the GIL's part (one
+    CPU thread, pinned)."""
+    from ..judge import claims as published_claims
+
+    out = {}
+    for _, c in published_claims.of("convoy").iterrows():
+        if c["claim_id"].startswith(GIL_WAIT):
+            sel = dict(kv.split("=") for kv in c["point"].split(";"))
+            out[float(sel["switch_interval"])] = c["claim_id"]
+    return out
+
+
 def publishedrequest_cost() -> pd.DataFrame:
     """The document's table read the same way: its waits per request at each cell, beside the
     model's 2n."""
@@ -283,12 +337,42 @@ def waits_summary(df: pd.DataFrame) -> pd.DataFrame:
         for (cond, si, n), _ in ok[ok["cpu_threads"] > 0].groupby(["condition", "switch_interval", "cpu_threads"]):
             r = waits_interval(part, cond, float(si), int(n))
             key = (float(si), int(n))
+            lost = stats.paired_median(races_by_round(part, cond, float(si)).values() if n == 1 else [])
+            each = stats.paired_median(wait_by_round(part, cond, float(si)).values() if n == 1 else [])
             rows.append({"placement": placement, "condition": cond, "switch_interval": float(si),
                          "cpu_threads": int(n), "waits": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
                          "rounds": r["n"], "weak": not stats.conclusive(stats.PAIRED, r["n"]), "model": 2.0 * n,
-                         "published": float(pub.get(key, math.nan)), "judged": placement == "pinned" and key in judged})
+                         "published": float(pub.get(key, math.nan)), "judged": placement == "pinned" and key in judged,
+                         "races_lost": lost["ratio"], "races_lo": lost["ci_lo"], "races_hi": lost["ci_hi"],
+                         "race_rounds": lost["n"], "a_race_costs": each["ratio"], "race_cost_lo": each["ci_lo"],
+                         "race_cost_hi": each["ci_hi"]})
     return pd.DataFrame(rows, columns=["placement", "condition", "switch_interval", "cpu_threads", "waits", "ci_lo",
-                                       "ci_hi", "rounds", "weak", "model", "published", "judged"])
+                                       "ci_hi", "rounds", "weak", "model", "published", "judged", "races_lost",
+                                       "races_lo", "races_hi", "race_rounds", "a_race_costs", "race_cost_lo",
+                                       "race_cost_hi"])
+
+
+def race_split_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The request's waits split in two, pinned, next to one CPU thread (:func:`waits_summary`):
+    per build and interval, the waits a request made, the races it lost (the machine's) and what
+    a lost race cost (the GIL's), each the median over rounds with its 95% interval ("too few
+    runs" below the rounds one needs), and the claim that judges the cost."""
+    w = waits_summary(df)
+    w = w[(w["placement"] == PINNED) & (w["cpu_threads"] == 1)]
+    cells = gil_wait_cells()
+
+    def cell(x, lo, hi, n):
+        return "not counted" if x != x else median_text(x, lo, hi, int(n))
+
+    return pd.DataFrame({
+        "build": w["condition"], "interval (s)": w["switch_interval"].map(lambda x: f"{x:g}"),
+        "waits a request (intervals)": [cell(r.waits, r.ci_lo, r.ci_hi, r.rounds) for r in w.itertuples()],
+        "races lost a request (machine)": [cell(r.races_lost, r.races_lo, r.races_hi, r.race_rounds)
+                                           for r in w.itertuples()],
+        "a lost race costs (intervals; the GIL's)": [cell(r.a_race_costs, r.race_cost_lo, r.race_cost_hi,
+                                                          r.race_rounds) for r in w.itertuples()],
+        "judged by": [cells.get(round(float(r.switch_interval), 9), "-") for r in w.itertuples()],
+    }).reset_index(drop=True)
 
 
 REGIME_ORDER = ("pinned", "handler apart from the CPU threads", "handler beside a CPU thread",
@@ -417,8 +501,17 @@ def claims(df: pd.DataFrame) -> list[dict]:
     out.append(_rate_row("convoy/inline/more_cpu_processes", "RPS with k = 2-4 CPU processes / RPS with 1 (in text: "
                          "stays about the same)", measured, "pbts13_t6_echo_inline_numbers",
                          "\"the RPS stays about the same\""))
-    # the mechanism: each recv() and send() waits one switch interval per CPU thread ahead
-    held = pinned(every)
+    return out + _mechanism_rows(pinned(every))
+
+
+def _mechanism_rows(held: pd.DataFrame) -> list[dict]:
+    """The mechanism's rows, read on the pinned runs ``held``: the waits a request made (each
+    recv() and send() one switch interval per CPU thread ahead, in the model; a machine row) and
+    what one lost race cost (the GIL's part, judged)."""
+    from ..judge import claims as published_claims
+
+    names = {1: "one", 2: "two"}
+    out = []
     for (si, n), cid in mechanism_cells().items():
         measured = {}
         for cond in sorted(held["condition"].unique()):
@@ -429,6 +522,16 @@ def claims(df: pd.DataFrame) -> list[dict]:
                              f"thread{'s' if n != 1 else ''}, pinned: (1/RPS - 1/RPS alone) / interval, per round",
                              measured, "claims",
                              f"the model: {2 * n} (one interval for recv and one for send, per CPU thread)"))
+    # the GIL's part of it: what one lost race costs, whatever the machine made of the race
+    for si, cid in gil_wait_cells().items():
+        measured = {}
+        for cond in sorted(held["condition"].unique()):
+            r = stats.paired_median(wait_by_round(held, cond, si).values())
+            if r["n"]:
+                measured[cond] = published_claims.judged(cid, r["ratio"], r, note="")
+        out.append(_rate_row(cid, f"switch intervals one lost race costs, {si:g} s, one CPU thread, pinned: the "
+                             "waits a request made over the races it lost (the GIL's hand-offs a request / 2), "
+                             "per round", measured, "claims", "the document's: 5 ms, one interval, for each wait"))
     return out
 
 
@@ -679,15 +782,23 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str], said) -> list:
             said.fill("build-at-interval-waits", build=r.condition, interval=f"{r.switch_interval:g}",
                       waits=f"{r.waits:.2f}", lo=f"{r.ci_lo:.2f}", hi=f"{r.ci_hi:.2f}") for r in cpython.itertuples()))
         two = [lines[(r.switch_interval, r.cpu_threads)] for r in cpython.itertuples()]
+        # the why (the handler keeps the GIL after send(), and only the wait after recv() remains)
+        # is a statement about the race: said only where the server's count shows about one race
+        # lost a request (one in words) at every cell, never from the rates alone
+        races = cpython["races_lost"] if "races_lost" in cpython else pd.Series(dtype=float)
+        one_race = bool(len(races)) and races.notna().all() and races.between(one_low, one_high).all()
         if one_low <= lo and hi <= one_high:
             out.append(said.check("mechanism-one-wait-per-request", {"holds": True}, listing,
-                                  why=said["why-one-wait-not-two"], low=f"{one_low:g}", high=f"{one_high:g}"))
+                                  why=said["why-one-wait-not-two"] if one_race else "",
+                                  low=f"{one_low:g}", high=f"{one_high:g}"))
         elif all(a <= r.waits <= b for r, (a, b) in zip(cpython.itertuples(), two)):
             out.append(said.check("mechanism-two-waits-per-request", {"holds": True}, listing,
                                   low=f"{min(a for a, _ in two):g}", high=f"{max(b for _, b in two):g}"))
         else:
             out.append(said.check("mechanism-waits-vary", {"holds": True}, listing,
-                                  why=said["why-handler-often-keeps-the-gil"], lowest=f"{lo:.2f}", highest=f"{hi:.2f}"))
+                                  why=said["why-handler-often-keeps-the-gil"] if one_race else "",
+                                  lowest=f"{lo:.2f}", highest=f"{hi:.2f}"))
+    out += _gil_wait_checks(one[~one["condition"].isin(forks | published_claims.twins())], said)
     fork = one[one["condition"].isin(forks)]
     if len(fork):
         from ..judge.prose import at_least, listed, together
@@ -702,6 +813,41 @@ def _mechanism_checks(df: pd.DataFrame, gil: list[str], said) -> list:
             listed(said.fill("fork-waits-evidence", high=f"{max(top for _, top in waits.values()):g}"),
                    [(k, m) for k, (m, _) in waits.items()])))
     return out
+
+
+def _gil_wait_checks(cpython: pd.DataFrame, said) -> list:
+    """The request's waits split in two on the judged cells (pinned, one CPU thread, stock
+    CPython): what one lost race cost, checked at its claim's line (convoy/gil_wait/..., 1 +- 0.1
+    of an interval: the document's '5 ms ... each'), beside the races a request lost, the machine's
+    number, shown and never checked against a line.  ``cpython``: :func:`waits_summary`'s rows."""
+    from ..judge import claims as published_claims
+    from ..judge.prose import listed, within
+
+    has = cpython[cpython["a_race_costs"].notna()] if "a_race_costs" in cpython else cpython.iloc[0:0]
+    if has.empty:
+        return []
+    cells = gil_wait_cells()
+    has = has[[round(x, 9) in {round(k, 9) for k in cells} for x in has["switch_interval"]]]
+    if has.empty:
+        return []
+
+    def m(r, what, lo, hi, n):
+        return {"median": getattr(r, what), "ci_lo": getattr(r, lo), "ci_hi": getattr(r, hi), "n": int(getattr(r, n)),
+                "method": stats.PAIRED}
+
+    label = {r.Index: said.fill("build-at-interval", build=r.condition, interval=f"{r.switch_interval:g}")
+             for r in has.itertuples()}
+    costs = {label[r.Index]: m(r, "a_race_costs", "race_cost_lo", "race_cost_hi", "race_rounds")
+             for r in has.itertuples()}
+    races = {label[r.Index]: m(r, "races_lost", "races_lo", "races_hi", "race_rounds") for r in has.itertuples()}
+    low, high = published_claims.line(next(iter(cells.values())))
+    lines = {published_claims.line(c) for c in cells.values()}
+    if len(lines) != 1:
+        raise ValueError(f"claims.csv: the convoy/gil_wait rows read one line, got {sorted(lines)}")
+    evidence = (listed(said.fill("race-cost-evidence"), costs.items()) + "; "
+                + listed(said.fill("races-lost-evidence"), races.items()))
+    return [said.check("a-lost-race-costs-one-interval", within(costs.values(), low, high), evidence,
+                       why=said["why-the-race-is-the-machines"], low=f"{low:g}", high=f"{high:g}")]
 
 
 # -- figures ------------------------------------------------------------------------------------
@@ -943,4 +1089,4 @@ def explorer(df: pd.DataFrame):
 HEADLINE = ("gil-builds-show-the-convoy",)
 
 ANALYSIS = ModuleAnalysis(__name__, extras=('settings_table', 'explain_figure', 'processes_figure', 'mechanism_figure',
-                                            'placement_table', 'placement_figure'))
+                                            'placement_table', 'placement_figure', 'race_split_table'))
