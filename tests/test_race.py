@@ -132,3 +132,30 @@ def test_a_requests_two_calls_are_told_apart_by_their_length():
     # whichever comes first in the window
     r = race.run(_run([(False, True)] * 3))
     assert (r["quick_lost_share"], r["slow_lost_share"]) == (0.0, 1.0)
+
+
+def test_the_trace_is_checked_against_the_interpreters_own_count_of_hand_offs():
+    """Ten requests, each losing its recv: two hand-offs a request in the trace (the CPU thread
+    takes the GIL, the handler takes it back).  A run whose server counted two a request agrees
+    (1.0), one that counted four says the trace saw half; without a count there is nothing to set
+    it against, never a ratio made up."""
+    pattern = [(True, False)] * 10
+    for counted, ratio in ((2.0, 1.0), (4.0, 0.5)):
+        tr = _run(pattern)
+        tr.meta["sample_result"].update(gil_switches=counted * 500, requests_served=500)
+        r = race.run(tr)
+        assert r["counted_handoffs"] == pytest.approx(counted)
+        assert r["traced_over_counted"] == pytest.approx(ratio, rel=0.06)     # the first take is one more
+    assert np.isnan(race.run(_run(pattern))["traced_over_counted"])
+    assert np.isnan(race.counted_handoffs({"gil_switches": None, "requests_served": 10}))
+
+
+def test_the_witness_sentence_says_whether_every_points_interval_holds_one():
+    trs = []
+    for k in range(9):
+        tr = _run([(True, False)] * 10, untraced_cost=1.0, rnd=k)
+        tr.meta["sample_result"].update(gil_switches=(2.0 + 0.01 * (k - 4)) * 500, requests_served=500)
+        trs.append(tr)
+    df = race.points(trs).assign(campaign="c", machine="m")
+    said = [s for s in race.sentences(df) if s.startswith("**Checked without our patch**")]
+    assert len(said) == 1 and "holds 1 at 1 of the 1 points" in said[0] and "the trace sees" in said[0]

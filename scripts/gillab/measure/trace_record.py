@@ -229,6 +229,9 @@ def untraced_twin(exp, p: dict, point: dict, cond: Condition, k: int) -> dict:
         sample = exp.run_sample(p, pt, cond)
         out[f"rps_{which}"] = median_rate(sample.result)
         out[f"placement_regime_{which}"] = sample.result.get("placement_regime")
+        # the GIL's own count of hand-offs over the connection and the requests served (no patch)
+        out[f"gil_switches_{which}"] = sample.result.get("gil_switches")
+        out[f"requests_served_{which}"] = sample.result.get("requests_served")
     out["cost_per_request_intervals"] = request_cost(out["rps_busy"], out["rps_alone"], point["switch_interval"])
     out["condition"] = cond.id
     return out

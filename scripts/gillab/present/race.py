@@ -38,7 +38,21 @@ RUN_STATS = {
     "wait_intervals": "a wait after a lost release (intervals)",
     "waits_per_request": "waits a request makes",
     "predicted_cost": "predicted cost a request (intervals)",
+    "counted_handoffs": "hand-offs a request, the interpreter's count",
+    "traced_over_counted": "hand-offs a request, trace / count",
 }
+
+
+def counted_handoffs(result: dict) -> float:
+    """The GIL's hand-offs a request over a sample's connection as the interpreter itself counts
+    them (the server reads the new GIL's ``switch_number`` without a patch,
+    :mod:`gillab.measure.workloads._gil`): nan where the build keeps no count, or the sample
+    predates it."""
+    sw, served = result.get("gil_switches"), result.get("requests_served")
+    try:
+        return float(sw) / float(served) if sw is not None and float(served) > 0 else float("nan")
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def calls(rel: pd.DataFrame) -> dict:
@@ -67,6 +81,10 @@ def run(tr: trace_file.Trace) -> dict:
     wait = float(lost["wait_us"].mean()) / per_us if len(lost) else float("nan")
     waits = (len(rel) / requests) * share if requests else float("nan")
     point = tr.meta.get("point", {})
+    # the trace's hand-offs a request in its window against the interpreter's own count over the
+    # same run's whole connection: the one check of the trace that does not go through our patch
+    counted = counted_handoffs(tr.meta.get("sample_result") or {})
+    traced = trace_file.handoffs(tr) / requests if requests else float("nan")
     return {"condition": tr.meta.get("condition"), "placement": tr.meta.get("placement", "os"),
             "switch_interval": point.get("switch_interval"), "cpu_threads": point.get("cpu_threads"),
             "round": tr.meta.get("round", 0), "releases": int(len(rel)), "lost": int(len(lost)),
@@ -75,6 +93,7 @@ def run(tr: trace_file.Trace) -> dict:
             **calls(rel), "wait_intervals": wait, "waits_per_request": waits,
             # no lost release: no wait (0), whatever a wait's length would have been
             "predicted_cost": 0.0 if share == 0 else waits * wait,
+            "counted_handoffs": counted, "traced_over_counted": traced / counted if counted > 0 else float("nan"),
             "untraced_cost": (tr.meta.get("untraced") or {}).get("cost_per_request_intervals", float("nan"))}
 
 
@@ -251,10 +270,38 @@ def sentences(df: pd.DataFrame) -> list[str]:
                         f"races, the `recv` ({_spread(g, 'slow_call_us', '.3g')} µs) "
                         f"{_spread(g, 'slow_lost_share', '.2f')}" for m, g in at.groupby("machine"))
             + ".")
+    out += _witness_sentences(df)
     few = [c for c in dict.fromkeys(df["campaign"]) if c not in set(ok["campaign"])]
     if few:
         out.append("Traced with too few runs a point for a 95% interval (in the table below, not read here): "
                    + ", ".join(f"`{c}`" for c in few) + ".")
+    return out
+
+
+def _witness_sentences(df: pd.DataFrame) -> list[str]:
+    """Per campaign whose traced runs also carry the interpreter's own hand-off count: the trace's
+    hand-offs a request against that count, run by run (trace / count, medians over runs with
+    their 95% intervals), and whether every point's interval holds 1; or that no traced run
+    carries the count."""
+    if "traced_over_counted" not in df:
+        return []
+    out = []
+    for camp, g in df.groupby("campaign", sort=False):
+        has = g[[r["n"] > 0 for r in g["traced_over_counted"]]]
+        if has.empty:
+            continue
+        sure = has[[r["conclusive"] for r in has["traced_over_counted"]]]
+        holds = [r["lo"] <= 1 <= r["hi"] for r in sure["traced_over_counted"]]
+        out.append(
+            f"**Checked without our patch** (`{camp}`): the interpreter counts the GIL's hand-offs itself, and the "
+            f"server read that count over each traced run's connection; the trace's hand-offs a request over its "
+            f"window, against it, were {_spread(has, 'traced_over_counted', '.3g')} of the count at its "
+            f"{len(has)} points (medians over runs; {_spread(has, 'counted_handoffs', '.3g')} hand-offs a request "
+            "by the count)"
+            + (f": the 95% interval holds 1 at {sum(holds)} of the {len(sure)} points with the runs an interval needs"
+               + (", so the trace sees the hand-offs the interpreter made" if sure.shape[0] and all(holds) else "")
+               if len(sure) else ": too few runs a point for a 95% interval")
+            + ".")
     return out
 
 
