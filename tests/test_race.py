@@ -120,8 +120,14 @@ def test_the_committed_traces_give_the_race_on_two_kinds_of_cpu(committed):
     said = race.sentences(df)
     assert len(read) >= 2 and all(sum(f"`{c}`" in x for x in said[:len(read)]) == 1 for c in read)
     assert said[len(read)].startswith("**At 5 ms, on 2 kinds of machine**")
+    # then, for each campaign whose traced runs carry the interpreter's own count, the check
+    # against it (the traces recorded with the count: 2026-11-30)
+    checked = [s for s in said if s.startswith("**Checked without our patch**")]
+    assert any("`amd-epyc-2c-20261130-traces`" in s for s in checked)
+    assert said[len(read) + 1:len(read) + 1 + len(checked)] == checked
     rest = set(df["campaign"]) - read
-    assert (len(said) == len(read) + 2) == bool(rest) and all(f"`{c}`" in said[-1] for c in rest)
+    assert len(said) == len(read) + 1 + len(checked) + bool(rest)
+    assert all(f"`{c}`" in said[-1] for c in rest)
 
 
 def test_a_requests_two_calls_are_told_apart_by_their_length():
