@@ -80,15 +80,19 @@ def measured_with_this_code(flat: pd.DataFrame, now: dict[str, str] | None = Non
     return [list(k or []) == [now.get(e)] for k, e in zip(flat["code_keys"], flat["experiment"])]
 
 
-def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str | None = "default") -> pd.DataFrame:
+def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str | None = "default",
+                      experiments: list[str] | None = None) -> pd.DataFrame:
     """One flat verdict row per campaign, claim and condition (conditions actually measured),
     each with its campaign's role and machine kind, and whether its samples were measured with
-    this harness's code."""
+    this harness's code; of ``experiments`` only, where given (a campaign that measured none of
+    them is not judged)."""
     cs = counted() if cs is None else cs
     now = code_keys_now()
     frames = []
     for c in cs:
-        flat = verdicts.flat(verdicts.verdicts(c.id, profile=profile))
+        if experiments is not None and not set(experiments) & set(c.experiments()):
+            continue
+        flat = verdicts.flat(verdicts.verdicts(c.id, experiments=experiments, profile=profile))
         if flat.empty:
             continue
         flat = flat[flat["condition"] != "-"].copy()
@@ -367,3 +371,75 @@ def cpu_group_table(cs: list[campaigns.Campaign] | None = None) -> pd.DataFrame:
         rows.append({"CPU group": g, **{k: cpu.get(k) or "not recorded" for k in ("model name", "family / model", "cache")},
                      "campaigns": ", ".join(ids), "how many": len(ids)})
     return pd.DataFrame(rows)
+
+
+def contradictions(v: pd.DataFrame, cs: list[campaigns.Campaign] | None = None) -> pd.DataFrame:
+    """Every judged row (measured with this checkout's code) definite in two CPU groups on
+    different sides, one line per row and pair of groups: each group's outcome and its campaigns'
+    values, and what decides the row where a cause is known (:mod:`gillab.judge.causes`: its
+    phrase, its words, its witness), else ``cause`` empty.  ``v``: :func:`campaign_verdicts` of
+    the same campaigns."""
+    from . import causes
+
+    cols = ["document", "experiment", "claim_id", "claim", "condition", "group", "outcome", "values", "beside",
+            "beside_outcome", "beside_values", "cause", "why", "witness"]
+    groups = cpu_groups(cs)
+    of = {cid: g for g, ids in groups.items() for cid in ids}
+    j = _judged(v)
+    if j.empty or len(groups) < 2:
+        return pd.DataFrame(columns=cols)
+    j = j.assign(group=j["campaign"].map(of)).dropna(subset=["group"])
+    known = causes.load()
+    rows = []
+    for (cid, cond), g in j.groupby(["claim_id", "condition"], sort=True):
+        per = {grp: group_outcome(list(x["outcome"])) for grp, x in g.groupby("group", sort=False)}
+        names = [n for n in groups if per.get(n) in DEFINITE]
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if per[a] == per[b]:
+                    continue
+                cause = causes.of(cid, known)
+                first = g.iloc[0]
+                rows.append({"document": first["document"], "experiment": first["experiment"], "claim_id": cid,
+                             "claim": first["claim"], "condition": cond, "group": a, "outcome": per[a],
+                             "values": causes.values_text(g[g["group"] == a]), "beside": b,
+                             "beside_outcome": per[b], "beside_values": causes.values_text(g[g["group"] == b]),
+                             "cause": cause.decided_by if cause else "", "why": cause.why if cause else "",
+                             "witness": cause.witness if cause else ""})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def contradiction_count(v: pd.DataFrame, cs: list[campaigns.Campaign] | None = None) -> dict:
+    """Over every pair of CPU groups (:func:`across_cpus`): the rows definite in both, how many of
+    them contradict, and how many of those have a known cause."""
+    pairs = across_cpus(v, cs)
+    pairs = pairs[pairs["beside"] != "itself (its campaigns)"]
+    c = contradictions(v, cs)
+    return {"definite in both": int(pairs["definite in both"].sum()), "contradict": int(pairs[DIFFERENT].sum()),
+            "with a cause": int((c["cause"] != "").sum()), "without": int((c["cause"] == "").sum())}
+
+
+def _measured_with(c: campaigns.Campaign, experiment: str, now: str) -> bool:
+    """Whether any of ``c``'s successful samples of ``experiment`` were measured with the code
+    whose key is ``now`` (read from the samples file's code keys alone: nothing judged)."""
+    from ..measure import codekey
+
+    f = c.store(experiment).samples_path
+    if not f.is_file():
+        return False
+    df = pd.read_csv(f, dtype=str, keep_default_na=False, usecols=lambda col: col in ("status", "code_key"))
+    if "code_key" not in df.columns:
+        return False
+    ok = df[df["status"] == "ok"] if "status" in df.columns else df.iloc[0:0]
+    return any(codekey.canonical(experiment, k) == now for k in set(ok["code_key"]))
+
+
+def flips(experiment: str, profile: str | None = "default") -> pd.DataFrame:
+    """:func:`contradictions` of one chapter over the counted campaigns that measured it with this
+    checkout's code: empty, with nothing judged, where those campaigns ran on fewer than two
+    kinds of CPU (what a chapter marks under its verdicts)."""
+    now = code_keys_now().get(experiment)
+    cs = [c for c in counted() if now and _measured_with(c, experiment, now)]
+    if len(cpu_groups(cs)) < 2:
+        return contradictions(pd.DataFrame(), cs)
+    return contradictions(campaign_verdicts(cs, profile, experiments=[experiment]), cs)

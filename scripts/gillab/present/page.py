@@ -464,6 +464,7 @@ class Chapter:
         for kind, part in parts.items():
             display(tables.collapsed(tables.folded_summary(kind, len(part), cpus), part))
         display(line)
+        self._flips()
         misses = claims.own_misses()
         misses = misses[misses["claim_id"].isin({r["claim_id"] for r in rows})]
         own = "document's own number"
@@ -477,6 +478,24 @@ class Chapter:
         text, line = self._made(self.analysis.findings, what="Written")
         display(Markdown(text))
         display(line)
+
+    def _flips(self) -> None:
+        """The judged rows of this chapter definite on two kinds of CPU on different sides
+        (:func:`gillab.judge.across.flips`, over every counted campaign measured with this code),
+        each with what decides it, or marked as without a cause: not yet a result."""
+        from ..judge import across
+
+        f = across.flips(self.exp.name, self.profile)
+        if f.empty:
+            return
+        without = int((f["cause"] == "").sum())
+        display(Markdown(
+            f"**Differs between kinds of CPU** ({len(f)} row{'s' if len(f) != 1 else ''}"
+            + (f", **{without} without a cause found yet**: not yet a result" if without else "") + "): "
+            + "; ".join(f"`{r.claim_id}` on {r.condition}: {r.outcome} on {r.group.split(',')[0]}, {r.beside_outcome} "
+                        f"on {r.beside.split(',')[0]}, "
+                        + (f"decided by {r.cause}" if r.cause else "**no cause found yet**") for r in f.itertuples())
+            + ". The machines page lists them with every campaign's value."))
 
     def profile_part(self, profile: str, figure: str, table: str) -> pd.DataFrame | None:
         """A part of the chapter that another profile measures (document 004's version sweep:
