@@ -31,11 +31,37 @@ def steady_jitter(seed: int = 0):
         np.random.set_state(state)
 
 
+# One colour per build across the book, whatever else a figure shows: the builds most pages draw
+# (today's pair and its GIL twin, the documents' own, the retired builds the older campaigns hold,
+# Debian's) each in a colour of its own, the colour-blind palette's first; the version chart's
+# releases in a ramp of their own, oldest lightest; anything else (a reader's own build, an
+# observer, a tool) a colour of a further list, chosen by its name alone.
+MAIN_BUILDS = ("3.13.5", "3.13.5t", "3.13.5t-gil", "3.9.2", "2.7.18", "3.11.2", "debian-3.14", "debian-3.15",
+               "debian-3.13.5", "3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil")
+MAIN_COLOURS = (*sns.color_palette("colorblind", 10), (0.13, 0.13, 0.13), (0.42, 0.43, 0.0))
+HISTORY_BUILDS = ("3.6.12", "bytedeco-3.7.9", "3.7.9", "3.8.7", "bytedeco-3.9.6", "3.10.0", "bytedeco-3.10.8",
+                  "bytedeco-3.11.3", "pyenv-3.11.7")
+HISTORY_COLOURS = tuple(sns.color_palette("flare", len(HISTORY_BUILDS)))
+OTHER_COLOURS = tuple(sns.color_palette("tab20b", 20))
+
+
+def colour_of(condition: str) -> tuple:
+    """The one colour of ``condition`` in every figure of the book (:data:`MAIN_BUILDS`,
+    :data:`HISTORY_BUILDS`, else by its name)."""
+    import zlib
+
+    c = str(condition)
+    if c in MAIN_BUILDS:
+        return MAIN_COLOURS[MAIN_BUILDS.index(c)]
+    if c in HISTORY_BUILDS:
+        return HISTORY_COLOURS[HISTORY_BUILDS.index(c)]
+    return OTHER_COLOURS[zlib.crc32(c.encode()) % len(OTHER_COLOURS)]
+
+
 def palette(conditions) -> dict:
-    """One stable colour per condition id, the same in every figure of the book."""
-    conds = sorted(conditions)
-    colours = sns.color_palette("colorblind", max(len(conds), 3))
-    return {c: colours[i % len(colours)] for i, c in enumerate(conds)}
+    """Each condition's one colour (:func:`colour_of`): a build is drawn in the same colour in
+    every figure of the book, whichever builds stand beside it."""
+    return {c: colour_of(c) for c in sorted(conditions)}
 
 
 def median_with_ci(ax, df: pd.DataFrame, x: str, y: str, hue: str, pal: dict, dodge: float = 0.25,
