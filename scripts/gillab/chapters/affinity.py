@@ -176,7 +176,7 @@ def figure(df: pd.DataFrame):
     s = summary(df)
     conds = sorted(s["condition"].unique())
     pal = plots.palette(conds)
-    fig, ax = plt.subplots(figsize=(9, 4.4))
+    fig, ax = plt.subplots(figsize=(8, 4.4))
     pub = published()
     for cond in conds:
         for client, style in (("same", "-"), ("other", "--")):
@@ -194,7 +194,7 @@ def figure(df: pd.DataFrame):
     ax.set_xlabel("CPU-bound threads in the server")
     ax.set_ylabel("requests / second (median, interval)")
     ax.set_title("Every server thread on one core; the client on the same core or the other", fontsize=10)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -216,7 +216,7 @@ def explorer(df: pd.DataFrame):
         plots.samples_by_condition(ax, g, "rps", pal)
         if n in pub.index:
             ax.axhline(pub[n], color="black", linestyle="--", label=f"document: {pub[n]:,.0f}")
-            ax.legend(fontsize=8, loc="lower left")
+            ax.legend(fontsize=8.5, loc="lower left")
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylim(0, ymax)
         ax.set_xlabel("")

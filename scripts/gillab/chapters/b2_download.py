@@ -317,7 +317,7 @@ def history_figure(df: pd.DataFrame):
     order += [c for c in interpreters.display_order(set(s["condition"])) if c not in order]
     x = {c: i for i, c in enumerate(order)}
     scens = [v for v in SCENARIOS if v in set(s["scenario"])]
-    fig, axes = plt.subplots(2, len(scens), figsize=(5.2 * len(scens), 6.4), squeeze=False,
+    fig, axes = plt.subplots(2, len(scens), figsize=(8, 6.8), squeeze=False,      # the page's width
                              gridspec_kw={"height_ratios": [3, 2]}, sharex=True)
     for j, scen in enumerate(scens):
         g = s[s["scenario"] == scen].set_index("condition")
@@ -332,7 +332,7 @@ def history_figure(df: pd.DataFrame):
                 label="the chart's releases (median, 95% interval)")
         others = ", ".join(c for c in order if c not in builds)
         ax.plot([], [], "D", mfc="none", color="tab:orange", label=f"other builds ({others})")
-        ax.set_ylim(0, ax.get_ylim()[1] * 1.18)      # room at the top for the builders' names
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.25)      # room at the top for the builders' names
         # where the builder (and with it the flags) changes along the chart, a line; each builder's
         # name over its releases
         groups: list[list[str]] = []
@@ -343,20 +343,21 @@ def history_figure(df: pd.DataFrame):
                 if k:
                     ax.axvline(x[b] - 0.5, color="grey", ls=":", lw=0.9)
                 groups.append([b])
-        for grp in groups:
-            ax.text(sum(x[b] for b in grp) / len(grp), 0.97, builder_of(grp[0]), transform=ax.get_xaxis_transform(),
-                    fontsize=8, color="dimgrey", ha="center", va="top")
+        for i, grp in enumerate(groups):         # neighbours' names at two heights: none covers the next
+            ax.text(sum(x[b] for b in grp) / len(grp), 0.97 - 0.07 * (i % 2), builder_of(grp[0]),
+                    transform=ax.get_xaxis_transform(),
+                    fontsize=8.5, color="dimgrey", ha="center", va="top")
         ax.set_ylabel("MB/s, 10 threads")
         files = "one file" if scen == "single" else "many files"
-        ax.set_title(f"{files}: verified downloads from nginx on 127.0.0.1", fontsize=10)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.set_title(f"{files}: verified downloads\nfrom nginx on 127.0.0.1", fontsize=10)
         st = g[g["over"] != ""]
         bx.errorbar([x[c] for c in st.index], st["step"], yerr=[st["step"] - st["step_lo"], st["step_hi"] - st["step"]],
                     fmt="s", capsize=3, color="tab:green")
         bx.axhline(1.0, color="black", lw=0.8)
         bx.set_ylabel("speed over the\nrelease before")
-        bx.set_xticks(range(len(order)), order, rotation=30, fontsize=8)
-    fig.tight_layout()
+        bx.set_xticks(range(len(order)), order, rotation=30, fontsize=8.5)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8.5, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))       # the legend below the panels: it covers no point
     return fig
 
 
@@ -426,7 +427,7 @@ def figure(df: pd.DataFrame):
         ax.set_xlabel("threads (download pool)")
         ax.set_ylabel("MB/s (median, interval)")
         ax.set_title(f"{scen} file{'s' if scen == 'many' else ''}: verified downloads from nginx on 127.0.0.1", fontsize=10)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -450,7 +451,7 @@ def explorer(df: pd.DataFrame):
         c = s[(s["scenario"] == scen) & (s["condition"] == "curl")]
         if len(c):
             ax.axhline(float(c["median"].iloc[0]), color="black", linestyle="--", label="curl ceiling")
-            ax.legend(fontsize=8, loc="lower right")
+            ax.legend(fontsize=8.5, loc="lower right")
         ax.set_ylim(0, ymax)
         ax.set_ylabel("MB/s, every download")
         ax.set_title(f"{scen}, {t} threads, writer thread: every sample", fontsize=10)

@@ -507,7 +507,7 @@ def figure(df: pd.DataFrame):
     pal = plots.palette(lat["condition"].unique())
     top = float(np.nanmax(lat["oneway_ms"])) if lat["oneway_ms"].notna().any() else 1000.0
     lat["shown_ms"] = lat["oneway_ms"].fillna(top * 2)
-    fig, axes = plt.subplots(len(tasks), 1, figsize=(10, 3.3 * len(tasks)), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(8, 3.3 * len(tasks)), squeeze=False, sharey=True)
     pub = published().set_index("item").loc["ccbench latency, workload B (regex, C, does not release GIL)"]
     for ax, task in zip(axes[:, 0], tasks):
         g = lat[lat["task"] == task]
@@ -515,17 +515,17 @@ def figure(df: pd.DataFrame):
                       dodge=True, size=2.5, alpha=0.6, jitter=0.25, ax=ax, legend=ax is axes[0, 0])
         ax.set_yscale("log")
         ax.axhline(top * 2, color="0.5", linewidth=0.6)
-        ax.text(1.0, top * 2.3, "starved ", transform=ax.get_yaxis_transform(), ha="right", fontsize=7, color="0.4")
+        ax.text(1.0, top * 2.3, "starved ", transform=ax.get_yaxis_transform(), ha="right", fontsize=8.5, color="0.4")
         if task == "regex":
             for col, label in (("old_gil", "old GIL"), ("new_gil", "new GIL")):
                 ax.axhline(float(pub[f"{col}_value"]), color="black", linestyle="--", linewidth=1)
                 ax.text(1.0, float(pub[f"{col}_value"]) * 1.2, f"document, {label}: {pub[col]} ",
-                        transform=ax.get_yaxis_transform(), ha="right", fontsize=7)
+                        transform=ax.get_yaxis_transform(), ha="right", fontsize=8.5)
         ax.set_title(f"{TASK_WORDS[task]} in the background: one-way time of every ping "
                      "(top line: starved past the bound)", fontsize=9)
         ax.set_ylabel("ms")
         ax.set_xlabel("background threads")
-    axes[0, 0].legend(fontsize=7, title="condition", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    axes[0, 0].legend(fontsize=8.5, title="condition", title_fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     return fig
 
@@ -556,9 +556,10 @@ def tool_figure(df: pd.DataFrame):
     if not tasks:
         return _message_figure("no run of ccbench's own protocol in these samples")
     pal = plots.palette(one["condition"].unique())
-    fig, axes = plt.subplots(1, len(tasks), figsize=(3.6 * len(tasks), 3.6), squeeze=False, sharey=True)
+    # one task a row, at the page's width (8 in at 100 dpi: every text at least 10 px as shown)
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(8, 2.9 * len(tasks) + 0.5), squeeze=False, sharey=True)
     pub = published().set_index("item").loc["ccbench latency, workload B (regex, C, does not release GIL)"]
-    for ax, task in zip(axes[0], tasks):
+    for ax, task in zip(axes[:, 0], tasks):
         g = one[(one["task"] == task) & one["oneway_ms"].notna()]
         sns.scatterplot(data=g, x="sent_s", y="oneway_ms", hue="condition", hue_order=sorted(pal), palette=pal,
                         s=10, alpha=0.6, linewidth=0, ax=ax, legend=ax is axes[0, 0])
@@ -569,15 +570,16 @@ def tool_figure(df: pd.DataFrame):
                 ax.axhline(float(pub[f"{col}_value"]), color="black", linestyle="--", linewidth=0.8)
         ax.set_yscale("log")
         ax.set_title(TASK_WORDS[task], fontsize=9)
-        ax.set_xlabel("ping sent, s after the release")
-    axes[0, 0].set_ylabel("one-way time, ms")
+        ax.set_ylabel("one-way time, ms")
+        ax.set_xlabel("")
+    axes[-1, 0].set_xlabel("ping sent, s after the release")
     if axes[0, 0].get_legend():      # beside the last panel, where it covers no ping
         handles, labels = axes[0, 0].get_legend_handles_labels()
         axes[0, 0].get_legend().remove()
-        axes[0, -1].legend(handles, labels, fontsize=7, title="condition", title_fontsize=8,
+        axes[0, -1].legend(handles, labels, fontsize=8.5, title="condition", title_fontsize=8.5,
                            loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle("ccbench's own latency protocol, one background thread: every ping (dotted: the threads stopped; "
-                 "dashed: the document's two values)", fontsize=9)
+    fig.suptitle("ccbench's own latency protocol, one background thread: every ping\n(dotted: the threads "
+                 "stopped; dashed: the document's two values)", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -594,8 +596,13 @@ def throughput_figure(df: pd.DataFrame):
     if not tasks:
         return _message_figure("no throughput run in these samples")
     pal = plots.palette(s["condition"].unique())
-    fig, axes = plt.subplots(1, len(tasks), figsize=(3.1 * len(tasks), 3.6), squeeze=False, sharey=True)
-    for ax, task in zip(axes[0], tasks):
+    # two tasks a row, at the page's width (8 in at 100 dpi: every text at least 10 px as shown)
+    cols = min(2, len(tasks))
+    rows = -(-len(tasks) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(8, 3.2 * rows), squeeze=False, sharey=True)
+    for ax in axes.flat[len(tasks):]:
+        ax.set_visible(False)
+    for ax, task in zip(axes.flat, tasks):
         g = s[s["task"] == task]
         for cond, h in g.groupby("condition"):
             for workers, style in (("threads", "o-"), ("processes", "s:")):
@@ -609,9 +616,14 @@ def throughput_figure(df: pd.DataFrame):
         ax.set_xticks(sorted(g["threads"].unique()))
         ax.set_title(TASK_WORDS[task], fontsize=9)
         ax.set_xlabel("threads (or processes)")
-    axes[0, 0].set_ylabel("throughput / throughput with 1 thread")
-    axes[0, -1].legend(fontsize=6, loc="upper left")
-    fig.tight_layout()
+    for ax in axes[:, 0]:
+        ax.set_ylabel("throughput / with 1 thread")
+    handles = {}
+    for ax in axes.flat:      # below the panels, where it covers no line
+        for h, n in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(n, h)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=4, fontsize=8.5, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.035 * (len(handles) // 4 + 1), 1, 1))
     return fig
 
 
@@ -648,7 +660,7 @@ def policy_figure(df: pd.DataFrame):
     if starved_any:
         ax.plot([], [], "o", mfc="none", color="0.4", label="hollow: most pings starved (read when the thread stopped)")
     ax.set_title(f"{TASK_WORDS[task.iloc[0]]} in one background thread, against the GIL policy", fontsize=10)
-    ax.legend(fontsize=7, loc="center")
+    ax.legend(fontsize=8.5, loc="center")
     fig.tight_layout()
     return fig
 

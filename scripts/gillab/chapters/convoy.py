@@ -878,7 +878,7 @@ def figure(df: pd.DataFrame):
         ax.set_title(f"{cond} ({gil})\ndots = ours (median, interval), open diamonds = document", fontsize=9)
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel("requests / second")
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))   # beside: it covers no point
+        ax.legend(fontsize=8.5, loc="center left", bbox_to_anchor=(1.01, 0.5))   # beside: it covers no point
     axes[-1, 0].set_xlabel("switch interval (s), sys.setswitchinterval")
     fig.tight_layout()
     return fig
@@ -900,10 +900,10 @@ def mechanism_figure(df: pd.DataFrame):
     pub = publishedrequest_cost()
     levels = sorted(gil["cpu_threads"].unique()) or [1]
     pal = plots.palette(w["condition"].unique())
-    fig, axes = plt.subplots(1, len(levels), figsize=(max(6.0, 4.2 * len(levels)), 3.8), squeeze=False,
-                             sharey=True)
+    # one panel a row, at the page's width (8 in at 100 dpi: every text at least 10 px as shown)
+    fig, axes = plt.subplots(len(levels), 1, figsize=(8, 3.4 * len(levels)), squeeze=False, sharex=True)
     judged = mechanism_cells()
-    for ax, n in zip(axes[0], levels):
+    for ax, n in zip(axes[:, 0], levels):
         for (si, k) in judged:
             if k == n:
                 ax.axvspan(si / 1.4, si * 1.4, color="0.92", zorder=0)
@@ -926,10 +926,10 @@ def mechanism_figure(df: pd.DataFrame):
                 plots.mark_weak(ax, bars, list(g["weak"]))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("switch interval (s)")
-        ax.set_title(f"{n} CPU thread{'s' if n != 1 else ''}: shaded = judged (pinned)", fontsize=10)
-        ax.legend(fontsize=7, loc="upper right")
-    axes[0, 0].set_ylabel("GIL waits / request (intervals)")
+        ax.set_title(f"{n} CPU thread{'s' if n != 1 else ''}: shaded = the model's cells (pinned)", fontsize=10)
+        ax.legend(fontsize=8.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        ax.set_ylabel("GIL waits / request\n(intervals)")
+    axes[-1, 0].set_xlabel("switch interval (s)")
     fig.tight_layout()
     return fig
 
@@ -957,7 +957,7 @@ def placement_figure(df: pd.DataFrame):
         return None
     cols = min(2, len(conds))
     rows = -(-len(conds) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False, sharex=True, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 3.4 * rows), squeeze=False, sharex=True, sharey=True)
     placements = [k for k in REGIME_ORDER if k in set(c["placement"])]
     for ax, cond in zip(axes.flat, conds):
         ax.axhline(2, color="black", linestyle="--", linewidth=1, label="document's model: 2")
@@ -984,7 +984,7 @@ def placement_figure(df: pd.DataFrame):
     for ax in axes.flat:
         for h, n in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(n, h)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, fontsize=8.5, frameon=False)
     fig.tight_layout(rect=(0, 0.08 + 0.04 * (len(handles) > 3), 1, 1))
     return fig
 
@@ -998,7 +998,7 @@ def explain_figure(df: pd.DataFrame):
 
     s = _threads_rows(summary(df))
     pal = plots.palette(s["condition"].unique())
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.6))
     for cond, g in s.groupby("condition"):
         for n, style in ((0, ":"), (1, "-")):
             h = g[g["cpu_threads"] == n].sort_values("switch_interval")
@@ -1013,7 +1013,7 @@ def explain_figure(df: pd.DataFrame):
     a2.set_ylabel("client CPU, % of one core")
     a2.set_ylim(0, 105)
     a2.set_title("Client: is it the bottleneck?", fontsize=10)
-    a1.legend(fontsize=7)
+    a1.legend(fontsize=8.5)
     fig.tight_layout()
     return fig
 
@@ -1038,7 +1038,7 @@ def processes_figure(df: pd.DataFrame):
     ax.set_xlabel("CPU-bound processes (0 = server alone), 5 ms interval")
     ax.set_ylabel("requests / second")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8.5)
     ax.set_title("CPU work in separate processes: every window (dots), median and interval", fontsize=10)
     fig.tight_layout()
     return fig
@@ -1077,7 +1077,7 @@ def explorer(df: pd.DataFrame):
         ax.set_ylabel("requests in each 1-s window")
         ax.set_xlabel("")
         ax.set_title(f"{n} CPU thread{'s' if n != 1 else ''}, switch interval {si:g} s: every window", fontsize=10)
-        ax.legend(fontsize=8, loc="lower left")
+        ax.legend(fontsize=8.5, loc="lower left")
         return fig
 
     return widgets.stack_explorer(draw, ("CPU threads", ns, [str(n) for n in ns]),

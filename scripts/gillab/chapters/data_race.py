@@ -220,7 +220,7 @@ def figure(df: pd.DataFrame):
                       dodge=True, ax=ax, size=4, jitter=0.2, alpha=0.7)
         ax.set_ylabel("lost updates, % of increments")
         ax.set_title(f"{n:,} increments per thread: every run (both intervals)", fontsize=10)
-        ax.legend(fontsize=7, title="condition", title_fontsize=8)
+        ax.legend(fontsize=8.5, title="condition", title_fontsize=8.5)
     fig.tight_layout()
     return fig
 
@@ -246,7 +246,7 @@ def explorer(df: pd.DataFrame):
         ax.set_ylim(-0.02 * ymax, ymax)
         ax.set_ylabel("lost updates, %")
         ax.set_title(f"interval {interval}, {n:,} increments per thread: every run", fontsize=10)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8.5)
         return fig
 
     return widgets.stack_explorer(draw, ("switch interval", intervals, intervals),

@@ -162,7 +162,7 @@ def figure(df: pd.DataFrame, experiment: str):
     ax.set_ylim(bottom=0)
     ax.set_ylabel("seconds (dots: samples; bars: median, interval)")
     ax.set_title(get(experiment).title, fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8.5)
     fig.tight_layout()
     return fig
 
@@ -186,10 +186,10 @@ def ratio_figure(df: pd.DataFrame, experiment: str):
                 ax.plot([i - 0.3, i + 0.3], [v, v], color="black", linestyle="--",
                         label="document (3.14 RC2)" if i == 0 else None)
     ax.axhline(1, color="0.6", linewidth=0.8)
-    ax.set_xticks(range(len(r)), labels, fontsize=8)
+    ax.set_xticks(range(len(r)), labels, fontsize=8.5)
     ax.set_ylabel("free-threaded time / GIL time")
     ax.set_ylim(0, max(1.6, float(np.nanmax(r["ci_hi"])) * 1.15))
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8.5)
     ax.set_title("Below 1: the free-threaded build is faster", fontsize=10)
     fig.tight_layout()
     return fig

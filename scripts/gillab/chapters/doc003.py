@@ -103,9 +103,9 @@ def statistics_figure(s: pd.DataFrame, experiment: str, conditions, computed: di
     pub = published(experiment)
     pal = plots.palette(conditions)
     n = max(len(pub), 1)
-    cols = min(n, 4)
+    cols = min(n, 3)                  # three a row: the page's width, 8 in at 100 dpi
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.8 * cols + 0.5, 3.0 * rows + 0.3), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(8, 3.1 * rows + 0.5), squeeze=False)
     flat = list(axes.flat)
     for ax in flat[len(pub):]:
         ax.set_visible(False)
@@ -115,11 +115,11 @@ def statistics_figure(s: pd.DataFrame, experiment: str, conditions, computed: di
             ax.errorbar([i], [r["median"]], yerr=[[r["median"] - r["ci_lo"]], [r["ci_hi"] - r["median"]]], fmt="o",
                         color=pal[r["condition"]], capsize=3)
         ax.axhline(value_of(c, computed or {}), color="black", linestyle="--", linewidth=1)
-        ax.set_xticks(range(len(sel)), list(sel["condition"]), rotation=60, fontsize=7)
-        ax.set_title(f"{c['point']}:\n{c['statistic']} ({c['kind']})", fontsize=8)
+        ax.set_xticks(range(len(sel)), list(sel["condition"]), rotation=60, fontsize=8.5)
+        ax.set_title(f"{c['point']}:\n{c['statistic']} ({c['kind']})", fontsize=8.5)
     from .. import stats
 
-    fig.suptitle(f"Each claim's statistic: median over runs, interval over runs (95% from "
+    fig.suptitle(f"Each claim's statistic: median over runs, interval over runs\n(95% from "
                  f"{stats.runs_needed(stats.MEDIAN)} runs; below, their range); dashed: the document", fontsize=10)
     fig.tight_layout()
     return fig

@@ -155,15 +155,20 @@ def figure(df: pd.DataFrame):
         d = df[df["scenario"] == "perf2"]
     conds = sorted(d["condition"].unique())
     pal = plots.palette(df["condition"].unique())
-    fig, axes = plt.subplots(1, max(len(conds), 1), figsize=(2.6 * max(len(conds), 1) + 1, 3.4), sharey=True,
-                             squeeze=False)
-    for ax, c in zip(axes[0], conds):
+    # three builds a row, at the page's width (8 in at 100 dpi: every text at least 10 px as shown)
+    cols = min(3, max(len(conds), 1))
+    rows = -(-max(len(conds), 1) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(8, 2.9 * rows + 0.6), sharey=True, squeeze=False)
+    for ax in axes.flat[len(conds):]:
+        ax.set_visible(False)
+    for ax, c in zip(axes.flat, conds):
         _timeline(ax, d[d["condition"] == c], pal[c], label_runs=False)
         ax.set_title(c, fontsize=10)
         ax.set_xlabel("s from the long request")
-    axes[0][0].set_ylabel("perf2 answers per second")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("perf2 answers / s")
     bin_ms = d["bin_s"].iloc[0] * 1000 if len(d) and "bin_s" in d else float("nan")
-    fig.suptitle(f"perf2 against the thread server, in {bin_ms:.0f} ms bins; shaded: fib(long_n) running "
+    fig.suptitle(f"perf2 against the thread server, in {bin_ms:.0f} ms bins;\nshaded: fib(long_n) running "
                  "(every run)", fontsize=10)
     fig.tight_layout()
     return fig
@@ -176,12 +181,13 @@ def perf1_figure(df: pd.DataFrame):
     d = df[df["scenario"] == "perf1"]
     kinds = [k for k in KINDS if k in set(d["kind"])]
     conds = sorted(d["condition"].unique())
-    fig, axes = plt.subplots(len(kinds) or 1, max(len(conds), 1), figsize=(2.6 * max(len(conds), 1) + 1,
-                             2.4 * max(len(kinds), 1)), squeeze=False)
+    # one build a row, one server a column: the page's width (8 in at 100 dpi) however many builds
+    fig, axes = plt.subplots(max(len(conds), 1), len(kinds) or 1, figsize=(8, 2.0 * max(len(conds), 1) + 0.6),
+                             squeeze=False)
     for i, k in enumerate(kinds):
         top = float(d[d["kind"] == k]["latency_s"].max()) * 1.1
         for j, c in enumerate(conds):
-            ax = axes[i][j]
+            ax = axes[j][i]
             g = d[(d["kind"] == k) & (d["condition"] == c)]
             for client, marker, colour in (("A", "o", "tab:blue"), ("B", "s", "tab:orange")):
                 h = g[g["client"] == client]
@@ -189,16 +195,14 @@ def perf1_figure(df: pd.DataFrame):
                            alpha=0.7, label=f"client {client}" if (i, j) == (0, 0) else None)
             ax.axvline(0, color="black", linewidth=0.8, linestyle=":")
             ax.set_ylim(0, top)              # one scale per server, every point shown
-            if j:
-                ax.set_yticklabels([])
-            if i == 0:
-                ax.set_title(c, fontsize=10)
             if j == 0:
-                ax.set_ylabel(f"{k} server\nseconds per fib(n)", fontsize=9)
-            if i == len(kinds) - 1:
+                ax.set_title(f"{k} server", fontsize=10)
+            if i == 0:
+                ax.set_ylabel(f"{c}\ns per fib(n)", fontsize=9)
+            if j == len(conds) - 1:
                 ax.set_xlabel("s from client B's start")
     if kinds:
-        axes[0][0].legend(fontsize=7)
+        axes[0][0].legend(fontsize=8.5)
     fig.tight_layout()
     return fig
 
@@ -314,7 +318,7 @@ def explorer(df: pd.DataFrame):
         g = d[(d["kind"] == kind) & (d["condition"] == cond)]
         if len(g):
             _timeline(ax, g, pal[cond])
-            ax.legend(fontsize=7, loc="lower left")
+            ax.legend(fontsize=8.5, loc="lower left")
         ax.set_ylim(1, top)
         ax.set_xlabel("seconds from the long request (shaded while it runs)")
         ax.set_ylabel("perf2 answers per second")

@@ -190,7 +190,7 @@ def figure(df: pd.DataFrame):
     a1.set_ylabel("requests completed in the window")
     a1.set_title("Requests completed in the k6 window (bars: median, 95% interval; lines: the document's)",
                  fontsize=9)
-    a1.legend(fontsize=8)
+    a1.legend(fontsize=8.5)
     a2.set_xticks(range(len(eps)), [f"/{e}" for e in eps])
     a2.set_ylabel("p95 latency (s)")
     a2.set_title("95th percentile latency", fontsize=9)

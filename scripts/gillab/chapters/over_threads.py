@@ -229,7 +229,7 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
     ax1.set_xlabel("threads (same total work)")
     ax1.set_ylim(bottom=0)
     ax1.set_title("Time per run: dots = samples, bars = median and interval", fontsize=11)
-    ax1.legend(title="condition", fontsize=8, title_fontsize=9)
+    ax1.legend(title="condition", fontsize=8.5, title_fontsize=9)
     ks = sorted(s["threads"].unique())
     xpos = {k: i for i, k in enumerate(ks)}
     offsets = np.linspace(-0.2, 0.2, max(len(pal), 1))
@@ -250,7 +250,7 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
     ax2.set_ylabel("speedup = median T(1) / median T(k)")
     ax2.set_ylim(0, max(cores, float(np.nanmax(s["speedup_ci_hi"])), float(max(p[1] / p[k] for k in pk))) * 1.15)
     ax2.set_title("Speedup over 1 thread, interval of the ratio of medians", fontsize=11)
-    ax2.legend(fontsize=8)
+    ax2.legend(fontsize=8.5)
     fig.tight_layout()
     return fig
 
@@ -294,7 +294,7 @@ def explorer(df: pd.DataFrame, spec: Spec):
             ax.set_ylim(0, ymax_s)
             ax.set_ylabel("speedup over 1 thread")
             ax.set_title(f"{k} thread{plural}: speedup, median with interval", fontsize=11)
-            ax.legend(fontsize=8, loc="upper left")
+            ax.legend(fontsize=8.5, loc="upper left")
         ax.set_xlabel("")
         return fig
 

@@ -85,7 +85,7 @@ def figure(df: pd.DataFrame):
     ax.set_ylabel("longest heartbeat gap inside it, s")
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8.5)
     ax.set_title("The 'in' against the longest heartbeat gap inside it (every run)", fontsize=10)
     fig.tight_layout()
     return fig

@@ -374,7 +374,7 @@ def figure(df: pd.DataFrame):
         ax.axhline(1, color="0.6", linewidth=0.8)
         ax.set_ylabel("time / time with 1 thread")
         ax.set_title(f"{cond}: dots = ours (median ratio, interval), open diamonds = document", fontsize=10)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=8.5, loc="upper right")
     axes[-1, 0].set_xlabel("switch interval (s)")
     fig.tight_layout()
     return fig

@@ -133,7 +133,10 @@ def figure(df: pd.DataFrame):
     th = runs[runs["mode"] == "threads"].assign(stack=lambda d: d["stack_kb"].map(
         lambda k: "default" if not k else f"{k} KiB"))
     rec = runs[runs["mode"] == "recursion"]
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    # two panels a row, at the page's width (8 in at 100 dpi: every text at least 10 px as shown)
+    fig, grid = plt.subplots(2, 2, figsize=(8, 7.0))
+    axes = [grid[0, 0], grid[0, 1], grid[1, 0]]
+    grid[1, 1].set_visible(False)
     for ax, col, label in ((axes[0], "vm_per_thread_mib", "virtual size per thread (MiB)"),
                            (axes[1], "rss_per_thread_kib", "resident set per thread (KiB)")):
         if len(th):
@@ -146,7 +149,7 @@ def figure(df: pd.DataFrame):
         sns.stripplot(data=rec, x="condition", y="depth", hue="condition", palette=pal, ax=axes[2], size=6, legend=False)
         for i, c in enumerate(sorted(rec["condition"].unique())):
             g = rec[rec["condition"] == c]
-            axes[2].annotate(", ".join(sorted(set(g["ended"]))), (i, g["depth"].max()), fontsize=7, ha="center",
+            axes[2].annotate(", ".join(sorted(set(g["ended"]))), (i, g["depth"].max()), fontsize=8.5, ha="center",
                              xytext=(0, 6), textcoords="offset points")
         axes[2].tick_params(axis="x", rotation=45)
     pub = published().set_index("claim_id")
@@ -155,12 +158,12 @@ def figure(df: pd.DataFrame):
             ax.axhline(float(pub.loc[cid, "value"]), color="black", linestyle="--", linewidth=1,
                        label=f"document: {float(pub.loc[cid, 'value']):,.0f}")
             if ax is axes[2]:
-                ax.legend(fontsize=7, loc="center right")
+                ax.legend(fontsize=8.5, loc="center right")
     axes[2].set_ylabel("recursion depth reached in a thread")
     axes[2].set_xlabel("")
     axes[2].set_ylim(bottom=0)
     if axes[0].get_legend():
-        axes[0].legend(fontsize=7)
+        axes[0].legend(fontsize=8.5)
     fig.tight_layout()
     return fig
 

@@ -114,7 +114,7 @@ def mark_weak(ax, bars, weak: list[bool]) -> None:
         return
     bars[0].set_linestyles([WEAK_STYLE if w else "solid" for w in weak])
     if not getattr(ax, "_gillab_weak_note", False):
-        ax.text(0.01, 0.01, WEAK_NOTE, transform=ax.transAxes, fontsize=7, color="0.35", va="bottom", ha="left")
+        ax.text(0.01, 0.01, WEAK_NOTE, transform=ax.transAxes, fontsize=8.5, color="0.35", va="bottom", ha="left")
         ax._gillab_weak_note = True
 
 
@@ -273,7 +273,7 @@ def verdicts_figure(flat: pd.DataFrame):
     for (cid, beyond), xs in outside.items():      # one label a row and side: its builds' values
         ax.annotate(", ".join(f"{x:,.3g}" for x, _ in sorted(xs)), (edge_hi if beyond else edge_lo, ypos[cid]),
                     xytext=(-8 if beyond else 8, 0), textcoords="offset points", ha="right" if beyond else "left",
-                    va="center", fontsize=font - 1.5, color=xs[0][1])
+                    va="center", fontsize=font - 0.5, color=xs[0][1])
     ax.axvline(1, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlim(lo_x, hi_x)
@@ -311,14 +311,14 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
     counts those measured with this checkout's code in both (:func:`gillab.judge.pairs.paired`,
     as :func:`gillab.judge.across.against` does); a hollow point was measured with other code
     (shown, not counted).  One panel per other campaign, ``per_row`` to a row, drawn to be read
-    at the page's width (6.8 in at 100 dpi, every text at least 8 pt); points off a log scale are
+    at the page's width (6.8 in at 100 dpi, every text at least 8.5 pt); points off a log scale are
     left out and counted in the title."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
     from ..judge import pairs
 
-    font = 8
+    font = 8.5
     others = sorted({c for r in table for c in r["campaigns"]} - {base}) or [None]
     ncols = min(per_row, len(others))
     nrows = -(-len(others) // ncols)

@@ -269,10 +269,10 @@ def probes_figure(gen) -> str:
                    s=60, facecolors="white", edgecolors=line.get_color(), zorder=3)
     ax.axhline(steadiness.MOST_PACE_SPREAD, color="0.4", linestyle="--", linewidth=1)
     ax.text(0, steadiness.MOST_PACE_SPREAD, f" the rule's limit: {steadiness.MOST_PACE_SPREAD:g}x the fastest",
-            va="bottom", fontsize=8, color="0.3")
+            va="bottom", fontsize=8.5, color="0.3")
     ax.set_xlabel("minutes since the run started")
     ax.set_ylabel("probe median / the run's fastest")
-    ax.legend(fontsize=7, loc="upper right", frameon=False)
+    ax.legend(fontsize=8.5, loc="upper right", frameon=False)
     fig.tight_layout()
     fig.savefig(gen / "probes.png", dpi=100)
     plt.close(fig)

@@ -122,7 +122,7 @@ def timeline(trs: list[trace_file.Trace], start_ms: float = 0.0, length_ms: floa
     for ax in axes[:, 0]:
         for h, n in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(n, h)
-    fig.legend(list(legend.values()), list(legend), loc="upper center", fontsize=8, ncol=3, frameon=False)
+    fig.legend(list(legend.values()), list(legend), loc="upper center", fontsize=8.5, ncol=3, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / total))   # room for the legend above the first title
     return fig
 
