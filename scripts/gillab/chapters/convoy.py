@@ -357,12 +357,24 @@ def race_split_table(df: pd.DataFrame) -> pd.DataFrame:
     per build and interval, the waits a request made, the races it lost (the machine's) and what
     a lost race cost (the GIL's), each the median over rounds with its 95% interval ("too few
     runs" below the rounds one needs), and the claim that judges the cost."""
+    from ..judge import claims as published_claims
+    from ..judge.prose import gil_by_condition
+
     w = waits_summary(df)
-    w = w[(w["placement"] == PINNED) & (w["cpu_threads"] == 1)]
+    on = {c for c, v in gil_by_condition(df).items() if v}      # a build without a GIL hands nothing over
+    w = w[(w["placement"] == PINNED) & (w["cpu_threads"] == 1) & w["condition"].isin(on)]
     cells = gil_wait_cells()
+    fams = published_claims.families(df)
 
     def cell(x, lo, hi, n):
-        return "not counted" if x != x else median_text(x, lo, hi, int(n))
+        return "no count in these samples" if x != x else median_text(x, lo, hi, int(n))
+
+    def judged_by(r):
+        cid = cells.get(round(float(r.switch_interval), 9))
+        if cid is None:
+            return "-"
+        role = published_claims.role(cid, r.condition, fams, 2)
+        return cid if role == "judged" else f"{cid} ({role})"
 
     return pd.DataFrame({
         "build": w["condition"], "interval (s)": w["switch_interval"].map(lambda x: f"{x:g}"),
@@ -371,7 +383,7 @@ def race_split_table(df: pd.DataFrame) -> pd.DataFrame:
                                            for r in w.itertuples()],
         "a lost race costs (intervals; the GIL's)": [cell(r.a_race_costs, r.race_cost_lo, r.race_cost_hi,
                                                           r.race_rounds) for r in w.itertuples()],
-        "judged by": [cells.get(round(float(r.switch_interval), 9), "-") for r in w.itertuples()],
+        "judged by": [judged_by(r) for r in w.itertuples()],
     }).reset_index(drop=True)
 
 
