@@ -136,19 +136,23 @@ def test_a_claim_about_gil_builds_is_not_counted_against_a_build_without_one():
             "x build rows): 1 agrees, 2 not measured") in text
 
 
-def test_a_cores_claim_is_judged_only_on_a_machine_with_the_cpus():
+def test_a_cores_claim_is_judged_only_on_a_machine_with_the_cpus(monkeypatch):
     fams = {"3.9.10": "new GIL"}
     c = claims.get("convoy/conclusion/halving")          # at least two CPUs
     assert c["cpus"] == 2 and not c["cpus_exact"]
     assert claims.role("convoy/conclusion/halving", "3.9.10", fams, 1) == "needs cores"
     assert claims.role("convoy/conclusion/halving", "3.9.10", fams, 16) == "judged"
     assert claims.role("convoy/conclusion/halving", "3.9.10", fams, None) == "needs cores"
-    # exactly two: "my machine has only two physical cores" is the premise of the sentence
-    c = claims.get("sha256/beyond_cores/threads=4")
-    assert c["cpus"] == 2 and c["cpus_exact"]
-    assert claims.role("sha256/beyond_cores/threads=4", "3.9.10", fams, 2) == "judged"
+    # exactly two (cpus "=2"): a sentence whose premise is a machine of two cores, judged there only
+    real = claims.get
+    exact = dict(real("convoy/conclusion/halving"), cpus=2, cpus_exact=True)
+    monkeypatch.setattr(claims, "get", lambda cid: exact if cid == "exactly-two" else real(cid))
+    assert claims.role("exactly-two", "3.9.10", fams, 2) == "judged"
     for cpus in (1, 4, None):
-        assert claims.role("sha256/beyond_cores/threads=4", "3.9.10", fams, cpus) == "needs cores"
+        assert claims.role("exactly-two", "3.9.10", fams, cpus) == "needs cores"
+    # "only two physical cores": whether threads past two help was found to be the machine's
+    # (two threads' speed-up over one: data/results/CAUSES.toml), on any machine
+    assert claims.role("sha256/beyond_cores/threads=4", "3.9.10", fams, 2) == "machine"
     # the author's hyper-threaded gain past two threads is context, on any machine
     assert claims.role("sha256/threads=4", "3.9.10", fams, 16) == "machine"
 

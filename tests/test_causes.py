@@ -49,7 +49,8 @@ def test_every_row_definite_on_two_kinds_of_cpu_on_different_sides_is_listed_wit
     assert by.at["countdown/threads=2", "outcome"] == "higher" and by.at["countdown/threads=2", "beside_outcome"] == "agrees"
     assert by.at["primes/ft_single_slower", "cause"] == causes.of("primes/ft_single_slower").decided_by
     assert by.at["primes/ft_single_slower", "witness"] == "ft_single_cost"
-    assert by.at["sha256/beyond_cores/threads=8", "cause"] == ""
+    assert by.at["sha256/beyond_cores/threads=8", "cause"] == causes.of("sha256/beyond_cores/threads=8").decided_by
+    assert by.at["countdown/threads=2", "cause"] == ""          # no entry explains it: listed as such
     assert "(`a1`)" in by.at["sha256/beyond_cores/threads=8", "values"]
 
 
@@ -99,9 +100,14 @@ def test_a_chapter_lists_the_rows_that_flip_between_kinds_of_cpu_it_measured_wit
     """With every campaign on one kind of CPU nothing is judged and nothing listed; with one of
     this code's campaigns on a kind of its own, each row listed is definite on both kinds, on
     different sides."""
+    from gillab.measure import campaigns
+
+    home = across.cpu_group(campaigns.load(campaigns.reference_id()))
+    here = [c for c in across.counted() if across.cpu_group(c) == home]     # whatever else this checkout holds
+    monkeypatch.setattr(across, "counted", lambda: here)
     assert across.flips("primes").empty
     now = across.code_keys_now()["primes"]
-    mine = [c for c in across.counted() if across._measured_with(c, "primes", now)]
+    mine = [c for c in here if across._measured_with(c, "primes", now)]
     assert len(mine) >= 2, "the committed data hold two campaigns of primes measured with this code"
     apart = mine[-1].id
     real = across.cpu_group
@@ -110,3 +116,22 @@ def test_a_chapter_lists_the_rows_that_flip_between_kinds_of_cpu_it_measured_wit
     for r in got.itertuples():
         assert r.outcome in across.DEFINITE and r.beside_outcome in across.DEFINITE and r.outcome != r.beside_outcome
         assert "another CPU" in (r.group, r.beside)
+
+
+def test_the_two_thread_witness_reads_one_threads_time_over_twos_per_round():
+    """Synthetic rounds where two threads take 0.6 of one thread's time: a speed-up of 1/0.6 in
+    every round, for the GIL build only (a build without a GIL is not what the row is about)."""
+    from gillab.judge import results
+
+    rows = []
+    for k in range(9):
+        for cond, gil in (("3.13.5", True), ("3.13.5t", False)):
+            for n, t in ((1, 1.0 + 0.01 * k), (2, 0.6 * (1.0 + 0.01 * k))):
+                rows.append({"condition": cond, "threads": n, "config": "c", "run_id": "r", "repeat": k,
+                             "seconds": t, "gil_enabled": gil})
+    frame = pd.DataFrame(rows)
+    import unittest.mock as mock
+
+    with mock.patch.object(results, "samples", lambda exp, campaign: frame):
+        got = causes.two_thread_speedup("any")
+    assert list(got) == ["3.13.5"] and got["3.13.5"].startswith(f"{1 / 0.6:.2f} [")

@@ -94,7 +94,9 @@ def test_the_direction_rows_read_the_same_runs_as_the_table_rows_they_stand_besi
         assert a and set(a) == set(b), direction
         for pair in a:
             assert a[pair]["median"] == b[pair]["median"] and a[pair]["n"] == b[pair]["n"], (direction, pair)
-        assert claims.get(direction)["about"] != "machine"
+        # the single-thread cost's direction too was found to be decided by the CPU and the workload
+        # (data/results/CAUSES.toml): a machine row like its size
+        assert (claims.get(direction)["about"] == "machine") == (direction == "primes/ft_single_slower")
         assert claims.get(table_row)["about"] == ("cores" if table_row.startswith("flask") else "machine")
 
 

@@ -311,12 +311,13 @@ def within_group(outcomes) -> str:
     return OPEN if len(definite) < 2 else DIFFERENT if len(set(definite)) > 1 else SAME
 
 
-def _judged(v: pd.DataFrame, this_code: bool = True) -> pd.DataFrame:
+def _judged(v: pd.DataFrame, this_code: bool = True, role: str = "judged") -> pd.DataFrame:
     """The judged rows (claims on the builds they speak of, controls apart) with an outcome of a
-    judgement; measured with this checkout's code only, unless ``this_code`` is False."""
+    judgement; measured with this checkout's code only, unless ``this_code`` is False.  With
+    ``role`` "machine": the rows of the author's machine's numbers instead, judged the same way."""
     if v.empty:
         return v
-    return v[(v["this_code"] | (not this_code)) & (v["claim_role"] == "judged") & v["outcome"].isin(JUDGED)]
+    return v[(v["this_code"] | (not this_code)) & (v["claim_role"] == role) & v["outcome"].isin(JUDGED)]
 
 
 def _outcomes_by_group(v: pd.DataFrame, of: dict[str, str], this_code: bool = True) -> dict[str, dict]:
@@ -373,19 +374,20 @@ def cpu_group_table(cs: list[campaigns.Campaign] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def contradictions(v: pd.DataFrame, cs: list[campaigns.Campaign] | None = None) -> pd.DataFrame:
+def contradictions(v: pd.DataFrame, cs: list[campaigns.Campaign] | None = None, role: str = "judged") -> pd.DataFrame:
     """Every judged row (measured with this checkout's code) definite in two CPU groups on
     different sides, one line per row and pair of groups: each group's outcome and its campaigns'
     values, and what decides the row where a cause is known (:mod:`gillab.judge.causes`: its
     phrase, its words, its witness), else ``cause`` empty.  ``v``: :func:`campaign_verdicts` of
-    the same campaigns."""
+    the same campaigns.  With ``role`` "machine": the machine rows that differ so, each with what
+    decides it (shown, never counted)."""
     from . import causes
 
     cols = ["document", "experiment", "claim_id", "claim", "condition", "group", "outcome", "values", "beside",
             "beside_outcome", "beside_values", "cause", "why", "witness"]
     groups = cpu_groups(cs)
     of = {cid: g for g, ids in groups.items() for cid in ids}
-    j = _judged(v)
+    j = _judged(v, role=role)
     if j.empty or len(groups) < 2:
         return pd.DataFrame(columns=cols)
     j = j.assign(group=j["campaign"].map(of)).dropna(subset=["group"])

@@ -126,6 +126,27 @@ def ft_single_cost(campaign: str) -> dict[str, str]:
     return out
 
 
+def two_thread_speedup(campaign: str) -> dict[str, str]:
+    """How much of two CPUs two threads hashing SHA-256 used: per build with a GIL, the time of one
+    thread over the time of two (same total work), per interleaved round, the median over rounds
+    with its 95% interval.  2 is both CPUs busy; under it, a CPU stood idle at the GIL's hand-offs,
+    which more threads can fill."""
+    from . import results
+
+    try:
+        df = results.samples("sha256", campaign)
+    except (results.NoData, FileNotFoundError, KeyError):
+        return {}
+    if "gil_enabled" in df:
+        df = df[df["gil_enabled"].fillna(True).astype(bool)]
+    out = {}
+    for cond, g in df[df["threads"].isin([1, 2])].groupby("condition", sort=True):
+        t = g.groupby(["threads", "config", "run_id", "repeat"])["seconds"].median().unstack(0)
+        if {1, 2} <= set(t.columns):
+            out[cond] = _estimate((t[1] / t[2]).dropna().tolist())
+    return out
+
+
 def witness(name: str, campaign: str) -> dict[str, str]:
     """:data:`WITNESSES`'s ``name`` on ``campaign``; {} where it reads nothing."""
     try:
@@ -134,7 +155,7 @@ def witness(name: str, campaign: str) -> dict[str, str]:
         return {"not read": str(exc).split("\n")[0]} if not isinstance(exc, KeyError) else {}
 
 
-WITNESSES = {"ft_single_cost": ft_single_cost}
+WITNESSES = {"ft_single_cost": ft_single_cost, "two_thread_speedup": two_thread_speedup}
 
 
 def share(k: int, n: int) -> str:
