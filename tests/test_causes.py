@@ -135,3 +135,11 @@ def test_the_two_thread_witness_reads_one_threads_time_over_twos_per_round():
     with mock.patch.object(results, "samples", lambda exp, campaign: frame):
         got = causes.two_thread_speedup("any")
     assert list(got) == ["3.13.5"] and got["3.13.5"].startswith(f"{1 / 0.6:.2f} [")
+
+
+def test_a_witness_is_summed_up_per_kind_of_cpu_one_campaign_in_full_several_as_a_range(monkeypatch):
+    read = {"a1": {"x": "1.10 [1.00, 1.20]"}, "a2": {"x": "1.30 [1.20, 1.40]", "y": "not measured"},
+            "b1": {"x": "0.90 [0.80, 1.00]"}, "c1": {}}
+    monkeypatch.setitem(causes.WITNESSES, "fake", lambda c: read[c])
+    got = causes.by_group("fake", {"A": ["a1", "a2"], "B": ["b1"], "C": ["c1"]})
+    assert got == {"A": "x 1.10 to 1.30 (medians of 2 campaigns)", "B": "x 0.90 [0.80, 1.00] (one campaign)"}

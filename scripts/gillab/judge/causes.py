@@ -87,12 +87,40 @@ def of(claim_id: str, causes: tuple[Cause, ...] | None = None) -> Cause | None:
 
 # -- witnesses: a campaign's own samples, read for the quantity that decides a row -------------------
 def _estimate(values) -> str:
-    r = stats.paired_median(values)
+    return estimate_text(stats.paired_median(values))
+
+
+def estimate_text(r: dict) -> str:
+    """A paired median in words: 'x [lo, hi]', 'x (n=k: too few runs)', or 'not measured'."""
     if not r["n"]:
         return "not measured"
     if not stats.conclusive(stats.PAIRED, r["n"]):
         return f"{r['ratio']:.2f} (n={r['n']}: too few runs)"
     return f"{r['ratio']:.2f} [{r['ci_lo']:.2f}, {r['ci_hi']:.2f}]"
+
+
+def by_group(name: str, groups: dict[str, list[str]]) -> dict[str, str]:
+    """A witness over CPU groups (group -> its campaign ids): per group, in words, each quantity's
+    estimate where one campaign read it, else the range of its campaigns' medians and how many
+    campaigns; a group none of whose campaigns it reads is left out."""
+    out = {}
+    for g, ids in groups.items():
+        got = {c: w for c in ids if (w := witness(name, c)) and "not read" not in w}
+        if not got:
+            continue
+        parts = []
+        for label in dict.fromkeys(k for w in got.values() for k in w):
+            texts = [w[label] for w in got.values() if w.get(label, "not measured") != "not measured"]
+            if not texts:
+                continue
+            if len(texts) == 1:
+                parts.append(f"{label} {texts[0]} (one campaign)")
+                continue
+            medians = sorted(float(t.split()[0]) for t in texts)
+            parts.append(f"{label} {medians[0]:.2f} to {medians[-1]:.2f} (medians of {len(texts)} campaigns)")
+        if parts:
+            out[g] = ", ".join(parts)
+    return out
 
 
 # the single-thread workloads that run on both builds of one source: chapter -> the samples that
