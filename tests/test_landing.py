@@ -189,3 +189,31 @@ def test_a_reworded_checked_sentence_keeps_its_first_screen_finding(tmp_path, mo
     prose.parse_words.cache_clear()
     with pytest.raises(KeyError, match="01_countdown.md: the words of `old-gil-two-threads-slower` lack slots for"):
         landing.findings(ref)
+
+
+def test_the_first_screen_prints_no_number_that_was_not_measured(monkeypatch):
+    """A finding resting on a number not measured (a nan: a build or point the profile left out)
+    is left to its chapter: the first screen of the reference and of a fresh reader's run on another
+    CPU print none (issue 78: its first finding printed 'nan (n = 0)')."""
+    from gillab.judge import prose
+
+    for camp in (campaigns.reference_id(), "intel-xeon-2c-20261129T010057Z"):
+        found = landing.findings(camp)
+        assert found and not any(prose.missing(f.check) for f in found), camp
+        text = landing.findings_markdown(found, lambda n: f"generated/{n}", camp)
+        assert not prose._NAN.search(text), camp
+    # and a chapter whose sentence rests on a nan keeps it off the first screen
+    import gillab.chapters as registry
+
+    real_of = registry.of
+    key = real_of("countdown").headline[0]
+
+    class Nan:
+        headline = (key,)
+
+        @staticmethod
+        def prose(df):
+            return [prose.Check("a sentence", evidence="T(2)/T(1) nan (n = 0)", key=key, holds=True, open=False)]
+
+    monkeypatch.setattr(registry, "of", lambda name: Nan if name == "countdown" else real_of(name))
+    assert [f.chapter for f in landing.findings(campaigns.reference_id())].count("countdown") == 0

@@ -107,9 +107,11 @@ def findings(campaign: str | None = None, profile: str = "default") -> list[Find
     """A :class:`Finding` for each sentence a chapter names in its ``HEADLINE`` (by key, in the
     book's order, then the chapter's) that can be computed, on the samples its chapter reads:
     ``campaign``'s, or where it holds none of that chapter (a timed run left it out), the
-    reference's, as the chapter itself reads them (:func:`findings_markdown` says so)."""
+    reference's, as the chapter itself reads them (:func:`findings_markdown` says so).  A sentence
+    that rests on a number not measured (a nan in its evidence: a build or point the profile left
+    out) is left to its chapter, which says why: the first screen prints none."""
     from ..chapters import of as reading
-    from ..judge import results
+    from ..judge import prose, results
     from ..measure import experiments
 
     out = []
@@ -121,7 +123,7 @@ def findings(campaign: str | None = None, profile: str = "default") -> list[Find
             df = results.samples_as_chapter(name, campaign, profile_config(name, profile))
         except results.NoData:
             continue
-        by_key = {c.key: c for c in reading(name).prose(df) if c.key}
+        by_key = {c.key: c for c in reading(name).prose(df) if c.key and not prose.missing(c)}
         out += [Finding(name, by_key[k], df.attrs.get("campaign", campaign)) for k in keys if k in by_key]
     return out
 
