@@ -154,3 +154,16 @@ def test_no_page_is_taller_than_a_reader_scrolls(built_book):
     assert len(heights) == len(pages) and min(heights.values()) > 1000, heights   # every page measured, laid out
     tall = {k: v for k, v in heights.items() if v > MAX_PAGE_PX}
     assert not tall, f"pages taller than {MAX_PAGE_PX:,} px at {READING_WIDTH} px wide: {tall}"
+
+
+# words the book used for a verdict's outcome or a checked sentence's before it had one vocabulary
+# (issue 78): the verdicts' outcomes (agrees, higher, lower, inconclusive) and the comparison of two
+# campaigns (the same, different, open) say it all
+OLD_WORDS = ("cannot be judged here", "does not hold", "Not shown by these runs", "not shown by these runs")
+
+
+def test_the_built_book_speaks_one_vocabulary(built_book):
+    html = built_book["index"].parent
+    found = {p.relative_to(html).as_posix(): w for p in html.rglob("*.html") for w in OLD_WORDS
+             if w in p.read_text(errors="replace")}
+    assert not found, found

@@ -24,12 +24,12 @@ def test_the_figure_counts_claims_by_document_and_build_family():
         ("004", "-", "not testable", "-", "not testable here"),
     ])
     t = landing.counts(flat).set_index(["document", "family"])
-    assert t.loc[("000", "new GIL"), "holds"] == 1 and t.loc[("000", "new GIL"), "does not hold"] == 1
-    assert t.loc[("000", "GIL vs no GIL"), "cannot be judged here"] == 1
+    assert t.loc[("000", "new GIL"), "agrees"] == 1 and t.loc[("000", "new GIL"), "higher or lower"] == 1
+    assert t.loc[("000", "GIL vs no GIL"), "inconclusive"] == 1
     assert t.loc[("004", "no build"), "not testable here"] == 1
     assert int(t[list(landing.COLOURS)].to_numpy().sum()) == 4
     assert landing.share(flat) == {"held": 1, "failed": 1, "open": 1, "share": 0.5}
-    assert "document 000: 1 hold, 1 do not, 1 cannot be judged here" in landing.alt_text(flat)
+    assert "document 000: 1 agree, 1 higher or lower, 1 inconclusive" in landing.alt_text(flat)
     fig = landing.figure({"reference": flat})
     assert fig is not None and len(fig.axes) == 1
 

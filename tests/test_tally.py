@@ -64,7 +64,7 @@ def test_the_tally_counts_a_claim_once_and_two_sentences_about_one_quantity_once
     assert t.loc["convoy/inline/more_cpu_processes", "outcome"] == "agrees"
     flat = head.assign(ours_over_published=1.0)
     c = landing.counts(flat).set_index("family")
-    assert c.loc["new GIL", "holds"] == 2 and c.loc["new GIL", "does not hold"] == 1
+    assert c.loc["new GIL", "agrees"] == 2 and c.loc["new GIL", "higher or lower"] == 1
 
 
 def test_today_builds_of_a_2021_claim_are_shown_and_never_counted():

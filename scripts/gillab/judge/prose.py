@@ -116,7 +116,7 @@ def parse_words(text: str, where: str = "the text") -> dict[str, str]:
 
 NOT_TRUE = "No longer true on this run"
 NOT_MEASURED = "Not measured in this run"
-NOT_SHOWN = "Not shown by these runs"
+NOT_SHOWN = "Inconclusive on these runs"  # the verdicts' word for an interval that does not settle
 WHY_NOT_SHOWN = ("an interval reaches across what the sentence says, or the runs are too few for a 95% interval: "
                  "more runs (the `verdicts` profile) can settle it")
 HOW_TO_MEASURE = ("a number shown as nan was not measured: the profile's grid leaves that build or point out; "

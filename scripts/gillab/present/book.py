@@ -145,8 +145,9 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
         "",
         f"The documents' claims about a mechanism, each judged on the builds it speaks of, by document and build "
         f"family: one count per claim and build. Of {whose}'s {sh['held'] + sh['failed']} with a definite outcome "
-        f"{sh['held']} hold and {sh['failed']} do not; {sh['open']} cannot be judged here (an interval that straddles "
-        "the document's band, or too few runs for one). Every one is on the [verdicts](generated/99_verdicts) page."
+        f"{sh['held']} agree and {sh['failed']} are higher or lower; {sh['open']} are inconclusive (an interval that "
+        "straddles the document's band, too few runs for one, or a setting not in force). Every one is on the "
+        "[verdicts](generated/99_verdicts) page."
         + (" Top: your run, the chapters it measured (a document it did not measure has no bar there); bottom: the "
            "reference campaign, every chapter." if len(panels) == 2 else ""),
         "```",

@@ -1,5 +1,5 @@
-"""The book's first screen: one figure of what holds, what fails and what cannot be judged here,
-by document and build family, and a handful of findings, each a sentence a chapter checks
+"""The book's first screen: one figure of the verdicts' outcomes (agrees, higher or lower,
+inconclusive) by document and build family, and a handful of findings, each a sentence a chapter checks
 against its data (:mod:`gillab.judge.prose`), computed when the book builds from the campaign shown
 (the reader's where there is one, else the reference) and linking to its chapter.
 
@@ -18,16 +18,18 @@ import pandas as pd
 from ..judge import verdicts
 from ..judge.verdicts import profile_config
 
-# what a verdict row's outcome says about the claim, for the figure
-CLASSES = {"agrees": "holds", "higher": "does not hold", "lower": "does not hold", "inconclusive": "cannot be judged here",
-           "not in force here": "cannot be judged here", "control failed": "cannot be judged here",
+# a verdict row's outcome, in the verdicts' own words (the one vocabulary of the book: a row that
+# is not judged because its setting was not in force, or its control failed, is inconclusive here)
+AGREES, DIFFERS, INCONCLUSIVE = "agrees", "higher or lower", "inconclusive"
+CLASSES = {"agrees": AGREES, "higher": DIFFERS, "lower": DIFFERS, "inconclusive": INCONCLUSIVE,
+           "not in force here": INCONCLUSIVE, "control failed": INCONCLUSIVE,
            "not testable here": "not testable here", "not measured": "not measured in this run"}
-COLOURS = {"holds": "#1b9e77", "does not hold": "#d95f02", "cannot be judged here": "#bdbdbd",
+COLOURS = {AGREES: "#1b9e77", DIFFERS: "#d95f02", INCONCLUSIVE: "#bdbdbd",
            "not testable here": "#eeeeee", "not measured in this run": "#ffffff"}
 
 
 def counts(flat: pd.DataFrame) -> pd.DataFrame:
-    """Per document and build family: how many claims hold, do not hold or cannot be judged here,
+    """Per document and build family: how many claims agree, are higher or lower, or inconclusive,
     each claim counted once (:func:`gillab.judge.verdicts.claim_tally`: its rows on the document's
     own interpreter, outcomes combined), over the claims the headline counts; and per document the
     claims not testable here or not measured in this run."""
@@ -47,8 +49,8 @@ def counts(flat: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None):
-    """Horizontal stacked bars, one per document and build family: claims x builds that hold, do
-    not hold, cannot be judged here; one panel per campaign (``panels``: label -> flat rows),
+    """Horizontal stacked bars, one per document and build family: claims x builds that agree, are
+    higher or lower, are inconclusive; one panel per campaign (``panels``: label -> flat rows),
     stacked one above the other on one x scale (the counts are compared), at a size whose text
     reads at 10 px or more when the page shows the figure at its content width (about 800 px)."""
     import matplotlib.pyplot as plt
@@ -82,16 +84,16 @@ def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None
 
 
 def alt_text(flat: pd.DataFrame) -> str:
-    """The figure in words (its alt text): per document, how many claims hold, do not hold and
-    cannot be judged here."""
+    """The figure in words (its alt text): per document, how many claims agree, are higher or
+    lower, and are inconclusive."""
     t = counts(flat)
     if t.empty:
         return "No verdicts yet."
     parts = []
     for doc, g in t.groupby("document", sort=True):
         s = g[list(COLOURS)].sum()
-        parts.append(f"document {doc}: {int(s['holds'])} hold, {int(s['does not hold'])} do not, "
-                     f"{int(s['cannot be judged here'])} cannot be judged here")
+        parts.append(f"document {doc}: {int(s[AGREES])} agree, {int(s[DIFFERS])} higher or lower, "
+                     f"{int(s[INCONCLUSIVE])} inconclusive")
     return "Claims by outcome, each counted once on the document's own interpreter. " + "; ".join(parts) + "."
 
 
@@ -170,11 +172,11 @@ def findings_markdown(found: list[Finding], link, shown: str | None = None) -> s
 
 
 def share(flat: pd.DataFrame) -> dict[str, float]:
-    """Of the headline claims (each once) with a definite outcome, the share that holds (for a
+    """Of the headline claims (each once) with a definite outcome, the share that agrees (for a
     sentence under the figure)."""
     t = counts(flat)
-    held, failed = int(t["holds"].sum()), int(t["does not hold"].sum())
-    return {"held": held, "failed": failed, "open": int(t["cannot be judged here"].sum()),
+    held, failed = int(t[AGREES].sum()), int(t[DIFFERS].sum())
+    return {"held": held, "failed": failed, "open": int(t[INCONCLUSIVE].sum()),
             "share": held / (held + failed) if held + failed else math.nan}
 
 
