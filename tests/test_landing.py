@@ -153,7 +153,7 @@ def test_the_first_screen_says_how_much_of_the_readers_run_agrees_with_the_refer
     assert r["differ"] == [{"claim_id": "b", "condition": "3.9.10", "yours": "lower", "reference": "higher"}]
     text = landing.beside_reference_sentence(yours, ref)
     assert "of **4** claims x builds judged in both, **2** the same, **1** different, **1** open" in text
-    assert "Different: `b` on 3.9.10: yours lower, the reference higher." in text
+    assert "Different: `b` on 3.9.10: outcome lower in yours, higher in the reference." in text
     assert "**0** different" in landing.beside_reference_sentence(ref, ref)
     assert "no claim x build in common" in landing.beside_reference_sentence(flat({("z", "x"): "agrees"}), ref)
 

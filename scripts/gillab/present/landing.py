@@ -204,7 +204,7 @@ def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
     if not r["both"]:
         return "Your campaign and the reference judge no claim x build in common yet."
     n = len(r["differ"])
-    which = "; ".join(f"`{c['claim_id']}` on {c['condition']}: yours {c['yours']}, the reference {c['reference']}"
+    which = "; ".join(f"`{c['claim_id']}` on {c['condition']}: outcome {c['yours']} in yours, {c['reference']} in the reference"
                       for c in r["differ"][:3])
     more = f" and {n - 3} more" if n > 3 else ""
     return ("**Your run beside the reference** (the claims judged on the builds they speak of and the "
