@@ -228,11 +228,16 @@ def model_rps(rps0: float, si: np.ndarray, cpu_threads: int = 1) -> np.ndarray:
 MECHANISM = "convoy/mechanism/"
 
 
+def _threads_at(df: pd.DataFrame, cond: str, si: float) -> pd.DataFrame:
+    """One build's samples at ``si`` with CPU threads (no CPU process) beside the handler, or none."""
+    return df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["cpu_processes"] == 0)]
+
+
 def waits_by_round(df: pd.DataFrame, cond: str, si: float, n: int) -> dict:
     """One build's GIL waits per request at ``si`` with ``n`` CPU threads, one value per
     interleaved round: (1/RPS with n CPU threads - 1/RPS alone) / si, both rates of that round's
     runs (each run's median window), so that the round's drift cancels."""
-    g = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["cpu_processes"] == 0)]
+    g = _threads_at(df, cond, si)
     busy, alone = per_run(g[g["cpu_threads"] == n]), per_run(g[g["cpu_threads"] == 0])
     return {k: request_cost(float(busy[k]), float(alone[k]), si) for k in busy.index.intersection(alone.index)}
 
@@ -266,14 +271,10 @@ def races_lost(g: pd.DataFrame) -> pd.Series:
     return per["sw"].astype(float) / per["served"].astype(float) / 2.0
 
 
-def _one_thread(df: pd.DataFrame, cond: str, si: float) -> pd.DataFrame:
-    return df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["cpu_processes"] == 0)
-              & (df["cpu_threads"] == 1)]
-
-
 def races_by_round(df: pd.DataFrame, cond: str, si: float) -> dict:
     """One build's races lost a request at ``si`` next to one CPU thread, one value per round."""
-    return races_lost(_one_thread(df, cond, si)).to_dict()
+    g = _threads_at(df, cond, si)
+    return races_lost(g[g["cpu_threads"] == 1]).to_dict()
 
 
 def wait_by_round(df: pd.DataFrame, cond: str, si: float) -> dict:
@@ -284,17 +285,19 @@ def wait_by_round(df: pd.DataFrame, cond: str, si: float) -> dict:
     return {k: w / lost[k] for k, w in waits.items() if lost.get(k, 0) > 0}
 
 
+def _cells(prefix: str) -> dict[str, dict[str, str]]:
+    """The claim id of every convoy row of claims.csv whose id starts with ``prefix`` -> the one
+    point it reads (:func:`gillab.judge.claims.point_selectors`)."""
+    from ..judge import claims as published_claims
+
+    return {cid: published_claims.point_selectors(cid)[0]
+            for cid in published_claims.of("convoy")["claim_id"] if cid.startswith(prefix)}
+
+
 def gil_wait_cells() -> dict[float, str]:
     """Switch interval -> the claim id of every cell where claims.csv judges the GIL's part (one
     CPU thread, pinned)."""
-    from ..judge import claims as published_claims
-
-    out = {}
-    for _, c in published_claims.of("convoy").iterrows():
-        if c["claim_id"].startswith(GIL_WAIT):
-            sel = dict(kv.split("=") for kv in c["point"].split(";"))
-            out[float(sel["switch_interval"])] = c["claim_id"]
-    return out
+    return {float(sel["switch_interval"]): cid for cid, sel in _cells(GIL_WAIT).items()}
 
 
 def publishedrequest_cost() -> pd.DataFrame:
@@ -313,14 +316,7 @@ def publishedrequest_cost() -> pd.DataFrame:
 def mechanism_cells() -> dict[tuple[float, int], str]:
     """(switch interval, CPU threads) -> the claim id of every cell where claims.csv judges the
     model (the others are context, drawn beside it)."""
-    from ..judge import claims as published_claims
-
-    out = {}
-    for _, c in published_claims.of("convoy").iterrows():
-        if c["claim_id"].startswith(MECHANISM):
-            sel = dict(kv.split("=") for kv in c["point"].split(";"))
-            out[(float(sel["switch_interval"]), int(sel["cpu_threads"]))] = c["claim_id"]
-    return out
+    return {(float(sel["switch_interval"]), int(sel["cpu_threads"])): cid for cid, sel in _cells(MECHANISM).items()}
 
 
 @frame_cached
@@ -335,10 +331,12 @@ def waits_summary(df: pd.DataFrame) -> pd.DataFrame:
     for placement, part in (("pinned", pinned(df)), ("os", unpinned(df))):
         ok = part[(part["cpu_processes"] == 0)]
         for (cond, si, n), _ in ok[ok["cpu_threads"] > 0].groupby(["condition", "switch_interval", "cpu_threads"]):
-            r = waits_interval(part, cond, float(si), int(n))
+            waits = waits_by_round(part, cond, float(si), int(n))
+            r = stats.paired_median(waits.values())          # waits_interval's, from the rounds at hand
             key = (float(si), int(n))
-            lost = stats.paired_median(races_by_round(part, cond, float(si)).values() if n == 1 else [])
-            each = stats.paired_median(wait_by_round(part, cond, float(si)).values() if n == 1 else [])
+            races = races_by_round(part, cond, float(si)) if n == 1 else {}
+            lost = stats.paired_median(races.values())
+            each = stats.paired_ratio(waits, races)         # wait_by_round's split, median over rounds
             rows.append({"placement": placement, "condition": cond, "switch_interval": float(si),
                          "cpu_threads": int(n), "waits": r["ratio"], "ci_lo": r["ci_lo"], "ci_hi": r["ci_hi"],
                          "rounds": r["n"], "weak": not stats.conclusive(stats.PAIRED, r["n"]), "model": 2.0 * n,
