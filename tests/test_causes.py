@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import pytest
 
+from gillab import stats
 from gillab.judge import across, causes, claims
 from gillab.measure import campaigns
 from gillab.measure.profiles import ParameterError
@@ -92,7 +93,7 @@ def test_the_free_threaded_witness_reads_each_single_thread_workload_paired_by_r
     t = df.groupby(["condition", "config", "run_id", "repeat"])["seconds"].median().unstack(0).dropna()
     ratio = sorted((t["3.13.5t"] / t["3.13.5"]).tolist())
     median = ratio[len(ratio) // 2] if len(ratio) % 2 else (ratio[len(ratio) // 2 - 1] + ratio[len(ratio) // 2]) / 2
-    assert got["primes"].startswith(f"{median:.2f}")
+    assert causes.estimate_text(got["primes"]).startswith(f"{median:.2f}")
     assert math.isfinite(median)
 
 
@@ -134,12 +135,16 @@ def test_the_two_thread_witness_reads_one_threads_time_over_twos_per_round():
 
     with mock.patch.object(results, "samples", lambda exp, campaign: frame):
         got = causes.two_thread_speedup("any")
-    assert list(got) == ["3.13.5"] and got["3.13.5"].startswith(f"{1 / 0.6:.2f} [")
+    assert list(got) == ["3.13.5"] and causes.estimate_text(got["3.13.5"]).startswith(f"{1 / 0.6:.2f} [")
 
 
 def test_a_witness_is_summed_up_per_kind_of_cpu_one_campaign_in_full_several_as_a_range(monkeypatch):
-    read = {"a1": {"x": "1.10 [1.00, 1.20]"}, "a2": {"x": "1.30 [1.20, 1.40]", "y": "not measured"},
-            "b1": {"x": "0.90 [0.80, 1.00]"}, "c1": {}}
+    def est(ratio, lo, hi, n=9):
+        return {"ratio": ratio, "ci_lo": lo, "ci_hi": hi, "n": n, "method": stats.PAIRED}
+
+    read = {"a1": {"x": est(1.10, 1.00, 1.20)}, "a2": {"x": est(1.30, 1.20, 1.40), "y": est(math.nan, math.nan,
+                                                                                           math.nan, 0)},
+            "b1": {"x": est(0.90, 0.80, 1.00)}, "c1": {}}
     monkeypatch.setitem(causes.WITNESSES, "fake", lambda c: read[c])
     got = causes.by_group("fake", {"A": ["a1", "a2"], "B": ["b1"], "C": ["c1"]})
     assert got == {"A": "x 1.10 to 1.30 (medians of 2 campaigns)", "B": "x 0.90 [0.80, 1.00] (one campaign)"}

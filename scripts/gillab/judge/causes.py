@@ -86,10 +86,6 @@ def of(claim_id: str, causes: tuple[Cause, ...] | None = None) -> Cause | None:
 
 
 # -- witnesses: a campaign's own samples, read for the quantity that decides a row -------------------
-def _estimate(values) -> str:
-    return estimate_text(stats.paired_median(values))
-
-
 def estimate_text(r: dict) -> str:
     """A paired median in words: 'x [lo, hi]', 'x (n=k: too few runs)', or 'not measured'."""
     if not r["n"]:
@@ -105,19 +101,17 @@ def by_group(name: str, groups: dict[str, list[str]]) -> dict[str, str]:
     campaigns; a group none of whose campaigns it reads is left out."""
     out = {}
     for g, ids in groups.items():
-        got = {c: w for c in ids if (w := witness(name, c)) and "not read" not in w}
-        if not got:
-            continue
+        got = [w for c in ids if (w := witness(name, c))]
         parts = []
-        for label in dict.fromkeys(k for w in got.values() for k in w):
-            texts = [w[label] for w in got.values() if w.get(label, "not measured") != "not measured"]
-            if not texts:
+        for label in dict.fromkeys(k for w in got for k in w):
+            read = [w[label] for w in got if w.get(label, {}).get("n")]
+            if not read:
                 continue
-            if len(texts) == 1:
-                parts.append(f"{label} {texts[0]} (one campaign)")
+            if len(read) == 1:
+                parts.append(f"{label} {estimate_text(read[0])} (one campaign)")
                 continue
-            medians = sorted(float(t.split()[0]) for t in texts)
-            parts.append(f"{label} {medians[0]:.2f} to {medians[-1]:.2f} (medians of {len(texts)} campaigns)")
+            medians = sorted(r["ratio"] for r in read)
+            parts.append(f"{label} {medians[0]:.2f} to {medians[-1]:.2f} (medians of {len(read)} campaigns)")
         if parts:
             out[g] = ", ".join(parts)
     return out
@@ -129,11 +123,20 @@ FT_SINGLE = {"primes": {"mode": "single"}, "st_loop": {}, "countdown": {"threads
 FT_PAIR = ("3.13.5t", "3.13.5")
 
 
-def ft_single_cost(campaign: str) -> dict[str, str]:
+def _by_round(df: pd.DataFrame, level: str, num, den) -> dict | None:
+    """The time at ``level`` = ``num`` over the time at ``level`` = ``den``, per interleaved round (a
+    configuration, run and repeat), median over rounds with its interval
+    (:func:`gillab.stats.paired_ratio`); None where ``df`` holds no time at one of them."""
+    t = df.groupby([level, "config", "run_id", "repeat"])["seconds"].median().unstack(0)
+    return stats.paired_ratio(t[num], t[den]) if {num, den} <= set(t.columns) else None
+
+
+def ft_single_cost(campaign: str) -> dict[str, dict]:
     """The free-threaded build's time over its GIL twin's (3.13.5t / 3.13.5), one thread, on every
     single-thread workload the campaign measured both on: per interleaved round, the median over
-    rounds with its 95% interval.  Whether the cost follows the workload on one CPU and not on
-    another is what tells the CPU's part from the build's."""
+    rounds with its 95% interval (a :func:`gillab.stats.paired_ratio` result).  Whether the cost
+    follows the workload on one CPU and not on another is what tells the CPU's part from the
+    build's."""
     from . import results
 
     out = {}
@@ -144,17 +147,13 @@ def ft_single_cost(campaign: str) -> dict[str, str]:
             continue
         for k, v in sel.items():
             df = df[df[k].astype(str) == str(v)] if k in df else df.iloc[0:0]
-        df = df[df["condition"].isin(FT_PAIR)]
-        if df.empty:
-            continue
-        t = df.groupby(["condition", "config", "run_id", "repeat"])["seconds"].median().unstack(0)
-        if not set(FT_PAIR) <= set(t.columns):
-            continue
-        out[exp] = _estimate((t[FT_PAIR[0]] / t[FT_PAIR[1]]).dropna().tolist())
+        r = _by_round(df[df["condition"].isin(FT_PAIR)], "condition", *FT_PAIR)
+        if r is not None:
+            out[exp] = r
     return out
 
 
-def two_thread_speedup(campaign: str) -> dict[str, str]:
+def two_thread_speedup(campaign: str) -> dict[str, dict]:
     """How much of two CPUs two threads hashing SHA-256 used: per build with a GIL, the time of one
     thread over the time of two (same total work), per interleaved round, the median over rounds
     with its 95% interval.  2 is both CPUs busy; under it, a CPU stood idle at the GIL's hand-offs,
@@ -169,18 +168,19 @@ def two_thread_speedup(campaign: str) -> dict[str, str]:
         df = df[df["gil_enabled"].fillna(True).astype(bool)]
     out = {}
     for cond, g in df[df["threads"].isin([1, 2])].groupby("condition", sort=True):
-        t = g.groupby(["threads", "config", "run_id", "repeat"])["seconds"].median().unstack(0)
-        if {1, 2} <= set(t.columns):
-            out[cond] = _estimate((t[1] / t[2]).dropna().tolist())
+        r = _by_round(g, "threads", 1, 2)
+        if r is not None:
+            out[cond] = r
     return out
 
 
-def witness(name: str, campaign: str) -> dict[str, str]:
-    """:data:`WITNESSES`'s ``name`` on ``campaign``; {} where it reads nothing."""
+def witness(name: str, campaign: str) -> dict[str, dict]:
+    """:data:`WITNESSES`'s ``name`` on ``campaign``: label -> its estimate; {} where it reads
+    nothing (a campaign without the samples it reads)."""
     try:
         return WITNESSES[name](campaign)
-    except (ValueError, KeyError, OSError) as exc:       # a campaign without the samples it reads
-        return {"not read": str(exc).split("\n")[0]} if not isinstance(exc, KeyError) else {}
+    except (ValueError, KeyError, OSError):
+        return {}
 
 
 WITNESSES = {"ft_single_cost": ft_single_cost, "two_thread_speedup": two_thread_speedup}
