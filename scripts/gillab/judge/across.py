@@ -422,18 +422,12 @@ def contradiction_count(v: pd.DataFrame, cs: list[campaigns.Campaign] | None = N
 
 
 def _measured_with(c: campaigns.Campaign, experiment: str, now: str) -> bool:
-    """Whether any of ``c``'s successful samples of ``experiment`` were measured with the code
-    whose key is ``now`` (read from the samples file's code keys alone: nothing judged)."""
-    from ..measure import codekey
+    """Whether any of ``c``'s analysed samples of ``experiment`` were measured with the code whose
+    key is ``now`` (:func:`gillab.judge.results.code_key_rows`: the samples file's key columns
+    alone, nothing judged; the codekeys table reads the same rows)."""
+    from .results import code_key_rows
 
-    f = c.store(experiment).samples_path
-    if not f.is_file():
-        return False
-    df = pd.read_csv(f, dtype=str, keep_default_na=False, usecols=lambda col: col in ("status", "code_key"))
-    if "code_key" not in df.columns:
-        return False
-    ok = df[df["status"] == "ok"] if "status" in df.columns else df.iloc[0:0]
-    return any(codekey.canonical(experiment, k) == now for k in set(ok["code_key"]))
+    return bool((code_key_rows(c, experiment)["key"] == now).any())
 
 
 def flips(experiment: str, profile: str | None = "default") -> pd.DataFrame:

@@ -25,15 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
-
 from . import across
-from ..measure import campaigns, codekey
+from ..measure import campaigns
 from ..measure.campaigns import MEASURE_AGAIN_FILE, Declared, declared, declared_path  # noqa: F401 - the list, here
 from ..measure.profiles import ParameterError  # noqa: F401 - what a list that cannot be read raises
 
 THIS, OTHER, PARTLY, NONE = "this code", "other code", "partly this code", "not measured"
-_COLUMNS = ["status", "config", "condition", "identity_key", "code_key"]
 
 
 @dataclass(frozen=True)
@@ -58,19 +55,13 @@ class Status:
 
 def status(c: campaigns.Campaign, experiment: str, now: str) -> Status:
     """Which code measured ``experiment``'s samples in campaign ``c`` (``now``: this code's key)."""
-    from .results import current_rows
+    from .results import code_key_rows
 
-    f = c.store(experiment).samples_path
-    if not f.is_file():
+    cur = code_key_rows(c, experiment)
+    if cur.empty:
         return Status(0, 0, ())
-    df = pd.read_csv(f, dtype=str, keep_default_na=False, usecols=lambda col: col in _COLUMNS)
-    df = df[df["status"] == "ok"] if "status" in df.columns else df.iloc[0:0]
-    if df.empty or "code_key" not in df.columns:
-        return Status(0, 0, ())
-    cur = current_rows(df, experiment)
-    keys = cur["code_key"].map(lambda k: codekey.canonical(experiment, k))
-    per_group = (keys == now).groupby([cur["config"], cur["condition"]]).all()
-    return Status(int(per_group.sum()), len(per_group), tuple(sorted(set(keys))))
+    per_group = (cur["key"] == now).groupby([cur["config"], cur["condition"]]).all()
+    return Status(int(per_group.sum()), len(per_group), tuple(sorted(set(cur["key"]))))
 
 
 def table(cs: list[campaigns.Campaign] | None = None, now: dict[str, str] | None = None) -> dict[str, dict[str, Status]]:

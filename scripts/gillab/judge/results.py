@@ -39,6 +39,23 @@ def current_rows(df: pd.DataFrame, experiment: str = "") -> pd.DataFrame:
     return df[keys == newest]
 
 
+def code_key_rows(c: campaigns.Campaign, experiment: str) -> pd.DataFrame:
+    """The successful samples of ``experiment`` in campaign ``c`` that are analysed
+    (:func:`current_rows`), by configuration and condition, with the code key that measured each
+    as today's definition reads it (``key``: :func:`codekey.canonical`), read from the samples
+    file's key columns alone; empty where there are none or they carry no code key."""
+    cols = ["status", "config", "condition", "identity_key", "code_key"]
+    f = c.store(experiment).samples_path
+    if not f.is_file():
+        return pd.DataFrame(columns=["config", "condition", "key"])
+    df = pd.read_csv(f, dtype=str, keep_default_na=False, usecols=lambda col: col in cols)
+    df = df[df["status"] == "ok"] if "status" in df.columns else df.iloc[0:0]
+    if df.empty or "code_key" not in df.columns:
+        return pd.DataFrame(columns=["config", "condition", "key"])
+    cur = current_rows(df, experiment)
+    return cur.assign(key=cur["code_key"].map(lambda k: codekey.canonical(experiment, k)))[["config", "condition", "key"]]
+
+
 def samples(experiment: str, campaign: str | None = None, config_id: str | None = None,
             include_failed: bool = False) -> pd.DataFrame:
     cid = pick_campaign(experiment, campaign)
