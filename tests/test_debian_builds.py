@@ -94,3 +94,19 @@ def test_a_package_the_suite_does_not_serve_stops_before_anything_is_unpacked(tm
     with pytest.raises(provision.ProvisionError, match="sid serves no installable python3.99"):
         provision.provision(only=["d-3.99"], install_deps=False)
     assert not (tmp_path / "cache" / "cpython").exists()
+
+
+def test_the_interpreters_table_folds_the_traced_and_the_retired_builds():
+    from gillab.measure import provision
+    from gillab.present import builds_view
+
+    table = builds_view.builds_table()
+    shown, *folds = table.split("<details")
+    assert len(folds) == 2
+    def ids(part):
+        return {line.split("`")[1] for line in part.splitlines() if line.startswith("| `")}
+    specs = provision.all_specs()
+    assert ids(shown) == {s.build_id for s in specs if not s.trace_of}
+    assert ids(folds[0]) == {s.build_id for s in specs if s.trace_of}
+    assert ids(folds[1]) == set(provision.retired())
+    assert f": {len(ids(folds[0]))}</summary>" in folds[0]

@@ -42,6 +42,11 @@ def test_the_table_names_every_committed_campaign_and_chapter():
 def test_the_method_chapter_shows_the_list_and_the_table():
     md = keyguard.markdown()
     assert "waits to be measured again" in md or "to be measured again" in md
+    decl = keyguard.declared()
+    if decl:        # the chapters named in the sentence, why each changed folded under it
+        sentence, fold = md.split("<details", 1)
+        assert all(d.chapter in sentence.splitlines()[0] for d in decl)
+        assert all(f"| {d.chapter} |" in fold.split("</details>")[0] for d in decl)
     for name in experiments.names():
         assert f"| {name} | `{sweep.code_key(experiments.get(name))}` |" in md
 

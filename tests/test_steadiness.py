@@ -3,6 +3,7 @@ between chapters every few minutes and at its end; one rule, reading the record 
 the sitting may become the reference; the method chapter shows it beside each run's pace."""
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -300,3 +301,20 @@ def test_later_probes_are_read_against_the_first_plans_yardstick(monkeypatch):
     assert factor == pytest.approx(0.22 / 0.25) and "the median of 3 probes' medians" in words
     assert len(asked) == 1                                     # the yardstick was not read again
     assert speed.probe_reference({"build": "3.13.5"}, 1.0) is None
+
+
+def test_the_method_chapter_shows_the_readers_and_the_references_runs_and_folds_the_others():
+    """Every campaign's runs are in the table, but only the reference's and the reader's are
+    shown: the rest are folded under a line that counts their rows (the method page stays
+    under the height a reader scrolls)."""
+    ref = campaigns.reference_id()
+    mine = "intel-xeon-2c-20261129T010057Z"
+    text = sittings.steadiness_table(campaign=mine)
+    shown, folded = text.split("<details", 1)
+    def rows(part):
+        return [line for line in part.splitlines() if line.startswith("| `")]
+    assert {r.split(" | ")[0].strip("| `") for r in rows(shown)} == {ref, mine}
+    others = rows(folded)
+    assert others and html.escape(f"Every other campaign's runs: {len(others)} rows") in folded.split("</summary>")[0]
+    assert not {ref, mine} & {r.split(" | ")[0].strip("| `") for r in others}
+    assert folded.rstrip().endswith("</details>")

@@ -128,12 +128,16 @@ def markdown(tab: dict[str, dict[str, Status]] | None = None, decl: list[Declare
     ref = campaigns.reference_id()
     lines = []
     if decl:
-        lines += [f"Chapters of the reference campaign `{ref}` to be measured again (`data/results/"
-                  f"{MEASURE_AGAIN_FILE}`): their measuring code changed since it measured them, so every page "
-                  "shows their reference samples apart until they are measured again.", "",
-                  "| chapter | why | changed in |", "|---|---|---|"]
+        from . import tables
+
+        rows = ["| chapter | why | changed in |", "|---|---|---|"]
         for d in decl:
-            lines.append(f"| {d.chapter} | {d.reason.replace('|', '/')} | {d.commit() or 'not committed yet'} |")
+            rows.append(f"| {d.chapter} | {d.reason.replace('|', '/')} | {d.commit() or 'not committed yet'} |")
+        lines += [f"Chapters of the reference campaign `{ref}` to be measured again (`data/results/"
+                  f"{MEASURE_AGAIN_FILE}`): {', '.join(d.chapter for d in decl)}. Their measuring code changed "
+                  "since it measured them, so every page shows their reference samples apart until they are "
+                  "measured again.", "",
+                  tables.details_md(f"Why each of the {len(decl)} changed, and in which commit", "\n".join(rows))]
     else:
         lines.append(f"No chapter of the reference campaign `{ref}` waits to be measured again: every one was "
                      "measured with this checkout's measuring code (`data/results/"

@@ -116,6 +116,16 @@ def details(summary: str, html: str) -> str:
             f"{escape(summary)}</summary>{html}</details>")
 
 
+def details_md(summary: str, markdown: str) -> str:
+    """``markdown`` inside a closed ``<details>`` headed by ``summary`` (plain text), for a page
+    written in Markdown (the method chapter's generated parts): the blank lines around it end the
+    HTML block, so MyST reads what is inside as Markdown."""
+    from html import escape
+
+    return (f'<details class="gillab-collapsed" style="margin: 0.6em 0"><summary style="cursor: pointer">'
+            f"{escape(summary)}</summary>\n\n{markdown.strip()}\n\n</details>\n")
+
+
 @contextlib.contextmanager
 def folded(title: str):
     """What the block displays, from its first table or figure on (tables, figures as images,

@@ -205,6 +205,22 @@ def clear_served(root: Path) -> list[Path]:
     return gone
 
 
+def measuring_times_md(ref_flat, run_rec) -> str:
+    """The method chapter's account of measuring time: the reference's minutes and the reader's
+    planned run shown; how the reference's runs were planned and what they decided, and the
+    documents' sizes' minutes, each folded under a line that names it."""
+    from ..judge import tables
+
+    planning = ((reproduce_times("verdicts") + "\n" if timing_records("verdicts") else "")
+                + runs_by_design(ref_flat) + "\n" + efficiency(ref_flat)
+                + ("\n" + straddling(ref_flat, " on the reference campaign") if ref_flat is not None else ""))
+    seed = profile_minutes("seed")
+    return (measuring_times() + "\n" + planned_run(ref_flat=ref_flat, record=run_rec) + "\n"
+            + (tables.details_md("The reference's runs: what the judged claims need, what each minute decided, "
+                                 "the rows left straddling their band", planning) + "\n" if planning.strip() else "")
+            + (tables.details_md("The documents' own sizes (`seed`): minutes per chapter", seed) if seed.strip() else ""))
+
+
 def build_book(root: Path | None = None, builder: str = "html", campaign: str | None = None) -> Path:
     """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout);
     ``campaign``: the reader's campaign the landing page shows beside the reference."""
@@ -213,7 +229,6 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     gen = root / "book" / "generated"
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
-    (gen / "steadiness.md").write_text(steadiness_table())
     (gen / "alone_rule.md").write_text(alone_rule())
     (gen / "probes.md").write_text(probes_figure(gen))
     (gen / "conditions_table.md").write_text(conditions_table())
@@ -239,16 +254,11 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
 
     mine = land.reader_campaign(campaign or (yours[0]["campaign"] if yours else None))
     run_rec = land.run_record(mine) if mine is not None else None    # the method chapter shows the reader's plan
+    (gen / "steadiness.md").write_text(steadiness_table(campaign=mine.id if mine is not None else None))
     (gen / "landing.md").write_text(landing(gen, yours, ref, campaign=campaign))
     ref_flat = verdicts.flat(ref) if ref else None          # read once, by the method chapter's tables
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
-    (gen / "measuring_times.md").write_text(measuring_times()
-                                            + ("\n" + reproduce_times("verdicts") if timing_records("verdicts") else "")
-                                            + "\n" + runs_by_design(ref_flat) + "\n" + efficiency(ref_flat)
-                                            + ("\n" + straddling(ref_flat, " on the reference campaign")
-                                               if ref_flat is not None else "")
-                                            + "\n" + planned_run(ref_flat=ref_flat, record=run_rec)
-                                            + "\n" + profile_minutes("seed"))
+    (gen / "measuring_times.md").write_text(measuring_times_md(ref_flat, run_rec))
     contents.write(root)                 # the table of contents and every list of the chapters
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(root), "--builder", builder]

@@ -4,18 +4,22 @@ builds' own markers when the book builds.
 """
 from __future__ import annotations
 
+from ..judge import tables
+
 
 def builds_table() -> str:
     """Every build of builds.toml as a Markdown table, for the method chapter (narrow enough to
     read at 1300 px: the full sha256 is in builds.toml): its origin (the registry, the package, the
     version fetched where it was built here, the upstream tarball's checksum), then the retired
-    builds whose samples earlier campaigns hold, each with why nothing builds it now."""
+    builds whose samples earlier campaigns hold, each with why nothing builds it now; the traced and
+    the retired builds each folded under a line that counts them."""
     import shlex
 
     from ..measure import provision
     from ..measure.provision import package_version
 
-    lines = ["| build (built here?) | origin: registry, package, checksum | configure flags |", "|---|---|---|"]
+    head = ["| build (built here?) | origin: registry, package, checksum | configure flags |", "|---|---|---|"]
+    lines, traced = list(head), list(head)
     for spec in provision.all_specs():
         s = spec.src
         rec = provision.read_marker(spec)
@@ -49,8 +53,14 @@ def builds_table() -> str:
             source = (f"Debian {s['suite']}, source package `{s['debian']}`" + (f" {fetched}" if fetched else "")
                       + f"<br>`{s['file']}`<br>sha256 `{s['sha256'][:10]}`, checked against the `.dsc` and `builds.toml`")
             flags = "<br>".join(f"`{f}`" for f in spec.configure_flags)
-        lines.append(f"| `{spec.build_id}`{twin}<br>*{built}* | {source} | {flags} |")
+        (traced if spec.trace_of else lines).append(f"| `{spec.build_id}`{twin}<br>*{built}* | {source} | {flags} |")
+    retired = list(head)
     for r in provision.retired().values():
         instead = f"; `{r.replaced_by}` plays its part" if r.replaced_by else ""
-        lines.append(f"| `{r.build_id}`<br>*retired* | no longer built: {r.why}{instead} | - |")
-    return "\n".join(lines) + "\n"
+        retired.append(f"| `{r.build_id}`<br>*retired* | no longer built: {r.why}{instead} | - |")
+    out = "\n".join(lines) + "\n"
+    for rows, what in ((traced, "The traced builds (never measured: `gillab trace record` runs them)"),
+                       (retired, "The retired builds (their samples in committed campaigns stay as data)")):
+        if len(rows) > len(head):
+            out += "\n" + tables.details_md(f"{what}: {len(rows) - len(head)}", "\n".join(rows))
+    return out

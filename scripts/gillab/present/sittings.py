@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+from ..judge import tables
 from ..measure import experiments
 from . import timing
 
@@ -178,21 +179,25 @@ def _apart_row(name: str, runs: list[dict], c=None) -> str:
             f"| {probes} | {verdict} |")
 
 
-def steadiness_table() -> str:
+def steadiness_table(campaign: str | None = None) -> str:
     """Each campaign's whole runs, their pace beside their steadiness (:mod:`gillab.judge.steadiness`):
     the pace their forecast measured, the load average from start to end, the share of CPU time
     stolen over the run, the pace probes (how many, the slowest over the fastest) and what the
     rule says; a record written before the probe says *not recorded*, and a campaign without a
-    whole-run record says so (for the method chapter; computed when the book builds)."""
+    whole-run record says so (for the method chapter; computed when the book builds).  The rows of
+    the reference and of ``campaign`` (the reader's) are shown, every other campaign's folded under
+    a line that counts them."""
     from ..judge import steadiness
     from ..measure import campaigns
 
     committed = {c.id for c in campaigns.all_campaigns()}
-    rows = ["| campaign | whole run | pace (x the time its forecast read) | load average, start → end "
+    head = ["| campaign | whole run | pace (x the time its forecast read) | load average, start → end "
             "| CPU stolen over the run | pace probes (slowest / fastest) | steadiness |", "|---|---|---|---|---|---|---|"]
+    shown, others = [], []
     by_id = {c.id: c for c in campaigns.all_campaigns()}
     ref = campaigns.reference_id()      # which samples no page reads: said of the reference's runs (reading
     for cid, recs in whole_run_records().items():   # every campaign's samples would slow the book down)
+        rows = shown if cid in (ref, campaign) else others
         name = f"`{cid}`" + ("" if cid in committed else " (not in `data/results/`)")
         apart = apart_runs(by_id[cid], recs) if cid in by_id else []
         if not recs:
@@ -220,7 +225,9 @@ def steadiness_table() -> str:
             "of their own: it has no forecast, so no pace against one (*none*), and "
             "its steal is the most any of its runs lost. The reference's rows say which of their chapters' samples "
             "no page reads now (the chapter was measured again, or at sizes no profile asks for since): their "
-            "steadiness no longer bears on a result.\n\n" + "\n".join(rows) + "\n")
+            "steadiness no longer bears on a result.\n\n" + "\n".join(head + shown) + "\n"
+            + ("\n" + tables.details_md(f"Every other campaign's runs: {len(others)} rows",
+                                        "\n".join(head + others)) if others else ""))
 
 
 def alone_rule() -> str:
