@@ -539,3 +539,21 @@ def test_the_prose_states_the_convoy_trace_plan_the_code_runs():
     two = [s.point for s in convoy if s.point["cpu_threads"] == 2]
     assert two == [{"switch_interval": 0.005, "cpu_threads": 2, "cpu_processes": 0, "placement": "pinned"}]
     assert "two CPU threads pinned at 5 ms" in text
+
+
+def test_the_convoys_explorer_draws_one_run_a_point_and_the_table_reads_every_run():
+    """The explorer's images are drawn in advance (kernel-free): a campaign of 7 rounds a point
+    would weigh the page by megabytes, so it shows the first round's trace of each point, while
+    the table and the sentences read every round."""
+    from gillab.present import trace_view
+
+    camp, trs, damaged = trace_view.load("convoy", "amd-epyc-2c-20261130-traces")
+    assert not damaged and max(t.meta.get("round", 0) for t in trs) > 0
+    section = trace_view.convoy(trs)
+    def point(t):
+        return (t.meta["condition"], t.meta.get("placement", "os"), t.meta["point"]["switch_interval"])
+    shown = [point(t) for t in section.explore]
+    one_thread = {point(t) for t in trs if t.meta["point"]["cpu_threads"] == 1}
+    assert sorted(shown) == sorted(one_thread), "one trace for each one-thread point, no point left out"
+    assert all(t.meta.get("round", 0) == 0 for t in section.explore)
+    assert section.table["runs"].max() > 1          # the table still reads every round

@@ -408,7 +408,9 @@ def convoy(trs: list[trace_file.Trace]) -> Section | None:
             f"waited {over_runs_text(r.waits_per_request)} intervals in the traces against "
             f"{over_runs_text(r.untraced_cost)} untraced ({a['word']}, ratio {a['ratio']:.2f} "
             f"[{a['ci_lo']:.2f}, {a['ci_hi']:.2f}])" + ("; " + "; and ".join(parts) if parts else "") + ".")
-    explore = sorted([t for t in trs if t.meta.get("point", {}).get("cpu_threads") == 1],
+    # one run a point (the first round's): the explorer shows what a window looks like at each point,
+    # and every round's traces as images would weigh the page by megabytes (the table reads them all)
+    explore = sorted([t for t in first if t.meta.get("point", {}).get("cpu_threads") == 1],
                      key=lambda t: (t.meta["condition"], t.meta.get("placement", "os"),
                                     -t.meta["point"]["switch_interval"], t.meta.get("round", 0)))
     return Section(fig, table, sentences, explore,
