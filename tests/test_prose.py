@@ -316,3 +316,12 @@ def test_evidence_after_a_finished_sentence_starts_one_and_one_run_is_singular()
     assert stats.why_inconclusive(stats.MEDIAN, 1).startswith(f"{stats.TOO_FEW}: 1 run;")
     assert stats.why_inconclusive(stats.PAIRED, 1).startswith(f"{stats.TOO_FEW}: 1 pair;")
     assert stats.why_inconclusive(stats.MEDIAN, 3).startswith(f"{stats.TOO_FEW}: 3 runs;")
+
+
+def test_a_sentence_on_fewer_than_two_runs_is_told_apart():
+    from gillab.judge.prose import Check, too_few
+
+    assert too_few(Check("x", True, "3.13.5: 1.20 (n = 1)"))
+    assert too_few(Check("x", True, "T(2)/T(1) = nan (n = 0)"))
+    assert not too_few(Check("x", True, "1.23 [1.06, 1.33], n = 16 paired trials"))
+    assert not too_few(Check("x", True, "n = 10 runs"))

@@ -129,6 +129,15 @@ def missing(c: Check) -> bool:
     return bool(_NAN.search(c.evidence))
 
 
+_FEW = re.compile(r"\bn = [01]\b")
+
+
+def too_few(c: Check) -> bool:
+    """Whether a number the sentence rests on stands on fewer than two runs (``n = 0`` or
+    ``n = 1`` in its evidence): no 95% interval, so not a finding for the first screen."""
+    return bool(_FEW.search(c.evidence))
+
+
 def ok_rows(df):
     """The samples that measured something (a synthetic frame without a status: all of them)."""
     return df[df["status"] == "ok"] if "status" in df else df

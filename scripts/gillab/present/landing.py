@@ -111,7 +111,8 @@ def findings(campaign: str | None = None, profile: str = "default") -> list[Find
     ``campaign``'s, or where it holds none of that chapter (a timed run left it out), the
     reference's, as the chapter itself reads them (:func:`findings_markdown` says so).  A sentence
     that rests on a number not measured (a nan in its evidence: a build or point the profile left
-    out) is left to its chapter, which says why: the first screen prints none."""
+    out) or on fewer than two runs is left to its chapter, which says why: the first screen prints
+    none."""
     from ..chapters import of as reading
     from ..judge import prose, results
     from ..measure import experiments
@@ -125,7 +126,8 @@ def findings(campaign: str | None = None, profile: str = "default") -> list[Find
             df = results.samples_as_chapter(name, campaign, profile_config(name, profile))
         except results.NoData:
             continue
-        by_key = {c.key: c for c in reading(name).prose(df) if c.key and not prose.missing(c)}
+        by_key = {c.key: c for c in reading(name).prose(df)
+                  if c.key and not prose.missing(c) and not prose.too_few(c)}
         out += [Finding(name, by_key[k], df.attrs.get("campaign", campaign)) for k in keys if k in by_key]
     return out
 
@@ -164,8 +166,8 @@ def findings_markdown(found: list[Finding], link, shown: str | None = None) -> s
         except campaigns.NoCampaign:
             words = "its machine"
         which = "the reference campaign" if camp == ref else "campaign"
-        lines += ["", f"**Borrowed from {which} `{camp}`** (measured on {words}; your run did not measure these "
-                  "chapters, so these sentences are about that machine, not yours):", ""]
+        lines += ["", f"**Borrowed from {which} `{camp}`** (measured on {words}; your run holds no samples of these "
+                  "chapters at today's configuration, so these sentences are about that machine, not yours):", ""]
         lines += [bullet(f, "the reference's machine" if camp == ref else "that machine")
                   for f in lent if f.campaign == camp]
     return "\n".join(lines)
@@ -251,18 +253,90 @@ def machine_words(c) -> str:
             f"{round((m.get('memory_bytes') or 0) / 2 ** 30)} GiB")
 
 
-def sources(yours, ref, names: list[str]) -> dict[str, str]:
+def holds(c, name: str, profile: str = "default") -> bool:
+    """Whether campaign ``c`` holds successful samples of ``name`` at the configuration ``profile``
+    measures today: what a chapter's page shows as the campaign's own (a campaign that measured the
+    chapter at other sizes or with other measuring code, another configuration, is passed over
+    there, and here)."""
+    if c is None or not c.has(name):
+        return False
+    cfg = profile_config(name, profile)
+    return cfg is None or bool(c.store(name).measured(cfg))
+
+
+def sources(yours, ref, names: list[str], profile: str = "default") -> dict[str, str]:
     """Chapter -> whose samples the book shows for it: ``"yours"`` (the reader's campaign holds
-    it), ``"reference"`` (it does not: borrowed) or ``"none"``."""
+    today's configuration of it), ``"reference"`` (it does not: borrowed) or ``"none"``."""
     out = {}
     for name in names:
-        if yours is not None and yours.has(name):
+        if holds(yours, name, profile):
             out[name] = "yours"
         elif ref is not None and ref.has(name):
             out[name] = "reference"
         else:
             out[name] = "none"
     return out
+
+
+def builds_measured(c, names: list[str], profile: str = "default") -> list[str]:
+    """The builds whose successful samples campaign ``c`` holds at today's configurations of
+    ``names``, in builds.toml's order."""
+    from ..measure import interpreters, provision
+
+    seen = set()
+    for name in names:
+        cfg = profile_config(name, profile)
+        if cfg is not None and c.has(name):
+            seen |= {cond for cond, _, _ in c.store(name).measured(cfg)}
+    builds = {spec.build_id for spec in provision.all_specs()} | set(provision.retired())
+    builds |= {spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin}
+    # a Python build, not a tool a chapter measures beside them (the download's curl)
+    return interpreters.display_order(c for c in seen if c in builds or c.startswith(("python", "host")))
+
+
+def traces_shown(yours, names: list[str]) -> dict[str, str]:
+    """Chapter -> the campaign whose GIL traces its page shows (the reader's where it holds them,
+    else the newest that does: :func:`gillab.present.trace_view.campaign_for`), for the chapters
+    with traces anywhere."""
+    from . import trace_view
+
+    out = {}
+    for name in names:
+        if name in trace_view.CHAPTERS:
+            c = trace_view.campaign_for(name, yours.id if yours is not None else None)
+            if c is not None:
+                out[name] = c.id
+    return out
+
+
+# the parameters that say how many runs, how long a sample may take and which builds where, not
+# how big a sample's work is: the sizes phrase leaves them out
+_NOT_SIZES = {"repeats", "rest_repeats", "max_repeats", "timeout", "conditions", "claim_grid", "claim_builds",
+              "small_grid", "full_grid", "ci_target"}
+
+
+def sizes_words(names: list[str], profile: str = "default") -> str:
+    """One phrase: how many chapters ``profile`` measures at other sizes than the documents' own
+    (the ``seed`` profile's: a parameter of the work, not of the runs, that differs), with the
+    countdown's as the example, from profiles.toml."""
+    from ..measure import experiments
+
+    scaled = []
+    for name in names:
+        exp = experiments.get(name)
+        mine, theirs = exp.resolve(profile), exp.resolve("seed")
+        if any(mine.get(k) != theirs.get(k) for k in set(mine) | set(theirs) if k not in _NOT_SIZES):
+            scaled.append(name)
+    if not scaled:
+        return "**Sizes:** every chapter at the documents' own sizes (the `seed` profile's)."
+    example = ""
+    if "countdown" in scaled:
+        c = experiments.get("countdown")
+        example = (f"the countdown counts {c.resolve(profile)['total_decrements']:,} decrements where the document "
+                   f"counted {c.resolve('seed')['total_decrements']:,}")
+    return (f"**Sizes:** `{profile}` runs {len(scaled)} of {len(names)} chapters smaller or shorter than the documents "
+            f"did{f' ({example})' if example else ''}; the documents' own sizes are the `seed` profile's (the method "
+            "chapter's *Profiles*).")
 
 
 def pace_words(rec) -> str:
@@ -327,19 +401,42 @@ def run_markdown(yours, ref, names: list[str]) -> str:
                  f"; the reference campaign `{ref.id}` on {machine_words(ref)}: **another machine**, so "
                  "absolute numbers differ between them and the verdicts are each machine's own.")),
              ""]
-    why = ""
+    why = []
+    other = [n for n in borrowed if yours.has(n)]
+    if other:
+        why.append(f"your run measured {', '.join(f'`{n}`' for n in other)} at another configuration than "
+                   "today's (other sizes or other measuring code), which its pages do not read")
     if rec and rec.left_out:
-        left = [n for n in borrowed if n in rec.left_out]
+        left = [n for n in borrowed if n in rec.left_out and n not in other]
         if left:
-            why = (f" Its plan left {', '.join(f'`{n}`' for n in left)} out to fit its "
-                   f"{rec.budget_minutes or '?'}-minute budget at this machine's pace"
-                   + (f" ({rec.speed})" if rec.speed else "") + ".")
+            why.append(f"its plan left {', '.join(f'`{n}`' for n in left)} out to fit its "
+                       f"{rec.budget_minutes or '?'}-minute budget at this machine's pace"
+                       + (f" ({rec.speed})" if rec.speed else ""))
+    traces = traces_shown(yours, names)
+    lent_traces = {n: c for n, c in traces.items() if c != yours.id}
+    builds = builds_measured(yours, own)
     lines.append(f"**Measured by your run: {len(own)} of {len(names)} chapters** ("
-                 + ", ".join(get(n).title for n in own) + ")."
+                 + ", ".join(get(n).title for n in own) + ")"
+                 + (f", on {len(builds)} builds: " + ", ".join(f"`{b}`" for b in builds) if builds else "") + "."
                  + (f" **Borrowed from the reference: {len(borrowed)}** ("
                     + ", ".join(get(n).title for n in borrowed) + "): their pages carry a banner, and every figure, "
-                    "table, verdict and finding of theirs below is the reference's, marked as such." + why
-                    if borrowed else " Nothing below is borrowed from the reference."))
+                    "table, verdict and finding of theirs below is the reference's, marked as such"
+                    + (": " + "; ".join(why) if why else "") + "."
+                    if borrowed else "")
+                 + (" **GIL traces borrowed** (never counted in a verdict; each page names their campaign): "
+                    + "; ".join(f"{', '.join(f'`{n}`' for n in lent_traces if lent_traces[n] == c)} from `{c}`"
+                                for c in dict.fromkeys(lent_traces.values()))
+                    + (f"; your run's own for {', '.join(f'`{n}`' for n in traces if n not in lent_traces)}"
+                       if len(lent_traces) < len(traces) else "") + "."
+                    if lent_traces else "")
+                 + ("" if borrowed or lent_traces else " Nothing below is borrowed from the reference."))
+    if rec is not None and rec.fewest:
+        cut = list(rec.fewest)
+        lines += ["", f"**One run a point:** {', '.join(f'`{n}`' for n in cut)}: the runs {'its' if len(cut) == 1 else 'their'} "
+                  "claims need did not fit at this machine's pace, so "
+                  + ("its" if len(cut) == 1 else "their") + " judged rows have too few runs for a 95% interval "
+                  "and read *inconclusive*."]
+    lines += ["", sizes_words(names)]
     if rec is not None:
         lines += ["", quiet_words(rec)]
     lines += ["", "The two machines and the two runs (the `default` profile's run, from each campaign's run record):",
