@@ -163,7 +163,14 @@ OLD_WORDS = ("cannot be judged here", "does not hold", "Not shown by these runs"
 
 
 def test_the_built_book_speaks_one_vocabulary(built_book):
+    from gillab.judge import pairs, prose
+
     html = built_book["index"].parent
     found = {p.relative_to(html).as_posix(): w for p in html.rglob("*.html") for w in OLD_WORDS
              if w in p.read_text(errors="replace")}
     assert not found, found
+    # the words, defined once, on the introduction (the landing page)
+    intro = (html / "book" / "intro.html").read_text()
+    assert "The words." in intro
+    for word in ("agrees", "higher", "lower", "inconclusive", *pairs.PAIR_OUTCOMES, prose.NOT_SHOWN, prose.NOT_TRUE):
+        assert f"<em>{word}</em>" in intro, word

@@ -232,6 +232,9 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "alone_rule.md").write_text(alone_rule())
     (gen / "probes.md").write_text(probes_figure(gen))
     (gen / "conditions_table.md").write_text(conditions_table())
+    from . import landing as land_words
+
+    (gen / "vocabulary.md").write_text(land_words.vocabulary_markdown())
     from . import trace_view
 
     (gen / "trace_overhead.md").write_text(trace_view.overhead_markdown() + trace_view.holds_markdown())

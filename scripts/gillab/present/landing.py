@@ -219,6 +219,30 @@ def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
               "measured with other measuring code than this checkout's.")
 
 
+def vocabulary_markdown() -> str:
+    """The book's words, defined once (the introduction shows them): an outcome for a verdict, a
+    comparison for two campaigns' outcomes, and what a checked sentence is marked with; each word
+    is the constant the code writes, so a page cannot use one this list does not define."""
+    from ..judge import claims, pairs, prose
+
+    same, different, open_ = (pairs.PAIR_WORDS[k].split(" (", 1)[1].rstrip(")") for k in pairs.PAIR_OUTCOMES)
+    return "\n".join([
+        "**The words.** Every page uses these, and no others, for what a result is:",
+        "",
+        "- A **verdict** (one claim of a document, on one build, judged on one campaign's runs) has an "
+        "**outcome**: *agrees* when the whole 95% interval lies where the document's words put the value (in "
+        "its band, or past its threshold); *higher* or *lower* when it lies wholly outside, above or below; "
+        f"*inconclusive* when the interval reaches across an edge of the band, the runs are too few for an "
+        f"interval, the setting was not applied (*{claims.NOT_IN_FORCE}*) or a control failed "
+        f"(*{claims.CONTROL_FAILED}*). *Not testable here* and *not measured* are no judgement.",
+        f"- Two campaigns' outcomes for one claim x build are **compared**: *{pairs.SAME}* ({same}), "
+        f"*{pairs.DIFFERENT}* ({different}), *{pairs.OPEN}* ({open_}).",
+        "- A chapter's **checked sentence** is shown as found when its data bear it out; marked "
+        f"*{prose.NOT_SHOWN}* when an interval does not settle it; struck and marked *{prose.NOT_TRUE}* when "
+        "the data contradict it.",
+        ""])
+
+
 # -- the reader's run, on the first screen ---------------------------------------------------------
 def reader_campaign(campaign: str | None = None):
     """The campaign whose run the book shows as the reader's: ``campaign`` if named (not the
