@@ -1,3 +1,4 @@
+import math
 import json
 import subprocess
 import sys
@@ -39,7 +40,11 @@ def test_flat_times_agree_with_the_document_and_parallel_times_do_not():
     one = rows["countdown/threads=1"]["measured"]
     assert one["gil"]["verdict"] == "agrees" and one["ft"]["verdict"] == "higher"
     s = cd.ANALYSIS.summary(df).set_index(["condition", "threads"])
-    assert s.loc[("ft", 2), "speedup"] == pytest.approx(8.05 / 4.05)
+    # the chapter's speedup is the verdicts' T(2)/T(1) (best of 3: one trial, 4.0 / 8.0) inverted: one number
+    assert rows["countdown/threads=2"]["measured"]["ft"]["median"] == pytest.approx(4.0 / 8.0)
+    assert s.loc[("ft", 2), "speedup"] == pytest.approx(8.0 / 4.0)
+    assert s.loc[("ft", 2), "time_ratio"] == pytest.approx(rows["countdown/threads=2"]["measured"]["ft"]["median"])
+    assert s.loc[("ft", 1), "speedup"] == 1 and math.isnan(s.loc[("ft", 1), "speedup_ci_lo"])   # no interval on 1
     assert s.loc[("gil", 1), "best"] == 6.5
 
 
