@@ -557,3 +557,18 @@ def test_the_convoys_explorer_draws_one_run_a_point_and_the_table_reads_every_ru
     assert sorted(shown) == sorted(one_thread), "one trace for each one-thread point, no point left out"
     assert all(t.meta.get("round", 0) == 0 for t in section.explore)
     assert section.table["runs"].max() > 1          # the table still reads every round
+
+
+def test_a_timeline_window_opens_where_the_gil_changes_hands():
+    """Issue 78: the data race's timeline opened at the trace's start, where the main thread runs
+    alone before its workers; the window now opens where the GIL changes hands most, and shows
+    at least two threads holding it in every committed data-race trace."""
+    from gillab.present import trace_view
+
+    camp, trs, _ = trace_view.load("data_race")
+    assert trs
+    for tr in trs:
+        start = trace_view.busiest_start(tr, 2.0)
+        _, spans = trace_view._rows(tr, start, 2.0)
+        assert spans[spans["kind"] == "hold"]["tid"].nunique() >= 2, (camp.id, trace_view.title_of(tr), start)
+        assert 0 <= start <= tr.span_ns / 1e6 - 2.0

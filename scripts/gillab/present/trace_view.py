@@ -108,8 +108,26 @@ def draw(ax, tr: trace_file.Trace, start_ms: float = 0.0, length_ms: float = 50.
     ax.set_title(title_of(tr), fontsize=9)
 
 
-def timeline(trs: list[trace_file.Trace], start_ms: float = 0.0, length_ms: float = 50.0, io: bool = False):
-    """One panel per trace, stacked, over the same span of time."""
+def busiest_start(tr: trace_file.Trace, length_ms: float) -> float:
+    """Where a window of ``length_ms`` shows the GIL change hands most often in ``tr`` (ms from the
+    trace's first event, rounded down to a tenth): the mechanism a chapter names happens between
+    threads, and a window at the trace's start can show one thread alone (a data race's main
+    thread starting its workers).  0 where no thread takes the GIL from another."""
+    ev = tr.events
+    takes = ev[ev["event"] == trace_file.TAKE]
+    tids = np.asarray(takes["tid"])
+    at = (np.asarray(takes["t_ns"], dtype=np.int64)[1:][tids[1:] != tids[:-1]] - int(ev["t_ns"][0])) / 1e6
+    if not len(at):
+        return 0.0
+    ends = np.searchsorted(at, at + length_ms, side="left")     # hand-offs in [t, t + length)
+    i = int(np.argmax(ends - np.arange(len(at))))
+    room = max(0.0, tr.span_ns / 1e6 - length_ms)
+    return float(np.floor(min(max(at[i] - 0.05 * length_ms, 0.0), room) * 10) / 10)
+
+
+def timeline(trs: list[trace_file.Trace], start_ms: float | None = 0.0, length_ms: float = 50.0, io: bool = False):
+    """One panel per trace, stacked, over the same length of time: from ``start_ms`` in each, or,
+    with ``start_ms`` None, from where each hands the GIL over most (:func:`busiest_start`)."""
     import matplotlib.pyplot as plt
 
     heights = [max(1.2, 0.45 * len(tr.threads) + 0.6) for tr in trs]
@@ -117,7 +135,7 @@ def timeline(trs: list[trace_file.Trace], start_ms: float = 0.0, length_ms: floa
     fig, axes = plt.subplots(len(trs), 1, figsize=(8, total), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
     for ax, tr in zip(axes[:, 0], trs):
-        draw(ax, tr, start_ms, length_ms, io)
+        draw(ax, tr, busiest_start(tr, length_ms) if start_ms is None else start_ms, length_ms, io)
     legend = {}
     for ax in axes[:, 0]:
         for h, n in zip(*ax.get_legend_handles_labels()):
@@ -460,7 +478,7 @@ def _generic(trs: list[trace_file.Trace], length_ms: float) -> tuple[object, pd.
                      "share of those that passed the GIL on": round(passed[way]["passed_share"], 3),
                      "median hold (ms)": float(f"{np.nanmedian([v['hold_median_ms'] for v in s['threads'].values()]):.3g}"),
                      "events": s["events"]})
-    return timeline(trs, 0.0, length_ms), pd.DataFrame(rows)
+    return timeline(trs, None, length_ms), pd.DataFrame(rows)
 
 
 def countdown(trs: list[trace_file.Trace]) -> Section | None:
