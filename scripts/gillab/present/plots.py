@@ -5,6 +5,7 @@ import contextlib
 import io
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullLocator
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -303,80 +304,96 @@ def verdicts_figure(flat: pd.DataFrame):
 PAIR_COLOURS = {"the same": "#029e73", "different": "#d55e00", "open": "#949494"}
 
 
+# the ratio of two campaigns' values a panel of :func:`across_figure` shows; beyond, an arrowhead
+ACROSS_RATIO_LIMIT = 8.0
+
+
 def across_figure(table: list[dict], base: str, per_row: int = 3):
-    """Every other campaign against ``base`` (the reference): ours / published in ``base`` (x)
-    and in the other campaign (y), log scales shared by every panel, each claim x build judged in
-    both a point with both intervals, coloured by the two outcomes compared
-    (:func:`gillab.judge.pairs.pair_outcome`: the same, different, open).  Each panel's title
-    counts those measured with this checkout's code in both (:func:`gillab.judge.pairs.paired`,
+    """Every other campaign against ``base`` (the reference), claim x build by claim x build: the
+    reference's ours / published (x, log, with its interval) against the other campaign's value
+    over the reference's (y, log, from 1/8 to 8, the other campaign's interval over the
+    reference's median): on the line at 1 the two measured the same, and a row that differs stands
+    off it however far its claim's values lie from the document's.  Coloured by the two outcomes
+    compared (:func:`gillab.judge.pairs.pair_outcome`: the same, different, open).  Each panel's
+    title counts those measured with this checkout's code in both (:func:`gillab.judge.pairs.paired`,
     as :func:`gillab.judge.across.against` does); a hollow point was measured with other code
-    (shown, not counted).  One panel per other campaign, ``per_row`` to a row, drawn to be read
-    at the page's width (6.8 in at 100 dpi, every text at least 8.5 pt); points off a log scale are
-    left out and counted in the title."""
+    (shown, not counted); a ratio beyond the axis is an arrowhead at its edge, counted in the
+    title.  One panel per other campaign, ``per_row`` to a row, drawn to be read at the page's
+    width (6.8 in at 100 dpi, every text at least 8.5 pt)."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
     from ..judge import pairs
 
     font = 8.5
+    lim = ACROSS_RATIO_LIMIT
     others = sorted({c for r in table for c in r["campaigns"]} - {base}) or [None]
     ncols = min(per_row, len(others))
     nrows = -(-len(others) // ncols)
     width = 6.8
     panel = (width - 0.9) / ncols
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (panel + 0.55) + 0.8), squeeze=False,
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (panel + 0.55) + 1.0), squeeze=False,
                              sharex=True, sharey=True)
     drawn = []
     for ax, other in zip(axes.flat, others):
-        left_out, words, apart = 0, [], 0
+        left_out, words, apart, beyond = 0, [], 0, 0
         for a, b in pairs.paired(table, base, other, this_code=None):
             word = pairs.pair_outcome(a["outcome"], b["outcome"])
             counted = a["measured_with_this_code"] and b["measured_with_this_code"]
             apart += not counted
             xs = (a["ratio_low"], a["ours_over_published"], a["ratio_high"])
-            ys = (b["ratio_low"], b["ours_over_published"], b["ratio_high"])
             if counted:
                 words.append(word)
-            if not (xs[1] > 0 and ys[1] > 0):
+            if not (xs[1] > 0 and b["ours_over_published"] > 0):
                 left_out += 1
                 continue
+            ys = tuple(v / xs[1] if v and v > 0 else float("nan")
+                       for v in (b["ratio_low"], b["ours_over_published"], b["ratio_high"]))
             col = PAIR_COLOURS[word]
-            ax.plot([x if x > 0 else xs[1] for x in (xs[0], xs[2])], [ys[1]] * 2, color=col, alpha=0.35, lw=0.8)
-            ax.plot([xs[1]] * 2, [y if y > 0 else ys[1] for y in (ys[0], ys[2])], color=col, alpha=0.35, lw=0.8)
-            ax.plot(xs[1], ys[1], "o", color=col, markersize=3.5 if counted else 4.5, alpha=0.85, label=word,
+            y = min(max(ys[1], 1 / lim), lim)
+            if y != ys[1]:
+                beyond += 1
+            ax.plot([x if x > 0 else xs[1] for x in (xs[0], xs[2])], [y] * 2, color=col, alpha=0.35, lw=0.8)
+            if y == ys[1]:
+                ax.plot([xs[1]] * 2, [min(max(v, 1 / lim), lim) if v == v else y for v in (ys[0], ys[2])],
+                        color=col, alpha=0.35, lw=0.8)
+            marker = "o" if y == ys[1] else ("^" if ys[1] > lim else "v")
+            ax.plot(xs[1], y, marker, color=col, markersize=3.5 if counted else 4.5, alpha=0.85, label=word,
                     markeredgewidth=0.8, markerfacecolor=col if counted else "none")
-            drawn += [xs[1], ys[1]]
+            drawn.append(xs[1])
         c = pairs.pair_counts(pd.DataFrame({"compared": words}), "compared")
         name = str(other)
         if len(name) > 22 and "-" in name:      # a long campaign id on two lines, so titles never touch
             name = name[:name.rindex("-") + 1] + "\n" + name[name.rindex("-") + 1:]
         ax.set_title(f"{name}\n{c['the same']} same, {c['different']} different, {c['open']} open"
                      + (f"\n+{apart} of other code (hollow)" if apart else "")
-                     + (f"\n({left_out} off a log scale)" if left_out else ""), fontsize=font)
+                     + (f"\n({beyond} beyond {lim:g}x: arrowheads)" if beyond else "")
+                     + (f"\n({left_out} not positive: left out)" if left_out else ""), fontsize=font)
         ax.tick_params(labelsize=font)
+        ax.axhline(1.0, color="0.4", lw=0.8, linestyle="--", zorder=0)
     for ax in axes.flat[len(others):]:
         ax.set_visible(False)
     ax = axes.flat[0]
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(1 / lim / 1.15, lim * 1.15)
+    ticks = [2.0 ** k for k in range(-3, 4)]
+    ax.set_yticks(ticks, [f"1/{1 / t:g}" if t < 1 else f"{t:g}" for t in ticks])
+    ax.yaxis.set_minor_locator(NullLocator())
     if drawn:
-        lo, hi = min(drawn) / 2, max(drawn) * 2
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
-        for a in axes.flat[:len(others)]:
-            a.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, linestyle="--", zorder=0)
+        ax.set_xlim(min(drawn) / 2, max(drawn) * 2)
     for i, a in enumerate(axes.flat[:len(others)]):
         if i + ncols >= len(others):      # the lowest panel of its column shows its scale
             a.xaxis.set_tick_params(labelbottom=True)
-    fig.supxlabel(f"the reference campaign {base}: ours / published", fontsize=font, y=0.6 / fig.get_size_inches()[1])
-    fig.supylabel("the campaign of the panel: ours / published", fontsize=font)
+    fig.supxlabel(f"the reference campaign {base}: ours / published", fontsize=font, y=0.8 / fig.get_size_inches()[1])
+    fig.supylabel("the panel's campaign / the reference", fontsize=font)
     handles = [Line2D([], [], color=c, marker="o", linestyle="none", label=pairs.PAIR_WORDS[k])
                for k, c in PAIR_COLOURS.items()]
     handles.append(Line2D([], [], color="0.4", linestyle="--", label="the same value in both campaigns"))
     handles.append(Line2D([], [], color="0.3", marker="o", markerfacecolor="none", linestyle="none",
                           label="measured with other code: not counted"))
     fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=font)
-    fig.tight_layout(rect=(0, 0.75 / fig.get_size_inches()[1], 1, 1), h_pad=0.6, w_pad=0.4)
+    fig.tight_layout(rect=(0, 0.95 / fig.get_size_inches()[1], 1, 1), h_pad=0.6, w_pad=0.4)
     return fig
 
 
