@@ -157,6 +157,7 @@ def rows(cs: list[campaigns.Campaign] | None = None, profile: str | None = "defa
         compared = outcomes_compared(list(g.loc[g["this_code"], "outcome"]))
         out.append({
             "document": doc, "experiment": exp, "claim_id": cid, "claim": first["claim"], "condition": cond,
+            "claim_role": first.get("claim_role", "judged"),
             "build": first["build"], "published": first["published"], "unit": first["unit"],
             "campaigns": per_campaign, "machines": kinds, "machine_intervals": hulls, "n_machines": len(kinds),
             "n_campaigns": int(g["this_code"].sum()), "flips": flips, "compared": compared,
@@ -219,11 +220,19 @@ def summary(table: list[dict]) -> pd.DataFrame:
     }).reset_index()
 
 
+def judged_rows(table: list[dict]) -> list[dict]:
+    """The rows of :func:`rows` whose claim is judged (its ``role`` in claims.csv: a mechanism on
+    the builds it speaks of), not a machine row or another build's finding."""
+    return [r for r in table if r.get("claim_role", "judged") == "judged"]
+
+
 def against(table: list[dict], base: str) -> pd.DataFrame:
-    """Every other campaign of :func:`rows` beside ``base`` (the reference): its claim x condition
-    rows judged in both with this checkout's code (:func:`paired`) counted by :func:`pair_counts`,
-    and how many more are judged in both but measured with other code (not counted)."""
+    """Every other campaign of :func:`rows` beside ``base`` (the reference): its judged claim x
+    condition rows (a machine row is context, never counted) judged in both with this checkout's
+    code (:func:`paired`) counted by :func:`pair_counts`, and how many more are judged in both but
+    measured with other code (not counted)."""
     others = sorted({c for r in table for c in r["campaigns"]} - {base})
+    table = judged_rows(table)
     rows = [{"campaign": o, **pair_counts([(a["outcome"], b["outcome"]) for a, b in paired(table, base, o)]),
              "other code": len(paired(table, base, o, this_code=False))} for o in others]
     return pd.DataFrame(rows, columns=["campaign", "both", *PAIR_OUTCOMES, "other code"])

@@ -309,7 +309,7 @@ ACROSS_RATIO_LIMIT = 8.0
 
 
 def across_figure(table: list[dict], base: str, per_row: int = 3):
-    """Every other campaign against ``base`` (the reference), claim x build by claim x build: the
+    """Every other campaign against ``base`` (the reference), judged claim x build by claim x build: the
     reference's ours / published (x, log, with its interval) against the other campaign's value
     over the reference's (y, log, from 1/8 to 8, the other campaign's interval over the
     reference's median): on the line at 1 the two measured the same, and a row that differs stands
@@ -325,9 +325,12 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
 
     from ..judge import pairs
 
+    from ..judge.across import judged_rows
+
     font = 8.5
     lim = ACROSS_RATIO_LIMIT
     others = sorted({c for r in table for c in r["campaigns"]} - {base}) or [None]
+    table = judged_rows(table)            # as the table beside it counts: a machine row is context
     ncols = min(per_row, len(others))
     nrows = -(-len(others) // ncols)
     width = 6.8
