@@ -36,7 +36,7 @@ from ..measure import campaigns, sweep
 from ..measure import experiments
 from . import verdicts
 
-from .pairs import (DEFINITE, paired, DIFFERENT, JUDGED, NOT_BOTH, OPEN, PAIR_OUTCOMES, PAIR_WORDS, SAME,  # noqa: F401
+from .pairs import (DEFINITE, paired, judged_rows, DIFFERENT, JUDGED, NOT_BOTH, OPEN, PAIR_OUTCOMES, PAIR_WORDS, SAME,  # noqa: F401
                     beside, counts_sentence, outcomes_compared, pair_counts, pair_outcome)
 
 DIFFERS = "differs between sittings"
@@ -218,12 +218,6 @@ def summary(table: list[dict]) -> pd.DataFrame:
         **{w: g["compared"].apply(lambda s, w=w: int((s == w).sum())) for w in PAIR_OUTCOMES},
         "of the different, flip within one kind": g["flips"].sum().astype(int),
     }).reset_index()
-
-
-def judged_rows(table: list[dict]) -> list[dict]:
-    """The rows of :func:`rows` whose claim is judged (its ``role`` in claims.csv: a mechanism on
-    the builds it speaks of), not a machine row or another build's finding."""
-    return [r for r in table if r.get("claim_role", "judged") == "judged"]
 
 
 def against(table: list[dict], base: str) -> pd.DataFrame:

@@ -84,6 +84,13 @@ def counts_sentence(c: dict[str, int], what: str = "claims x builds", where: str
             f"**{c[OPEN]}** open (inconclusive in {some})")
 
 
+def judged_rows(table: list[dict]) -> list[dict]:
+    """The rows of :func:`gillab.judge.across.rows` whose claim is judged (its ``role`` in
+    claims.csv: a mechanism on the builds it speaks of), not a machine row or another build's
+    finding: what every count of campaigns side by side reads."""
+    return [r for r in table if r.get("claim_role", "judged") == "judged"]
+
+
 def paired(table: list[dict], base: str, other: str, this_code: bool | None = True) -> list[tuple[dict, dict]]:
     """The claim x condition rows of :func:`gillab.judge.across.rows` judged in both ``base`` and ``other``: (base's
     entry, other's entry) per row.  ``this_code``: True, only rows both measured with this

@@ -135,8 +135,9 @@ def planned_run(flat=None, ref_flat=None, record=None) -> str:
                      "pace the run kept" if late else "") + "): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
-    if rec.fewest:
-        least = {n: len(v) for n, v in rec.fewest.items()}
+    camp = campaigns.load(rec.campaign)
+    least = {n: len(v) for n, v in rec.fewest.items() if camp.has(n)}   # one it left out after: not measured
+    if least:
         lines += ["Measured at one run a point, the figures' runs (the runs their claims need did not fit at the "
                   "machine's pace; their judged rows have too few runs): "
                   + "; ".join(f"`{n}` ({k} row{'s' if k != 1 else ''})" for n, k in least.items())

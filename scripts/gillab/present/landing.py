@@ -454,8 +454,8 @@ def run_markdown(yours, ref, names: list[str]) -> str:
                        if len(lent_traces) < len(traces) else "") + "."
                     if lent_traces else "")
                  + ("" if borrowed or lent_traces else " Nothing below is borrowed from the reference."))
-    if rec is not None and rec.fewest:
-        cut = list(rec.fewest)
+    cut = [n for n in (rec.fewest if rec is not None else {}) if n in own]   # one a plan cut, then left out: not measured
+    if cut:
         lines += ["", f"**One run a point:** {', '.join(f'`{n}`' for n in cut)}: the runs {'its' if len(cut) == 1 else 'their'} "
                   "claims need did not fit at this machine's pace, so "
                   + ("its" if len(cut) == 1 else "their") + " judged rows have too few runs for a 95% interval "

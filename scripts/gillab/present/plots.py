@@ -1,4 +1,8 @@
-"""Figures: seaborn on tidy samples, every point with its uncertainty and its raw samples."""
+"""Figures: seaborn on tidy samples, every point with its uncertainty and its raw samples.
+
+Why it is long: the helpers every chapter draws with (the palette, intervals, weak bars, the
+published lines, shared axes) and the figures that set campaigns side by side live together, so
+that one build has one colour and one interval one look across the book."""
 from __future__ import annotations
 
 import contextlib
@@ -325,12 +329,10 @@ def across_figure(table: list[dict], base: str, per_row: int = 3):
 
     from ..judge import pairs
 
-    from ..judge.across import judged_rows
-
     font = 8.5
     lim = ACROSS_RATIO_LIMIT
     others = sorted({c for r in table for c in r["campaigns"]} - {base}) or [None]
-    table = judged_rows(table)            # as the table beside it counts: a machine row is context
+    table = pairs.judged_rows(table)      # as the table beside it counts: a machine row is context
     ncols = min(per_row, len(others))
     nrows = -(-len(others) // ncols)
     width = 6.8
