@@ -256,7 +256,10 @@ def test_every_sentence_of_the_first_screen_is_true_of_the_run_it_shows(cid):
     builds = set()
     for n in mine:
         builds |= set(results.samples(n, yours.id, verdicts.profile_config(n))["condition"])
-    named = set(re.findall(r"`([^`]+)`", measured.split(" builds: ")[1].split(". ")[0]))
+    said = re.search(r"on (\d+) builds(?: and (\d+) run with its GIL turned on)?: (.*?)\. ", measured)
+    named = set(re.findall(r"`([^`]+)`", said.group(3)))
+    twins = {b for b in named if b.endswith("-gil")}          # builds.toml's GIL-on twins are named <id>-gil
+    assert int(said.group(1)) == len(named) - len(twins) and int(said.group(2) or 0) == len(twins)
     assert named and named <= builds and not {b for b in builds if b.startswith(("2.", "3.", "nogil"))} - named
     lent = [n for n in names if n not in mine]
     if lent:

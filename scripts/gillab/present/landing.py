@@ -7,6 +7,10 @@ Nothing here is typed: the figure counts the verdict rows (:func:`gillab.judge.v
 finding is the chapter's own :class:`~gillab.judge.prose.Check`, picked by the key its chapter
 lists in ``HEADLINE`` (:attr:`gillab.judge.analysis.Analysis.headline`), never by its words: a
 reworded sentence stays on the first screen.
+
+Why it is long: the first screen's account of the reader's run is checked sentence by sentence
+against the campaign (what was measured, on which builds, what is borrowed and why, whose traces,
+the sizes, steady and alone), and each sentence's reading lives beside the words that print it.
 """
 from __future__ import annotations
 
@@ -318,6 +322,14 @@ def builds_measured(c, names: list[str], profile: str = "default") -> list[str]:
     return interpreters.display_order(c for c in seen if c in builds or c.startswith(("python", "host")))
 
 
+def _gil_twins() -> set[str]:
+    """The ids of builds that are another build's binary with its GIL turned on at run time."""
+    from ..measure import provision
+
+    return ({spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin}
+            | {r.build_id for r in provision.retired().values() if r.twin})      # an earlier campaign's
+
+
 def traces_shown(yours, names: list[str]) -> dict[str, str]:
     """Chapter -> the campaign whose GIL traces its page shows (the reader's where it holds them,
     else the newest that does: :func:`gillab.present.trace_view.campaign_for`), for the chapters
@@ -390,7 +402,8 @@ def _run_column(c, rec, role: str) -> dict:
             "pace (3.13.5's one-thread countdown)": pace,
             "load average, start → end": load,
             "CPU time stolen by the hypervisor": "not recorded" if steal is None else f"{steal:.1%}",
-            "measured": (rec.started[:16].replace("T", " ") + " UTC") if rec else c.created[:10]}
+            "measured": (rec.started[:16].replace("T", " ") + " UTC") if rec else c.created[:10],
+            "the run's profile": f"`{rec.profile}`" if rec else "no whole-run record"}
 
 
 def run_markdown(yours, ref, names: list[str]) -> str:
@@ -439,9 +452,12 @@ def run_markdown(yours, ref, names: list[str]) -> str:
     traces = traces_shown(yours, names)
     lent_traces = {n: c for n, c in traces.items() if c != yours.id}
     builds = builds_measured(yours, own)
+    twins = [b for b in builds if b in _gil_twins()]          # the same binary as a build, its GIL on
     lines.append(f"**Measured by your run: {len(own)} of {len(names)} chapters** ("
                  + ", ".join(get(n).title for n in own) + ")"
-                 + (f", on {len(builds)} builds: " + ", ".join(f"`{b}`" for b in builds) if builds else "") + "."
+                 + (f", on {len(builds) - len(twins)} builds" + (f" and {len(twins)} run with its GIL turned on"
+                                                                    if twins else "")
+                    + ": " + ", ".join(f"`{b}`" for b in builds) if builds else "") + "."
                  + (f" **Borrowed from the reference: {len(borrowed)}** ("
                     + ", ".join(get(n).title for n in borrowed) + "): their pages carry a banner, and every figure, "
                     "table, verdict and finding of theirs below is the reference's, marked as such"
@@ -463,7 +479,9 @@ def run_markdown(yours, ref, names: list[str]) -> str:
     lines += ["", sizes_words(names)]
     if rec is not None:
         lines += ["", quiet_words(rec)]
-    lines += ["", "The two machines and the two runs (the `default` profile's run, from each campaign's run record):",
+    lines += ["", "The two machines and the two runs (each campaign's newest whole run of the `default` profile, "
+              "else of the profile it ran, from its run record; a chapter measured again after it is not in it: the "
+              "method chapter's *Steadiness* lists every run):",
               "", *table]
     return "\n".join(lines) + "\n"
 
