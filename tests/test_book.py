@@ -138,6 +138,8 @@ def test_the_page_in_a_browser(built_book, tmp_path):
 # cannot judge, a table of every cell) is folded under a line that counts it
 MAX_PAGE_PX = 30_000
 READING_WIDTH = 1280
+# and the most a page may weigh (its figures and kernel-free explorers are inline images)
+MAX_PAGE_BYTES = 5_000_000
 
 
 def test_no_page_is_taller_than_a_reader_scrolls(built_book):
@@ -154,6 +156,8 @@ def test_no_page_is_taller_than_a_reader_scrolls(built_book):
     assert len(heights) == len(pages) and min(heights.values()) > 1000, heights   # every page measured, laid out
     tall = {k: v for k, v in heights.items() if v > MAX_PAGE_PX}
     assert not tall, f"pages taller than {MAX_PAGE_PX:,} px at {READING_WIDTH} px wide: {tall}"
+    heavy = {p.relative_to(html).as_posix(): p.stat().st_size for p in pages if p.stat().st_size > MAX_PAGE_BYTES}
+    assert not heavy, f"pages over {MAX_PAGE_BYTES:,} bytes: {heavy}"
 
 
 # words the book used for a verdict's outcome or a checked sentence's before it had one vocabulary
