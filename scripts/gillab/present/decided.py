@@ -104,7 +104,7 @@ def planned_run(flat=None, ref_flat=None, record=None) -> str:
     where = (f"data/results/{rec.campaign}/{rec.file}" if rec is record else f"data/timing/{rec.file}")
     which = "Your run" if rec is record else "The newest whole `default` run"
     try:
-        campaigns.load(rec.campaign)
+        camp = campaigns.load(rec.campaign)
     except campaigns.NoCampaign:
         return ""
     if flat is None:
@@ -135,7 +135,6 @@ def planned_run(flat=None, ref_flat=None, record=None) -> str:
                      "pace the run kept" if late else "") + "): "
                   + "; ".join(f"`{n}` ({k} rows)" for n, k in count.items())
                   + ". A faster machine, `--minutes`, or `PROFILE=verdicts make reproduce` measures them.", ""]
-    camp = campaigns.load(rec.campaign)
     least = {n: len(v) for n, v in rec.fewest.items() if camp.has(n)}   # one it left out after: not measured
     if least:
         lines += ["Measured at one run a point, the figures' runs (the runs their claims need did not fit at the "

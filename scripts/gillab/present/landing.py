@@ -316,8 +316,7 @@ def builds_measured(c, names: list[str], profile: str = "default") -> list[str]:
         cfg = profile_config(name, profile)
         if cfg is not None and c.has(name):
             seen |= {cond for cond, _, _ in c.store(name).measured(cfg)}
-    builds = {spec.build_id for spec in provision.all_specs()} | set(provision.retired())
-    builds |= {spec.gil_twin[0] for spec in provision.all_specs() if spec.gil_twin}
+    builds = {spec.build_id for spec in provision.all_specs()} | set(provision.retired()) | _gil_twins()
     # a Python build, not a tool a chapter measures beside them (the download's curl)
     return interpreters.display_order(c for c in seen if c in builds or c.startswith(("python", "host")))
 
@@ -345,24 +344,14 @@ def traces_shown(yours, names: list[str]) -> dict[str, str]:
     return out
 
 
-# the parameters that say how many runs, how long a sample may take and which builds where, not
-# how big a sample's work is: the sizes phrase leaves them out
-_NOT_SIZES = {"repeats", "rest_repeats", "max_repeats", "timeout", "conditions", "claim_grid", "claim_builds",
-              "small_grid", "full_grid", "ci_target"}
-
-
-def sizes_words(names: list[str], profile: str = "default") -> str:
-    """One phrase: how many chapters ``profile`` measures at other sizes than the documents' own
-    (the ``seed`` profile's: a parameter of the work, not of the runs, that differs), with the
-    countdown's as the example, from profiles.toml."""
+def sizes_words(names: list[str]) -> str:
+    """One phrase: how many chapters ``default`` measures at other sizes than the documents' own
+    (the ``seed`` profile's: :func:`gillab.judge.verdicts.size_differences`, a parameter of the
+    configuration that differs), with the countdown's as the example, from profiles.toml."""
     from ..measure import experiments
 
-    scaled = []
-    for name in names:
-        exp = experiments.get(name)
-        mine, theirs = exp.resolve(profile), exp.resolve("seed")
-        if any(mine.get(k) != theirs.get(k) for k in set(mine) | set(theirs) if k not in _NOT_SIZES):
-            scaled.append(name)
+    profile = "default"
+    scaled = [name for name in names if verdicts.size_differences(name, "seed")]
     if not scaled:
         return "**Sizes:** every chapter at the documents' own sizes (the `seed` profile's)."
     example = ""
