@@ -297,7 +297,10 @@ def cmd_trace_list(args) -> int:
 
     camp = _trace_campaign(args.campaign)
     print(f"traces of campaign {camp.id}")
-    for folder in sorted((camp.dir / "traces").iterdir()):
+    folders = sorted((camp.dir / "traces").iterdir()) if (camp.dir / "traces").is_dir() else []
+    if not folders:
+        print(f"  none: `gillab trace record --campaign {camp.id}` records them (traced builds needed)")
+    for folder in folders:
         good, damaged = trace_file.stored(folder)
         for tr in good:
             s = trace_file.summary(tr)
@@ -413,6 +416,8 @@ def cmd_verdicts(args) -> int:
     elif args.nested:
         print(json.dumps(_clean(rows), indent=2))
     else:
+        if not rows:
+            print(f"no claim judged: no campaign read holds samples of profile {args.profile}")
         for r in rows:
             for cond, m in r["measured"].items():
                 print(f"{r['claim_id']:<28} {cond:<14} published {r['published']:.3g} {r['unit']:<5} "
