@@ -65,6 +65,23 @@ def test_gil_builds_gain_nothing_reads_the_not_faster_rows_line(monkeypatch):
     assert prose.state(c) == "not true" and "at 0.95 or above" in c.text
 
 
+def test_a_gil_build_run_once_is_named_apart_not_printed_as_nan():
+    """default's small grid runs some GIL builds once at a point: no trial of three runs, so no best
+    of 3 and no T(k)/T(1).  The sentence about the GIL builds reads those with trials and names the
+    others apart; it printed "nan (n = 0 ...)" for them and was marked "Not measured in this run"
+    while seven builds' ratios held (issue 78's blind read)."""
+    df = _countdown_gil_ratios(1.0)
+    gil = df["gil_enabled"].fillna(False).astype(bool)
+    once = sorted(df.loc[gil, "condition"].unique())[-1]
+    mine = (df["condition"] == once) & (df["threads"] == 2)
+    df = df[~mine | (df["repeat"] == df.loc[mine, "repeat"].min())]
+    c = _check("countdown", df, "gil-builds-gain-nothing")
+    assert prose.state(c) == "holds", c.evidence
+    assert "nan" not in c.evidence
+    assert f"not judged, run fewer than three times at the point (no best of 3 to set beside one thread's): " \
+           f"{once}, 2 threads" in c.evidence
+
+
 def _countdown_free(two_over_one, four_over_two):
     """Each build without a GIL: T(2)/T(1) made ``two_over_one`` and a T(4) added at
     ``four_over_two`` x T(2), in every repeat."""

@@ -27,7 +27,7 @@ def prose(df) -> list:
     word of the lexicon reads the word's line ("gain little more": no gain, "a cost": a change), never
     a line of its own; "by a fifth" and "three quarters" are the words' own numbers."""
     from ..judge import claims as published_claims, lexicon
-    from ..judge.prose import at_least, gil_by_condition, interval, listed, ok_rows, settle, together
+    from ..judge.prose import method_n, at_least, gil_by_condition, interval, listed, ok_rows, settle, together
 
     said = chapter_words("countdown")     # the words cell of its text
 
@@ -60,6 +60,11 @@ def prose(df) -> list:
     gil = [c for c in conds if gil_on.get(c)]
     if gil and many:
         r = {c: [(k, ratio(c, k)) for k in measured(c)] for c in gil}
+        # a build measured once at a point (one run elsewhere, default's small grid) has no trial
+        # of three runs: no best of 3, so no ratio; it is named apart, not printed as nan
+        once = [said.fill("build-at-threads", build=c, threads=k) for c, v in r.items() for k, m in v
+                if not method_n(m)[1]]
+        r = {c: [(k, m) for k, m in v if method_n(m)[1]] for c, v in r.items()}
         r = {c: v for c, v in r.items() if v}
         at = sorted({k for v in r.values() for k, _ in v})
         line = {k: not_faster(k) for k in at}
@@ -68,7 +73,8 @@ def prose(df) -> list:
             together(*(at_least([m for v in r.values() for j, m in v if j == k], line[k]) for k in at))
             if at else {"holds": False, "open": False},
             listed(said.fill("gil-builds-gain-nothing-evidence", how=how),
-                   [(said.fill("build-at-threads", build=c, threads=k), m) for c, v in r.items() for k, m in v]),
+                   [(said.fill("build-at-threads", build=c, threads=k), m) for c, v in r.items() for k, m in v])
+            + (said.fill("no-complete-trial", points="; ".join(once)) if once else ""),
             why=said["why-threads-gain-nothing"],
             line=" or ".join(f"{x:g}" for x in sorted(set(line.values())))))
     old = interpreters.role("old_gil")          # builds.toml [roles]: 2.7.18

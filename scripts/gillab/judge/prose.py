@@ -158,7 +158,7 @@ def measured(pairs: dict) -> dict:
     return {k: v for k, v in pairs.items() if not any(map(math.isnan, v))}
 
 
-def _method_n(m: dict) -> tuple[str, object]:
+def method_n(m: dict) -> tuple[str, object]:
     """An interval's estimand and n, from a :mod:`gillab.stats` result (``method``; a ratio of
     medians' ``n_num`` / ``n_den``) or a verdict row's entry (``estimand``, ``n_each``)."""
     from .. import stats
@@ -176,7 +176,7 @@ def interval(m: dict, spec: str = ".2f", unit: str = "", n: bool = True) -> str:
     ``m``: a :mod:`gillab.stats` result or a verdict row's entry (its ``median``, else its ``ratio``)."""
     from .. import stats
 
-    method, k = _method_n(m)
+    method, k = method_n(m)
     value = m["median"] if "median" in m else m["ratio"]
     text = f"{value:{spec}}{unit} {stats.bracket(m['ci_lo'], m['ci_hi'], k, method, spec)}"
     return text + (f", n = {stats._n_words(method, k)}" if n and stats.conclusive(method, k) else "")
@@ -187,7 +187,7 @@ def each_n(intervals) -> str:
     the same n (the evidence then says it once, and :func:`interval` leaves it out), else ''."""
     from .. import stats
 
-    seen = {(method, tuple(k) if isinstance(k, (list, tuple)) else k) for method, k in map(_method_n, intervals)}
+    seen = {(method, tuple(k) if isinstance(k, (list, tuple)) else k) for method, k in map(method_n, intervals)}
     if len(seen) != 1:
         return ""
     method, k = seen.pop()
@@ -229,7 +229,7 @@ def settle(intervals, says, against) -> dict:
     from .. import stats
 
     ms = list(intervals)
-    full = [stats.conclusive(*_method_n(m)) for m in ms]
+    full = [stats.conclusive(*method_n(m)) for m in ms]
     holds = bool(ms) and all(full) and all(says(m["ci_lo"], m["ci_hi"]) for m in ms)
     contradicted = any(f and against(m["ci_lo"], m["ci_hi"]) for f, m in zip(full, ms))
     return {"holds": holds, "open": bool(ms) and not holds and not contradicted}

@@ -335,7 +335,9 @@ def estimate_text(value, lo, hi, coverage=None, n=None, method: str | None = Non
 
     if value is None or value != value:
         return "not measured"
-    runs = (f"n = {int(n)}" if n is not None and n == n and not isinstance(n, (tuple, list)) else
+    # n = 0 beside a value: no complete trial, the value a fallback its row's note names (the
+    # median of the runs there are), so no count that reads as if the value stood on nothing
+    runs = (f"n = {int(n)}" if n is not None and n == n and not isinstance(n, (tuple, list)) and n else
             f"n = {int(n[0])} and {int(n[1])}" if isinstance(n, (tuple, list)) and len(n) == 2 else "")
     none = (lo is None or hi is None or lo != lo or hi != hi
             or (coverage is not None and coverage == coverage and coverage <= 0))
