@@ -85,6 +85,13 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def run_starved(g: pd.DataFrame) -> pd.Series:
+    """Per independent run of the latency test, the share of its pings with no answer within the
+    bound: the unit a sentence about "does not answer" reads with an interval over runs (the pings
+    of one run wait on the same background thread, so they are not independent)."""
+    return g.groupby(["run_id", "repeat"])["rtt_ms"].apply(lambda v: float(v.isna().mean()))
+
+
 def run_means(g: pd.DataFrame) -> pd.Series:
     """ccbench's statistic per independent run: the mean one-way time of the run's answered
     pings (ccbench printed the mean).  A verdict's n counts these runs, never the pings."""
@@ -414,6 +421,7 @@ def prose(df: pd.DataFrame) -> list:
     completely; a number in the words is the number checked."""
     from ..judge import claims as published_claims
     from ..judge import lexicon
+    from ..judge.prose import at_least, at_most, interval, together, within
 
     said = chapter_words("ccbench")     # the words cell of its text
     fall = lexicon.falls("a change")    # "shortens", "sooner": at most 0.9 of the other
@@ -427,33 +435,48 @@ def prose(df: pd.DataFrame) -> list:
     default_si = ok.loc[ok["policy"] == "default", "switch_interval_runtime"].dropna()
     si_ms = float(default_si.median()) * 1000 if len(default_si) else math.nan
     new = [c for c, k in kinds.items() if k == "new" and (c, "regex", "default") in mean.index]
+    pings = _latency(df)
+
+    def runs(c, task, policy, threads=1):
+        """Each run's mean one-way time (ccbench's statistic), by the interleaved round it ran in."""
+        g = pings[(pings["condition"] == c) & (pings["task"] == task) & (pings["threads"] == threads)
+                  & (pings["policy"] == policy)]
+        return run_means(g).groupby(level="repeat").mean()
+
+    def ms(m):
+        return interval(m, ".2f", " ms")
+
     out = []
     if new and math.isfinite(si_ms):
-        vals = {c: float(mean[(c, "regex", "default")]) for c in new}
+        vals = {c: stats.summarize(runs(c, "regex", "default")) for c in new}
         low, high = published_claims.line("ccbench/design/forced_switching")   # in switch intervals
         out.append(said.check(
-            "new-gil-waits-one-switch-interval", _plain(all(low * si_ms <= v <= high * si_ms for v in vals.values())),
+            "new-gil-waits-one-switch-interval", within(vals.values(), low * si_ms, high * si_ms),
             said.fill("mean-one-way-time-evidence", low=f"{low * si_ms:g}", high=f"{high * si_ms:g}", times="; ".join(
-                said.fill("build-time", build=c, ms=f"{v:.2f}") for c, v in vals.items())),
+                said.fill("build-time", build=c, ms=ms(v)) for c, v in vals.items())),
             interval=f"{si_ms:g}"))
     swept = [c for c in new if (c, "regex", "switch:0.001") in mean.index and (c, "regex", "switch:0.0001") in mean.index]
     if swept:
-        v = {c: (float(mean[(c, "regex", "default")]), float(mean[(c, "regex", "switch:0.001")]),
-                 float(mean[(c, "regex", "switch:0.0001")])) for c in swept}
+        one = {c: stats.paired_ratio(runs(c, "regex", "switch:0.001"), runs(c, "regex", "default")) for c in swept}
+        tenth = {c: stats.summarize(runs(c, "regex", "switch:0.0001")) for c in swept}
         out.append(said.check(
             "shorter-interval-shortens-the-wait-not-in-proportion",
-            _plain(all(b <= fall * a and c >= 0.5 for a, b, c in v.values())),
+            together(at_most(one.values(), fall), at_least(tenth.values(), 0.5)),
             said.fill("mean-at-three-intervals-evidence", fall=f"{fall:g}", times="; ".join(
-                said.fill("build-three-times", build=c, default=f"{a:.2f}", one=f"{b:.2f}", tenth=f"{d:.2f}")
-                for c, (a, b, d) in v.items()))))
+                said.fill("build-three-times", build=c, ratio=interval(one[c]), tenth=ms(tenth[c]))
+                for c in swept))))
     free = [c for c, k in kinds.items() if k == "none"]
     near = s[(s["test"] == "latency") & (s["threads"] >= 1) & (s["policy"] == "default") & s["condition"].isin(free)]
     if len(near):
-        worst = near.groupby("condition")["mean"].max()
+        each = {c: [stats.summarize(runs(c, t, "default", int(n))) for t, n in
+                    near.loc[near["condition"] == c, ["task", "threads"]].itertuples(index=False)]
+                for c in near["condition"].unique()}
+        worst = {c: max(v, key=lambda m: m["ci_hi"] if m["ci_hi"] == m["ci_hi"] else m["median"])
+                 for c, v in each.items()}
         out.append(said.check(
-            "free-threaded-echo-never-waits", _plain((worst < 1.0).all()),
+            "free-threaded-echo-never-waits", at_most([m for v in each.values() for m in v], 1.0),
             said.fill("longest-mean-one-way-time-evidence", times="; ".join(
-                said.fill("build-time", build=c, ms=f"{v:.2f}") for c, v in worst.items()))))
+                said.fill("build-time", build=c, ms=ms(m)) for c, m in worst.items()))))
     old = [c for c, k in kinds.items() if k == "old"]
     after = read_after_stop(df)
     if any(c in after for c in old):
@@ -468,24 +491,27 @@ def prose(df: pd.DataFrame) -> list:
         pure = [t for t in ("pi", "countdown") if (c, t, "default") in mean.index
                 and any((n, t, "default") in mean.index for n in new)]
         if pure:
-            pairs = {t: (float(mean[(c, t, "default")]),
-                         min(float(mean[(n, t, "default")]) for n in new if (n, t, "default") in mean.index))
-                     for t in pure}
+            # the old GIL against the new build that answers soonest, per round (paired)
+            fastest = {t: min((n for n in new if (n, t, "default") in mean.index),
+                              key=lambda n: float(mean[(n, t, "default")])) for t in pure}
+            pairs = {t: stats.paired_ratio(runs(c, t, "default"), runs(fastest[t], t, "default")) for t in pure}
             out.append(said.check(
-                "old-gil-answers-sooner-next-to-pure-python", _plain(all(o <= fall * n for o, n in pairs.values())),
+                "old-gil-answers-sooner-next-to-pure-python", at_most(pairs.values(), fall),
                 said.fill("old-over-fastest-new-evidence", fall=f"{fall:g}", tasks="; ".join(
-                    said.fill("task-old-and-new-times", task=t, old=f"{o:.2f}", new=f"{n:.2f}")
-                    for t, (o, n) in pairs.items())),
+                    said.fill("task-old-over-new", task=t, new=fastest[t], ratio=interval(m))
+                    for t, m in pairs.items())),
                 build=c))
         if (c, "regex", "default") in mean.index and new:
-            starved = lat.set_index(["condition", "task", "policy"])["starved_share"]
-            o = float(starved[(c, "regex", "default")])
+            # the share of a run's pings left unanswered, median over runs with its 95% interval:
+            # pooled over pings, one run that answered moved it under the line (86% < 90%)
+            regex = pings[(pings["task"] == "regex") & (pings["threads"] == 1) & (pings["policy"] == "default")]
+            share = {b: stats.summarize(run_starved(regex[regex["condition"] == b])) for b in (c, *new)}
             worst = max(float(mean[(n, "regex", "default")]) for n in new)
-            new_starved = max(float(starved[(n, "regex", "default")]) for n in new)
             out.append(said.check(
-                "old-gil-silent-next-to-regex", _plain(o >= whole and new_starved <= 0.01),
-                said.fill("old-gil-silent-evidence", build=c, old=f"{o:.0%}", line=f"{whole:.0%}", new=f"{new_starved:.0%}",
-                          slowest=f"{worst:.2f}"),
+                "old-gil-silent-next-to-regex",
+                together(at_least([share[c]], whole), at_most([share[n] for n in new], 0.01)),
+                said.fill("old-gil-silent-evidence", build=c, old=interval(share[c], ".0%"), line=f"{whole:.0%}",
+                          new="; ".join(f"{n} {interval(share[n], '.0%')}" for n in new), slowest=f"{worst:.2f}"),
                 build=c))
     return out
 

@@ -164,6 +164,9 @@ def findings_markdown(found: list[Finding], link, shown: str | None = None) -> s
         lines += [f"**What {whose} found** (campaign `{shown}`, computed when this book was built; each sentence is "
                   "checked against its chapter's samples, with the numbers that bear it out):", ""]
         lines += [bullet(f) for f in own]
+    elif shown is not None:
+        lines += [f"**What {whose} found** (campaign `{shown}`): none of the first screen's sentences rests on "
+                  "enough runs of its chapters for a 95% interval; each chapter says what its runs show."]
     for camp in sorted({f.campaign for f in lent}):
         try:
             words = machine_words(campaigns.load(camp))
