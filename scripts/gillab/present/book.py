@@ -110,7 +110,7 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..judge import verdicts
+    from ..judge import across, verdicts
     from ..measure import campaigns
     from . import landing as land
     from . import plots
@@ -137,6 +137,8 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
     found = land.findings(shown["campaign"].iloc[0], profile)
     chapter = {n: "generated/" + Path(experiments.notebook(n)).stem for n in experiments.names()}
     whose = "your run" if "yours" in panels else "the reference campaign"
+    rows = verdicts.headline(shown)            # what the verdicts page counts: one row a claim, build and point
+    definite = int(rows["outcome"].isin(across.DEFINITE).sum())
     return "\n".join([
         head,
         "```{figure} generated/landing.png",
@@ -144,10 +146,12 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
         ":width: 100%",
         "",
         f"The documents' claims about a mechanism, each judged on the builds it speaks of, by document and build "
-        f"family: one count per claim and build. Of {whose}'s {sh['held'] + sh['failed']} with a definite outcome "
-        f"{sh['held']} agree and {sh['failed']} are higher or lower; {sh['open']} are inconclusive (an interval that "
-        "straddles the document's band, too few runs for one, or a setting not in force). Every one is on the "
-        "[verdicts](generated/99_verdicts) page."
+        f"family: one count per claim and build, its points combined. Of {whose}'s "
+        f"{sh['held'] + sh['failed'] + sh['open']} claims x builds, {sh['held'] + sh['failed']} have a definite "
+        f"outcome: {sh['held']} agree and {sh['failed']} are higher or lower; {sh['open']} are inconclusive (an "
+        "interval that straddles the document's band, too few runs for one, or a setting not in force). The "
+        f"[verdicts](generated/99_verdicts) page counts the same claims one point at a time: {len(rows)} rows, "
+        f"{definite} of them definite."
         + (" Top: your run, the chapters it measured (a document it did not measure has no bar there); bottom: the "
            "reference campaign, every chapter." if len(panels) == 2 else ""),
         "```",
