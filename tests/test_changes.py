@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("before, after, kind", [
-    ("agrees", "agrees", "same"), ("lower", "lower", "same"),
-    ("agrees", "higher", "flipped"), ("lower", "higher", "flipped"),
+    ("agrees", "agrees", "the same"), ("lower", "lower", "the same"),
+    ("agrees", "higher", "different"), ("lower", "higher", "different"),
     ("inconclusive", "agrees", "decided"), ("not measured", "lower", "decided"),
-    ("higher", "inconclusive", "undecided"), ("inconclusive", "inconclusive", "open"),
+    ("higher", "inconclusive", "no longer decided"), ("inconclusive", "inconclusive", "open"),
     ("inconclusive", "not measured", "open"),
     (float("nan"), "agrees", "new"), ("agrees", float("nan"), "gone"),
 ])
@@ -40,8 +40,8 @@ def test_compare_keeps_every_row_judged_in_either_campaign():
                   ("b", "b/1", "3.13.5", "agrees", 1.0, 0.95, 1.05, True))
     cmp = changes.compare(before, after)
     assert dict(zip(cmp["claim_id"] + "@" + cmp["condition"], cmp["change"])) == {
-        "a/1@3.9.10": "flipped", "a/1@3.13.5": "decided", "a/2@3.9.10": "gone", "b/1@3.13.5": "new"}
-    (flip,) = changes.flipped(cmp)[2:]
+        "a/1@3.9.10": "different", "a/1@3.13.5": "decided", "a/2@3.9.10": "gone", "b/1@3.13.5": "new"}
+    (flip,) = changes.different(cmp)[2:]
     assert "`a/1`" in flip and "agrees: 1" in flip and "higher: 2" in flip and "[1.8, 2.2]" in flip
     table = changes.table(cmp)
     assert table[-1].startswith("| all | 0 | 1 | 1 | 0 | 0 | 1 | 1 |")
@@ -93,7 +93,8 @@ def test_the_appendix_counts_the_rows_it_compares_on_the_committed_references():
     text = changes.markdown(refs, rows=rows.__getitem__)
     n = cmp["change"].value_counts()
     assert f"Of the {len(cmp)} claims x builds judged in either" in text
-    assert f"**{int(n.get('flipped', 0))} flipped**" in text
+    assert f"**{int(n.get('different', 0))} different**" in text
+    assert "flipped" not in text and "undecided" not in text          # the pair words (issue 78)
     total = [line for line in text.splitlines() if line.startswith("| all |")][0]
     assert [int(x) for x in total.split("|")[2:2 + len(changes.KINDS)]] == [int(n.get(k, 0)) for k in changes.KINDS]
     assert refs[1].why in text

@@ -138,7 +138,8 @@ def test_a_process_not_asked_for_a_witness_starts_none(py315):
 
 
 @pytest.mark.parametrize("lo, hi, n, reads", [(0.8, 0.9, 7, "faster"), (1.02, 1.1, 7, "slower"),
-                                               (0.97, 1.02, 7, "no difference shown"), (0.8, 0.9, 3, "too few runs")])
+                                               (0.97, 1.02, 7, "inconclusive (its interval holds 1)"),
+                                               (0.8, 0.9, 3, "inconclusive (too few runs)")])
 def test_a_build_effect_reads_faster_or_slower_only_from_its_whole_interval(lo, hi, n, reads):
     assert flags.verdict({"ci_lo": lo, "ci_hi": hi, "n": n, "method": stats.PAIRED}) == reads
 

@@ -7,11 +7,11 @@ they speak of) is judged on each campaign's own samples with this checkout's cla
 statistics, and the two outcomes are set side by side: the same code reads both, so what changed
 is the data.  A row is
 
-* **same**: one definite outcome in both (agrees, higher or lower);
-* **flipped**: definite in both, on different sides: one of the two machines (or sittings) is
+* **the same**: one definite outcome in both (agrees, higher or lower);
+* **different**: definite in both, on different sides: one of the two machines (or sittings) is
   wrong about it, or the effect moved between them;
-* **decided**: inconclusive (or not measured) before, definite now; **undecided**: the reverse;
-* **open**: definite in neither;
+* **open**: definite in neither, or in one only, and then **decided** (inconclusive or not
+  measured before, definite now) or **no longer decided** (the reverse);
 * **new** / **gone**: judged in one of the two only (a chapter, build or point one did not measure).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from . import across
 from .across import DEFINITE
 
 HISTORY_FILE = "REFERENCES.toml"
-KINDS = ("same", "flipped", "decided", "undecided", "open", "new", "gone")
+KINDS = ("the same", "different", "decided", "no longer decided", "open", "new", "gone")
 KEY = ["experiment", "claim_id", "condition"]
 
 
@@ -85,8 +85,8 @@ def kind(before: str | float, after: str | float) -> str:
         return "gone"
     a, b = before in DEFINITE, after in DEFINITE
     if a and b:
-        return "same" if before == after else "flipped"
-    return "decided" if b else "undecided" if a else "open"
+        return "the same" if before == after else "different"
+    return "decided" if b else "no longer decided" if a else "open"
 
 
 def compare(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -136,9 +136,9 @@ def _cell(r, side: str) -> str:
     return f"{r[f'outcome_{side}']}: {estimate_text(m, lo, hi, r.get(f'coverage_{side}'))}"
 
 
-def flipped(cmp: pd.DataFrame) -> list[str]:
+def different(cmp: pd.DataFrame) -> list[str]:
     """The rows definite in both on different sides, each with both values and intervals."""
-    f = cmp[cmp["change"] == "flipped"]
+    f = cmp[cmp["change"] == "different"]
     if f.empty:
         return []
     rows = ["| claim | build | before | after |", "|---|---|---|---|"]
@@ -149,7 +149,7 @@ def flipped(cmp: pd.DataFrame) -> list[str]:
 
 def step(before: Reference, after: Reference, rows=judged_rows) -> str:
     """One step of the history: why the reference changed, what kind of machine each measured on,
-    and the rows by kind of change, per chapter; the flipped rows listed."""
+    and the rows by kind of change, per chapter; the different rows listed."""
     from ..measure import campaigns
 
     loaded, missing = [], []
@@ -165,17 +165,18 @@ def step(before: Reference, after: Reference, rows=judged_rows) -> str:
     a, b = loaded
     cmp = compare(rows(before.campaign), rows(after.campaign))
     n = cmp["change"].value_counts()
-    both = int(n.get("same", 0) + n.get("flipped", 0))
+    both = int(n.get("the same", 0) + n.get("different", 0))
     machine = ("the same kind of machine" if a.fingerprint and a.fingerprint == b.fingerprint
                else f"another kind of machine (`{a.fingerprint}` before, `{b.fingerprint}` after)")
     lines = [f"## `{after.campaign}`, the reference from {after.since}", "",
              f"It replaced `{before.campaign}` (the reference from {before.since}). {after.why}", "",
              f"Both were measured on {machine}. Of the {len(cmp)} claims x builds judged in either, "
-             f"{both} {'is' if both == 1 else 'are'} definite in both: {int(n.get('same', 0))} with the same "
-             f"outcome, **{int(n.get('flipped', 0))} flipped**; {int(n.get('decided', 0))} decided by the new "
-             f"reference, {int(n.get('undecided', 0))} no longer decided.", "", *table(cmp), ""]
-    if n.get("flipped", 0):
-        lines += ["The rows that flipped, each campaign's outcome, value and 95% interval:", "", *flipped(cmp), ""]
+             f"{both} {'is' if both == 1 else 'are'} definite in both: {int(n.get('the same', 0))} the same, "
+             f"**{int(n.get('different', 0))} different**; of the open ones, {int(n.get('decided', 0))} decided by the "
+             f"new reference, {int(n.get('no longer decided', 0))} no longer decided.", "", *table(cmp), ""]
+    if n.get("different", 0):
+        lines += ["The rows that are different, each campaign's outcome, value and 95% interval:", "", *different(cmp),
+                  ""]
     return "\n".join(lines)
 
 

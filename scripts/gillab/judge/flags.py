@@ -11,7 +11,8 @@ release's alone.
 Each row is the median over rounds of the ratio of the two builds' times in one round
 (:func:`gillab.stats.paired_ratio`, the statistic document 002's chapter reads), with its 95%
 interval; a ratio whose whole interval lies below 1 is *faster*, above 1 *slower*, and one whose
-interval holds 1 *no difference shown* (too few rounds for an interval: *too few runs*).  A row
+interval holds 1 *inconclusive* (the book's word for an interval that settles nothing), as is one
+with too few rounds for an interval.  A row
 reads the reader's campaign where it has the rounds, else the newest campaign that has (named in
 the table): :func:`effects`.
 """
@@ -52,12 +53,12 @@ def _order(campaign: str | None) -> list[str]:
 
 def verdict(r: dict) -> str:
     if not stats.conclusive(r["method"], r["n"]):
-        return "too few runs"
+        return "inconclusive (too few runs)"
     if r["ci_hi"] < 1:
         return "faster"
     if r["ci_lo"] > 1:
         return "slower"
-    return "no difference shown"
+    return "inconclusive (its interval holds 1)"
 
 
 def effects(campaign: str | None = None) -> pd.DataFrame:
