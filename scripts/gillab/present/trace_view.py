@@ -400,7 +400,9 @@ def convoy(trs: list[trace_file.Trace]) -> Section | None:
             sentences.append(
                 f"On `{b}` at 5 ms next to one CPU thread, {where}, over {r['runs']} runs ({r['requests']:.0f} requests "
                 f"traced): a request waited {over_runs_text(w)} switch intervals for the GIL (median over runs, 95% "
-                f"interval); the untraced build's requests cost {over_runs_text(u)} intervals in the same rounds, so the "
+                f"interval); the untraced build's requests cost {over_runs_text(u)} intervals in the untraced runs "
+                f"interleaved with these traces (the tracing sitting's own rounds, not the samples of the tables "
+                f"above), so the "
                 f"two {a['word']}" + (f" (traced / untraced {a['ratio']:.2f} [{a['ci_lo']:.2f}, {a['ci_hi']:.2f}])"
                                       if a["n"] else "")
                 + f". While the handler waited, a CPU thread held the GIL {over_runs_text(cpu, 2)} of the time; "
