@@ -379,3 +379,21 @@ def test_a_campaign_that_measured_no_claims_builds_summarises_and_compares_to_no
     cs = [SimpleNamespace(id=c, role="contributed", fingerprint="f") for c in frames]
     v = across.campaign_verdicts(cs, "default")
     assert len(v) == 1 and v["this_code"].dtype == bool and across.apart(v).empty
+
+
+def test_a_documents_stand_in_is_named_where_its_tally_is_counted(tmp_path, monkeypatch):
+    """Document 003 assumes "Python 3.3 or newer" and names no release: its tally's 3.9.2 is a
+    stand-in, and the counts say so rather than call it the document's own interpreter alone
+    (issue 78's blind read); builds.toml refuses words for a document [own] does not list."""
+    from gillab.judge import verdicts
+    from gillab.measure import provision
+
+    text = verdicts.counts_markdown(verdicts.flat(verdicts.campaign_verdicts()[1]))
+    line = next(ln for ln in text.splitlines() if "Document 003" in ln)
+    assert "a stand-in: the article assumes Python 3.3 or newer" in line
+    assert provision.own_words("000") == "" and "Document 000" in text
+    bad = tmp_path / "builds.toml"
+    bad.write_text(provision.builds_file().read_text().replace('[own_words]\n', '[own_words]\n"009" = "none"\n'))
+    monkeypatch.setenv("GILLAB_BUILDS", str(bad))
+    with pytest.raises(provision.ProvisionError, match=r"\[own_words\] speaks of documents \[own\] does not list"):
+        provision.own_words("003")

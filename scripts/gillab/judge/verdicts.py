@@ -730,6 +730,7 @@ def counts_markdown(df) -> str:
     """The landing page's counts: per document, the mechanism claims judged on the builds each
     speaks of (the headline); then one line each for what is not counted there: the authors'
     machine numbers (context), results on other builds (findings), claims that need more cores."""
+    from ..measure import provision
     from ..measure.experiments import DOCUMENTS
 
     if df.empty:
@@ -752,8 +753,10 @@ def counts_markdown(df) -> str:
                      " *(all borrowed from the reference: your run did not measure this document)*" if not mine else
                      f" *(your run: {', '.join(mine)}; borrowed from the reference: {', '.join(lent)})*")
         builds = sorted(set(g["build"]) - {"-"})
+        standing = provision.own_words(doc)
         lines.append(f"- **{caption}**: {n} claim{'s' if n != 1 else ''} on the document's own interpreter "
-                     f"({', '.join(builds) or 'no build measured'}; one count a claim and build family, over {len(g)} "
+                     f"({', '.join(builds) or 'no build measured'}{', ' + standing if standing else ''}; one count a "
+                     f"claim and build family, over {len(g)} "
                      f"claim x build rows): {parts}.{whose}")
     rest = df[df["role"] != "judged"]
     words = {"control": "controls: rows that only noise can fail (one thread, where nothing asks for the GIL), "

@@ -176,6 +176,12 @@ def load_own() -> dict[str, list[str]]:
     return {k: list(v) for k, v in _parsed(False)[3]["own"].items()}
 
 
+def own_words(document: str) -> str:
+    """builds.toml ``[own_words]``: how the book names a document's tally builds where they are not
+    the interpreter the document ran (a stand-in), else ''."""
+    return _parsed(False)[3]["own_words"].get(document, "")
+
+
 def load_roles() -> tuple[dict[str, str], dict[str, str]]:
     """builds.toml ``[pairs]`` (each GIL build -> the free-threaded build of its source) and
     ``[roles]`` (the builds a chapter names by what they stand for: ``old_gil``, ...), checked."""
@@ -270,6 +276,10 @@ def _load_builds(path_text: str, mtime_ns: int, pgo: bool) -> tuple[tuple[BuildS
     if bad:
         raise ProvisionError(f"{path}: [own] names unknown builds {bad}")
     extra["own"] = own
+    extra["own_words"] = {str(k): str(v) for k, v in data.get("own_words", {}).items()}
+    bad = sorted(set(extra["own_words"]) - set(own))
+    if bad:
+        raise ProvisionError(f"{path}: [own_words] speaks of documents [own] does not list: {bad}")
     extra["retired"] = retired
     return tuple(specs), sets, today, extra
 
