@@ -38,3 +38,33 @@ def test_no_figure_picks_build_colours_of_its_own():
     offenders = [p.relative_to(pkg).as_posix() for p in [*pkg.glob("chapters/*.py"), *pkg.glob("present/*.py")]
                  if p.name != "plots.py" and "color_palette(" in p.read_text()]
     assert not offenders, offenders
+
+
+def _lab(rgb) -> tuple:
+    """sRGB (0..1) to CIELAB (D65): the space where a distance is how different two colours look."""
+    def lin(c):
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = map(lin, rgb)
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t):
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def test_builds_drawn_side_by_side_are_told_apart():
+    """The builds a chapter about the GIL draws together (its document's own, today's trio and
+    Debian's three) are at least 25 apart in CIELAB, pairwise: 2.7.18's pink and debian-3.14's light
+    pink (20.7 apart) were read as one build (issue 78's blind read)."""
+    import itertools
+    import math
+
+    data = tomllib.loads((repo_root() / "builds.toml").read_text())
+    side_by_side = set(data["sets"]["doc001"]) | set(data["sets"]["core"]) | set(data["sets"]["debian"])
+    close = [(a, b, round(d, 1)) for a, b in itertools.combinations(sorted(side_by_side), 2)
+             if (d := math.dist(_lab(plots.colour_of(a)), _lab(plots.colour_of(b)))) < 25]
+    assert not close, close

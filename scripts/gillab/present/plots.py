@@ -43,7 +43,13 @@ def steady_jitter(seed: int = 0):
 # observer, a tool) a colour of a further list, chosen by its name alone.
 MAIN_BUILDS = ("3.13.5", "3.13.5t", "3.13.5t-gil", "3.9.2", "2.7.18", "3.11.2", "debian-3.14", "debian-3.15",
                "debian-3.13.5", "3.9.10", "nogil-3.9.10", "nogil-3.9.10-gil")
-MAIN_COLOURS = (*sns.color_palette("colorblind", 10), (0.13, 0.13, 0.13), (0.42, 0.43, 0.0))
+_CB = sns.color_palette("colorblind", 10)
+# the builds a chapter about the GIL draws side by side (its document's own, today's trio, Debian's
+# three) at least 25 apart in CIELAB (tests/test_palette.py): 3.9.2 in dark red, not the palette's
+# vermilion (read as 3.13.5t's orange); Debian's 3.14 in olive, not light pink (read as 2.7.18's
+# pink); Debian's 3.13.5 in sky blue beside our 3.13.5's blue
+MAIN_COLOURS = (*_CB[:3], (0.6, 0.15, 0.1), _CB[4], _CB[5], (0.42, 0.43, 0.0), _CB[7], _CB[9], _CB[8],
+                (0.13, 0.13, 0.13), _CB[6])
 HISTORY_BUILDS = ("3.6.12", "bytedeco-3.7.9", "3.7.9", "3.8.7", "bytedeco-3.9.6", "3.10.0", "bytedeco-3.10.8",
                   "bytedeco-3.11.3", "pyenv-3.11.7")
 HISTORY_COLOURS = tuple(sns.color_palette("flare", len(HISTORY_BUILDS)))
