@@ -572,3 +572,23 @@ def test_a_timeline_window_opens_where_the_gil_changes_hands():
         _, spans = trace_view._rows(tr, start, 2.0)
         assert spans[spans["kind"] == "hold"]["tid"].nunique() >= 2, (camp.id, trace_view.title_of(tr), start)
         assert 0 <= start <= tr.span_ns / 1e6 - 2.0
+
+
+def test_the_old_gils_countdown_window_shows_its_hand_offs_one_by_one():
+    """Issue 78's blind read: over the countdown's 20 ms the old GIL's hand-offs (one every tens of
+    microseconds) drew one solid band. Its window is short enough that its hand-offs can be counted
+    by eye, between 3 and 40 of them, while the new GIL's keep 20 ms (a few switch intervals)."""
+    from gillab.present import trace_view
+
+    camp, trs, _ = trace_view.load("countdown")
+    old = [t for t in trs if t.old_gil]
+    assert old and any(not t.old_gil for t in trs)
+    for tr in trs:
+        length = trace_view.countdown_window(tr)
+        _, spans = trace_view._rows(tr, trace_view.busiest_start(tr, length), length)
+        holder = spans[spans["kind"] == "hold"].sort_values("start_ns")["tid"].to_numpy()
+        handoffs = int((holder[1:] != holder[:-1]).sum())
+        if tr.old_gil:
+            assert 3 <= handoffs <= 40, (camp.id, handoffs)
+        else:
+            assert length == 20.0

@@ -125,17 +125,20 @@ def busiest_start(tr: trace_file.Trace, length_ms: float) -> float:
     return float(np.floor(min(max(at[i] - 0.05 * length_ms, 0.0), room) * 10) / 10)
 
 
-def timeline(trs: list[trace_file.Trace], start_ms: float | None = 0.0, length_ms: float = 50.0, io: bool = False):
-    """One panel per trace, stacked, over the same length of time: from ``start_ms`` in each, or,
-    with ``start_ms`` None, from where each hands the GIL over most (:func:`busiest_start`)."""
+def timeline(trs: list[trace_file.Trace], start_ms: float | None = 0.0, length_ms=50.0, io: bool = False):
+    """One panel per trace, stacked, over the same length of time (``length_ms``), or over each
+    trace's own where it is a function of the trace: from ``start_ms`` in each, or, with
+    ``start_ms`` None, from where each hands the GIL over most (:func:`busiest_start`)."""
     import matplotlib.pyplot as plt
+
+    span = length_ms if callable(length_ms) else (lambda t: length_ms)
 
     heights = [max(1.2, 0.45 * len(tr.threads) + 0.6) for tr in trs]
     total = sum(heights) + 0.9
     fig, axes = plt.subplots(len(trs), 1, figsize=(8, total), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
     for ax, tr in zip(axes[:, 0], trs):
-        draw(ax, tr, busiest_start(tr, length_ms) if start_ms is None else start_ms, length_ms, io)
+        draw(ax, tr, busiest_start(tr, span(tr)) if start_ms is None else start_ms, span(tr), io)
     legend = {}
     for ax in axes[:, 0]:
         for h, n in zip(*ax.get_legend_handles_labels()):
@@ -468,7 +471,7 @@ def ccbench(trs: list[trace_file.Trace]) -> Section | None:
                    lambda t: 30.0, io=True)
 
 
-def _generic(trs: list[trace_file.Trace], length_ms: float) -> tuple[object, pd.DataFrame]:
+def _generic(trs: list[trace_file.Trace], length_ms) -> tuple[object, pd.DataFrame]:
     rows = []
     for tr in trs:
         s = trace_file.summary(tr)
@@ -483,11 +486,18 @@ def _generic(trs: list[trace_file.Trace], length_ms: float) -> tuple[object, pd.
     return timeline(trs, None, length_ms), pd.DataFrame(rows)
 
 
+def countdown_window(tr: trace_file.Trace) -> float:
+    """The countdown's window: 20 ms, four switch intervals of the new GIL; the old GIL hands over
+    every 80 µs or so and drops at every check, a microsecond apart, so 0.4 ms of it shows a few
+    hand-offs one by one, where 20 ms drew a solid band."""
+    return 0.4 if tr.old_gil else 20.0
+
+
 def countdown(trs: list[trace_file.Trace]) -> Section | None:
     trs = sorted(trs, key=lambda t: t.meta.get("condition"))
     if not trs:
         return None
-    fig, table = _generic(trs, 20.0)
+    fig, table = _generic(trs, countdown_window)
     sentences = []
     for _, r in table.iterrows():
         share = r["share of those that passed the GIL on"]
@@ -495,7 +505,10 @@ def countdown(trs: list[trace_file.Trace]) -> Section | None:
                          f"of its {r['forced or check-interval drops/s']:,} forced or check-interval drops a second, "
                          f"{share:.1%} passed the GIL to the other thread"
                          + ("; after the others the same thread took it straight back." if share < 1 else "."))
-    return Section(fig, table, sentences, trs, lambda t: 20.0)
+    if any(t.old_gil for t in trs):
+        sentences.append("The old GIL's window is 0.4 ms, the others' 20 ms: drawn over 20 ms, its hand-offs, one "
+                         "every tens of microseconds, would merge into one band.")
+    return Section(fig, table, sentences, trs, countdown_window)
 
 
 def plain(length_ms: float):
