@@ -247,6 +247,11 @@ def vocabulary_markdown() -> str:
         "- A chapter's **checked sentence** is shown as found when its data bear it out; marked "
         f"*{prose.NOT_SHOWN}* when an interval does not settle it; struck and marked *{prose.NOT_TRUE}* when "
         "the data contradict it.",
+        "- A **campaign** is one machine's measurements, kept under `data/results/`: *the reference campaign* "
+        "(committed, the one the report is read against), *your run* (the campaign this book shows first: your "
+        "newest on this machine, or the one the book was built for with `--campaign`; a chapter calls it *your "
+        "campaign*, or *contributed* where it was imported from another machine) and the other *contributed* "
+        "campaigns (the machines page).",
         ""])
 
 
