@@ -110,3 +110,59 @@ def test_the_interpreters_table_folds_the_traced_and_the_retired_builds():
     assert ids(folds[0]) == {s.build_id for s in specs if s.trace_of}
     assert ids(folds[1]) == set(provision.retired())
     assert f": {len(ids(folds[0]))}</summary>" in folds[0]
+
+
+@pytest.mark.parametrize("build_id", DEBIAN)
+def test_a_venv_of_each_installs_pip_from_its_own_roots_wheel(build_id, tmp_path):
+    """Document 004's download runs its client from a venv of each build: Debian ships ensurepip in
+    the release's venv package, which reads pip's wheel from a build-time folder of the system's
+    (Debian 12 has none for these releases): 90 samples of 3.14 and 3.15 once failed on it. The venv
+    package is unpacked with the build and that one setting points into the root; a venv made from
+    the build has pip, from the root's wheel, and nothing outside the root was needed."""
+    spec = need_builds([build_id], "Debian's builds", "make interpreters")[build_id]
+    marker = provision.read_marker(spec)
+    assert marker["venv_package"] == spec.src["venv"]
+    assert marker["wheel_pkg_dir"].startswith(str(spec.prefix()))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    subprocess.run([str(spec.executable()), "-m", "venv", str(tmp_path / "v")], check=True, env=env, timeout=300)
+    pip = subprocess.run([str(tmp_path / "v" / "bin" / "python"), "-m", "pip", "--version"], capture_output=True,
+                         text=True, env=env, timeout=120, check=True).stdout
+    assert pip.startswith("pip ") and str(tmp_path / "v") in pip
+
+
+def _fake_root(tmp_path, wheel=True, entry=True):
+    spec = next(s for s in provision.all_specs() if s.build_id == "debian-3.14")
+    lib = tmp_path / "usr" / "lib" / "python3.14"
+    lib.mkdir(parents=True)
+    cfg = "'CONFIG_ARGS': \"'--with-wheel-pkg-dir=/usr/share/python-wheels/'\",\n"
+    (lib / "_sysconfigdata__x86_64-linux-gnu.py").write_text(
+        "build_time_vars = {\n" + cfg + ("    " + provision.WHEEL_DIR_ENTRY + ",\n" if entry else "") + "}\n")
+    wheels = tmp_path / "usr" / "share" / "python-wheels"
+    wheels.mkdir(parents=True)
+    if wheel:
+        (wheels / "pip-26.2.2-py3-none-any.whl").write_bytes(b"")
+    return spec, lib / "_sysconfigdata__x86_64-linux-gnu.py", cfg
+
+
+def test_only_the_wheel_folder_setting_is_pointed_into_the_root(tmp_path):
+    spec, data, cfg = _fake_root(tmp_path)
+    assert provision.point_wheels_at_root(spec, tmp_path) == tmp_path / "usr" / "share" / "python-wheels"
+    text = data.read_text()
+    assert f"'WHEEL_PKG_DIR': '{tmp_path}/usr/share/python-wheels/'" in text
+    assert cfg in text                      # the builder's configure arguments as Debian recorded them
+
+
+@pytest.mark.parametrize("wheel, entry, why", [(False, True, "brought no pip wheel"),
+                                               (True, False, "Debian changed how ensurepip finds its wheels")])
+def test_a_root_without_the_wheel_or_the_setting_is_refused(tmp_path, wheel, entry, why):
+    spec, _, _ = _fake_root(tmp_path, wheel=wheel, entry=entry)
+    with pytest.raises(provision.ProvisionError, match=why):
+        provision.point_wheels_at_root(spec, tmp_path)
+
+
+def test_a_build_unpacked_without_its_venv_package_is_unpacked_again(tmp_path, monkeypatch):
+    spec = next(s for s in provision.all_specs() if s.build_id == "debian-3.14")
+    marker = {"configure_flags": [], "patches": [], "source": spec.source_name}
+    monkeypatch.setattr(provision, "read_marker", lambda s, root=None: marker)
+    ok, why = provision.build_is_valid(spec, None, tmp_path)
+    assert not ok and why.startswith("unpacked without python3.14-venv")

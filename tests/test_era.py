@@ -32,8 +32,9 @@ def test_every_build_is_declared_with_a_registry_source():
     assert {"3.13.5", "3.13.5t", *ERA, "3.11.2"} <= set(specs)
     for s in specs.values():
         if s.debian_binary:         # Debian's binary package: apt checks each against the signed index
-            assert set(s.src) == set(provision.DEB_KEYS) and not s.configure_flags and not s.patches
+            assert set(s.src) == {*provision.DEB_KEYS, "venv"} and not s.configure_flags and not s.patches
             assert s.binary == s.src["deb"] and s.src["suite"] in ("trixie", "sid"), s.build_id
+            assert s.src["venv"] == s.src["deb"] + "-venv", s.build_id      # a venv of it needs ensurepip
             continue
         assert len(s.src["sha256"]) == 64, s.build_id
         if s.prebuilt:
@@ -252,13 +253,14 @@ def test_a_build_a_registry_serves_built_is_unpacked_from_its_checked_jar(tmp_pa
 
 def test_the_version_sweep_comes_from_one_builder():
     """Document 004's chart: the history set's releases are one builder's (Maven Central's JavaCPP
-    Presets), one per release it serves, oldest first; Debian's 3.11.2 and today's 3.13.5 after."""
+    Presets), one per release it serves, oldest first; Debian's 3.11.2 and today's 3.13.5 after, then
+    Debian's binary 3.14 and 3.15 (the chart runs on to today)."""
     specs = {s.build_id: s for s in provision.all_specs()}
     history = interpreters.sets()["history"]
-    chart = [b for b in history if specs[b].prebuilt]
+    chart = [b for b in history if specs[b].prebuilt and not specs[b].debian_binary]
     assert [specs[b].version.rsplit(".", 1)[0] for b in chart] == ["3.7", "3.9", "3.10", "3.11"]
     assert {specs[b].src["maven"].split(":")[1] for b in chart} == {"cpython"}
-    assert history[len(chart):] == ["3.11.2", "3.13.5"]
+    assert history[len(chart):] == ["3.11.2", "3.13.5", "debian-3.14", "debian-3.15"]
     from gillab.chapters import b2_download
 
     assert b2_download.history_builds(history) == chart

@@ -206,9 +206,10 @@ def _checked_source(b: dict, path: Path) -> dict:
         raise ProvisionError(f"{path}: build {b.get('id', '?')} lacks {', '.join(missing)}")
     src = b["source"]
     if "deb" in src:
-        if set(src) != set(DEB_KEYS) or b.get("configure") or b.get("patches"):
+        if not set(DEB_KEYS) <= set(src) <= {*DEB_KEYS, "venv"} or b.get("configure") or b.get("patches"):
             raise ProvisionError(f"{path}: build {b['id']}: a Debian binary package is {{deb = <package>, suite = "
-                                 "<suite>}, with no configure flags and no patches")
+                                 "<suite>}, and venv = <its venv package> where a venv is made of it, with no "
+                                 "configure flags and no patches")
         return src
     keys = BINARY_KEYS if "maven" in src else SOURCE_KEYS
     if set(src) != set(keys) or not re.fullmatch(r"[0-9a-f]{64}", str(src.get("sha256", ""))):
@@ -454,6 +455,8 @@ def build_is_valid(spec: BuildSpec, source_sha256: str | None, root: Path | None
     if spec.debian_binary:
         if marker.get("source") != spec.source_name:
             return False, "unpacked from another package"
+        if spec.src.get("venv") and marker.get("venv_package") != spec.src["venv"]:
+            return False, f"unpacked without {spec.src['venv']} (ensurepip and pip's wheel, for a venv)"
     elif marker.get("source_sha256") != (source_sha256 or spec.src["sha256"]):
         return False, "built from another source"
     exe = spec.executable(root)
@@ -623,11 +626,12 @@ def fetch_debian_binary(spec: BuildSpec, root: Path) -> tuple[Path, str, dict]:
         old.unlink()
     opts = apt_private_options(root, s["suite"], kind="deb") + ["-o", f"Dir::Cache::archives={debs}/"]
     _run(["apt-get", *opts, "update", "-qq"])
+    wanted = [s["deb"], *([s["venv"]] if s.get("venv") else [])]     # the venv package: ensurepip, pip's wheel
     try:
-        _run(["apt-get", *opts, "install", "--download-only", "-y", "-qq", s["deb"]])
+        _run(["apt-get", *opts, "install", "--download-only", "-y", "-qq", *wanted])
     except ProvisionError as exc:
-        raise ProvisionError(f"Debian {s['suite']} serves no installable {s['deb']} here ({exc}); nothing was "
-                             "unpacked and no other build is touched") from None
+        raise ProvisionError(f"Debian {s['suite']} serves no installable {' and '.join(wanted)} here ({exc}); "
+                             "nothing was unpacked and no other build is touched") from None
     got = sorted(debs.glob("*.deb"))
     main = [d for d in got if d.name.startswith(f"{s['deb']}_")]
     if not main:
@@ -670,8 +674,38 @@ def unpack_debian(spec: BuildSpec, debs: Path, digest: str, provenance: dict, ro
         raise ProvisionError(f"{spec.build_id}: {spec.src['deb']} holds no usr/bin/{spec.binary}")
     _run(["patchelf", "--set-interpreter", str(loaders[0]), "--force-rpath", "--set-rpath", ":".join(libs),
           str(exe)])
+    if spec.src.get("venv"):
+        provenance = {**provenance, "venv_package": spec.src["venv"],
+                      "wheel_pkg_dir": str(point_wheels_at_root(spec, prefix))}
     return _unpacked(spec, prefix, exe, spec.src["deb"], digest, provenance, time.monotonic() - t0,
                      f"{provenance['package_version']}, {len(provenance['packages'])} packages")
+
+
+WHEEL_DIR_ENTRY = "'WHEEL_PKG_DIR': '/usr/share/python-wheels/'"
+
+
+def point_wheels_at_root(spec: BuildSpec, prefix: Path) -> Path:
+    """Debian's ensurepip installs pip into a new venv from the wheels of its ``WHEEL_PKG_DIR``, a
+    build-time setting (``/usr/share/python-wheels/``, the system's: Debian 12 holds none for this
+    release); the venv package put them under the private root, so the interpreter's build-time
+    settings (``_sysconfigdata*.py``, this one entry, nothing else) are pointed there, as its loader
+    is.  A chapter that runs a build from a venv of its own (the download's client) needs it."""
+    wheels = prefix / "usr" / "share" / "python-wheels"
+    if not any(wheels.glob("pip-*.whl")):
+        raise ProvisionError(f"{spec.build_id}: {spec.src['venv']} brought no pip wheel into {wheels}: "
+                             "a venv of this build could not install its client")
+    data = sorted((prefix / "usr" / "lib" / f"python{spec.binary.removeprefix('python')}").glob("_sysconfigdata*.py"))
+    changed = 0
+    for f in data:
+        text = f.read_text()
+        if WHEEL_DIR_ENTRY in text:
+            f.write_text(text.replace(WHEEL_DIR_ENTRY, f"'WHEEL_PKG_DIR': '{wheels}/'"))
+            changed += 1
+    if not changed:
+        raise ProvisionError(f"{spec.build_id}: no build-time settings name {WHEEL_DIR_ENTRY} "
+                             f"(in {', '.join(f.name for f in data) or 'no _sysconfigdata file'}): Debian changed "
+                             "how ensurepip finds its wheels")
+    return wheels
 
 
 def unpack_binary(spec: BuildSpec, jar: Path, digest: str, provenance: dict, root: Path) -> dict:
