@@ -176,5 +176,6 @@ def test_the_built_book_speaks_one_vocabulary(built_book):
     # the words, defined once, on the introduction (the landing page)
     intro = (html / "book" / "intro.html").read_text()
     assert "The words." in intro
-    for word in ("agrees", "higher", "lower", "inconclusive", *pairs.PAIR_OUTCOMES, prose.NOT_SHOWN, prose.NOT_TRUE):
+    for word in ("agrees", "higher", "lower", "inconclusive", *pairs.PAIR_OUTCOMES, prose.NOT_SHOWN, prose.NOT_TRUE,
+                 prose.NOT_MEASURED):
         assert f"<em>{word}</em>" in intro, word

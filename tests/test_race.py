@@ -90,7 +90,7 @@ def test_over_runs_a_point_has_intervals_only_with_the_runs_a_median_needs():
     many = [_run([(True, False), (False, False)], rnd=k, untraced_cost=0.5 * (0.91 + 0.03 * k)) for k in range(7)]
     (row,) = race.points(many).to_dict("records")
     assert row["lost_share"]["conclusive"] and row["lost_share"]["median"] == pytest.approx(0.25)
-    assert row["agreement"]["n"] == 7 and row["agreement"]["word"] == "agree"
+    assert row["agreement"]["n"] == 7 and row["agreement"]["word"] == "are consistent"
     far = [_run([(True, False), (False, False)], rnd=k, untraced_cost=0.25 * (0.91 + 0.03 * k)) for k in range(7)]
     (row,) = race.points(far).to_dict("records")
     assert row["agreement"]["word"] == "traced higher"

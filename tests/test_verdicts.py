@@ -155,9 +155,11 @@ def test_then_and_now_pairs_each_era_build_with_todays_and_says_what_changed():
         row("004", "pair", "3.13.5t-gil vs 3.13.5t (single, 4 threads)", "lower"),              # no era pair
     ])
     t = verdicts.era_vs_today(df)
-    got = {(r["claim_id"], r["era condition"], r["today condition"], r["changed"]) for _, r in t.iterrows()}
-    assert got == {("race", "3.9.2", "3.13.5", True), ("race2", "3.9.10", "3.13.5", False),
-                   ("old", "2.7.18", "3.13.5", True)}
+    got = {(r["claim_id"], r["era condition"], r["today condition"], r["compared"]) for _, r in t.iterrows()}
+    assert got == {("race", "3.9.2", "3.13.5", "different"), ("race2", "3.9.10", "3.13.5", "the same"),
+                   ("old", "2.7.18", "3.13.5", "different")}
+    t = verdicts.era_vs_today(pd.DataFrame([row("000", "r", "3.9.2", "agrees"), row("000", "r", "3.13.5", "inconclusive")]))
+    assert list(t["compared"]) == ["open"]        # agrees then, inconclusive now: not a change, nothing either way
     assert verdicts.era_vs_today(df.iloc[0:0]).empty
 
 

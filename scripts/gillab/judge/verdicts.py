@@ -617,15 +617,18 @@ OUTCOMES = ("agrees", "higher", "lower", "inconclusive", NOT_IN_FORCE, CONTROL_F
 def era_vs_today(df):
     """Each claim judged on the document's own interpreter and on today's counterpart (builds.toml
     ``[today]``: 3.9.2 -> 3.13.5, ...), one line per claim and pair of
-    conditions that differ only in the build, with both outcomes and whether they differ: "true
-    of 3.9, no longer of 3.13" is a result.  Only the builds of the claim's own document's set
-    count as its era, with the retired builds they replaced (an earlier campaign's 3.9.10 for 3.9.2)."""
+    conditions that differ only in the build, with both outcomes compared in the pair words
+    (:func:`gillab.judge.pairs.pair_outcome`: the same, different, open): a *different* pair, "true
+    of 3.9, no longer of 3.13", is a result; an *open* one says nothing either way.  Only the builds
+    of the claim's own document's set count as its era, with the retired builds they replaced (an
+    earlier campaign's 3.9.10 for 3.9.2)."""
     import pandas as pd
 
     from ..measure.interpreters import sets, stands_for, today_of
+    from .pairs import pair_outcome
 
     cols = ["document", "experiment", "claim_id", "claim", "era condition", "era outcome",
-            "today condition", "today outcome", "changed"]
+            "today condition", "today outcome", "compared"]
     if df.empty:
         return pd.DataFrame(columns=cols)
     groups, today = sets(), today_of()
@@ -643,7 +646,7 @@ def era_vs_today(df):
                 continue
             out.append({"document": doc, "experiment": exp, "claim_id": cid, "claim": g["claim"].iloc[0],
                         "era condition": cond, "era outcome": outcome, "today condition": now,
-                        "today outcome": by_cond[now], "changed": outcome != by_cond[now]})
+                        "today outcome": by_cond[now], "compared": pair_outcome(outcome, by_cond[now])})
     return pd.DataFrame(out, columns=cols)
 
 

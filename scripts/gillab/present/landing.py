@@ -245,8 +245,9 @@ def vocabulary_markdown() -> str:
         f"- Two campaigns' outcomes for one claim x build are **compared**: *{pairs.SAME}* ({same}), "
         f"*{pairs.DIFFERENT}* ({different}), *{pairs.OPEN}* ({open_}).",
         "- A chapter's **checked sentence** is shown as found when its data bear it out; marked "
-        f"*{prose.NOT_SHOWN}* when an interval does not settle it; struck and marked *{prose.NOT_TRUE}* when "
-        "the data contradict it.",
+        f"*{prose.NOT_SHOWN}* when an interval does not settle it; marked *{prose.NOT_MEASURED}* when a number "
+        f"it rests on was not measured (the profile's grid left that build or point out); struck and marked "
+        f"*{prose.NOT_TRUE}* when the data contradict it.",
         "- A **campaign** is one machine's measurements, kept under `data/results/`: *the reference campaign* "
         "(committed, the one the report is read against), *your run* (the campaign this book shows first: your "
         "newest on this machine, or the one the book was built for with `--campaign`; a chapter calls it *your "

@@ -689,7 +689,8 @@ class Chapter:
         display(Markdown(
             "When you have measured this chapter yourself (`make reproduce`, `gillab measure`, or this notebook "
             "with `measure=True`), your campaign is what the figures above show, and here every claim is set beside "
-            "the committed reference campaign: same outcome or not, and your value over the reference's. The "
+            "the committed reference campaign: the two outcomes compared (the same, different or open) and your value "
+            "over the reference's. The "
             "machines are compared field by field, so that a difference in speed can be traced to a different CPU, "
             "hypervisor or kernel. A campaign contributed from another machine (`gillab import`) is shown the same way "
             "with `-p campaign <id>` (or `gillab book --campaign <id>`); the *across machines* page counts every "

@@ -239,7 +239,7 @@ def sentences(df: pd.DataFrame) -> list[str]:
         differ = [f"`{r.condition}` {r.placement} at {r.switch_interval * 1e3:g} ms"
                   + (f" beside {r.cpu_threads} CPU threads" if r.cpu_threads != 1 else "") + f" ({_word(r.agreement)}, "
                   f"{r.agreement['ratio']:.2f} [{r.agreement['ci_lo']:.2f}, {r.agreement['ci_hi']:.2f}])"
-                  for r in g.itertuples() if r.agreement["n"] and _word(r.agreement) != "agree"
+                  for r in g.itertuples() if r.agreement["n"] and _word(r.agreement) != trace_view.CONSISTENT
                   and not _word(r.agreement).startswith("too few")]
         out.append(
             f"On {g['machine'].iloc[0]} (`{camp}`)"

@@ -329,16 +329,20 @@ def over_runs_text(r: dict, digits: int = 3) -> str:
     return f"{m} [{r['lo']:.{digits}g}, {r['hi']:.{digits}g}]" if r["conclusive"] else f"{m} (n={r['n']}: too few runs)"
 
 
+CONSISTENT = "are consistent"       # two measurements whose ratio's interval holds 1
+
+
 def agreement(runs: pd.DataFrame) -> dict:
     """Traced waits per request against the untraced build's cost per request, round by round
     (both from one sitting at one placement): the median ratio over rounds with its interval,
-    and in words whether they agree (the interval holds 1), differ, or rest on too few rounds."""
+    and in words whether they are consistent (the interval holds 1: not *agrees*, the verdicts' word
+    for an interval inside a band), differ, or rest on too few rounds."""
     pairs = {int(r["round"]): (r["waits_per_request"], r["untraced_cost"]) for _, r in runs.iterrows()}
     r = stats.paired_ratio({k: a for k, (a, _) in pairs.items()}, {k: b for k, (_, b) in pairs.items()})
     if not stats.conclusive(stats.PAIRED, r["n"]):
         word = f"too few rounds (n={r['n']})"
     elif r["ci_lo"] <= 1 <= r["ci_hi"]:
-        word = "agree"
+        word = CONSISTENT
     else:
         word = "traced higher" if r["ci_lo"] > 1 else "traced lower"
     return {**r, "word": word}
@@ -412,15 +416,15 @@ def convoy(trs: list[trace_file.Trace]) -> Section | None:
                 f"placements seen: {r['regimes']}.")
     for r in pts.itertuples():
         a, own, binary = r.agreement, r.own, r.binary
-        if a["n"] == 0 or a["word"] == "agree" or a["word"].startswith("too few"):
+        if a["n"] == 0 or a["word"] == CONSISTENT or a["word"].startswith("too few"):
             continue
         parts = []
-        if binary["n"] and binary["word"] not in ("agree",) and not binary["word"].startswith("too few"):
+        if binary["n"] and binary["word"] != CONSISTENT and not binary["word"].startswith("too few"):
             parts.append(f"the traced run itself cost {over_runs_text(r.traced_cost)} intervals a request against "
                          f"{over_runs_text(r.untraced_cost)} untraced (ratio {binary['ratio']:.2f} "
                          f"[{binary['ci_lo']:.2f}, {binary['ci_hi']:.2f}]): the traced binary ran this point "
                          "differently from the untraced one")
-        if own["n"] and own["word"] == "agree":
+        if own["n"] and own["word"] == CONSISTENT:
             parts.append("its waits account for its own run's cost")
         elif own["n"] and not own["word"].startswith("too few"):
             parts.append(f"its waits cover {own['ratio']:.0%} [{own['ci_lo']:.0%}, {own['ci_hi']:.0%}] of its own run's "
