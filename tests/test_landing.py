@@ -158,6 +158,10 @@ def test_the_first_screen_says_how_much_of_the_readers_run_agrees_with_the_refer
     assert "Different: `b` on 3.9.10: outcome lower in yours, higher in the reference." in text
     assert "**0** different" in landing.beside_reference_sentence(ref, ref)
     assert "no claim x build in common" in landing.beside_reference_sentence(flat({("z", "x"): "agrees"}), ref)
+    # rows on a build the reference did not measure are counted apart and named (its 3.9.10, your 3.9.2)
+    later = pd.concat([yours, flat({("a", "3.9.2"): "agrees", ("b", "3.9.2"): "agrees"})])
+    text = landing.beside_reference_sentence(later, ref)
+    assert "Of your run's 6 rows, 2 are on builds the reference did not measure (3.9.2: 2)" in text
 
 
 def test_a_reworded_checked_sentence_keeps_its_first_screen_finding(tmp_path, monkeypatch):

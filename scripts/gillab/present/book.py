@@ -83,7 +83,15 @@ def verdict_counts(yours: list[dict], ref: list[dict]) -> str:
     from ..judge import verdicts
     from . import landing as land
 
-    return verdicts.counts_markdown(land.mixed_rows(yours, ref) if yours else verdicts.flat(ref))
+    if not yours:
+        return verdicts.counts_markdown(verdicts.flat(ref))
+    mixed = land.mixed_rows(yours, ref)
+    lent = sorted(set(mixed.loc[mixed["source"] == "reference", "experiment"])) if "source" in mixed else []
+    head = ("These counts add to your run's the chapters it borrowed from the reference "
+            f"({', '.join('`' + n + '`' for n in lent)}), each marked below, so they can be larger than the first "
+            "figure's, which counts your run's chapters alone; the verdicts page counts your run's rows alone.\n\n"
+            if lent else "")
+    return head + verdicts.counts_markdown(mixed)
 
 
 def conditions_table() -> str:

@@ -197,11 +197,20 @@ def beside_reference(yours: pd.DataFrame, ref: pd.DataFrame) -> dict:
     or both); and the rows that differ."""
     from ..judge import across
 
-    both = across.beside(verdicts.headline(yours), verdicts.headline(ref))
+    mine, theirs = verdicts.headline(yours), verdicts.headline(ref)
+    both = across.beside(mine, theirs)
     counted = both[both["compared"] != across.NOT_BOTH]
     differ = [{"claim_id": r.claim_id, "condition": r.condition, "yours": r.a, "reference": r.b}
               for r in counted[counted["compared"] == across.DIFFERENT].itertuples()]
-    return across.pair_counts(counted, "compared") | {"differ": differ}
+    # the reader's rows the comparison cannot read: a build the reference did not measure (it ran
+    # the retired 3.9.10 where today's runs run 3.9.2), or a claim it did not judge
+    col = "build" if "build" in mine.columns and "build" in theirs.columns else "condition"
+    own_builds = set(theirs[col]) if len(theirs) else set()
+    apart = mine[~mine[col].isin(own_builds)] if len(mine) else mine
+    return across.pair_counts(counted, "compared") | {
+        "differ": differ, "rows": len(mine),
+        "other_builds": {b: int(n) for b, n in apart[col].value_counts().items() if b != "-"} if len(apart) else {},
+        "reference_builds": sorted(own_builds - {"-"} - set(mine[col] if len(mine) else []))}
 
 
 def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
@@ -216,10 +225,17 @@ def beside_reference_sentence(yours: pd.DataFrame, ref: pd.DataFrame) -> str:
     which = "; ".join(f"`{c['claim_id']}` on {c['condition']}: outcome {c['yours']} in yours, {c['reference']} in the reference"
                       for c in r["differ"][:3])
     more = f" and {n - 3} more" if n > 3 else ""
+    gap = ""
+    if r["other_builds"]:
+        rows = sum(r["other_builds"].values())
+        gap = (f" Of your run's {r['rows']} rows, {rows} are on builds the reference did not measure ("
+               + ", ".join(f"{b}: {k}" for b, k in r["other_builds"].items()) + ")"
+               + (f"; it measured {', '.join(r['reference_builds'])} instead" if r["reference_builds"] else "")
+               + ", so they are not compared until the reference is measured again.")
     return ("**Your run beside the reference** (the claims judged on the builds they speak of and the "
             "document's own interpreter, claim x build by claim x build): "
             + across.counts_sentence(r) + "."
-            + (f" Different: {which}{more}." if n else "")
+            + (f" Different: {which}{more}." if n else "") + gap
             + " The [verdicts](generated/99_verdicts) and [across machines](generated/98_machines) pages use the "
               "same three words over other rows (every row of a claim, the authors' machine numbers included, and "
               "every campaign), so their counts are larger; the across-machines page also leaves out a chapter "
