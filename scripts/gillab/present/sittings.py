@@ -242,12 +242,15 @@ def alone_rule() -> str:
             f"{alone.MOST_FOREIGN_CPUS / 2:.0%}, under the band of \"the same\" (within {same:.0%}).\n")
 
 
-def probes_figure(gen) -> str:
+def probes_figure(gen, shown: str | None = None) -> str:
     """The pace probes over time of each campaign's newest whole run that took at least two: each
     probe's median over the run's fastest probe, against the minutes since the run started, with
     the steadiness rule's limit (:data:`gillab.judge.steadiness.MOST_PACE_SPREAD`); a probe whose
-    samples were not alone is drawn hollow.  Written as ``probes.png`` into ``gen``; returns the
-    Markdown that shows it ('' where no run has two probes)."""
+    samples were not alone is drawn hollow.  The reference's run, the run the book shows
+    (``shown``) and the widest-spread run are drawn in colours of their own and named; every other
+    run thin and grey, unnamed (more campaigns than a palette has colours: a repeated colour
+    read as one run).  Written as ``probes.png`` into ``gen``; returns the Markdown that shows it
+    ('' where no run has two probes)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -263,27 +266,40 @@ def probes_figure(gen) -> str:
             runs[cid] = probed[-1]
     if not runs:
         return ""
+    from ..measure.campaigns import reference_id
+
     plots.setup()
+    worst = max(runs, key=lambda c: max(steadiness.medians(runs[c])) / min(steadiness.medians(runs[c])))
+    named = {worst: ("the widest spread", "#d55e00"), reference_id(): ("the reference", "black")}
+    if shown:
+        named[shown] = ("your run" + (", the widest spread" if shown == worst else ""), "#0072b2")
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    for cid, rec in runs.items():
+    others = False
+    for cid, rec in sorted(runs.items(), key=lambda kv: kv[0] in named):     # the named ones drawn last, on top
         got = [p for p in rec.probes if p.get("median_s")]
         fastest = min(p["median_s"] for p in got)
         x = [p.get("after_s", 0.0) / 60 for p in got]
         y = [p["median_s"] / fastest for p in got]
-        line, = ax.plot(x, y, marker="o", label=f"{cid} ({rec.started[:10]})")
+        if cid in named:
+            who, colour = named[cid]
+            line, = ax.plot(x, y, marker="o", color=colour, linewidth=1.8, label=f"{who}: {cid}", zorder=2)
+        else:
+            line, = ax.plot(x, y, marker=".", color="0.75", linewidth=0.8, zorder=1,
+                            label=None if others else "other campaigns' runs")
+            others = True
         quiet = [p.get("alone", True) for p in got]
         ax.scatter([a for a, q in zip(x, quiet) if not q], [b for b, q in zip(y, quiet) if not q],
                    s=60, facecolors="white", edgecolors=line.get_color(), zorder=3)
     ax.axhline(steadiness.MOST_PACE_SPREAD, color="0.4", linestyle="--", linewidth=1)
-    ax.text(0, steadiness.MOST_PACE_SPREAD, f" the rule's limit: {steadiness.MOST_PACE_SPREAD:g}x the fastest",
-            va="bottom", fontsize=8.5, color="0.3")
+    ax.text(1.0, steadiness.MOST_PACE_SPREAD, f"the rule's limit: {steadiness.MOST_PACE_SPREAD:g}x the fastest ",
+            va="bottom", ha="right", fontsize=8.5, color="0.3", transform=ax.get_yaxis_transform(),
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1, "alpha": 0.8}, zorder=4)
     ax.set_xlabel("minutes since the run started")
     ax.set_ylabel("probe median / the run's fastest")
-    ax.legend(fontsize=8.5, loc="upper right", frameon=False)
-    fig.tight_layout()
+    fig.legend(fontsize=8.5, loc="upper center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.84))          # the legend above the axes, clear of the lines
     fig.savefig(gen / "probes.png", dpi=100)
     plt.close(fig)
-    worst = max(runs, key=lambda c: max(steadiness.medians(runs[c])) / min(steadiness.medians(runs[c])))
     spread = max(steadiness.medians(runs[worst])) / min(steadiness.medians(runs[worst]))
     return "\n".join([
         "```{figure} generated/probes.png",
