@@ -20,7 +20,8 @@ READ_PROFILES = [*PROFILES, "any"]
 
 def _campaigns() -> list[str]:
     ref = campaigns.reference_id()
-    contributed = [c.id for c in campaigns.all_campaigns() if c.is_contributed]
+    # the newest contributed whole run (a campaign of one chapter's profile, as a version chart, is not one)
+    contributed = [c.id for c in campaigns.all_campaigns() if c.is_contributed and len(c.experiments()) > 10]
     return [ref, contributed[-1]]
 
 

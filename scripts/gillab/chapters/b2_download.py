@@ -355,7 +355,7 @@ def history_figure(df: pd.DataFrame):
                     fmt="s", capsize=3, color="tab:green")
         bx.axhline(1.0, color="black", lw=0.8)
         bx.set_ylabel("speed over the\nrelease before")
-        bx.set_xticks(range(len(order)), order, rotation=30, fontsize=8.5)
+        bx.set_xticks(range(len(order)), order, rotation=45, ha="right", rotation_mode="anchor", fontsize=8.5)
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8.5, frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))       # the legend below the panels: it covers no point
     return fig
