@@ -284,3 +284,40 @@ def test_every_sentence_of_the_first_screen_is_true_of_the_run_it_shows(cid):
     assert (f"{count.resolve('default')['total_decrements']:,} decrements where the document counted "
             f"{count.resolve('seed')['total_decrements']:,}") in paras["Sizes:"]
     assert landing.quiet_words(rec) in text
+
+
+def test_the_pace_row_says_how_far_apart_the_probes_ran():
+    """'0.94x the reference's time (every probe)' hid a run whose probes ran 1.53x apart (issue 78's
+    second blind read): the row names the probes' median and the slowest over the fastest."""
+    from gillab.judge import steadiness
+
+    runs = [c for c in campaigns.all_campaigns() if landing.run_record(c) and landing.run_record(c).pace]
+    assert runs
+    for c in runs:
+        rec = landing.run_record(c)
+        got = steadiness.medians(rec)
+        words = landing.pace_words(rec)
+        assert f"the median of its {len(got)} probes" in words
+        assert (f"the slowest {max(got) / min(got):.2f}x the fastest's time" in words) == (len(got) > 1)
+
+
+def test_the_first_screen_names_every_part_a_page_borrows():
+    """The version chart and the second witness are read from other campaigns than a reader's
+    default run holds; the first screen named only the borrowed traces (issue 78's second blind
+    read). It names each part, chapter and campaign, and never a part the run holds itself."""
+    from gillab.measure import experiments
+    from gillab.present import parts as book_parts
+
+    names = experiments.names()
+    ref = campaigns.load(campaigns.reference_id())
+    runs = [c for c in campaigns.all_campaigns() if c.is_contributed and c.has("countdown")]
+    chart = next(c for c in campaigns.all_campaigns() if c.is_contributed and not c.has("countdown")
+                 and c.has("b2_download"))                 # a campaign of the version chart alone
+    for c in (runs[-1], chart):
+        parts = landing.parts_shown(c, names)
+        text = landing.run_markdown(c, ref, names)
+        assert all(camp != c.id for _, _, camp in parts)
+        assert all(f"{what} of `{n}` from `{camp}`" in text for what, n, camp in parts)
+    held = {n for _, n, _ in landing.parts_shown(chart, names) if n in book_parts.PROFILE_PARTS}
+    assert "b2_download" not in held                        # the chart campaign's own chart is not borrowed
+    assert any(n == "b2_download" for _, n, _ in landing.parts_shown(runs[-1], names))

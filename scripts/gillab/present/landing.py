@@ -369,6 +369,28 @@ def traces_shown(yours, names: list[str]) -> dict[str, str]:
     return out
 
 
+def parts_shown(yours, names: list[str]) -> list[tuple[str, str, str]]:
+    """(what, chapter, campaign) for each part a chapter's page reads from another campaign than
+    the reader's run ``yours``: a part another profile measures (:data:`gillab.present.page.
+    PROFILE_PARTS`, read by :func:`gillab.present.page.part_samples`) and the second witness
+    (:func:`gillab.present.witness_view.campaign_for`), as the pages choose them."""
+    from ..measure import experiments
+    from . import parts, witness_view
+
+    out = []
+    for name, (profile, what) in parts.PROFILE_PARTS.items():
+        if name in names:
+            exp = experiments.get(name)
+            c, _ = parts.part_samples(name, exp.config_id(exp.resolve(profile)), yours)
+            if c is not None and c.id != yours.id:
+                out.append((f"{what} (the `{profile}` profile)", name, c.id))
+    for name in names:
+        c = witness_view.campaign_for(name, yours.id)
+        if c is not None and c.id != yours.id:
+            out.append(("the second witness", name, c.id))
+    return out
+
+
 def sizes_words(names: list[str]) -> str:
     """One phrase: how many chapters ``default`` measures at other sizes than the documents' own
     (the ``seed`` profile's: :func:`gillab.judge.verdicts.size_differences`, a parameter of the
@@ -396,8 +418,12 @@ def pace_words(rec) -> str:
         return "not recorded"
     if rec.pace is None:
         return f"{rec.speed_factor:.2f}x the reference's time (its first probe)"
+    from ..judge import steadiness
+
     first = (f"; its first probe {rec.speed_factor:.2f}x" if abs(rec.pace - rec.speed_factor) >= 0.005 else "")
-    return f"{rec.pace:.2f}x the reference's time (every probe{first})"
+    got = steadiness.medians(rec)
+    spread = (f", the slowest {max(got) / min(got):.2f}x the fastest's time" if len(got) > 1 else "")
+    return f"{rec.pace:.2f}x the reference's time (the median of its {len(got)} probes{spread}{first})"
 
 
 def _run_column(c, rec, role: str) -> dict:
@@ -465,6 +491,7 @@ def run_markdown(yours, ref, names: list[str]) -> str:
                        + (f" ({rec.speed})" if rec.speed else ""))
     traces = traces_shown(yours, names)
     lent_traces = {n: c for n, c in traces.items() if c != yours.id}
+    parts = parts_shown(yours, names)
     builds = builds_measured(yours, own)
     twins = [b for b in builds if b in _gil_twins()]          # the same binary as a build, its GIL on
     lines.append(f"**Measured by your run: {len(own)} of {len(names)} chapters** ("
@@ -483,7 +510,10 @@ def run_markdown(yours, ref, names: list[str]) -> str:
                     + (f"; your run's own for {', '.join(f'`{n}`' for n in traces if n not in lent_traces)}"
                        if len(lent_traces) < len(traces) else "") + "."
                     if lent_traces else "")
-                 + ("" if borrowed or lent_traces else " Nothing below is borrowed from the reference."))
+                 + (" **Other parts borrowed** (each page names their campaign): "
+                    + "; ".join(f"{what} of `{n}` from `{c}`" for what, n, c in parts) + "."
+                    if parts else "")
+                 + ("" if borrowed or lent_traces or parts else " Nothing below is borrowed from the reference."))
     cut = [n for n in (rec.fewest if rec is not None else {}) if n in own]   # one a plan cut, then left out: not measured
     if cut:
         lines += ["", f"**One run a point:** {', '.join(f'`{n}`' for n in cut)}: the runs {'its' if len(cut) == 1 else 'their'} "

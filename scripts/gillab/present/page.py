@@ -18,7 +18,7 @@ from IPython.display import HTML, Markdown, display
 
 from ..measure import campaigns, grid, interpreters, sweep
 from ..measure import experiments
-from . import notebooks, plots
+from . import notebooks, parts, plots
 from .. import chapters
 from ..judge import verdicts, results, tables
 from .live import LIVE_NOTEBOOK
@@ -138,6 +138,7 @@ def aside_words(campaign: str, experiment: str, config_id: str) -> str:
     return (f"**{n} sample{'s were' if n != 1 else ' was'} measured beside other processes' "
             f"load** ({alone.words()}{rows_words}): {len(keys & ok)} of the {n} measured again alone, the other "
             f"{len(keys - ok)} left with fewer runs. None of them is read below. ")
+
 
 
 class Chapter:
@@ -510,17 +511,7 @@ class Chapter:
         except ParameterError as exc:
             display(Markdown(f"The `{profile}` profile cannot be resolved here: {exc}"))
             return None
-        shown = None
-        # the reader's campaign, the reference, then the newest contributed campaign that holds it
-        contributed = [c for c in reversed(campaigns.all_campaigns()) if c.is_contributed]
-        for c in (self.yours, self.reference, *contributed):
-            if c is None:
-                continue
-            try:
-                shown = results.samples(self.exp.name, c.id, cfg)
-                break
-            except results.NoData:
-                continue
+        shown = parts.part_samples(self.exp.name, cfg, self.yours)[1]
         cmd = f"`gillab measure {self.exp.name} -P {profile}`"
         if shown is None:
             display(Markdown(f"**Not measured in this run.** No campaign here (yours, the reference or a contributed "
