@@ -179,3 +179,14 @@ def test_the_built_book_speaks_one_vocabulary(built_book):
     for word in ("agrees", "higher", "lower", "inconclusive", *pairs.PAIR_OUTCOMES, prose.NOT_SHOWN, prose.NOT_TRUE,
                  prose.NOT_MEASURED):
         assert f"<em>{word}</em>" in intro, word
+
+
+def test_the_first_screen_prints_no_nan(built_book):
+    """Issue 78: the first screen's first finding printed 'nan (n = 0)'. A number not measured is
+    said in words there (or left to its chapter), never printed as nan."""
+    import html as html_lib
+
+    page = (built_book["index"].parent / "book" / "intro.html").read_text()
+    main = page[page.find("<main"):page.find("</main>")]
+    text = html_lib.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", " ", main, flags=re.S)))
+    assert text.strip() and not re.search(r"(?<![\w.])nan(?![\w])", text), re.findall(r".{60}\bnan\b.{20}", text)
