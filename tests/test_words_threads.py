@@ -277,3 +277,5 @@ def test_a_sentence_on_an_interval_not_in_force_is_left_open_not_struck():
     (c,) = [c for c in chapters.of("switch_interval").prose(df) if c.key == "gil-threads-cost-more-but-far-less"]
     assert prose.state(c) == "not shown"
     assert "was not in force for 3.13.5, 3.9.2" in c.evidence
+    text = prose.markdown([c])
+    assert "more runs at it cannot settle the sentence" in text and prose.WHY_NOT_SHOWN not in text

@@ -446,7 +446,8 @@ def prose(df: pd.DataFrame) -> list:
         more, far = lexicon.rises("a change"), row["published"] * lexicon.falls("much")
         out.append(said.check(
             "gil-threads-cost-more-but-far-less",
-            {"holds": False, "open": True} if off else within(got.values(), more, far),
+            {"holds": False, "open": True, "open_why": said["not-in-force-open"]} if off
+            else within(got.values(), more, far),
             listed(said.fill("slowdown-at-smallest-evidence", smallest=f"{smallest:g}", threads=kmax,
                              more=f"{more:g}", far=f"{far:.1f}"), got.items())
             + (said.fill("not-in-force-evidence", builds=", ".join(off)) if off else ""),

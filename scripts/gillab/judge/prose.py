@@ -30,6 +30,8 @@ class Check:
                         # boundary, or too few runs for one (never struck; ``holds`` is then False)
     key: str = ""      # its words' key in the chapter's text (:class:`Words`): what names the sentence,
                        # however it is worded (the first screen picks its findings by it)
+    open_why: str = ""  # why it is open where more runs cannot settle it (a setting not in force), in
+                        # place of :data:`WHY_NOT_SHOWN`
 
 
 # The words of a chapter's checked sentences live in its text (notebooks/NN_<name>.md), in one
@@ -295,7 +297,7 @@ def markdown(checks: list[Check]) -> str:
             lines.append(f"- {ended(c.text)} **{NOT_MEASURED}:** {c.evidence} ({HOW_TO_MEASURE}).")
         elif which == "not shown":
             lines.append(f'- **{NOT_SHOWN}:** <span class="gillab-open" style="color: #666">{ended(c.text)}</span> '
-                         f"{begun(c.evidence)} ({WHY_NOT_SHOWN}).")
+                         f"{begun(c.evidence)} ({c.open_why or WHY_NOT_SHOWN}).")
         else:
             lines.append(f'- <del class="gillab-struck">{ended(c.text)}</del> **{NOT_TRUE}:** {begun(c.evidence)}. '
                          "*(Struck: the data shown on this page contradict it.)*")
