@@ -279,3 +279,19 @@ def test_a_sentence_on_an_interval_not_in_force_is_left_open_not_struck():
     assert "was not in force for 3.13.5, 3.9.2" in c.evidence
     text = prose.markdown([c])
     assert "more runs at it cannot settle the sentence" in text and prose.WHY_NOT_SHOWN not in text
+
+
+def test_the_switch_interval_page_sets_the_countdown_chapters_own_ratio_beside_its_tables():
+    """The switch interval page printed 'countdown chapter, same ratio 0.96 [0.761, 1.27]' (a ratio of
+    medians) where the countdown chapter prints 1.02 [0.873, 1.30] (its best of 3, paired by trial)
+    for the same samples (issue 78's second blind read): one number per quantity."""
+    from gillab.chapters import over_threads, switch_interval
+    from gillab.judge.tables import stat_text
+
+    cid = "intel-xeon-2c-20261130T054947Z"
+    si = results.samples("switch_interval", cid, verdicts.profile_config("switch_interval"))
+    cd = results.samples("countdown", cid, verdicts.profile_config("countdown"))
+    t = switch_interval.two_tables(si, cd).set_index("threads")
+    g = cd[cd["condition"] == "3.13.5"]
+    want = stat_text(over_threads.time_ratio(g, 2, 1, claims.trial_size("countdown/threads=2")))
+    assert t.loc[2, "3.13.5: countdown chapter, same ratio"] == want
