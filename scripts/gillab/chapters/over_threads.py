@@ -250,7 +250,8 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
     ax1.set_xlabel("threads (same total work)")
     ax1.set_ylim(bottom=0)
     ax1.set_title("Time per run: dots = samples, bars = median and interval", fontsize=11)
-    ax1.legend(title="condition", fontsize=8.5, title_fontsize=9)
+    if ax1.get_legend():
+        ax1.get_legend().remove()     # one legend of the builds above both panels, clear of the dots
     ks = sorted(s["threads"].unique())
     xpos = {k: i for i, k in enumerate(ks)}
     offsets = np.linspace(-0.2, 0.2, max(len(pal), 1))
@@ -271,8 +272,13 @@ def figure(df: pd.DataFrame, spec: Spec, cores: int | None = None):
     ax2.set_ylabel("speedup = 1 / (T(k)/T(1))")
     ax2.set_ylim(0, max(cores, float(np.nanmax(s["speedup_ci_hi"])), float(max(p[1] / p[k] for k in pk))) * 1.15)
     ax2.set_title("Speedup over 1 thread: the verdicts' T(k)/T(1), inverted, with its interval", fontsize=11)
-    ax2.legend(fontsize=8.5)
-    fig.tight_layout()
+    handles, labels = ax2.get_legend_handles_labels()
+    builds = [(h, lab) for h, lab in zip(handles, labels) if lab in pal]
+    lines = [(h, lab) for h, lab in zip(handles, labels) if lab not in pal]
+    ax2.legend(*zip(*lines), fontsize=8.5, loc="upper right") if lines else None
+    fig.legend(*zip(*builds), fontsize=8.5, ncol=min(4, len(builds)), loc="upper center", frameon=False)
+    rows = -(-len(builds) // 4)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.03 * rows - 0.01))
     return fig
 
 
