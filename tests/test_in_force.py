@@ -253,3 +253,24 @@ def test_the_one_thread_control_compares_runs_of_one_length():
     assert got["switch_interval/si=0.1/threads=1"]["median"] == pytest.approx(39 / 39.5, rel=0.01)
     assert got["switch_interval/si=0.1/threads=1"]["verdict"] == "agrees"
     assert got["switch_interval/si=0.001/threads=1"]["median"] == pytest.approx(50 / 50.5, rel=0.01)
+
+
+def test_the_switch_interval_figure_draws_a_point_not_in_force_hollow():
+    """The figure drew every point alike, those the rows read *not in force here* too (issue 78's
+    second blind read): each such point is now hollow, and only those."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    from gillab.chapters import switch_interval as si
+    from gillab.judge import results, verdicts
+
+    df = results.samples("switch_interval", "amd-epyc-2c-20261129T172429Z", verdicts.profile_config("switch_interval"))
+    t = si.settings_table(si.judged_samples(df))
+    off = t[t["judged"] & ~t["in force"].astype(bool)]
+    fig = si.figure(df)
+    hollow = sum(len(line.get_xdata()) for ax in fig.axes for line in ax.get_lines()
+                 if line.get_marker() not in ("D", "None", None, "")
+                 and mcolors.to_rgba(line.get_markerfacecolor()) == mcolors.to_rgba("white"))
+    plt.close(fig)
+    gil = off[off["condition"].isin(set(si.summary(df)["condition"]))]
+    assert len(gil) > 0 and hollow == len(gil)

@@ -374,9 +374,16 @@ def figure(df: pd.DataFrame):
         p = pub[pub["threads"] == k].set_index("switch_interval_s")["time_s"]
         return p.index, (p / p1 if k > 1 else p / p1[0.005])
 
+    s = summary(df)
+    t = settings_table(judged_samples(df))
+    off = set() if t.empty else {(r.condition, round(float(r.switch_interval), 9), int(r.threads))
+                                 for r in t[t["judged"] & ~t["in force"].astype(bool)].itertuples()}
+    s = s.assign(not_in_force=[(c, round(float(si), 9), int(k)) in off
+                               for c, si, k in zip(s["condition"], s["switch_interval"], s["threads"])])
     fig, axes, panels = plots.lines_per_level(
-        summary(df), "threads", ("slowdown", "slowdown_ci_lo", "slowdown_ci_hi"),
-        lambda k: f"{k} thread{'s' if k > 1 else ''}", doc, height=3.4, weak="slowdown_weak")
+        s, "threads", ("slowdown", "slowdown_ci_lo", "slowdown_ci_hi"),
+        lambda k: f"{k} thread{'s' if k > 1 else ''}", doc, height=3.4, weak="slowdown_weak",
+        hollow="not_in_force", hollow_label="hollow: the interval not in force here")
     for ax, cond, _ in panels:
         ax.set_yscale("log")
         ax.axhline(1, color="0.6", linewidth=0.8)

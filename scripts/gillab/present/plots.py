@@ -129,18 +129,24 @@ def mark_weak(ax, bars, weak: list[bool]) -> None:
         ax._gillab_weak_note = True
 
 
+LEVEL_MARKERS = ("o", "s", "^", "v", "P", "X")
+
+
 def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, height: float = 3.5,
-                    weak: str | None = None):
+                    weak: str | None = None, hollow: str | None = None, hollow_label: str = ""):
     """One panel per condition; in each, one line per value of ``level`` against the switch
     interval (log scale): our median with its interval (``y`` names the three columns: median, CI
     low, CI high), and the document's values as open diamonds, ``published(level_value) -> (x,
     y)``.  ``label(level_value)`` names a line.  ``weak`` names a column of ``s`` that is true
-    where the bar is no 95% interval (too few runs): those bars are dashed.  Returns the figure,
-    its axes, and per condition (axes, condition, its rows of ``s``)."""
+    where the bar is no 95% interval (too few runs): those bars are dashed; ``hollow`` one that is
+    true where the point is drawn hollow (``hollow_label`` in the legend: a setting not in force).
+    Each level has a colour and a marker of its own (two neighbouring shades of one ramp read as one
+    line).  Returns the figure, its axes, and per condition (axes, condition, its rows of ``s``)."""
     med, lo, hi = y
     conds = sorted(s["condition"].unique())
     levels = sorted(s[level].unique())
-    colours = dict(zip(levels, sns.color_palette("viridis_r", len(levels))))
+    colours = dict(zip(levels, sns.color_palette("dark", len(levels))))
+    markers = {v: LEVEL_MARKERS[i % len(LEVEL_MARKERS)] for i, v in enumerate(levels)}
     fig, axes = plt.subplots(len(conds), 1, figsize=(8, height * len(conds)), sharex=True, sharey=True,
                              squeeze=False)
     panels = []
@@ -148,14 +154,21 @@ def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, heigh
         g = s[s["condition"] == cond]
         for v in levels:
             h = g[g[level] == v].sort_values("switch_interval")
-            _, _, bars = ax.errorbar(h["switch_interval"], h[med], yerr=[h[med] - h[lo], h[hi] - h[med]], fmt="o-",
-                                     color=colours[v], capsize=3, label=label(v))
+            _, _, bars = ax.errorbar(h["switch_interval"], h[med], yerr=[h[med] - h[lo], h[hi] - h[med]],
+                                     fmt=f"{markers[v]}-", color=colours[v], capsize=3, label=label(v))
             if weak:
                 mark_weak(ax, bars, list(h[weak].astype(bool)))
+            if hollow and h[hollow].astype(bool).any():
+                off = h[h[hollow].astype(bool)]
+                ax.plot(off["switch_interval"], off[med], linestyle="none", marker=markers[v], markersize=7,
+                        markerfacecolor="white", markeredgecolor=colours[v], zorder=3)
             px, py = published(v)
             ax.plot(px, py, linestyle="none", marker="D", markerfacecolor="none", markeredgecolor=colours[v],
                     markersize=7)
         ax.set_xscale("log")
+        if hollow and g[hollow].astype(bool).any():
+            ax.plot([], [], linestyle="none", marker="o", markerfacecolor="white", markeredgecolor="0.3",
+                    label=hollow_label)
         panels.append((ax, cond, g))
     return fig, axes, panels
 
