@@ -190,7 +190,8 @@ def figure(df: pd.DataFrame):
             **plots.PUBLISHED_STYLE)
     ax.set_yscale("symlog", linthresh=1)
     ax.set_xscale("symlog", linthresh=1)
-    ax.set_xticks(sorted(s["cpu_threads"].unique()), [str(n) for n in sorted(s["cpu_threads"].unique())])
+    ticks = sorted({int(n) for n in s["cpu_threads"].unique()} | {int(n) for n in pub["cpu_bound_threads"]})
+    ax.set_xticks(ticks, [str(n) for n in ticks])      # the document's points too, where ours stop short
     ax.set_xlabel("CPU-bound threads in the server")
     ax.set_ylabel("requests / second (median, interval)")
     ax.set_title("Every server thread on one core; the client on the same core or the other", fontsize=10)

@@ -415,16 +415,18 @@ def figure(df: pd.DataFrame):
                         fmt="o-", capsize=3, color=pal[cond], label=f"{cond}, writer thread")
         pr = s[(s["scenario"] == scen) & (s["writer"] == "process")]
         for cond, h in pr.groupby("condition"):
-            ax.errorbar(h["threads"] + 0.15, h["median"], yerr=[h["median"] - h["ci_lo"], h["ci_hi"] - h["median"]],
+            ax.errorbar(h["threads"] * 1.06, h["median"], yerr=[h["median"] - h["ci_lo"], h["ci_hi"] - h["median"]],
                         fmt="s", mfc="none", capsize=3, color=pal[cond], label=f"{cond}, writer process")
         c = s[(s["scenario"] == scen) & (s["condition"] == "curl")]
         if len(c):
             ax.axhline(float(c["median"].iloc[0]), color="black", linestyle="--",
                        label=f"curl ceiling, {int(c['threads'].iloc[0])} in parallel")
         ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted(g["threads"].unique()), [str(t) for t in sorted(g["threads"].unique())])
+        ticks = sorted({int(t) for t in g["threads"].unique()} | {int(t) for t in pr["threads"].unique()})
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.set_xlim(min(ticks) / 1.5, max(ticks) * 1.5)     # a single count (default's 10) keeps its neighbourhood
         ax.set_ylim(bottom=0)
-        ax.set_xlabel("threads (download pool)")
+        ax.set_xlabel("threads (download pool; a writer process's squares sit just right of their count)")
         ax.set_ylabel("MB/s (median, interval)")
         ax.set_title(f"{scen} file{'s' if scen == 'many' else ''}: verified downloads from nginx on 127.0.0.1", fontsize=10)
         ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))

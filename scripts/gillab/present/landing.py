@@ -74,7 +74,8 @@ def figure(panels: dict[str, pd.DataFrame], titles: dict[str, str] | None = None
             left = left + t[cls]
         absent = set(keys) - set(zip(t["document"], t["family"]))
         for k in absent:       # a row the other panel has: this campaign did not measure it
-            ax.text(0.3, y[k], "not measured in this campaign", fontsize=9, color="0.45", va="center")
+            ax.text(0.3, y[k], "none judged in this campaign (another profile or chapter measures them)", fontsize=9,
+                    color="0.45", va="center")
         ax.set_title((titles or {}).get(label, label), fontsize=11, loc="left")
         ax.set_yticks(list(y.values()), [f"doc {d}: {f}" for d, f in y])
         ax.set_ylim(-0.6, len(keys) - 0.4)
