@@ -232,3 +232,21 @@ def test_alone_the_same_core_is_faster_by_a_change(faster, state):
     df = _other_as(_affinity(), "3.9.10", 0, 1 / faster)
     c = _by_key("affinity", df)["alone-same-core-is-faster"]
     assert prose.state(c) == state and "at least 1.1" in c.evidence
+
+
+def test_the_convoy_figure_draws_the_documents_numbers_beside_gil_builds_only():
+    """The document measured GIL builds: its diamonds and its model were drawn in the free-threaded
+    build's panel too, beside one dot (issue 78's second blind read)."""
+    import matplotlib.pyplot as plt
+
+    from gillab.chapters import convoy as convoy_chapter
+
+    fig = convoy_chapter.figure(_convoy())
+    panels = {ax.get_title().split("\n")[0]: ax for ax in fig.axes if "GIL" in ax.get_title()}
+    plt.close(fig)
+    off = [ax for t, ax in panels.items() if t.endswith("(GIL off)")]
+    on = [ax for t, ax in panels.items() if t.endswith("(GIL on)")]
+    assert off and on
+    assert all(not [ln for ln in ax.get_lines() if ln.get_marker() == "D" or ln.get_linestyle() == "--"]
+               for ax in off)
+    assert all([ln for ln in ax.get_lines() if ln.get_marker() == "D"] for ax in on)

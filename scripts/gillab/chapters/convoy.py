@@ -877,15 +877,20 @@ def figure(df: pd.DataFrame):
         lambda n: f"{n} CPU thread{'s' if n != 1 else ''}", doc, height=3.6, weak="rps_weak")
     for ax, cond, g in panels:
         alone = g[(g["cpu_threads"] == 0)]
-        if len(alone):
+        gil_on = bool(g["gil_enabled"].all())
+        if not gil_on:      # the document's numbers and its model are of GIL builds: not drawn beside none
+            for line in [ln for ln in ax.get_lines() if ln.get_marker() == "D"]:
+                line.remove()
+        if len(alone) and gil_on:
             rps0 = float(alone["rps_median"].median())
             xs = np.logspace(-6, -1, 50)
             ax.plot(xs, model_rps(rps0, xs, 1), color="black", linestyle="--", linewidth=1,
                     label="document's model, 1 CPU thread: 1/(t0 + 2 x interval)")
             ax.plot(xs, model_rps(rps0, xs / 2, 1), color="0.4", linestyle=":", linewidth=1,
                     label="one wait per request: 1/(t0 + interval)")
-        gil = "GIL on" if g["gil_enabled"].all() else "GIL off"
-        ax.set_title(f"{cond} ({gil})\ndots = ours (median, interval), open diamonds = document", fontsize=9)
+        ax.set_title(f"{cond} (GIL on)\ndots = ours (median, interval), open diamonds = document" if gil_on else
+                     f"{cond} (GIL off)\ndots = ours (median, interval); no document values here",
+                     fontsize=9)
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel("requests / second")
         ax.legend(fontsize=8.5, loc="center left", bbox_to_anchor=(1.01, 0.5))   # beside: it covers no point
