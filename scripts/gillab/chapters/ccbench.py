@@ -437,11 +437,12 @@ def prose(df: pd.DataFrame) -> list:
     new = [c for c, k in kinds.items() if k == "new" and (c, "regex", "default") in mean.index]
     pings = _latency(df)
 
-    def runs(c, task, policy, threads=1):
-        """Each run's mean one-way time (ccbench's statistic), by the interleaved round it ran in."""
+    def runs(c, task, policy, threads=1, per_run=run_means):
+        """Each run's ``per_run`` statistic (ccbench's mean one-way time, or :func:`run_starved`), by
+        the interleaved round it ran in."""
         g = pings[(pings["condition"] == c) & (pings["task"] == task) & (pings["threads"] == threads)
                   & (pings["policy"] == policy)]
-        return run_means(g).groupby(level="repeat").mean()
+        return per_run(g).groupby(level="repeat").mean()
 
     def ms(m):
         return interval(m, ".2f", " ms")
@@ -504,8 +505,7 @@ def prose(df: pd.DataFrame) -> list:
         if (c, "regex", "default") in mean.index and new:
             # the share of a run's pings left unanswered, median over runs with its 95% interval:
             # pooled over pings, one run that answered moved it under the line (86% < 90%)
-            regex = pings[(pings["task"] == "regex") & (pings["threads"] == 1) & (pings["policy"] == "default")]
-            share = {b: stats.summarize(run_starved(regex[regex["condition"] == b])) for b in (c, *new)}
+            share = {b: stats.summarize(runs(b, "regex", "default", per_run=run_starved)) for b in (c, *new)}
             worst = max(stats.summarize(runs(n, "regex", "default"))["median"] for n in new)   # as the wait's sentence
             out.append(said.check(
                 "old-gil-silent-next-to-regex",

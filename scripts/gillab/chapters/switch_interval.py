@@ -442,9 +442,8 @@ def prose(df: pd.DataFrame) -> list:
     smallest, largest = float(ok["switch_interval"].min()), float(ok["switch_interval"].max())
     kmax = int(ok["threads"].max())
     out = []
-    rows = claims(df)
-    settings_in_force(df, rows)            # a build whose interval was not applied: no judgement here either
-    row = {r["claim_id"]: r for r in rows}.get(f"switch_interval/si={smallest:g}/threads={kmax}")
+    # the rows as the verdicts read them (ANALYSIS.claims: the settings not in force marked so)
+    row = {r["claim_id"]: r for r in ANALYSIS.claims(df)}.get(f"switch_interval/si={smallest:g}/threads={kmax}")
     if gil and row:
         # the whole interval must say it: "more" than one thread is a change (at least 1.1, as
         # switch_interval/conclusion/slowdown reads "a slowdown"), "far less" than the document's

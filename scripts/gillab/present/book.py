@@ -233,13 +233,6 @@ def measuring_times_md(ref_flat, run_rec) -> str:
             + (tables.details_md("The documents' own sizes (`seed`): minutes per chapter", seed) if seed.strip() else ""))
 
 
-def land_run(campaign: str | None):
-    """The reader's run the book shows first (:func:`gillab.present.landing.reader_campaign`)."""
-    from . import landing
-
-    return landing.reader_campaign(campaign)
-
-
 def build_book(root: Path | None = None, builder: str = "html", campaign: str | None = None) -> Path:
     """``jupyter-book build`` of the book whose _config.yml is in ``root`` (default: the checkout);
     ``campaign``: the reader's campaign the landing page shows beside the reference."""
@@ -249,10 +242,11 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "builds_table.md").write_text(builds_table())
     (gen / "alone_rule.md").write_text(alone_rule())
-    shown = land_run(campaign)
+    from . import landing as land_words
+
+    shown = land_words.reader_campaign(campaign)
     (gen / "probes.md").write_text(probes_figure(gen, shown.id if shown else None))
     (gen / "conditions_table.md").write_text(conditions_table())
-    from . import landing as land_words
 
     (gen / "vocabulary.md").write_text(land_words.vocabulary_markdown())
     from . import trace_view

@@ -372,8 +372,8 @@ def traces_shown(yours, names: list[str]) -> dict[str, str]:
 
 def parts_shown(yours, names: list[str]) -> list[tuple[str, str, str]]:
     """(what, chapter, campaign) for each part a chapter's page reads from another campaign than
-    the reader's run ``yours``: a part another profile measures (:data:`gillab.present.page.
-    PROFILE_PARTS`, read by :func:`gillab.present.page.part_samples`) and the second witness
+    the reader's run ``yours``: a part another profile measures (:data:`gillab.present.parts.
+    PROFILE_PARTS`, read by :func:`gillab.present.parts.part_samples`) and the second witness
     (:func:`gillab.present.witness_view.campaign_for`), as the pages choose them."""
     from ..measure import experiments
     from . import parts, witness_view

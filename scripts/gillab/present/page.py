@@ -140,7 +140,6 @@ def aside_words(campaign: str, experiment: str, config_id: str) -> str:
             f"{len(keys - ok)} left with fewer runs. None of them is read below. ")
 
 
-
 class Chapter:
     """One chapter's parameters, checked, and the data they select; displays the common sections.
 

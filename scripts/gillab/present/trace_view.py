@@ -125,14 +125,18 @@ def busiest_start(tr: trace_file.Trace, length_ms: float) -> float:
     return float(np.floor(min(max(at[i] - 0.05 * length_ms, 0.0), room) * 10) / 10)
 
 
+def _span(length_ms):
+    """A window's length in ms as a function of the trace: ``length_ms`` itself where it is one."""
+    return length_ms if callable(length_ms) else (lambda t: length_ms)
+
+
 def timeline(trs: list[trace_file.Trace], start_ms: float | None = 0.0, length_ms=50.0, io: bool = False):
     """One panel per trace, stacked, over the same length of time (``length_ms``), or over each
     trace's own where it is a function of the trace: from ``start_ms`` in each, or, with
     ``start_ms`` None, from where each hands the GIL over most (:func:`busiest_start`)."""
     import matplotlib.pyplot as plt
 
-    span = length_ms if callable(length_ms) else (lambda t: length_ms)
-
+    span = _span(length_ms)
     heights = [max(1.2, 0.45 * len(tr.threads) + 0.6) for tr in trs]
     total = sum(heights) + 0.9
     fig, axes = plt.subplots(len(trs), 1, figsize=(8, total), squeeze=False,
@@ -155,7 +159,7 @@ def explorer(trs: list[trace_file.Trace], length_ms=50.0, starts: int = 4, title
 
     from . import widgets
 
-    span = length_ms if callable(length_ms) else (lambda t: length_ms)
+    span = _span(length_ms)
 
     def one(tr, step):
         room = max(0.0, tr.span_ns / 1e6 - span(tr))
@@ -509,9 +513,11 @@ def countdown(trs: list[trace_file.Trace]) -> Section | None:
                          f"of its {r['forced or check-interval drops/s']:,} forced or check-interval drops a second, "
                          f"{share:.1%} passed the GIL to the other thread"
                          + ("; after the others the same thread took it straight back." if share < 1 else "."))
-    if any(t.old_gil for t in trs):
-        sentences.append("The old GIL's window is 0.4 ms, the others' 20 ms: drawn over 20 ms, its hand-offs, one "
-                         "every tens of microseconds, would merge into one band.")
+    old = [t for t in trs if t.old_gil]
+    if old and len(old) < len(trs):
+        short, long = countdown_window(old[0]), countdown_window(next(t for t in trs if not t.old_gil))
+        sentences.append(f"The old GIL's window is {short:g} ms, the others' {long:g} ms: drawn over {long:g} ms, its "
+                         "hand-offs, one every tens of microseconds, would merge into one band.")
     return Section(fig, table, sentences, trs, countdown_window)
 
 
