@@ -368,12 +368,13 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
 
 
 def _claims_build(g, cid: str) -> bool:
-    """Whether build ``cid`` gets every repeat at some point of grid ``g``."""
+    """Whether build ``cid`` gets every repeat at some point of grid ``g`` (a tier with runs of its
+    own gives it fewer)."""
     if g.rest_repeats is None:
         return True
-    if g.claim_builds is not None and cid not in g.claim_builds:
-        return False
-    return g.claim is None or any(b is None or cid in b for _, b in g.claim_tiers)
+    if g.claim is None:
+        return g.tier_for(cid, None)
+    return any(g.tier_for(cid, b) and n is None for _, b, n in g.claim_tiers)
 
 
 def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False,

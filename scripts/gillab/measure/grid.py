@@ -22,6 +22,11 @@ Three more choose how many runs each measured point gets (also not part of the c
   ``rest_repeats``;
 - ``claim_builds``: the builds that get all ``repeats`` at those points (``all``, or ids and sets).
 
+A tier may name its own ``repeats`` (between ``rest_repeats`` and ``repeats``): its points are
+measured with the claims' (before the figures' points, in a timed run short of time) but get only
+that many runs.  ``default`` uses it for today's builds' one run where the then-and-now rows read
+(3.14 and 3.15 beside 3.13.5): a row of one run is never judged, and is shown, not left unreached.
+
 The ``seed`` profile uses them where the document's own sizes times the runs a verdict needs
 (:func:`gillab.stats.runs_needed`) would not fit: the claims' points get the runs, the rest one.
 
@@ -49,17 +54,34 @@ class Grid:
     claim_builds: frozenset | None = None   # builds that get every repeat there (None: all)
     claim_values: tuple = ()
     claim_builds_text: str = "all"
-    claim_tiers: tuple = ()           # per tier: (its point keys, its own builds or None)
+    claim_tiers: tuple = ()           # per tier: (its point keys, its own builds or None, its runs or None)
     claims_only: bool = False         # the points no claim reads are left for a later run
 
     def claimed(self, cid: str, pk: str) -> bool:
-        """Whether ``cid`` gets every repeat at the point ``pk``: a claim tier holds the point, for
-        this build (the tier's own builds, if it names them), and ``claim_builds`` holds the build."""
-        if self.claim_builds is not None and cid not in self.claim_builds:
-            return False
+        """Whether ``cid`` is measured with the claims at the point ``pk``: a claim tier holds the
+        point, for this build (the tier's own builds where it names them, else ``claim_builds``)."""
         if self.claim is None:
-            return True
-        return any(pk in pts and (b is None or cid in b) for pts, b in self.claim_tiers)
+            return self.tier_for(cid, None)
+        return any(pk in pts and self.tier_for(cid, b) for pts, b, _ in self.claim_tiers)
+
+    def tier_for(self, cid: str, builds) -> bool:
+        """Whether a tier whose own builds are ``builds`` (None: ``claim_builds``'s) is for ``cid``."""
+        if builds is not None:
+            return cid in builds
+        return self.claim_builds is None or cid in self.claim_builds
+
+    def runs(self, cid: str, pk: str) -> int | None:
+        """The runs ``cid`` gets at the point ``pk`` (None: every repeat): ``rest_repeats`` where no
+        claim reads it, a tier's own runs where only tiers with their own hold it (the most of
+        them)."""
+        if self.rest_repeats is None:
+            return None
+        if not self.claimed(cid, pk):
+            return self.rest_repeats
+        if self.claim is None:
+            return None
+        own = [n for pts, b, n in self.claim_tiers if pk in pts and self.tier_for(cid, b)]
+        return None if any(n is None for n in own) else max(own)
 
     def unclaimed(self, cid: str, pk: str) -> bool:
         """Whether ``rest_repeats`` sets the point ``pk`` apart for ``cid``: no claim reads it
@@ -74,8 +96,11 @@ class Grid:
             return "a point no claim reads, left until every chapter's claims are measured"
         if rep is None or self.rest_repeats is None or rep < self.rest_repeats:
             return None
-        if self.claimed(cid, point_key(point)):
+        runs = self.runs(cid, point_key(point))
+        if runs is None or rep < runs:
             return None
+        if self.claimed(cid, point_key(point)):
+            return f"beyond the {runs} run{'s' if runs != 1 else ''} its claim tier gives it"
         return (f"beyond the {self.rest_repeats} run{'s' if self.rest_repeats != 1 else ''} of a point no claim reads "
                 f"(claim grid: {self.describe_claim()}; builds: {self.claim_builds_text})")
 
@@ -139,12 +164,14 @@ def narrow(exp: Experiment, p: dict, raw: dict, which: str) -> dict:
 
 
 TIER_BUILDS = "builds"   # a claim tier's own builds (ids and sets), beside its grid values
+TIER_RUNS = "repeats"    # a claim tier's own runs (between rest_repeats and repeats)
 
 
-def claim_tiers(exp: Experiment, p: dict) -> list[tuple[dict, str | None]]:
+def claim_tiers(exp: Experiment, p: dict) -> list[tuple[dict, str | None, int | None]]:
     """``claim_grid``'s tiers (:func:`gillab.measure.profiles.parse_claim_grid`), each checked as
     ``small_grid`` is, with the builds the tier alone is for (its ``builds`` key, None: those of
-    ``claim_builds``); the claims' points are their union."""
+    ``claim_builds``) and its own runs (its ``repeats`` key, None: every repeat); the claims'
+    points are their union."""
     from .profiles import parse_claim_grid
 
     raw = p.get("claim_grid")
@@ -158,13 +185,31 @@ def claim_tiers(exp: Experiment, p: dict) -> list[tuple[dict, str | None]]:
         b = t.pop(TIER_BUILDS, None)
         if isinstance(b, (list, tuple)):
             b = ",".join(map(str, b))
+        runs = _tier_runs(exp, p, t.pop(TIER_RUNS, None))
         try:
-            out.append((narrow(exp, p, t, "claim_grid"), None if b is None else str(b)))
+            out.append((narrow(exp, p, t, "claim_grid"), None if b is None else str(b), runs))
         except EmptyTier as exc:
             empty.append(exc)
     if empty and not out:      # no tier holds a point: a claim grid of nothing is a mistake, not a plan
         raise ParameterError(str(empty[0]))
     return out
+
+
+def _tier_runs(exp: Experiment, p: dict, raw) -> int | None:
+    """A tier's own ``repeats``, checked: a whole number from ``rest_repeats`` to ``repeats``."""
+    if raw is None:
+        return None
+    try:
+        n = int(raw)
+        if n != float(raw):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ParameterError(f"{exp.name}: claim_grid's tier repeats={raw!r} is not a whole number of runs") from None
+    rest = p.get("rest_repeats") or 0
+    if not rest <= n <= p["repeats"]:
+        raise ParameterError(f"{exp.name}: claim_grid's tier repeats={n} must lie between rest_repeats={rest} "
+                             f"and repeats={p['repeats']}")
+    return n
 
 
 class EmptyTier(ParameterError):
@@ -217,11 +262,12 @@ def claim_tier(exp: Experiment, p: dict, builds) -> dict:
         raise ParameterError(f"{exp.name}: rest_repeats={rest} needs claim_grid or claim_builds: the points or "
                              "builds that get all repeats")
     per_tier = tuple((frozenset(point_key(x) for x in exp.points({**p, **t})),
-                      None if b is None else select_builds(exp, b, "claim_grid's builds")) for t, b in tiers)
+                      None if b is None else select_builds(exp, b, "claim_grid's builds"), n) for t, b, n in tiers)
     return {"rest_repeats": rest,
-            "claim": frozenset().union(*(pts for pts, _ in per_tier)) if tiers else None,
+            "claim": frozenset().union(*(pts for pts, _, _ in per_tier)) if tiers else None,
             "claim_tiers": per_tier,
-            "claim_values": tuple(tuple(t.items()) + ((("builds", b),) if b is not None else ()) for t, b in tiers),
+            "claim_values": tuple(tuple(t.items()) + ((("builds", b),) if b is not None else ())
+                                  + ((("repeats", n),) if n is not None else ()) for t, b, n in tiers),
             "claim_builds": None if text.strip() == "all" else builds("claim_builds"),
             "claim_builds_text": text}
 

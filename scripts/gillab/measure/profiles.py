@@ -378,7 +378,8 @@ COMMON = {
     "claim_grid": Param("claim_grid", parse_claim_grid,
                         "the points the claims read, as narrower grid values (like small_grid), or the union of "
                         "several such tiers (a list in profiles.toml, tiers joined by | on the command line): they "
-                        "get every repeat, the others rest_repeats", optional=True),
+                        "get every repeat (a tier's own repeats where it sets them, its builds where it names "
+                        "them), the others rest_repeats", optional=True),
     "claim_builds": Param("claim_builds", condition_ids,
                           "the builds that get every repeat at claim_grid (all, or ids and sets)"),
 }
