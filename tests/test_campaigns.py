@@ -49,8 +49,10 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     assert plan["campaign_is_new"] and plan["campaign"] == "(a new campaign)"
     # the plan around the judged rows: 21 runs (7 trials of a best of 3) of 1/2/4/8 threads for the builds
     # of full_grid, of 1/2 threads (small_grid) for the -gil twin, of 1 thread for Debian's 3.13.5 (beside
-    # ours: the build's effect); one run of every other point a build measures
+    # ours: the build's effect); one run of every other point a build measures, Debian's 3.14 and 3.15
+    # theirs (1 and 2 threads) as a claim tier of one run (measured with the claims)
     full = {"2.7.18", "3.9.2", "3.13.5"}
+    latest = {"debian-3.14", "debian-3.15"} & set(plan["conditions"])
     claimed = {c: (1, 2, 4, 8) if c in full else (1, 2) if c == "3.13.5t-gil" else (1,) if c == "debian-3.13.5" else ()
                for c in plan["conditions"]}
     runs = {c: [21 if t in claimed[c] else 1 for t in ((1, 2, 4, 8) if c in full else (1, 2))]
@@ -59,10 +61,13 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     assert plan["samples_planned"] == plan["samples_total"] == n and plan["samples_resumable"] == 0
     assert plan["samples_adaptive_max"] == 0      # the rounds after the plan are the whole run's (gillab.judge.budget)
     small = 21 * sum(2 for c in plan["conditions"] if c not in full)
-    rest = 20 * sum(len(r) - len(claimed[c]) for c, r in runs.items())
+    rest = 20 * sum(len(r) - len(claimed[c]) for c, r in runs.items() if c not in latest)
+    tier = 20 * 2 * len(latest)
     assert plan["reasons"] == ({resume.NOT_YET: n}
                                | ({next(k for k in plan["reasons"] if "small grid" in k): small} if small else {})
-                               | ({next(k for k in plan["reasons"] if "no claim reads" in k): rest} if rest else {}))
+                               | ({next(k for k in plan["reasons"] if "no claim reads" in k): rest} if rest else {})
+                               | ({next(k for k in plan["reasons"] if "its claim tier gives it" in k): tier}
+                                  if tier else {}))
     assert not [p for p in (data_dir / "results").iterdir() if p.name not in (ref, "REFERENCE")]  # wrote nothing
 
 
