@@ -163,37 +163,40 @@ def test_the_claims_points_may_be_a_union_of_tiers():
         exp.resolve("smoke", dict(base, claim_grid="threads=1 | "))
 
 
+TIER_BASE = {"conditions": "3.13.5,3.13.5t", "switch_intervals": [0.005, 0.001], "threads": [1, 2],
+             "total_decrements": 20_000, "repeats": 3, "rest_repeats": 1}
+
+
+def tier_grid(claim, **extra):
+    """switch_interval's grid of :data:`TIER_BASE` (and ``extra``) with ``claim`` as its claim grid,
+    and the runs each build gets at each of its points."""
+    exp = experiments.get("switch_interval")
+    g = grid.of(exp, exp.resolve("smoke", dict(TIER_BASE, claim_grid=claim, **extra)))
+    return g, {(c, si, n): runs_at(g, c, {"switch_interval": si, "threads": n, "timer_slack_ns": 1}, 3)
+               for c in ("3.13.5", "3.13.5t") for si in (0.005, 0.001) for n in (1, 2)}
+
+
 def test_a_claim_tier_may_name_its_own_builds():
     """A tier with ``builds`` gives every repeat at its points to those builds only (ccbench: the
     old GIL's echo next to a regex thread takes 36 s a run; today's build is judged there)."""
-    exp = experiments.get("switch_interval")
-    base = {"conditions": "3.13.5,3.13.5t", "switch_intervals": [0.005, 0.001], "threads": [1, 2],
-            "total_decrements": 20_000, "repeats": 3, "rest_repeats": 1}
     for claim in ([{"threads": [1]}, {"switch_intervals": [0.001], "threads": [2], "builds": "3.13.5t"}],
                   "threads=1 | switch_intervals=0.001; threads=2; builds=3.13.5t"):
-        g = grid.of(exp, exp.resolve("smoke", dict(base, claim_grid=claim)))
-        got = {(c, si, n): runs_at(g, c, {"switch_interval": si, "threads": n, "timer_slack_ns": 1}, 3)
-               for c in ("3.13.5", "3.13.5t") for si in (0.005, 0.001) for n in (1, 2)}
+        g, got = tier_grid(claim)
         assert got == {("3.13.5", 0.005, 1): 3, ("3.13.5", 0.005, 2): 1, ("3.13.5", 0.001, 1): 3, ("3.13.5", 0.001, 2): 1,
                        ("3.13.5t", 0.005, 1): 3, ("3.13.5t", 0.005, 2): 1, ("3.13.5t", 0.001, 1): 3,
                        ("3.13.5t", 0.001, 2): 3}
         assert "builds=3.13.5t" in g.describe_claim()
     with pytest.raises(ParameterError, match="claim_grid's builds"):
-        grid.of(exp, exp.resolve("smoke", dict(base, claim_grid="threads=1; builds=3.13.99")))
+        tier_grid("threads=1; builds=3.13.99")
 
 
 def test_a_claim_tier_may_give_its_points_runs_of_its_own_measured_with_the_claims():
     """Today's builds' one run where the then-and-now rows read: a tier with its own ``repeats``
     (and its own builds, beyond ``claim_builds``) gets that many runs, and a run short of time
     measures them with the claims, not after the figures' points."""
-    exp = experiments.get("switch_interval")
-    base = {"conditions": "3.13.5,3.13.5t", "switch_intervals": [0.005, 0.001], "threads": [1, 2],
-            "total_decrements": 20_000, "repeats": 3, "rest_repeats": 1, "claim_builds": "3.13.5"}
     for claim in ([{"threads": [1, 2]}, {"switch_intervals": [0.005], "builds": "3.13.5t", "repeats": 2}],
                   "threads=1,2 | switch_intervals=0.005; builds=3.13.5t; repeats=2"):
-        g = grid.of(exp, exp.resolve("smoke", dict(base, claim_grid=claim)))
-        got = {(c, si, n): runs_at(g, c, {"switch_interval": si, "threads": n, "timer_slack_ns": 1}, 3)
-               for c in ("3.13.5", "3.13.5t") for si in (0.005, 0.001) for n in (1, 2)}
+        g, got = tier_grid(claim, claim_builds="3.13.5")
         assert got == {("3.13.5", 0.005, 1): 3, ("3.13.5", 0.005, 2): 3, ("3.13.5", 0.001, 1): 3, ("3.13.5", 0.001, 2): 3,
                        ("3.13.5t", 0.005, 1): 2, ("3.13.5t", 0.005, 2): 2, ("3.13.5t", 0.001, 1): 1,
                        ("3.13.5t", 0.001, 2): 1}
@@ -202,15 +205,13 @@ def test_a_claim_tier_may_give_its_points_runs_of_its_own_measured_with_the_clai
         with_claims = {(si, n) for si in (0.005, 0.001) for n in (1, 2)
                        if first.reason("3.13.5t", {"switch_interval": si, "threads": n, "timer_slack_ns": 1}, 0) is None}
         assert with_claims == {(0.005, 1), (0.005, 2)}
-    for bad, message in (("3", "between rest_repeats=1 and repeats=3"), ("4", "between rest_repeats=1 and repeats=3"),
+    # as many as every repeat: allowed, the same as a tier with no runs of its own
+    _, got = tier_grid("threads=1,2 | switch_intervals=0.005; builds=3.13.5t; repeats=3", claim_builds="3.13.5")
+    assert got[("3.13.5t", 0.005, 1)] == 3
+    for bad, message in (("4", "between rest_repeats=1 and repeats=3"), ("0", "between rest_repeats=1 and repeats=3"),
                          ("two", "not a whole number of runs")):
-        claim = f"threads=1,2 | switch_intervals=0.005; builds=3.13.5t; repeats={bad}"
-        if bad == "3":     # as many as every repeat: allowed, the same as no runs of its own
-            assert runs_at(grid.of(exp, exp.resolve("smoke", dict(base, claim_grid=claim))), "3.13.5t",
-                           {"switch_interval": 0.005, "threads": 1, "timer_slack_ns": 1}, 3) == 3
-            continue
         with pytest.raises(ParameterError, match=message):
-            grid.of(exp, exp.resolve("smoke", dict(base, claim_grid=claim)))
+            tier_grid(f"threads=1,2 | switch_intervals=0.005; builds=3.13.5t; repeats={bad}", claim_builds="3.13.5")
 
 
 @pytest.mark.parametrize("extra, message", [
