@@ -358,23 +358,13 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
         named = [w for w in row.split(" @ ", 1)[-1].replace("(", " ").replace(")", " ").replace(",", " ").split()
                  if BUILD_ID.match(w)]
         # a row the reference judged on a retired build counts for the build that plays its part now
-        return need <= p["repeats"] and all(now_of(c) in pl.conditions and _claims_build(g, now_of(c)) for c in named)
+        return need <= p["repeats"] and all(now_of(c) in pl.conditions and g.every_repeat_somewhere(now_of(c)) for c in named)
     ok = [enough(k, need) for k, need in judged]
     planned = [k for (k, _), fits in zip(judged, ok) if fits]
     return ChapterForecast(name, len(pl.todo), seconds, planned, t.basis, p["repeats"],
                            short=[k for (k, _), fits in zip(judged, ok) if not fits], waits=waits,
                            decided=[k for k in planned if (decided or {}).get(k, math.inf) <= p["repeats"]],
                            figures=figures, figure_waits=figure_waits)
-
-
-def _claims_build(g, cid: str) -> bool:
-    """Whether build ``cid`` gets every repeat at some point of grid ``g`` (a tier with runs of its
-    own gives it fewer)."""
-    if g.rest_repeats is None:
-        return True
-    if g.claim is None:
-        return g.tier_for(cid, None)
-    return any(g.tier_for(cid, b) and n is None for _, b, n in g.claim_tiers)
 
 
 def forecast(profile: str, campaign: str | None = None, flat=None, new_campaign: bool = False,

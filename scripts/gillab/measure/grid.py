@@ -61,10 +61,10 @@ class Grid:
         """Whether ``cid`` is measured with the claims at the point ``pk``: a claim tier holds the
         point, for this build (the tier's own builds where it names them, else ``claim_builds``)."""
         if self.claim is None:
-            return self.tier_for(cid, None)
-        return any(pk in pts and self.tier_for(cid, b) for pts, b, _ in self.claim_tiers)
+            return self._tier_for(cid, None)
+        return any(pk in pts and self._tier_for(cid, b) for pts, b, _ in self.claim_tiers)
 
-    def tier_for(self, cid: str, builds) -> bool:
+    def _tier_for(self, cid: str, builds) -> bool:
         """Whether a tier whose own builds are ``builds`` (None: ``claim_builds``'s) is for ``cid``."""
         if builds is not None:
             return cid in builds
@@ -76,12 +76,21 @@ class Grid:
         them)."""
         if self.rest_repeats is None:
             return None
-        if not self.claimed(cid, pk):
-            return self.rest_repeats
         if self.claim is None:
-            return None
-        own = [n for pts, b, n in self.claim_tiers if pk in pts and self.tier_for(cid, b)]
-        return None if any(n is None for n in own) else max(own)
+            return None if self._tier_for(cid, None) else self.rest_repeats
+        own = [n for pts, b, n in self.claim_tiers if pk in pts and self._tier_for(cid, b)]
+        if not own:
+            return self.rest_repeats
+        return None if None in own else max(own)
+
+    def every_repeat_somewhere(self, cid: str) -> bool:
+        """Whether ``cid`` gets every repeat at some point (a tier with runs of its own gives it
+        fewer): a judged row on it can have the runs its interval needs."""
+        if self.rest_repeats is None:
+            return True
+        if self.claim is None:
+            return self._tier_for(cid, None)
+        return any(self._tier_for(cid, b) and n is None for _, b, n in self.claim_tiers)
 
     def unclaimed(self, cid: str, pk: str) -> bool:
         """Whether ``rest_repeats`` sets the point ``pk`` apart for ``cid``: no claim reads it
