@@ -275,3 +275,43 @@ def test_no_reference_table_still_carries_a_role_column():
     for table in claims.tables():
         assert "role" not in results.reference(table).columns, table
     assert isinstance(claims.context(), pd.DataFrame)
+
+
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+
+
+def _plain(text: str) -> str:
+    """A document's text or a quote, read as words: quotes, apostrophes and dashes of one kind,
+    Markdown's backticks and block-quote markers dropped, whitespace collapsed."""
+    import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text).replace("\u00a0", " ")
+    text = re.sub(r"(?m)^\s*>\s?", "", text).replace("`", "")
+    for kind, one in (("\u2018\u2019\u201a\u201b", "'"), ("\u201c\u201d\u201e\u201f", '"'),
+                      ("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-")):
+        text = re.sub(f"[{kind}]", one, text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the documents (../shared/seeds) are not beside this checkout")
+def test_every_quote_is_the_documents_own_words():
+    """A claim's quote is the document's words, verbatim: its pieces (" ... " leaves words out,
+    " / " joins two passages) in the document, in that order; only a row quoting a table (its
+    section names one) describes a cell in words of its own."""
+    import re
+
+    docs = {p.name[:3]: _plain(p.read_text(encoding="utf-8")) for p in SEEDS.glob("0*_*.txt")}
+    wrong = []
+    for _, c in claims.table().iterrows():
+        if "table" in c["section"].lower():
+            continue
+        doc, at = docs[c["document"]], 0
+        for piece in (p.strip() for part in re.split(r"\s+/\s+", _plain(c["quote"]))
+                      for p in re.split(r"\s*\.\.\.\s*", part) if p.strip()):
+            found = doc.find(piece, at)
+            if found < 0:
+                wrong.append(f"{c['claim_id']}: {piece!r}")
+                break
+            at = found + len(piece)
+    assert not wrong, "quotes that are not the document's words, in its order:\n" + "\n".join(wrong)
