@@ -77,6 +77,58 @@ def test_a_failed_control_voids_a_pair_that_names_its_build_and_only_the_rows_it
     assert rows[2]["measured"]["3.13.5"]["verdict"] == "agrees"       # not a row the control guards
 
 
+def _noisy_frame(spread: float) -> pd.DataFrame:
+    """The frame of :func:`_switch_interval_frame` (the control holds on average) with a round in
+    three whose runs at 1 us are slower by ``spread``, and another whose runs at 5 ms are: identical
+    work, on a machine whose pace moves from run to run."""
+    df = _switch_interval_frame(1.0)
+    slow = (((df["switch_interval"] == 1e-06) & (df["repeat"] % 3 == 1))
+            | ((df["switch_interval"] == 0.005) & (df["repeat"] % 3 == 2)))
+    df.loc[slow, "seconds"] *= 1 + spread
+    return df
+
+
+def test_a_control_wider_than_its_band_explains_the_open_rows_it_guards_and_voids_none():
+    noisy = _flat(_noisy_frame(0.4))
+    control = noisy.loc["switch_interval/si=1e-06/threads=1"]
+    assert control["outcome"] == "inconclusive"
+    assert control["ci_high"] - control["ci_low"] > 2 * control["band"]     # wider than its whole band
+    assert control["why"].startswith(claims.MACHINE_PACE)
+    assert "±10%" in control["why"] and "the control" not in control["why"]    # its own interval is beside it
+    assert claims.CONTROL_FAILED not in set(noisy["outcome"])
+    for cid, r in noisy.iterrows():
+        guarded = claims.guards("switch_interval/si=1e-06/threads=1", cid)
+        if r["outcome"] == "inconclusive" and guarded:
+            assert r["why"].startswith(claims.MACHINE_PACE), cid
+        elif not (r["outcome"] == "inconclusive" and cid == control.name):
+            assert not str(r["why"]).startswith(claims.MACHINE_PACE), cid     # decided rows, other intervals
+    # a spread inside the band: the same control explains nothing
+    calm = _flat(_noisy_frame(0.05))
+    assert not calm["why"].fillna("").str.startswith(claims.MACHINE_PACE).any()
+
+
+def test_a_control_with_too_few_runs_or_without_a_band_is_never_too_wide():
+    wide = {"verdict": "inconclusive", "median": 1.0, "ci_lo": 0.7, "ci_hi": 1.3, "why_inconclusive": ""}
+    assert claims.too_wide("switch_interval/si=1e-06/threads=1", wide)
+    few = wide | {"why_inconclusive": "n too small: 3 runs; a 95% interval needs 6"}
+    assert not claims.too_wide("switch_interval/si=1e-06/threads=1", few)
+    assert not claims.too_wide("switch_interval/si=1e-06/threads=1", wide | {"ci_lo": 0.92, "ci_hi": 1.08})
+    assert not claims.too_wide("stall/stall-ctrl-c", wide)              # a bound, no band
+
+
+def test_the_runs_controls_say_held_wider_or_failed():
+    from gillab.judge import steadiness
+
+    assert steadiness.controls_of(_flat(_switch_interval_frame(1.0)).reset_index()).outcome == steadiness.HELD
+    noisy = steadiness.controls_of(_flat(_noisy_frame(0.4)).reset_index())
+    assert noisy.outcome == steadiness.WIDE and not noisy.held
+    assert noisy.wide == [w for w in noisy.wide if w.startswith("switch_interval/si=1e-06/threads=1 on b [")]
+    assert len(noisy.wide) == 1 and "1 wider than their band" in noisy.why
+    broken = steadiness.controls_of(_flat(_switch_interval_frame(1.5)).reset_index())
+    assert broken.outcome == steadiness.FAILED and broken.failed and "1 outside their band" in broken.why
+    assert steadiness.controls_of(None).outcome == steadiness.NOT_RECORDED
+
+
 def _convoy_round_frame() -> pd.DataFrame:
     """The convoy's alone point at 5 ms measured twice in each round, pinned and where the OS put
     the threads, beside the alone point at 1 us (unpinned only): pinned runs at half the rate."""
@@ -132,3 +184,24 @@ def test_no_committed_campaign_measured_with_todays_code_has_a_failed_control(ex
         failed += [f"{campaign}: {r.claim_id} on {r.build} read {r.measured:.3g} ({r.outcome})"
                    for r in bad.itertuples()]
     assert not failed, "a control failed; its rows are void until the cause is found:\n" + "\n".join(failed)
+
+
+def test_the_method_chapter_counts_each_campaigns_controls_and_names_the_wide_ones():
+    from gillab.present import sittings
+
+    def rows(df, campaign):
+        out = chapters.of("switch_interval").claims(df)
+        for r in out:
+            r.update(families={"b": "new GIL"}, cpus_here=2, campaign=campaign)
+        return out
+
+    md = sittings.controls_table({"calm": rows(_switch_interval_frame(1.0), "calm"),
+                                  "noisy": rows(_noisy_frame(0.4), "noisy"), "none": []})
+    line = {ln.split(" | ")[0].strip("| `"): ln for ln in md.splitlines() if ln.startswith("| `")}
+    assert set(line) == {"calm", "noisy"}
+    assert line["calm"].endswith(" | 0 | 0 |") and line["noisy"].endswith(" | 1 | 0 |")
+    assert "- switch_interval/si=1e-06/threads=1 on b [" in md and "noisy: the controls wider" in md
+    assert "calm: the controls" not in md
+    from gillab.paths import repo_root
+
+    assert "{include} generated/controls.md" in (repo_root() / "book" / "method.md").read_text()

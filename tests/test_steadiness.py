@@ -318,3 +318,25 @@ def test_the_method_chapter_shows_the_readers_and_the_references_runs_and_folds_
     assert others and html.escape(f"Every other campaign's runs: {len(others)} rows") in folded.split("</summary>")[0]
     assert not {ref, mine} & {r.split(" | ")[0].strip("| `") for r in others}
     assert folded.rstrip().endswith("</details>")
+
+
+def test_the_first_screen_says_when_the_runs_controls_spread_wider_than_their_band():
+    """A run steady by its probes and alone, whose controls spread wider than their band, is not
+    called steady from run to run: the first screen says what its controls read and that the rows
+    they guard stay open for the machine's pace; controls that held change nothing."""
+    from gillab.present import landing
+
+    rec = STEADY | {"version": 2, "experiments": [{"experiment": "sha256", "measured": 40, "failed": 0,
+                                                   "seconds": 60.0, "phase": "plan", "not_alone": 0}]}
+    held = steadiness.Controls(steadiness.HELD, 6, [], [], "6 control x build rows with runs enough: each inside "
+                                                           "its band")
+    assert landing.quiet_words(rec, held) == landing.quiet_words(rec)
+    assert landing.quiet_words(rec, held).startswith("**Steady and alone.**")
+    wide = steadiness.Controls(steadiness.WIDE, 6, ["switch_interval/si=0.01/threads=1 on 3.9.2 [0.8, 1.06]"], [],
+                               "6 control x build rows with runs enough: 1 wider than their band")
+    words = landing.quiet_words(rec, wide)
+    assert words.startswith("**Steady by its probes, not from run to run.**"), words
+    assert "1 wider than their band" in words and "the machine's pace from run to run, not the GIL" in words
+    drifting = landing.quiet_words(DRIFTING | {"version": 2}, wide)
+    assert drifting.startswith("**Provisional: measure again on a quiet machine.**")
+    assert "1 wider than their band" in drifting

@@ -210,6 +210,10 @@ def test_rows_straddling_their_band_are_shown_with_the_runs_their_spread_would_n
     counted = [line.split("|") for line in text.splitlines() if line.startswith("| `")]
     assert sum(int(c[2]) for c in counted) == len(open_)
     assert sum(int(c[3].split("(")[0]) + int(c[4]) for c in counted) == len(open_)
+    from gillab.judge import claims
+
+    paced = open_["why"].fillna("").str.startswith(claims.MACHINE_PACE)     # a control wider than its band
+    assert sum(int(c[5]) for c in counted) == int(paced.sum())
     row = pd.Series({"claim_id": "countdown/threads=2", "estimand": stats.PAIRED_TRIALS, "n": 7, "published": 2.0,
                      "band": 0.1, "measured": 2.2, "ci_low": 1.9, "ci_high": 2.5})
 

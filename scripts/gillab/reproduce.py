@@ -204,6 +204,14 @@ class WholeRun:
                       for e in rec.experiments)
         self.save("stopped on time" if stopped or rec.not_reached or rec.figures_not_reached else
                   "complete" if not rec.failures and not failed_samples else "complete with failures")
+        from .judge import claims, verdicts
+
+        guarded = set(claims.table().query("role == 'control'")["experiment"])
+        names = [n for n in dict.fromkeys(e["experiment"] for e in rec.experiments) if n in guarded]
+        if self.plan.timed and names:   # saved first; then the pace from run to run, as its controls read it
+            ctl = steadiness.controls_of(verdicts.flat(verdicts.verdicts(rec.campaign, names,
+                                                                         profile=self.plan.profile)))
+            print(f"[gillab] controls: {ctl.outcome} ({ctl.why})", file=sys.stderr)
 
 
 def _forecast_row(c) -> dict:

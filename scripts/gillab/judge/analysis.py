@@ -151,7 +151,8 @@ class ModuleAnalysis(Analysis):
         convoy: pinned on purpose, and where the OS put the threads as in the document's runs).
         ``in_force`` (the module's ``settings_in_force(frame, rows)``) marks the rows whose setting
         the machine did not apply "not in force here"; then a failed control voids the rows it
-        guards."""
+        guards, and one whose identical runs spread wider than its band says so in the rows it
+        guards that are still open."""
         experiment = self.experiment
 
         def values(g):
@@ -167,6 +168,7 @@ class ModuleAnalysis(Analysis):
             if in_force is not None:
                 in_force(df, rows)
             published_claims.void_by_controls(rows)
+            published_claims.explain_by_controls(rows)
             return rows
         with_conclusions.__wrapped__ = claims   # what the book names as the function that judged
         return with_conclusions

@@ -337,6 +337,62 @@ def void_by_controls(rows: list[dict]) -> list[tuple[str, str]]:
     return voided
 
 
+MACHINE_PACE = "identical runs spread wider than the band"   # how :func:`explain_by_controls`'s words begin
+
+
+def too_wide(control_id: str, m: dict) -> bool:
+    """Whether a control's entry ``m`` (one build) has runs enough for its 95% interval and that
+    interval is wider than the control's whole band: runs of identical work spread more than the
+    band allows, and the rows it guards, read at that grain, carry the machine's spread, not the GIL's.
+    A control without a band (a bound) is never too wide."""
+    c = get(control_id)
+    band = c["band"]
+    if not isinstance(band, (int, float)) or not math.isfinite(band) or band <= 0:
+        return False
+    if m.get("why_inconclusive") or m.get("verdict") in VOID:
+        return False
+    lo, hi = m.get("ci_lo", math.nan), m.get("ci_hi", math.nan)
+    pub = value(control_id)
+    if not math.isfinite(pub):          # a published value the chapter computed: estimate / ratio
+        r = m.get("ratio_to_published", math.nan)
+        pub = m.get("median", math.nan) / r if r else math.nan
+    if not all(math.isfinite(x) for x in (lo, hi, pub)) or pub == 0:
+        return False
+    return (hi - lo) > 2 * band * abs(pub)
+
+
+def explain_by_controls(rows: list[dict]) -> list[tuple[str, str]]:
+    """An experiment's verdict rows (each with ``measured``: condition -> entry), where a control
+    (``role`` control) is :func:`too_wide` on a build: it and every row it guards that is still
+    inconclusive with runs enough on that build say why (``why_inconclusive``): runs of identical
+    work spread wider than the band: the machine's pace at the grain of a run, not the GIL, keeps them
+    open (more runs narrow their intervals only as the square root of their number).
+    Such a control has not failed (its interval holds its published value), so nothing is voided;
+    the rows stand as measured.  Returns the (claim, condition) pairs explained."""
+    wide: dict[str, list[tuple[str, dict]]] = {}
+    for r in rows:
+        if r["claim_id"] in _table().index and get(r["claim_id"])["role"] == "control":
+            for cond, m in r["measured"].items():
+                if m.get("verdict") == "inconclusive" and too_wide(r["claim_id"], m):
+                    wide.setdefault(cond, []).append((r["claim_id"], m))
+    out = []
+    for r in rows if wide else []:
+        for cond, m in r["measured"].items():
+            if m.get("verdict") != "inconclusive" or m.get("why_inconclusive"):
+                continue
+            hit = next(((b, cid, cm) for b in _build_names(cond) for cid, cm in wide.get(b, [])
+                        if cid == r["claim_id"] or guards(cid, r["claim_id"])), None)
+            if hit:
+                b, cid, cm = hit
+                c = get(cid)
+                which = ("" if cid == r["claim_id"] else   # the control's own row shows its interval
+                         f": the control {cid} reads [{cm['ci_lo']:.3g}, {cm['ci_hi']:.3g}] on {b}")
+                m["why_inconclusive"] = (f"{MACHINE_PACE}{which}, its band ±{c['band']:.0%} (the machine's pace "
+                                         "from run to run, not the GIL)")
+                out.append((r["claim_id"], cond))
+    return out
+
+
 def not_in_force(entry: dict, why: str) -> dict:
     """A verdict entry whose setting the machine did not apply (``why``: what was asked and what
     was achieved): it reads "not in force here", never agrees, higher or lower."""

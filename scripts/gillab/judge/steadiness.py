@@ -141,6 +141,51 @@ def alone_of(record) -> Alone:
                                            f"{left} not measured again alone, so their points have fewer runs")
 
 
+HELD, WIDE, FAILED = "held", "wider than their band", "failed"
+
+
+@dataclass
+class Controls:
+    """What a campaign's controls (claims.csv ``role`` control: rows only noise can fail, such as
+    one thread against one thread) say of its pace from run to run, the grain a verdict reads, where
+    the probes read it every few minutes.  A control with runs enough for its 95% interval *held*
+    when that interval lies in its band; it is *wider than its band* when identical runs spread more
+    than the band allows (:func:`gillab.judge.claims.too_wide`: the rows it guards carry the machine's
+    spread); it *failed* outside its band (the rows it guards read "control failed")."""
+    outcome: str                 # HELD, WIDE or FAILED (the worst of its controls), NOT_RECORDED
+    judged: int                  # control x build rows with runs enough for an interval
+    wide: list                   # "claim on build [lo, hi]" of those wider than their band
+    failed: list                 # the same, of those outside it
+    why: str
+
+    @property
+    def held(self) -> bool:
+        return self.outcome == HELD
+
+
+def controls_of(flat) -> Controls:
+    """:class:`Controls` of a campaign's flat verdict rows (:func:`gillab.judge.verdicts.flat`)."""
+    from .claims import MACHINE_PACE
+
+    if flat is None or len(flat) == 0 or "role" not in flat.columns:
+        return Controls(NOT_RECORDED, 0, [], [], "no control was measured")
+    c = flat[(flat["role"] == "control") & flat["outcome"].isin(["agrees", "higher", "lower", "inconclusive"])]
+    c = c[~c["why"].fillna("").map(lambda w: bool(w) and not w.startswith(MACHINE_PACE))]
+
+    def name(r) -> str:
+        return f"{r['claim_id']} on {r['build']} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
+
+    wide = [name(r) for _, r in c.iterrows() if str(r["why"] or "").startswith(MACHINE_PACE)]
+    failed = [name(r) for _, r in c.iterrows() if r["outcome"] in ("higher", "lower")]
+    if not len(c):
+        return Controls(NOT_RECORDED, 0, [], [], "no control had runs enough for an interval")
+    outcome = FAILED if failed else WIDE if wide else HELD
+    parts = ([f"{len(wide)} wider than their band (identical runs spread more than it allows)"] if wide else []) + (
+        [f"{len(failed)} outside {'it' if wide else 'their band'}"] if failed else [])
+    why = f"{len(c)} control x build rows with runs enough: " + ("; ".join(parts) or "each inside its band")
+    return Controls(outcome, len(c), wide, failed, why)
+
+
 def rule_words() -> str:
     """The rule in one sentence, for the pages that show it."""
     return (f"a sitting may become the reference when its pace probes (taken at its start, at least every "

@@ -17,6 +17,7 @@ class Straddling:
     its spread (None: not within the runs a point may get), and the rows no spread projects."""
     chapters: list          # (chapter, [runs to decide or None, per row])
     apart: object           # a DataFrame of the rows whose interval is no median's or ratio's
+    machine: dict           # chapter -> its rows a control wider than its band guards (the machine's pace)
 
 
 def by_chapter(judged):
@@ -28,15 +29,20 @@ def by_chapter(judged):
 
 
 def straddling(flat) -> Straddling:
-    """The judged rows of ``flat`` whose interval straddles an edge of their band, and the runs each
-    would need at its current spread to decide (:func:`gillab.judge.rounds.runs_to_decide`)."""
+    """The judged rows of ``flat`` whose interval straddles an edge of their band, the runs each
+    would need at its current spread to decide (:func:`gillab.judge.rounds.runs_to_decide`), and how
+    many a control wider than its band guards (:func:`gillab.judge.claims.explain_by_controls`)."""
     from . import verdicts
     from .rounds import runs_to_decide
+
+    from .claims import MACHINE_PACE
 
     every = verdicts.straddling(verdicts.judged(flat))
     open_ = every[every["estimand"].isin([*stats.ORDER, stats.RATIO])]
     chapters = [(name, [runs_to_decide(r) for _, r in g.iterrows()]) for name, g in by_chapter(open_)]
-    return Straddling(chapters, every[~every.index.isin(open_.index)])
+    paced = open_["why"].fillna("").str.startswith(MACHINE_PACE)
+    machine = {name: int(paced[g.index].sum()) for name, g in by_chapter(open_)}
+    return Straddling(chapters, every[~every.index.isin(open_.index)], machine)
 
 
 def run_flat(campaign: str, profile: str = "default"):

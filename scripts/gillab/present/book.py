@@ -19,7 +19,7 @@ from . import contents
 from .execute import execute_all
 from .builds_view import builds_table
 from .decided import efficiency, planned_run, runs_by_design, straddling
-from .sittings import alone_rule, probes_figure, steadiness_table
+from .sittings import alone_rule, controls_table, probes_figure, steadiness_table
 from .timing import measuring_times, profile_minutes, reproduce_times, timing_records
 
 WIDGETS_DIR = repo_root() / "book" / "_widgets" / "widgets"   # served as _static/widgets/
@@ -118,7 +118,7 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..judge import across, verdicts
+    from ..judge import across, steadiness, verdicts
     from ..measure import campaigns
     from . import landing as land
     from . import plots
@@ -127,7 +127,8 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
     mine = land.reader_campaign(campaign or (yours[0]["campaign"] if yours else None))
     rid = campaigns.reference_id()
     refc = campaigns.load(rid) if rid else None
-    head = land.run_markdown(mine, refc, experiments.names())
+    controls = steadiness.controls_of(verdicts.flat(yours)) if yours and mine is not None else None
+    head = land.run_markdown(mine, refc, experiments.names(), controls)
     panels, titles = {}, {}
     for label, rows in (("yours", yours), ("reference", ref)):
         if rows:
@@ -273,6 +274,8 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     run_rec = land.run_record(mine) if mine is not None else None    # the method chapter shows the reader's plan
     (gen / "steadiness.md").write_text(steadiness_table(campaign=mine.id if mine is not None else None))
     (gen / "landing.md").write_text(landing(gen, yours, ref, campaign=campaign))
+    (gen / "controls.md").write_text(controls_table(
+        {rows[0]["campaign"]: rows for rows in (ref, yours) if rows}))
     ref_flat = verdicts.flat(ref) if ref else None          # read once, by the method chapter's tables
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times_md(ref_flat, run_rec))

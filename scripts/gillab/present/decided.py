@@ -25,16 +25,18 @@ def straddling(flat, where: str = "") -> str:
     if not found.chapters:
         return ""
     rows = ["| chapter | straddling their band | decided within 20 at their spread (median more runs, pairs or "
-            "trials) | not within 20 |", "|---|---|---|---|"]
+            "trials) | not within 20 | guarded by a control wider than its band |", "|---|---|---|---|---|"]
     for name, more in found.chapters:
         within = [k for k in more if k is not None]
         rows.append(f"| `{name}` | {len(more)} | {len(within)}" + (f" ({st.median(within):g})" if within else "")
-                    + f" | {len(more) - len(within)} |")
+                    + f" | {len(more) - len(within)} | {found.machine.get(name, 0)} |")
     return (f"Rows left inconclusive{where} with enough runs (their interval straddles an edge of the band), and how "
             "many more runs each would need at its current spread to lie wholly inside or outside the band (the "
             "interval's ranks read as a normal distribution's quantiles: a projection to plan runs with, not an "
             "interval; beyond 20 runs a point gets no more rounds, and a row is decided only by a narrower "
-            "spread):\n\n" + "\n".join(rows) + "\n"
+            "spread). The last column counts the rows whose chapter's control, comparing runs of identical work, "
+            "spread wider than its whole band: there the spread is the machine's pace from run to run, not the "
+            "GIL's:\n\n" + "\n".join(rows) + "\n"
             + (f"\nNot in the table: {len(apart)} row{'s' if len(apart) != 1 else ''} whose interval is no median's "
                f"or ratio's ({', '.join(f'`{c}`' for c in dict.fromkeys(apart['claim_id']))}: "
                f"{', '.join(dict.fromkeys(apart['estimand']))}), which no spread projects.\n" if len(apart) else ""))

@@ -447,7 +447,7 @@ def _run_column(c, rec, role: str) -> dict:
             "the run's profile": f"`{rec.profile}`" if rec else "no whole-run record"}
 
 
-def run_markdown(yours, ref, names: list[str]) -> str:
+def run_markdown(yours, ref, names: list[str], controls=None) -> str:
     """The first screen's account of the run shown: the reader's machine beside the reference's
     (CPU, cores, pace, load, steal, from the campaigns' records), which chapters the reader's run
     measured and which the book borrows from the reference (and why, where the run's plan says),
@@ -523,7 +523,7 @@ def run_markdown(yours, ref, names: list[str]) -> str:
                   "and read *inconclusive*."]
     lines += ["", sizes_words(names)]
     if rec is not None:
-        lines += ["", quiet_words(rec)]
+        lines += ["", quiet_words(rec, controls)]
     lines += ["", "The two machines and the two runs (each campaign's newest whole run of the `default` profile, "
               "else of the profile it ran, from its run record; a chapter measured again after it is not in it: the "
               "method chapter's *Steadiness* lists every run):",
@@ -531,19 +531,30 @@ def run_markdown(yours, ref, names: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def quiet_words(rec) -> str:
+def quiet_words(rec, controls=None) -> str:
     """One line: whether the reader's run was steady (:func:`gillab.judge.steadiness.of`) and alone
-    (:func:`gillab.judge.steadiness.alone_of`), and what that means for its verdicts."""
+    (:func:`gillab.judge.steadiness.alone_of`), with what its controls say of its pace from run to
+    run (``controls``: :func:`gillab.judge.steadiness.controls_of`, where the verdicts are at hand),
+    and what that means for its verdicts."""
     from ..judge import steadiness
 
     st, al = steadiness.of(rec), steadiness.alone_of(rec)
+    ctl = ""
+    if controls is not None and controls.outcome in (steadiness.WIDE, steadiness.FAILED):
+        ctl = (f"Its controls (rows only noise can fail, such as one thread against one thread): {controls.why}"
+               + (". Where identical runs spread wider than the band, the rows those controls guard carry the "
+                  "same spread: what keeps them open is the machine's pace from run to run, not the GIL, and each "
+                  "such row says so" if controls.wide else "") + ".")
     if st.outcome == steadiness.STEADY and al.outcome == steadiness.ALONE:
+        if ctl:
+            return (f"**Steady by its probes, not from run to run.** Your run's pace probes {st.why}; {al.why}. "
+                    + ctl)
         return (f"**Steady and alone.** Your run's pace probes {st.why}; {al.why}. Its verdicts are this machine's, "
                 "as measured.")
     said = [f"steadiness {st.outcome} ({st.why})", f"{al.outcome} ({al.why})"]
     return ("**Provisional: measure again on a quiet machine.** Your run was not both steady and alone: "
             + "; ".join(said) + ". Its verdicts below stand as measured, but a row may read the machine's drift or "
-            "another process's load rather than the GIL.")
+            "another process's load rather than the GIL." + (" " + ctl if ctl else ""))
 
 
 def mixed_rows(yours_rows: list[dict], ref_rows: list[dict]) -> pd.DataFrame:

@@ -230,6 +230,38 @@ def steadiness_table(campaign: str | None = None) -> str:
                                         "\n".join(head + others)) if others else ""))
 
 
+def controls_table(rows_by_campaign: dict) -> str:
+    """What each campaign's controls say of its pace from run to run (:func:`gillab.judge.steadiness.
+    controls_of`), for the method chapter: ``rows_by_campaign`` maps a campaign (the reference, the
+    reader's) to its verdict rows.  The probes read the pace every five minutes; the controls read it
+    at the grain every verdict reads, a run against a run of identical work."""
+    from ..judge import steadiness, verdicts
+
+    head = ["| campaign | control x build rows with runs enough | inside their band | wider than their band "
+            "(identical runs spread more than it allows) | outside it |", "|---|---|---|---|---|"]
+    body, listed = [], []
+    for cid, rows in rows_by_campaign.items():
+        if not rows:
+            continue
+        c = steadiness.controls_of(verdicts.flat(rows))
+        inside = c.judged - len(c.wide) - len(c.failed)
+        body.append(f"| `{cid}` | {c.judged} | {inside} | {len(c.wide)} | {len(c.failed)} |")
+        if c.wide or c.failed:
+            listed.append(tables.details_md(
+                f"{cid}: the controls wider than their band or outside it, with their 95% intervals",
+                "\n".join(f"- {w} (wider)" for w in c.wide) + "\n" + "\n".join(f"- {f} (outside)" for f in c.failed)))
+    if not body:
+        return ""
+    return ("A control compares runs of identical work (one thread against one thread at another switch interval, "
+            "an echo server alone at two intervals), so only the machine's pace from run to run can move it. Where its "
+            "95% interval (runs enough for one) is wider than its whole band, runs of identical work spread more than "
+            "the band allows: the rows it guards carry the same spread, the machine's and not the GIL's, and each open "
+            "one says so (\"identical runs spread wider than the band\"); where it lies outside its band, the rows "
+            "it guards read \"control failed\". A pace probe every five minutes cannot see a CPU that slows down for "
+            "a few seconds at a time; the controls can. From the campaigns' samples, when the book builds:\n\n"
+            + "\n".join(head + body) + "\n" + "".join("\n" + d for d in listed))
+
+
 def alone_rule() -> str:
     """The rule that says whether a sample was measured alone (:mod:`gillab.measure.alone`), in words
     from its constants, for the method chapter."""
