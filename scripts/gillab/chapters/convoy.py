@@ -874,14 +874,12 @@ def figure(df: pd.DataFrame):
 
     fig, axes, panels = plots.lines_per_level(
         _threads_rows(summary(df)), "cpu_threads", ("rps_median", "rps_ci_lo", "rps_ci_hi"),
-        lambda n: f"{n} CPU thread{'s' if n != 1 else ''}", doc, height=3.6, weak="rps_weak")
+        lambda n: f"{n} CPU thread{'s' if n != 1 else ''}", doc, height=3.6, weak="rps_weak",
+        documented=lambda g: bool(g["gil_enabled"].all()))   # the document's numbers are of GIL builds
     for ax, cond, g in panels:
         alone = g[(g["cpu_threads"] == 0)]
         gil_on = bool(g["gil_enabled"].all())
-        if not gil_on:      # the document's numbers and its model are of GIL builds: not drawn beside none
-            for line in [ln for ln in ax.get_lines() if ln.get_marker() == "D"]:
-                line.remove()
-        if len(alone) and gil_on:
+        if len(alone) and gil_on:       # nor its model
             rps0 = float(alone["rps_median"].median())
             xs = np.logspace(-6, -1, 50)
             ax.plot(xs, model_rps(rps0, xs, 1), color="black", linestyle="--", linewidth=1,

@@ -133,13 +133,16 @@ LEVEL_MARKERS = ("o", "s", "^", "v", "P", "X")
 
 
 def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, height: float = 3.5,
-                    weak: str | None = None, hollow: str | None = None, hollow_label: str = ""):
+                    weak: str | None = None, hollow: str | None = None, hollow_label: str = "",
+                    documented=None):
     """One panel per condition; in each, one line per value of ``level`` against the switch
     interval (log scale): our median with its interval (``y`` names the three columns: median, CI
     low, CI high), and the document's values as open diamonds, ``published(level_value) -> (x,
     y)``.  ``label(level_value)`` names a line.  ``weak`` names a column of ``s`` that is true
     where the bar is no 95% interval (too few runs): those bars are dashed; ``hollow`` one that is
     true where the point is drawn hollow (``hollow_label`` in the legend: a setting not in force).
+    ``documented(rows)`` says of a panel's rows whether the document's values belong in it (none:
+    every panel; e.g. not beside a build without a GIL, where the document measured none).
     Each level has a colour and a marker of its own (two neighbouring shades of one ramp read as one
     line).  Returns the figure, its axes, and per condition (axes, condition, its rows of ``s``)."""
     med, lo, hi = y
@@ -152,6 +155,7 @@ def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, heigh
     panels = []
     for ax, cond in zip(axes[:, 0], conds):
         g = s[s["condition"] == cond]
+        ours_only = documented is not None and not documented(g)
         for v in levels:
             h = g[g[level] == v].sort_values("switch_interval")
             _, _, bars = ax.errorbar(h["switch_interval"], h[med], yerr=[h[med] - h[lo], h[hi] - h[med]],
@@ -162,6 +166,8 @@ def lines_per_level(s: pd.DataFrame, level: str, y: str, label, published, heigh
                 off = h[h[hollow].astype(bool)]
                 ax.plot(off["switch_interval"], off[med], linestyle="none", marker=markers[v], markersize=7,
                         markerfacecolor="white", markeredgecolor=colours[v], zorder=3)
+            if ours_only:
+                continue
             px, py = published(v)
             ax.plot(px, py, linestyle="none", marker="D", markerfacecolor="none", markeredgecolor=colours[v],
                     markersize=7)
