@@ -57,12 +57,18 @@ class Grid:
     claim_tiers: tuple = ()           # per tier: (its point keys, its own builds or None, its runs or None)
     claims_only: bool = False         # the points no claim reads are left for a later run
 
+    def _held(self, cid: str, pk: str) -> list:
+        """The runs each claim tier that holds the point ``pk`` for ``cid`` gives it (None: every
+        repeat), the tier's own builds where it names them, else ``claim_builds``'s; empty where no
+        claim reads the point for this build."""
+        if self.claim is None:
+            return [None] if self._tier_for(cid, None) else []
+        return [n for pts, b, n in self.claim_tiers if pk in pts and self._tier_for(cid, b)]
+
     def claimed(self, cid: str, pk: str) -> bool:
         """Whether ``cid`` is measured with the claims at the point ``pk``: a claim tier holds the
         point, for this build (the tier's own builds where it names them, else ``claim_builds``)."""
-        if self.claim is None:
-            return self._tier_for(cid, None)
-        return any(pk in pts and self._tier_for(cid, b) for pts, b, _ in self.claim_tiers)
+        return bool(self._held(cid, pk))
 
     def _tier_for(self, cid: str, builds) -> bool:
         """Whether a tier whose own builds are ``builds`` (None: ``claim_builds``'s) is for ``cid``."""
@@ -70,18 +76,16 @@ class Grid:
             return cid in builds
         return self.claim_builds is None or cid in self.claim_builds
 
-    def runs(self, cid: str, pk: str) -> int | None:
+    def runs(self, cid: str, pk: str, held: list | None = None) -> int | None:
         """The runs ``cid`` gets at the point ``pk`` (None: every repeat): ``rest_repeats`` where no
         claim reads it, a tier's own runs where only tiers with their own hold it (the most of
-        them)."""
+        them).  ``held``: :meth:`_held`'s answer, where the caller has it."""
         if self.rest_repeats is None:
             return None
-        if self.claim is None:
-            return None if self._tier_for(cid, None) else self.rest_repeats
-        own = [n for pts, b, n in self.claim_tiers if pk in pts and self._tier_for(cid, b)]
-        if not own:
+        held = self._held(cid, pk) if held is None else held
+        if not held:
             return self.rest_repeats
-        return None if None in own else max(own)
+        return None if None in held else max(held)
 
     def every_repeat_somewhere(self, cid: str) -> bool:
         """Whether ``cid`` gets every repeat at some point (a tier with runs of its own gives it
@@ -105,10 +109,11 @@ class Grid:
             return "a point no claim reads, left until every chapter's claims are measured"
         if rep is None or self.rest_repeats is None or rep < self.rest_repeats:
             return None
-        runs = self.runs(cid, point_key(point))
+        held = self._held(cid, point_key(point))
+        runs = self.runs(cid, point_key(point), held)
         if runs is None or rep < runs:
             return None
-        if self.claimed(cid, point_key(point)):
+        if held:
             return f"beyond the {runs} run{'s' if runs != 1 else ''} its claim tier gives it"
         return (f"beyond the {self.rest_repeats} run{'s' if self.rest_repeats != 1 else ''} of a point no claim reads "
                 f"(claim grid: {self.describe_claim()}; builds: {self.claim_builds_text})")
