@@ -340,3 +340,39 @@ def test_the_first_screen_says_when_the_runs_controls_spread_wider_than_their_ba
     drifting = landing.quiet_words(DRIFTING | {"version": 2}, wide)
     assert drifting.startswith("**Provisional: measure again on a quiet machine.**")
     assert "1 wider than their band" in drifting
+
+
+def test_the_method_chapter_draws_one_thread_runs_of_identical_work_over_their_points_median(tmp_path):
+    """Each one-thread countdown over the median of its point's runs (one chapter, build, interval
+    and size): every point's median reads 1, and the caption's share outside the band of "the same"
+    is the figure's data's; a campaign without such runs draws nothing."""
+    import pandas as pd
+
+    from gillab.judge import lexicon
+
+    ref = campaigns.reference_id()
+    spread = sittings.one_thread_spread(ref)
+    assert len(spread) and set(spread["chapter"]) <= set(sittings.IDENTICAL)
+    assert spread["relative"].gt(0).all()
+    same = lexicon.about("the same")
+    share = float(((spread["relative"] < 1 - same) | (spread["relative"] > 1 + same)).mean())
+    md = sittings.spread_figure(tmp_path, {"the reference": ref})
+    assert (tmp_path / "spread.png").stat().st_size > 0
+    assert f"the reference {share:.0%} of {len(spread)}" in md and "generated/spread.png" in md
+    chart = [c.id for c in campaigns.all_campaigns() if not {"countdown", "switch_interval"} & set(c.experiments())]
+    if chart:
+        assert sittings.one_thread_spread(chart[0]).empty
+        assert sittings.spread_figure(tmp_path, {"a run": chart[0]}) == ""
+    # every point's own median reads 1
+    from gillab.judge import results
+    from gillab.chapters import switch_interval
+
+    df = switch_interval.judged_samples(results.samples("switch_interval", ref))
+    one = df[pd.to_numeric(df["threads"]) == 1]
+    keys = ["condition", "switch_interval", "total_decrements"]
+    rel = one["seconds"] / one.groupby(keys)["seconds"].transform("median")
+    assert rel.groupby([one[k] for k in keys]).median().round(9).eq(1).all()
+    assert sorted(spread[spread["chapter"] == "switch_interval"]["relative"].round(9)) == sorted(rel.round(9))
+    from gillab.paths import repo_root
+
+    assert "{include} generated/spread.md" in (repo_root() / "book" / "method.md").read_text()

@@ -49,6 +49,12 @@ class Analysis:
     # claims another profile's configuration answers: {profile: claim id prefix} (document 004's
     # version sweep is measured by `history`, never by `default`)
     claims_from_profile: dict = {}
+
+    @staticmethod
+    def conclusion_samples(df: pd.DataFrame) -> pd.DataFrame:
+        """The part of the samples the chapter's conclusions read (all, unless the chapter says)."""
+        return df
+
     @property
     def size_note(self) -> str:
         """Why the document's own sizes (`seed`) may judge a claim otherwise than `default`'s: the
@@ -125,6 +131,8 @@ class ModuleAnalysis(Analysis):
         self.reads = tuple(bound.pop("reads", ()))
         self.claims_from_profile = dict(getattr(mod, "CLAIMS_FROM_PROFILE", {}))
         self.headline = tuple(getattr(mod, "HEADLINE", ()))
+        if getattr(mod, "conclusion_samples", None) is not None:     # else all (Analysis's)
+            self.conclusion_samples = mod.conclusion_samples
         bound.setdefault("experiment", self.experiment)
         missing = []
         for name in INTERFACE + OPTIONAL + tuple(extras):

@@ -19,7 +19,7 @@ from . import contents
 from .execute import execute_all
 from .builds_view import builds_table
 from .decided import efficiency, planned_run, runs_by_design, straddling
-from .sittings import alone_rule, controls_table, probes_figure, steadiness_table
+from .sittings import alone_rule, controls_table, probes_figure, spread_figure, steadiness_table
 from .timing import measuring_times, profile_minutes, reproduce_times, timing_records
 
 WIDGETS_DIR = repo_root() / "book" / "_widgets" / "widgets"   # served as _static/widgets/
@@ -276,6 +276,10 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     (gen / "landing.md").write_text(landing(gen, yours, ref, campaign=campaign))
     (gen / "controls.md").write_text(controls_table(
         {rows[0]["campaign"]: rows for rows in (ref, yours) if rows}))
+    from ..measure import campaigns as known
+
+    shown_runs = {"the reference": known.reference_id()} | ({"your run": mine.id} if mine is not None else {})
+    (gen / "spread.md").write_text(spread_figure(gen, {k: v for k, v in shown_runs.items() if v}))
     ref_flat = verdicts.flat(ref) if ref else None          # read once, by the method chapter's tables
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times_md(ref_flat, run_rec))

@@ -262,6 +262,94 @@ def controls_table(rows_by_campaign: dict) -> str:
             + "\n".join(head + body) + "\n" + "".join("\n" + d for d in listed))
 
 
+IDENTICAL = ("countdown", "switch_interval")   # chapters whose one-thread runs repeat identical work
+
+
+def one_thread_spread(campaign: str):
+    """Every one-thread countdown of ``campaign`` (the countdown and switch-interval chapters' runs
+    the verdicts read), each over the median of its point's runs: identical work (one chapter, build,
+    switch interval and size), so that any spread is the machine's pace from run to run.  A frame
+    of ``chapter`` and ``relative``; empty where the campaign holds none."""
+    import pandas as pd
+
+    from .. import chapters
+    from ..judge import results
+
+    parts = []
+    for name in IDENTICAL:
+        try:
+            df = chapters.of(name).conclusion_samples(results.samples(name, campaign))
+        except results.NoData:
+            continue
+        one = df[pd.to_numeric(df["threads"], errors="coerce") == 1]
+        keys = [k for k in ("condition", "switch_interval", "total_decrements") if k in one.columns]
+        if one.empty:
+            continue
+        rel = one["seconds"] / one.groupby(keys, dropna=False)["seconds"].transform("median")
+        parts.append(pd.DataFrame({"chapter": name, "relative": rel.astype(float)}))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["chapter", "relative"])
+
+
+def spread_figure(gen, shown: dict) -> str:
+    """The one-thread runs of identical work of each campaign in ``shown`` (label -> campaign: the
+    reference, the reader's run), each over its point's median (:func:`one_thread_spread`), as
+    dots with the band of "the same" shaded, and the share of runs outside it; written as
+    ``spread.png`` into ``gen``.  Returns the Markdown that shows it ('' where none holds any)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    import seaborn as sns
+
+    from ..judge import lexicon
+    from . import plots
+
+    same = lexicon.about("the same")
+    frames = []
+    for label, cid in shown.items():
+        f = one_thread_spread(cid)
+        if len(f):
+            frames.append(f.assign(run=f"{label}\n{cid}"))
+    if not frames:
+        return ""
+    df = pd.concat(frames, ignore_index=True)
+    outside = {r: float(((g["relative"] < 1 - same) | (g["relative"] > 1 + same)).mean())
+               for r, g in df.groupby("run", sort=False)}
+    plots.setup()
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    ax.axhspan(1 - same, 1 + same, color="0.9", zorder=0, label=f"the same: within {same:.0%} of the median")
+    sns.stripplot(data=df, x="run", y="relative", hue="chapter", hue_order=list(IDENTICAL), dodge=True, size=3,
+                  jitter=0.25, alpha=0.7, ax=ax, palette=["#0072b2", "#d55e00"])
+    for i, (r, share) in enumerate(outside.items()):
+        ax.text(i, 1.02, f"{share:.0%} outside", transform=ax.get_xaxis_transform(), ha="center", fontsize=9)
+    ax.set_yscale("log")            # a run twice as slow and one twice as fast, equally far
+    ticks = [t for t in (0.5, 0.7, 1.0, 1.5, 2.0, 3.0) if df["relative"].min() / 1.1 <= t
+             <= df["relative"].max() * 1.1]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("")
+    ax.set_ylabel("run time / its point's median")
+    ax.legend(fontsize=8.5, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3, frameon=False)
+    fig.tight_layout()
+    fig.savefig(gen / "spread.png", dpi=100)
+    plt.close(fig)
+    said = "; ".join(f"{r.split(chr(10))[0]} {share:.0%} of {int((df['run'] == r).sum())}"
+                     for r, share in outside.items())
+    return "\n".join([
+        "```{figure} generated/spread.png",
+        f":alt: One-thread countdowns of identical work, each over its point's median; outside {same:.0%} of it: "
+        f"{said}.",
+        ":width: 90%",
+        "",
+        "One-thread countdowns of identical work (one chapter, build, switch interval and size), each over the "
+        f"median of its point's runs. Runs outside {same:.0%} of their median: {said}. A dot outside the grey "
+        "band is a run that took more or less time than its identical neighbours: the machine's pace from run to "
+        "run, which every ratio read from these runs carries; a median holds where such runs are few and scattered "
+        "(the controls above say whether it did).",
+        "```", ""])
+
+
 def alone_rule() -> str:
     """The rule that says whether a sample was measured alone (:mod:`gillab.measure.alone`), in words
     from its constants, for the method chapter."""
