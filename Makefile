@@ -7,6 +7,7 @@
 #   make wheelhouse  the wheels measuring needs, for a machine with no package registry
 #   make measure-env there: a venv that measures and exports (no notebook stack), from them
 #   make lock        refresh requirements/lock.txt (UPGRADE=1 for the newest allowed versions)
+#   make sitting     a reference's sitting, alone: verdicts, history, traces (then sitting-seed)
 PROFILE ?= default
 PYTHON  ?= python3
 VENV    ?= .venv
@@ -16,7 +17,7 @@ WHEELHOUSE ?= wheelhouse
 BIN      = $(VENV)/bin
 GILLAB   = $(BIN)/gillab
 
-.PHONY: reproduce book test lint live run system-deps venv interpreters widgets-js clean help wheelhouse measure-env lock
+.PHONY: reproduce sitting sitting-seed book test lint live run system-deps venv interpreters widgets-js clean help wheelhouse measure-env lock
 
 help:
 	@sed -n '2,10p' Makefile
@@ -58,6 +59,24 @@ widgets-js: venv
 
 reproduce: system-deps venv interpreters widgets-js
 	$(GILLAB) reproduce --profile $(PROFILE) $(if $(NEW),--new-campaign)
+
+# A reference's sitting, in one boot with the machine alone: `verdicts` (60 minutes of measuring)
+# into a new campaign, the version chart (`history`), the GIL traces the chapters read, the tracer's
+# overhead and CPython 3.15's own sampler (20 rounds a point): about two hours on 2 cores. Then
+# `make sitting-seed`, in that boot or a later steady one: the documents' own sizes (`seed`, every
+# chapter that has them: hours) into the same campaign. Each step resumes the campaign the first
+# made and takes the pace probes the method chapter's Steadiness reads; whether it may become the
+# reference is the steadiness rule's and the controls' to say (REFERENCES.toml says why in words).
+sitting: system-deps venv widgets-js
+	$(MAKE) interpreters HISTORY=1 TRACE=1
+	$(GILLAB) reproduce --profile verdicts --new-campaign --no-book
+	$(GILLAB) measure b2_download --profile history
+	$(GILLAB) trace record
+	$(GILLAB) trace overhead --rounds 20
+	$(GILLAB) trace witness --rounds 20
+
+sitting-seed: system-deps venv widgets-js interpreters
+	$(GILLAB) reproduce --profile seed --no-book
 
 book: system-deps venv widgets-js
 	$(GILLAB) book

@@ -376,3 +376,31 @@ def test_the_method_chapter_draws_one_thread_runs_of_identical_work_over_their_p
     from gillab.paths import repo_root
 
     assert "{include} generated/spread.md" in (repo_root() / "book" / "method.md").read_text()
+
+
+def test_make_sitting_measures_the_reference_in_the_order_the_sitting_asks():
+    """`make sitting` (read with `make -n`: nothing runs) builds every set it needs, then measures
+    `verdicts` into a new campaign first and every later step into that campaign (none starts
+    another): the version chart, the traces and their overhead at 20 rounds; `make sitting-seed`
+    adds the documents' own sizes to it, starting no campaign either."""
+    import shutil
+    import subprocess
+
+    from gillab.paths import repo_root
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+
+    def steps(target: str) -> list[str]:
+        out = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=repo_root(), capture_output=True,
+                             text=True, check=True).stdout
+        got = [ln.split("gillab", 1)[1].strip() for ln in out.splitlines() if "/gillab " in ln]
+        return got[next(i for i, s in enumerate(got) if s.startswith("provision")):]   # after the venv's own
+
+    sitting, seed = steps("sitting"), steps("sitting-seed")
+    assert sitting[0] == "provision --set core --set era --set debian --set history --set trace"
+    assert sitting[1:] == ["reproduce --profile verdicts --new-campaign --no-book",
+                           "measure b2_download --profile history", "trace record", "trace overhead --rounds 20",
+                           "trace witness --rounds 20"]
+    assert seed[-1] == "reproduce --profile seed --no-book"
+    assert sum("--new-campaign" in s for s in sitting + seed) == 1
