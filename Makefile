@@ -60,7 +60,8 @@ widgets-js: venv
 reproduce: system-deps venv interpreters widgets-js
 	$(GILLAB) reproduce --profile $(PROFILE) $(if $(NEW),--new-campaign)
 
-# A reference's sitting, in one boot with the machine alone: `verdicts` (60 minutes of measuring)
+# A reference's sitting, in one boot with the machine alone: six pace probes over about a minute
+# first (`gillab steady`: a machine not steady by the rule stops it there), then `verdicts` (60 min)
 # into a new campaign, the version chart (`history`), the GIL traces the chapters read, the tracer's
 # overhead and CPython 3.15's own sampler (20 rounds a point): about two hours on 2 cores. Then
 # `make sitting-seed`, in that boot or a later steady one: the documents' own sizes (`seed`, every
@@ -69,6 +70,7 @@ reproduce: system-deps venv interpreters widgets-js
 # reference is the steadiness rule's and the controls' to say (REFERENCES.toml says why in words).
 sitting: system-deps venv widgets-js
 	$(MAKE) interpreters HISTORY=1 TRACE=1
+	$(GILLAB) steady
 	$(GILLAB) reproduce --profile verdicts --new-campaign --no-book
 	$(GILLAB) measure b2_download --profile history
 	$(GILLAB) trace record
@@ -76,6 +78,7 @@ sitting: system-deps venv widgets-js
 	$(GILLAB) trace witness --rounds 20
 
 sitting-seed: system-deps venv widgets-js interpreters
+	$(GILLAB) steady
 	$(GILLAB) reproduce --profile seed --no-book
 
 book: system-deps venv widgets-js

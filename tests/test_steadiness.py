@@ -399,8 +399,46 @@ def test_make_sitting_measures_the_reference_in_the_order_the_sitting_asks():
 
     sitting, seed = steps("sitting"), steps("sitting-seed")
     assert sitting[0] == "provision --set core --set era --set debian --set history --set trace"
-    assert sitting[1:] == ["reproduce --profile verdicts --new-campaign --no-book",
+    assert sitting[1] == seed[-2] == "steady"               # a machine not steady stops it before it measures
+    assert sitting[2:] == ["reproduce --profile verdicts --new-campaign --no-book",
                            "measure b2_download --profile history", "trace record", "trace overhead --rounds 20",
                            "trace witness --rounds 20"]
     assert seed[-1] == "reproduce --profile seed --no-book"
     assert sum("--new-campaign" in s for s in sitting + seed) == 1
+
+
+def _fake_probes(monkeypatch, medians, alone=None):
+    """``speed.pace_probe`` answering ``medians`` in turn (every probe alone, unless ``alone`` says),
+    and counting how many were asked for."""
+    asked = []
+
+    def pace_probe(size, build=None):
+        i = len(asked)
+        asked.append(build)
+        m = medians[i]
+        return {"build": "3.13.5", "runs": [m] * 3, "median_s": m, "loadavg": [0.5] * 3, "cpu_steal_share": 0.0,
+                "foreign_cpus": 0.0, "alone": True if alone is None else alone[i], "cpu_times": {}}
+
+    monkeypatch.setattr(speed, "pace_probe", pace_probe)
+    return asked
+
+
+def test_gillab_steady_says_before_a_sitting_whether_the_machine_is_steady_and_alone(monkeypatch, capsys):
+    """`gillab steady` takes its probes and reads them by the rule: exit 0 steady and alone, 1 where
+    the pace drifted or a probe had company, 2 (before any probe) for a count the rule cannot read."""
+    from gillab import cli
+
+    asked = _fake_probes(monkeypatch, [0.30, 0.31, 0.32])
+    assert cli.main(["steady", "--probes", "3", "--every", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert len(asked) == 3 and err.count("[gillab] probe ") == 3
+    assert out.startswith("[gillab] steady and alone: 3 probes within 1.07x")
+    _fake_probes(monkeypatch, [0.19, 0.28, 0.21])                 # this morning's machine: 1.47x
+    assert cli.main(["steady", "--probes", "3", "--every", "0"]) == 1
+    assert "not steady and alone: the slowest probe took 1.47x the fastest's time" in capsys.readouterr().out
+    _fake_probes(monkeypatch, [0.30, 0.30], alone=[True, False])
+    assert cli.main(["steady", "--probes", "2", "--every", "0"]) == 1
+    assert "1 probe(s) measured beside other processes' load" in capsys.readouterr().out
+    asked = _fake_probes(monkeypatch, [0.30])
+    assert cli.main(["steady", "--probes", "1"]) == 2 and not asked
+    assert "gillab: error: --probes 1: the rule reads at least 2" in capsys.readouterr().err

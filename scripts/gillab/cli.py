@@ -321,6 +321,36 @@ def cmd_trace_export(args) -> int:
     return 0
 
 
+def cmd_steady(args) -> int:
+    """Pace probes before a sitting (:class:`gillab.judge.steadiness.Probes`), ``--every`` seconds
+    apart, read by the steadiness rule: exit 0 where the machine is steady and alone now, 1 where
+    it is not (a sitting started now would not become the reference), before anything is measured."""
+    import time
+
+    from .judge import steadiness
+
+    if args.probes < steadiness.FEWEST_PROBES:
+        raise ParameterError(f"--probes {args.probes}: the rule reads at least {steadiness.FEWEST_PROBES}")
+    if args.every < 0:
+        raise ParameterError(f"--every {args.every:g}: seconds between probes, at least 0")
+    probes = steadiness.Probes("verdicts")
+    for i in range(args.probes):
+        if i:
+            time.sleep(args.every)      # spaced in time: a pace that drifts over a minute shows
+        got = probes.take("start" if i == 0 else "end" if i == args.probes - 1 else "between")
+        if got.get("error"):
+            print(f"gillab: error: the pace probe could not measure: {got['error']}", file=sys.stderr)
+            return 2
+        print(f"[gillab] probe {i + 1}/{args.probes}: {got['median_s']:.4f} s, "
+              f"{got.get('foreign_cpus', 0):.2f} CPU of other processes", file=sys.stderr)
+    st = steadiness.of({"probes": probes.taken})
+    shared = sum(not p.get("alone", True) for p in probes.taken)
+    ok = st.outcome == steadiness.STEADY and not shared
+    why = st.why + (f"; {shared} probe(s) measured beside other processes' load" if shared else "")
+    print(f"[gillab] {'steady and alone' if ok else 'not steady and alone'}: {why}")
+    return 0 if ok else 1
+
+
 def cmd_campaigns(args) -> int:
     from .measure import campaigns
 
@@ -537,6 +567,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--write", action="store_true", help="write data/timing/<profile>-chapters.json (the method "
                    "chapter shows it)")
     s.set_defaults(fn=cmd_timing)
+    s = sub.add_parser("steady", help="pace probes now, read by the steadiness rule: exit 1 where a sitting "
+                       "started now would not be steady and alone")
+    s.add_argument("--probes", type=int, default=6, help="probes to take (default 6)")
+    s.add_argument("--every", type=float, default=10.0, help="seconds between two probes (default 10)")
+    s.set_defaults(fn=cmd_steady)
     s = sub.add_parser("campaigns", help="the reference campaign and yours")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_campaigns)
