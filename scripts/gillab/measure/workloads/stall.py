@@ -10,8 +10,10 @@ GIL the heartbeat thread cannot run until the ``in`` ends).
 With ``sigint_after_s`` a child process sends SIGINT to this process that many seconds into
 the ``in`` (what Ctrl-C does); the result then holds when the KeyboardInterrupt arrived, after
 the signal, and whether the ``in`` had finished first.  The child waits for the main thread's
-word that the ``in`` starts (a byte on a pipe), never for a moment computed before: a main thread
-the OS runs late would otherwise take the signal before its ``in``.  Stdlib only; CPython 3.x.
+word that the ``in`` starts (a byte on a pipe, written just after the ``in``'s clock starts), never
+for a moment computed before: a main thread the OS runs late would otherwise take the signal before
+its ``in``; and the signal is sent at least ``sigint_after_s`` after the ``in``'s clock started.
+Stdlib only; CPython 3.x.
 """
 import os
 import signal
@@ -58,9 +60,9 @@ def run(p):
     interrupted_at = None
     finished = None
     try:
+        t0 = clock()        # before the word: the child's seconds count from after t0, never before
         if killer is not None:
             os.write(killer.stdin.fileno(), b"g")
-        t0 = clock()
         found = 'spam' in nums
         finished = clock()
         # a signal that came after the end is raised here, at the next check of the loop
