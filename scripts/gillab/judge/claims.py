@@ -310,6 +310,25 @@ def _build_names(condition: str) -> list[str]:
     return condition.split(" (", 1)[0].split(" vs ")
 
 
+def _controls_where(rows: list[dict], pick) -> dict[str, list[tuple[str, dict]]]:
+    """Per condition, the controls (``role`` control) among an experiment's verdict rows whose entry
+    on it ``pick(control_id, entry)`` chooses, as (control id, entry)."""
+    found: dict[str, list[tuple[str, dict]]] = {}
+    for r in rows:
+        if r["claim_id"] in _table().index and get(r["claim_id"])["role"] == "control":
+            for cond, m in r["measured"].items():
+                if pick(r["claim_id"], m):
+                    found.setdefault(cond, []).append((r["claim_id"], m))
+    return found
+
+
+def _guarded_by(found: dict, claim_id: str, cond: str, itself: bool = False):
+    """The first (build, control id, its entry) of ``found`` (:func:`_controls_where`) on a build the
+    condition ``cond`` names whose control guards ``claim_id`` (``itself``: or is that row); None."""
+    return next(((b, cid, cm) for b in _build_names(cond) for cid, cm in found.get(b, [])
+                 if (itself and cid == claim_id) or guards(cid, claim_id)), None)
+
+
 def void_by_controls(rows: list[dict]) -> list[tuple[str, str]]:
     """An experiment's verdict rows (each with ``measured``: condition -> entry), where a control
     (``role`` control) came out definite outside its band on a build: every row it guards
@@ -317,17 +336,11 @@ def void_by_controls(rows: list[dict]) -> list[tuple[str, str]]:
     reading.  A control only noise can fail; a failed one says the experiment did not run as the
     document's did, so the rows resting on it are not read until the cause is found.  Returns
     the (claim, condition) pairs voided."""
-    failed: dict[str, list[tuple[str, dict]]] = {}
-    for r in rows:
-        if r["claim_id"] in _table().index and get(r["claim_id"])["role"] == "control":
-            for cond, m in r["measured"].items():
-                if m.get("verdict") in ("higher", "lower"):
-                    failed.setdefault(cond, []).append((r["claim_id"], m))
+    failed = _controls_where(rows, lambda cid, m: m.get("verdict") in ("higher", "lower"))
     voided = []
     for r in rows if failed else []:
         for cond, m in r["measured"].items():
-            hit = next(((b, cid, cm) for b in _build_names(cond) for cid, cm in failed.get(b, [])
-                        if guards(cid, r["claim_id"])), None)
+            hit = _guarded_by(failed, r["claim_id"], cond)
             if hit:
                 b, cid, cm = hit
                 m["verdict"] = CONTROL_FAILED
@@ -369,19 +382,13 @@ def explain_by_controls(rows: list[dict]) -> list[tuple[str, str]]:
     open (more runs narrow their intervals only as the square root of their number).
     Such a control has not failed (its interval holds its published value), so nothing is voided;
     the rows stand as measured.  Returns the (claim, condition) pairs explained."""
-    wide: dict[str, list[tuple[str, dict]]] = {}
-    for r in rows:
-        if r["claim_id"] in _table().index and get(r["claim_id"])["role"] == "control":
-            for cond, m in r["measured"].items():
-                if m.get("verdict") == "inconclusive" and too_wide(r["claim_id"], m):
-                    wide.setdefault(cond, []).append((r["claim_id"], m))
+    wide = _controls_where(rows, lambda cid, m: m.get("verdict") == "inconclusive" and too_wide(cid, m))
     out = []
     for r in rows if wide else []:
         for cond, m in r["measured"].items():
             if m.get("verdict") != "inconclusive" or m.get("why_inconclusive"):
                 continue
-            hit = next(((b, cid, cm) for b in _build_names(cond) for cid, cm in wide.get(b, [])
-                        if cid == r["claim_id"] or guards(cid, r["claim_id"])), None)
+            hit = _guarded_by(wide, r["claim_id"], cond, itself=True)
             if hit:
                 b, cid, cm = hit
                 c = get(cid)
