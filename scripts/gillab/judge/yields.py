@@ -39,9 +39,10 @@ def straddling(flat) -> Straddling:
 
     every = verdicts.straddling(verdicts.judged(flat))
     open_ = every[every["estimand"].isin([*stats.ORDER, stats.RATIO])]
-    chapters = [(name, [runs_to_decide(r) for _, r in g.iterrows()]) for name, g in by_chapter(open_)]
-    paced = open_["why"].fillna("").str.startswith(MACHINE_PACE)
-    machine = {name: int(paced[g.index].sum()) for name, g in by_chapter(open_)}
+    chapters, machine = [], {}
+    for name, g in by_chapter(open_):
+        chapters.append((name, [runs_to_decide(r) for _, r in g.iterrows()]))
+        machine[name] = int(g["why"].fillna("").str.startswith(MACHINE_PACE).sum())
     return Straddling(chapters, every[~every.index.isin(open_.index)], machine)
 
 
