@@ -189,14 +189,12 @@ def test_no_committed_campaign_measured_with_todays_code_has_a_failed_control(ex
 def test_the_method_chapter_counts_each_campaigns_controls_and_names_the_wide_ones():
     from gillab.present import sittings
 
-    def rows(df, campaign):
-        out = chapters.of("switch_interval").claims(df)
-        for r in out:
-            r.update(families={"b": "new GIL"}, cpus_here=2, campaign=campaign)
-        return out
+    from gillab.judge import steadiness
 
-    md = sittings.controls_table({"calm": rows(_switch_interval_frame(1.0), "calm"),
-                                  "noisy": rows(_noisy_frame(0.4), "noisy"), "none": []})
+    def read(df):
+        return steadiness.controls_of(_flat(df).reset_index())
+
+    md = sittings.controls_table({"calm": read(_switch_interval_frame(1.0)), "noisy": read(_noisy_frame(0.4))})
     line = {ln.split(" | ")[0].strip("| `"): ln for ln in md.splitlines() if ln.startswith("| `")}
     assert set(line) == {"calm", "noisy"}
     assert line["calm"].endswith(" | 0 | 0 |") and line["noisy"].endswith(" | 1 | 0 |")

@@ -107,18 +107,20 @@ def conditions_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "default", campaign: str | None = None) -> str:
+def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "default", campaign: str | None = None,
+            controls=None) -> str:
     """The first screen (:mod:`gillab.present.landing`): whose run it shows (the reader's machine
     beside the reference's, what was measured and what borrowed), then the figure (written as
     ``landing.png`` into ``gen``, with its alt text) and the findings, each linking to its chapter,
     from the reader's campaign where there is one beside the reference (their verdict rows:
-    :func:`gillab.judge.verdicts.campaign_verdicts`); ``campaign``: the one asked for, if any."""
+    :func:`gillab.judge.verdicts.campaign_verdicts`); ``campaign``: the one asked for, if any;
+    ``controls``: what the reader's run's controls say (:func:`gillab.judge.steadiness.controls_of`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..judge import across, steadiness, verdicts
+    from ..judge import across, verdicts
     from ..measure import campaigns
     from . import landing as land
     from . import plots
@@ -127,8 +129,7 @@ def landing(gen: Path, yours: list[dict], ref: list[dict], profile: str = "defau
     mine = land.reader_campaign(campaign or (yours[0]["campaign"] if yours else None))
     rid = campaigns.reference_id()
     refc = campaigns.load(rid) if rid else None
-    controls = steadiness.controls_of(verdicts.flat(yours)) if yours and mine is not None else None
-    head = land.run_markdown(mine, refc, experiments.names(), controls)
+    head = land.run_markdown(mine, refc, experiments.names(), controls if mine is not None else None)
     panels, titles = {}, {}
     for label, rows in (("yours", yours), ("reference", ref)):
         if rows:
@@ -273,14 +274,18 @@ def build_book(root: Path | None = None, builder: str = "html", campaign: str | 
     mine = land.reader_campaign(campaign or (yours[0]["campaign"] if yours else None))
     run_rec = land.run_record(mine) if mine is not None else None    # the method chapter shows the reader's plan
     (gen / "steadiness.md").write_text(steadiness_table(campaign=mine.id if mine is not None else None))
-    (gen / "landing.md").write_text(landing(gen, yours, ref, campaign=campaign))
-    (gen / "controls.md").write_text(controls_table(
-        {rows[0]["campaign"]: rows for rows in (ref, yours) if rows}))
+    from ..judge import steadiness
+
+    ref_flat = verdicts.flat(ref) if ref else None          # read once, by the method chapter's tables
+    controls = {rows[0]["campaign"]: steadiness.controls_of(flat)      # each campaign's, read once
+                for rows, flat in ((ref, ref_flat), (yours, verdicts.flat(yours) if yours else None)) if rows}
+    mine_controls = controls.get(yours[0]["campaign"]) if yours else None
+    (gen / "landing.md").write_text(landing(gen, yours, ref, campaign=campaign, controls=mine_controls))
+    (gen / "controls.md").write_text(controls_table(controls))
     from ..measure import campaigns as known
 
     shown_runs = {"the reference": known.reference_id()} | ({"your run": mine.id} if mine is not None else {})
     (gen / "spread.md").write_text(spread_figure(gen, {k: v for k, v in shown_runs.items() if v}))
-    ref_flat = verdicts.flat(ref) if ref else None          # read once, by the method chapter's tables
     (gen / "verdict_counts.md").write_text(verdict_counts(yours, ref))
     (gen / "measuring_times.md").write_text(measuring_times_md(ref_flat, run_rec))
     contents.write(root)                 # the table of contents and every list of the chapters

@@ -230,20 +230,15 @@ def steadiness_table(campaign: str | None = None) -> str:
                                         "\n".join(head + others)) if others else ""))
 
 
-def controls_table(rows_by_campaign: dict) -> str:
-    """What each campaign's controls say of its pace from run to run (:func:`gillab.judge.steadiness.
-    controls_of`), for the method chapter: ``rows_by_campaign`` maps a campaign (the reference, the
-    reader's) to its verdict rows.  The probes read the pace every five minutes; the controls read it
-    at the grain every verdict reads, a run against a run of identical work."""
-    from ..judge import steadiness, verdicts
-
+def controls_table(controls: dict) -> str:
+    """What each campaign's controls say of its pace from run to run, for the method chapter:
+    ``controls`` maps a campaign (the reference, the reader's) to its
+    :func:`gillab.judge.steadiness.controls_of`.  The probes read the pace every five minutes; the
+    controls read it at the grain every verdict reads, a run against a run of identical work."""
     head = ["| campaign | control x build rows with runs enough | inside their band | wider than their band "
             "(identical runs spread more than it allows) | outside it |", "|---|---|---|---|---|"]
     body, listed = [], []
-    for cid, rows in rows_by_campaign.items():
-        if not rows:
-            continue
-        c = steadiness.controls_of(verdicts.flat(rows))
+    for cid, c in controls.items():
         inside = c.judged - len(c.wide) - len(c.failed)
         body.append(f"| `{cid}` | {c.judged} | {inside} | {len(c.wide)} | {len(c.failed)} |")
         if c.wide or c.failed:
