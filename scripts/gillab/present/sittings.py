@@ -301,16 +301,13 @@ def spread_figure(gen, shown: dict) -> str:
     from . import plots
 
     same = lexicon.about("the same")
-    frames = []
-    for label, cid in shown.items():
-        f = one_thread_spread(cid)
-        if len(f):
-            frames.append(f.assign(run=f"{label}\n{cid}"))
+    frames = {label: one_thread_spread(cid).assign(run=f"{label}\n{cid}") for label, cid in shown.items()}
+    frames = {label: f for label, f in frames.items() if len(f)}
     if not frames:
         return ""
-    df = pd.concat(frames, ignore_index=True)
-    outside = {r: float(((g["relative"] < 1 - same) | (g["relative"] > 1 + same)).mean())
-               for r, g in df.groupby("run", sort=False)}
+    df = pd.concat(frames.values(), ignore_index=True)
+    outside = {label: float(((f["relative"] < 1 - same) | (f["relative"] > 1 + same)).mean())
+               for label, f in frames.items()}
     plots.setup()
     fig, ax = plt.subplots(figsize=(7.5, 3.4))
     ax.axhspan(1 - same, 1 + same, color="0.9", zorder=0, label=f"the same: within {same:.0%} of the median")
@@ -329,8 +326,7 @@ def spread_figure(gen, shown: dict) -> str:
     fig.tight_layout()
     fig.savefig(gen / "spread.png", dpi=100)
     plt.close(fig)
-    said = "; ".join(f"{r.split(chr(10))[0]} {share:.0%} of {int((df['run'] == r).sum())}"
-                     for r, share in outside.items())
+    said = "; ".join(f"{label} {share:.0%} of {len(frames[label])}" for label, share in outside.items())
     return "\n".join([
         "```{figure} generated/spread.png",
         f":alt: One-thread countdowns of identical work, each over its point's median; outside {same:.0%} of it: "
