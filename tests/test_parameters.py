@@ -138,8 +138,10 @@ def test_a_profile_table_profiles_toml_lacks_falls_back_to_the_experiments_own(t
     monkeypatch.setattr(profiles, "EXPERIMENTS_DIR", tmp_path)
     module = tmp_path / "countdown.py"
     module.write_text('"""A module that declares its tables."""\nimport os\n\nPROFILES = {\n'
-                      '    "smoke": {"threads": [1, 3], "total_decrements": 30_000, "repeats": 1, "timeout": 60},\n'
-                      '    "default": {"threads": [1, 2], "total_decrements": 40_000, "repeats": 7, "timeout": 60},\n'
+                      '    "smoke": {"threads": [1, 3], "total_decrements": 30_000, "repeats": 1, "timeout": 60,\n'
+                      '              "paired": False},\n'
+                      '    "default": {"threads": [1, 2], "total_decrements": 40_000, "repeats": 7, "timeout": 60,\n'
+                      '                "paired": True},\n'
                       '    "verdicts": {"repeats": 9},\n'
                       '    "seed": {"threads": [1], "total_decrements": 1, "repeats": 1, "timeout": 1},\n}\n')
     exp = get("countdown")

@@ -256,6 +256,22 @@ def positive_float(value) -> float:
     return x
 
 
+def flag(value) -> bool:
+    """A yes or no: a TOML boolean, or true/false as a -p override writes it."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in ("true", "false"):
+        return word == "true"
+    raise ValueError(f"must be true or false, got {value!r}")
+
+
+PAIRED = Param("paired", flag, "each run of more than one thread times its own one-thread countdown in the "
+               "same process, A-B-B-A (half the work in one thread, half over the threads, twice): the "
+               "chapter's ratios to one thread are then each run's own (false: one process a point, the "
+               "document's way)")
+
+
 def fraction(value) -> float:
     x = positive_float(value)
     if x >= 1:

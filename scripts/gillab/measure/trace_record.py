@@ -63,7 +63,7 @@ CONVOY_ROUNDS = 8             # one more than a median's 95% interval needs (a f
 # a countdown of two threads is traced at 20,000,000 decrements (default's 5,000,000 last about
 # 180 ms on the reference's machine, too short a steady part for a window that must open after a
 # slow start under load): both threads hold and hand over the GIL from about 20 ms to 600 ms
-COUNTDOWN_SIZES = (("total_decrements", 20_000_000),)
+COUNTDOWN_SIZES = (("total_decrements", 20_000_000), ("paired", False))   # the k-thread run alone: its window
 COUNTDOWN_WINDOW = (200, 100)
 
 
@@ -337,7 +337,9 @@ def overhead(rounds: int = 12, builds: tuple = OVERHEAD_BUILDS, campaign: str | 
     fields = ["round", "experiment", "point", "build", "variant", "seconds", "loadavg_1m", "at", "boot_id", "commit"]
     jobs = [(e, pt, b) for e, pt, on in OVERHEAD_POINTS for b in builds if b in on]
     commit = metadata.git_commit().get("commit", "")
-    resolved = {e: experiments.get(e).resolve("default") for e, _, _ in jobs}
+    # the countdown's runs alone, one process a point: a paired run's one-thread segments are no part of `seconds`
+    resolved = {e: experiments.get(e).resolve("default", {"paired": False} if e == "countdown" else None)
+                for e, _, _ in jobs}
     for r in range(first, first + rounds):
         for k, (e, pt, b) in enumerate(jobs):
             exp, p = experiments.get(e), resolved[e]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ..profiles import (OS_SLACK, TIMER_SLACK, Param, ParameterError, as_list, non_negative_int, positive_int,
+from ..profiles import (OS_SLACK, PAIRED, TIMER_SLACK, Param, ParameterError, as_list, non_negative_int, positive_int,
                         positive_ints, slack_asked)
 from ..protocol import Experiment
 from .echo import intervals
@@ -71,12 +71,18 @@ class SwitchInterval(Experiment):
                                 "time bounded: a point that would need more holds fewer intervals, and its rows "
                                 "say so)"),
         "timer_slack_ns": TIMER_SLACK,
+        "paired": PAIRED,
         "os_slack_intervals": Param("os_slack_intervals", some_intervals, "which of switch_intervals are measured once "
                                     "more with the OS's own timer slack ([]: none)"),
         "os_slack_threads": Param("os_slack_threads", some_ints, "which of threads are measured once more with the OS's "
                                   "own timer slack at os_slack_intervals ([]: none)"),
     }
     point_keys = ("switch_interval", "threads", "timer_slack_ns")
+
+    def config(self, p):
+        # how a run is measured, not what: out of the configuration, as a change of the measuring code
+        # is (the code key tells the samples apart); each run records its way (one_thread_seconds)
+        return {k: v for k, v in super().config(p).items() if k != "paired"}
 
     def points(self, p):
         out = [{"switch_interval": si, "threads": t, "timer_slack_ns": p["timer_slack_ns"]}
@@ -87,9 +93,15 @@ class SwitchInterval(Experiment):
                     for t in p["threads"] if t in p["os_slack_threads"]]
         return out
 
+    def also_times(self, p, point):
+        """The point whose time a sample at ``point`` spends besides its own (the forecast adds it
+        where the times it reads come from runs without it): a paired run's one-thread countdown."""
+        return {**point, "threads": 1} if p["paired"] and point["threads"] > 1 else None
+
     def workload_params(self, p, point):
         return {"threads": point["threads"], "total_decrements": decrements(p, point["switch_interval"]),
-                "timer_slack_ns": slack_asked(point["timer_slack_ns"])}
+                "timer_slack_ns": slack_asked(point["timer_slack_ns"]),
+                "paired": p["paired"] and point["threads"] > 1}
 
     def check(self, p):
         if p["switch_interval"] is not None:

@@ -50,7 +50,7 @@ TRACED = "3.13.5"            # the traced build of the same GIL design
 # apart), its rounds those `gillab trace witness` asks for.
 POINTS = (trace_record.Shot("countdown", {"threads": 2}, (TRACED,), (100, 400),
                             "two CPU-bound threads: the share of the time each holds the GIL and waits for it",
-                            rounds=ROUNDS, sizes=(("total_decrements", 40_000_000),)),
+                            rounds=ROUNDS, sizes=(("total_decrements", 40_000_000), ("paired", False))),
           trace_record.Shot("convoy", {"switch_interval": 0.005, "cpu_threads": 1, "cpu_processes": 0,
                                        "placement": "pinned"}, (TRACED,), trace_record.convoy_window(),
                             "the echo server's handler beside one CPU-bound thread: the share of the time the "

@@ -10,6 +10,15 @@ are counted: each hand-off of the GIL puts the thread that gave it up to sleep a
 they bound the hand-offs the interval asked for from above.  Where the build keeps the GIL's own
 count of hand-offs (:func:`_gil.switch_counter`) it is read before and after the timed part: the
 switch interval as achieved, in hand-offs a second.
+
+With ``paired`` (and more than one thread) the run is paired inside its process, A-B-B-A: half
+the decrements in one thread (A), half over the threads (B), B again, A again.  ``seconds`` is the
+two B segments' time (the whole ``total`` over the threads, as an unpaired run's) and
+``one_thread_seconds`` the two A segments' (the whole ``total`` in one thread): the ratio of the two
+is this process's own, so a machine whose pace differs from one process to the next (a one-thread
+run sits on one CPU) moves both alike, and a pace that drifts inside the run is spread over both
+by the A-B-B-A order.  Each segment's time is kept (``abba_a1_s``, ``abba_b1_s``, ``abba_b2_s``,
+``abba_a2_s``); the hand-offs and context switches are counted over the B segments.
 """
 import resource
 import sys
@@ -29,6 +38,9 @@ def run(params):
     total = int(params["total_decrements"])
     if threads <= 0:
         raise ValueError("threads must be >= 1")
+    paired = bool(params.get("paired")) and threads > 1
+    if paired and total < 2 * threads:
+        raise ValueError("paired: total_decrements must give every thread of each half some work")
     if params.get("timer_slack_ns") is not None:
         set_timer_slack(params["timer_slack_ns"])
     per_thread = total // threads
@@ -42,19 +54,38 @@ def run(params):
         countdown(n)
 
     switches = switch_counter()
-    before = resource.getrusage(resource.RUSAGE_SELF)
-    first = switches() if switches else None
-    seconds = timed_threads(counted, [(per_thread,)] * threads)
-    last = switches() if switches else None
-    after = resource.getrusage(resource.RUSAGE_SELF)
+    counts = {"switches": 0, "vol": 0, "invol": 0}
+
+    def many(n):
+        """``n`` decrements over the threads, timed, its hand-offs and switches counted."""
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        first = switches() if switches else None
+        took = timed_threads(counted, [(n // threads,)] * threads)
+        last = switches() if switches else None
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        counts["switches"] += 0 if first is None else last - first
+        counts["vol"] += after.ru_nvcsw - before.ru_nvcsw
+        counts["invol"] += after.ru_nivcsw - before.ru_nivcsw
+        return took
+
+    if paired:
+        half = total // 2
+        a1 = timed_threads(counted, [(half,)])
+        b1 = many(half)
+        b2 = many(total - half)
+        a2 = timed_threads(counted, [(total - half,)])
+        seconds, one, segments = b1 + b2, a1 + a2, (a1, b1, b2, a2)
+    else:
+        seconds, one, segments = many(total), None, (None,) * 4
     known = [s for s in slacks if s is not None]
-    return {"seconds": seconds, "decrements_per_thread": per_thread,
+    return {"seconds": seconds, "decrements_per_thread": per_thread, "one_thread_seconds": one,
+            "abba_a1_s": segments[0], "abba_b1_s": segments[1], "abba_b2_s": segments[2], "abba_a2_s": segments[3],
             "timer_slack_ns_asked": params.get("timer_slack_ns"),
             "timer_slack_ns_min": min(known) if known else None,
             "timer_slack_ns_max": max(known) if known else None,
-            "gil_switches": None if first is None else last - first,
-            "ctx_voluntary_timed": after.ru_nvcsw - before.ru_nvcsw,
-            "ctx_involuntary_timed": after.ru_nivcsw - before.ru_nivcsw}
+            "gil_switches": counts["switches"] if switches else None,
+            "ctx_voluntary_timed": counts["vol"],
+            "ctx_involuntary_timed": counts["invol"]}
 
 
 if __name__ == "__main__":
