@@ -84,16 +84,29 @@ def summary(df: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     return out
 
 
-def _by_repeat(g: pd.DataFrame) -> pd.Series:
+def _by_repeat(g: pd.DataFrame, column: str = "seconds") -> pd.Series:
     """One point's run times by repeat number (the newest where a repeat was stored twice)."""
-    return g.drop_duplicates("repeat", keep="last").set_index("repeat")["seconds"]
+    return g.drop_duplicates("repeat", keep="last").set_index("repeat")[column]
+
+
+def _both(g: pd.DataFrame, k: int, d: int) -> tuple[pd.Series, pd.Series]:
+    """T(k)'s and T(d)'s runs by repeat: where d is one thread and every run at k timed its own
+    one-thread countdown (``paired``: A-B-B-A in one process), those; else the d-thread point's."""
+    tk = g[g["threads"] == k]
+    if d == 1 and k > 1 and published_claims.own_one_thread(tk):
+        return _by_repeat(tk), _by_repeat(tk, published_claims.OWN_ONE)
+    return _by_repeat(tk), _by_repeat(g[g["threads"] == d])
 
 
 def time_ratio(g: pd.DataFrame, k: int, d: int, size: int) -> dict:
     """T(k)/T(d) of one build's samples ``g`` as the verdicts read it (:func:`claims`): with trials
     of ``size`` runs (a best of 3: 3), the median of the per-trial ratios of the trials' values,
-    paired by trial; with one run a trial, the ratio of medians."""
-    num, den = _by_repeat(g[g["threads"] == k]), _by_repeat(g[g["threads"] == d])
+    paired by trial; with one run a trial, the ratio of medians.  Where each run at k timed its own
+    one-thread countdown (:func:`_both`), a trial's best of 3 at one thread is of those, and with one
+    run a trial the ratio is the median of each run's own."""
+    num, den = _both(g, k, d)
+    if size == 1 and d == 1 and published_claims.own_one_thread(g[g["threads"] == k]):
+        return stats.paired_ratio(num, den)
     if size > 1:
         return stats.paired_ratio(stats.trials(num, size), stats.trials(den, size), stats.PAIRED_TRIALS)
     return stats.ratio_of_medians(num, den)
@@ -159,9 +172,11 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
                 note = "" if scale == 1 else f"scaled x{scale:g} from {spec.size_words(spec.seed_size / scale)}; "
             else:
                 r = time_ratio(g, k, d, size)
-                value, best = r["ratio"], float(tk["seconds"].min() / td["seconds"].min())
-                median_of_runs = float(tk["seconds"].median() / td["seconds"].median())
-                note = ""
+                num, den = _both(g, k, d)
+                value, best = r["ratio"], float(num.min() / den.min())
+                median_of_runs = float(num.median() / den.median())
+                note = ("each run over its own one-thread countdown (A-B-B-A in one process); "
+                        if d == 1 and k > 1 and published_claims.own_one_thread(tk) else "")
             if size > 1 and not r["n"]:      # not one complete trial: the runs' median, shown and not judged
                 got = min(len(tk), len(td))
                 note += (f"{stat}: no complete trial of {size} runs ({got} run{'s' if got != 1 else ''}): "

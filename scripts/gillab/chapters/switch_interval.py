@@ -183,14 +183,12 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     thread at the same interval, computed as the claims compute it (:func:`claims`: paired by
     round where the runs allow, else a ratio of medians), so that the figure, the table beside the
     document's, the findings and the checked sentences give one number per point."""
-    from ..judge.claims import round_ratio
-
     df = judged_samples(df)
     rows = []
     for (cond, si, t), g in df.groupby(["condition", "switch_interval", "threads"], sort=True):
         s = stats.summarize(g["seconds"])
         one = df[(df["condition"] == cond) & np.isclose(df["switch_interval"], si) & (df["threads"] == 1)]
-        r = round_ratio(_by_round(g), _by_round(one))
+        r = slowdown(g, one)
         n = r["n"] if r["method"] == stats.PAIRED else (r["n_num"], r["n_den"])
         rows.append({"condition": cond, "switch_interval": si, "threads": int(t), **s,
                      "slowdown": r["ratio"], "slowdown_ci_lo": r["ci_lo"], "slowdown_ci_hi": r["ci_hi"],
@@ -199,6 +197,18 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                      "ctx_involuntary": float(g["ctx_involuntary"].median()),
                      "ctx_voluntary": float(g["ctx_voluntary"].median())})
     return pd.DataFrame(rows)
+
+
+def slowdown(g: pd.DataFrame, one: pd.DataFrame) -> dict:
+    """T(k)/T(1) of one point's runs ``g``: where each run timed its own one-thread countdown
+    (``paired``, A-B-B-A in one process: default and verdicts), the median of each run's own ratio;
+    else over the one-thread point's runs ``one``, paired by round where the runs allow (seed: one
+    process a point, as the document)."""
+    from ..judge.claims import own_one_thread, own_ratio, round_ratio
+
+    if own_one_thread(g) and int(g["threads"].iloc[0]) > 1:
+        return own_ratio(g)
+    return round_ratio(_by_round(g), _by_round(one))
 
 
 def _by_round(g: pd.DataFrame) -> pd.Series:
@@ -274,11 +284,15 @@ def claims(df: pd.DataFrame) -> list[dict]:
                 sizes = at["decrements_per_thread"].dropna() if "decrements_per_thread" in at.columns else ()
                 num = _per_decrement_by_round(at)
                 den = _one_thread_mean(g[g["threads"] == 1], sizes.mode().iloc[0] if len(sizes) else None)
+                r = published_claims.round_ratio(num, den) if len(num) and len(den) else None
             else:
-                num = _by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == k)])
-                den = _by_round(g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)])
-            if len(num) and len(den):
-                r = published_claims.round_ratio(num, den)     # paired by round where the runs allow
+                at = g[np.isclose(g["switch_interval"], si) & (g["threads"] == k)]
+                one = g[np.isclose(g["switch_interval"], si) & (g["threads"] == 1)]
+                num = _by_round(at)
+                den = (published_claims.by_round(at, published_claims.OWN_ONE) if published_claims.own_one_thread(at)
+                       else _by_round(one))
+                r = slowdown(at, one) if len(num) and len(den) else None
+            if r is not None:
                 measured[cond] = published_claims.judged(cid, r["ratio"], r, best=float(num.min() / den.min()),
                                                          note=r["note"])
         out.append({"experiment": "switch_interval", "table": "pbts13_t4_countdown_vs_switch_interval",

@@ -80,6 +80,7 @@ class Timing:
     median: float = math.nan
     overhead: float = DEFAULT_OVERHEAD_S
     basis: str = ""
+    paired: set = field(default_factory=set)    # the (build, point)s whose samples timed their own one thread
 
     def seconds(self, cid: str, pk: str) -> float:
         """A sample's seconds: this build's at this point, else those of a retired build it replaced
@@ -173,6 +174,12 @@ def _read_samples(store, experiment: str = "", config: str | None = None) -> lis
     return current_rows(rows, experiment).to_dict("records")
 
 
+def _paired(r) -> bool:
+    """Whether a stored sample timed its own one-thread countdown in its process (a paired run)."""
+    v = r.get("one_thread_seconds")
+    return v not in (None, "") and not (isinstance(v, float) and math.isnan(v))
+
+
 def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
     """Per (build, point) median wall time of ``config``'s current samples in ``store``
     (:func:`_read_samples`) and the time its runs spent between samples; None where it holds no
@@ -181,8 +188,11 @@ def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
 
     per: dict = {}
     wall_by_run: dict = {}
+    paired = set()
     for r, w in _sample_walls(_read_samples(store, experiment, config)):
         per.setdefault((r.get("condition"), r.get("point")), []).append(w)
+        if _paired(r):
+            paired.add((r.get("condition"), r.get("point")))
         run = wall_by_run.setdefault(r.get("run_id"), [0.0, 0])
         run[0] += w
         run[1] += 1
@@ -195,7 +205,7 @@ def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
             gaps.append(max(0.0, took - wall) / n)
     return Timing({k: statistics.median(v) for k, v in per.items()},
                   statistics.median([statistics.median(v) for v in per.values()]),
-                  statistics.median(gaps) if gaps else DEFAULT_OVERHEAD_S)
+                  statistics.median(gaps) if gaps else DEFAULT_OVERHEAD_S, paired=paired)
 
 
 def timing(name: str, config: str, campaign: str | None = None, profile: str = "default") -> Timing:
@@ -223,7 +233,8 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
                 per.setdefault((r.get("condition"), r.get("point")), []).append(w)
             return Timing({k: statistics.median(v) for k, v in per.items()},
                           statistics.median(w for _, w in same), DEFAULT_OVERHEAD_S,
-                          f"campaign {c.id}, other sizes (no sample of this configuration yet)")
+                          f"campaign {c.id}, other sizes (no sample of this configuration yet)",
+                          {(r.get("condition"), r.get("point")) for r, _ in same if _paired(r)})
     return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
 
 
@@ -342,9 +353,13 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
     t = timing(name, pl.config_id, None if pl.campaign_is_new else pl.campaign,
                "default" if profile == "verdicts" else profile)   # verdicts: default's sizes
     g = grid_mod.of(exp, p)
+    also = getattr(exp, "also_times", None)     # what a sample spends besides its point's own work
     seconds = waits = figures = figure_waits = 0.0
     for _, pt, cid in pl.todo:
         took = t.seconds(cid, point_key(pt))
+        extra = also(p, pt) if also is not None else None
+        if extra is not None and (cid, point_key(pt)) not in t.paired:    # times read from runs without it
+            took += t.seconds(cid, point_key(extra)) - t.overhead
         waited = min(experiments.waits(name, p, pt), took)
         seconds += took
         waits += waited

@@ -846,6 +846,25 @@ def by_round(g: pd.DataFrame, column: str) -> pd.Series:
     return g.set_index(list(ROUND))[column] if set(ROUND) <= set(g.columns) else g[column]
 
 
+OWN_ONE = "one_thread_seconds"   # a paired run's own one-thread time (A-B-B-A in its process)
+
+
+def own_one_thread(g: pd.DataFrame) -> bool:
+    """Whether every run of one point ``g`` timed its own one-thread countdown in its process
+    (``paired``: :mod:`gillab.measure.workloads.countdown`), so that a ratio to one thread is each
+    run's own; a point of runs from before, or of the document's way (seed), reads the one-thread
+    point's runs."""
+    return OWN_ONE in g.columns and len(g) > 0 and bool(g[OWN_ONE].notna().all())
+
+
+def own_ratio(g: pd.DataFrame, column: str = "seconds") -> dict:
+    """The ratio of one point's paired runs ``g`` to their own one-thread times: the median of each
+    run's ratio, with the order-statistic interval over runs (:func:`stats.paired_ratio`)."""
+    r = stats.paired_ratio(g[column].astype(float).reset_index(drop=True),
+                           g[OWN_ONE].astype(float).reset_index(drop=True))
+    return r | {"note": f"{r['n']} runs, each over its own one-thread countdown (A-B-B-A in one process)"}
+
+
 def round_ratio(num: pd.Series, den: pd.Series) -> dict:
     """The ratio of two points' run values: where both are keyed by the round that measured them
     (:data:`ROUND`, as ``per_run`` values are) and share the rounds a 95% interval needs, the

@@ -319,7 +319,28 @@ class Chapter:
                 "each is measured, in **your campaign**, never in the committed reference campaign; samples of the "
                 "same configuration, interpreter build and measuring code are resumed, anything else is measured "
                 f"anew.\n\n{len(self.df)} stored rows of configuration `{self.config_id}`. {self.aside_line()}"
-                f"{self.machine_line()}")
+                f"{self.machine_line()}{self.pairing_line()}")
+
+    def pairing_line(self) -> str:
+        """How this chapter's runs of more than one thread were timed against one thread (where it
+        has the ``paired`` parameter): how many timed their own one-thread countdown in their
+        process, read from the samples."""
+        if "paired" not in self.exp.params or "threads" not in self.df.columns:
+            return ""
+        ok = self.df[(self.df["status"] == "ok") & (self.df["threads"] > 1)] if "status" in self.df.columns else \
+            self.df[self.df["threads"] > 1]
+        own = int(ok["one_thread_seconds"].notna().sum()) if "one_thread_seconds" in ok.columns else 0
+        if not len(ok):
+            return ""
+        if not own:
+            return (f"\n\nEach of its {len(ok)} runs of more than one thread ran in a process of its own, the "
+                    "document's way: its ratio to one thread reads the one-thread point's runs of the same round.")
+        return (f"\n\nOf its {len(ok)} runs of more than one thread, {own} timed their own one-thread countdown in "
+                "the same process, A-B-B-A (half the work in one thread, half over the threads, twice: the "
+                "`paired` parameter), and their ratios to one thread are each run's own, which the machine's "
+                "pace from one process to the next does not move"
+                + (f"; the other {len(ok) - own} read the one-thread point's runs of the same round."
+                   if own < len(ok) else "."))
 
     def aside_line(self) -> str:
         return aside_words(self.campaign, self.exp.name, self.config_id)
