@@ -33,13 +33,13 @@ def test_a_paired_run_times_its_own_one_thread_countdown_abba(builds):
         assert plain["one_thread_seconds"] is None and plain["abba_a1_s"] is None and plain["seconds"] > 0
 
 
-def _switch(own: bool) -> pd.DataFrame:
+def _switch(own: bool, si: float = 0.005) -> pd.DataFrame:
     """Switch-interval samples at 5 ms of one build whose k threads take as long as one (the ratio
     1.0) in every process, at each process's pace: the runs of two threads timed their own one
     thread (``own``) or not; the one-thread point ran in other processes at other paces."""
     rows = []
     for rep, (pace, other) in enumerate(zip(PACES, OTHER)):
-        base = {"condition": "b", "switch_interval": 0.005, "repeat": rep, "run_id": "r", "timer_slack_ns": 1,
+        base = {"condition": "b", "switch_interval": si, "repeat": rep, "run_id": "r", "timer_slack_ns": 1,
                 "timer_slack_ns_min": 1, "timer_slack_ns_max": 1, "ctx_voluntary": 10, "ctx_involuntary": 1,
                 "decrements_per_thread": 1}
         rows.append(base | {"threads": 1, "seconds": 0.5 * other, "gil_switches": 0, "one_thread_seconds": None})
@@ -64,6 +64,18 @@ def test_a_paired_run_is_read_over_its_own_one_thread_time():
     s = chapters.of("switch_interval").summary(_switch(True))
     two = s[s["threads"] == 2].iloc[0]
     assert two["slowdown"] == pytest.approx(1.0) and two["slowdown_method"] == stats.PAIRED
+
+
+def test_a_conclusion_of_k_threads_over_one_reads_each_runs_own_ratio():
+    """The document's conclusion at 1 us (two threads over one) reads the same point as the
+    chapter's row: each paired run's own ratio; runs that did not pair read the one-thread point."""
+    cid = "switch_interval/conclusion/slowdown/si=1e-06"
+    own = {r["claim_id"]: r for r in chapters.of("switch_interval").claims(_switch(True, 1e-06))}[cid]["measured"]["b"]
+    assert own["median"] == pytest.approx(1.0) and (own["ci_lo"], own["ci_hi"]) == pytest.approx((1.0, 1.0))
+    apart = {r["claim_id"]: r for r in chapters.of("switch_interval").claims(_switch(False, 1e-06))}[cid]["measured"]["b"]
+    assert (apart["ci_lo"], apart["ci_hi"]) == pytest.approx((0.7, 1 / 0.7))
+    assert not claims.over_own_one({"switch_interval": "1e-06", "threads": "4"},
+                                   {"switch_interval": "1e-06", "threads": "2"}, _switch(True, 1e-06))
 
 
 def _countdown(own: bool) -> pd.DataFrame:

@@ -865,6 +865,15 @@ def own_ratio(g: pd.DataFrame, column: str = "seconds") -> dict:
     return r | {"note": f"{r['n']} runs, each over its own one-thread countdown (A-B-B-A in one process)"}
 
 
+def over_own_one(num_sel: dict, den_sel: dict, num: pd.DataFrame) -> bool:
+    """Whether a conclusion's ratio is k threads over one thread at an otherwise equal point, and
+    every run of the numerator timed its own one-thread countdown (:func:`own_one_thread`)."""
+    if set(num_sel) != set(den_sel) or "threads" not in num_sel or str(den_sel["threads"]).strip() != "1":
+        return False
+    same = all(str(num_sel[k]) == str(den_sel[k]) for k in num_sel if k != "threads")
+    return same and str(num_sel["threads"]).strip() != "1" and own_one_thread(num)
+
+
 def round_ratio(num: pd.Series, den: pd.Series) -> dict:
     """The ratio of two points' run values: where both are keyed by the round that measured them
     (:data:`ROUND`, as ``per_run`` values are) and share the rounds a 95% interval needs, the
@@ -931,7 +940,9 @@ def conclusions(experiment: str, df: pd.DataFrame, values) -> list[dict]:
             num, den = values(picked[0]), values(picked[1])
             if not len(num) or not len(den):
                 continue
-            r = round_ratio(num, den)
+            # k threads over one at the same point, where each run timed its own one thread: its own ratio,
+            # as the chapter's rows read the same point
+            r = own_ratio(picked[0]) if over_own_one(num_sel, den_sel, picked[0]) else round_ratio(num, den)
             measured[label] = judged(cid, r["ratio"], r, note=r["note"])
         out.append({"experiment": experiment, "table": "claims", "claim_id": cid, "claim": c["statistic"],
                     "published": value(cid), "unit": c["unit"], "band": band(cid), "published_as": c["quote"],
