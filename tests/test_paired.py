@@ -117,15 +117,19 @@ def test_a_point_of_runs_from_before_reads_the_one_thread_point():
 
 
 def test_pairing_is_how_a_run_is_measured_not_what():
-    """One configuration paired or not (the code key tells runs of the new workload apart); default
-    and verdicts pair, the documents' sizes keep one process a point."""
+    """One configuration paired or not (the code key tells runs of the new workload apart); the
+    countdown's default and verdicts pair, the switch interval's keep one process a point (their
+    cost for no row more, profiles.toml), as do the documents' sizes."""
     for name in ("countdown", "switch_interval"):
         exp = get(name)
+        assert exp.config_id(exp.resolve("default")) == exp.config_id(exp.resolve("default", {"paired": "true"}))
         assert exp.config_id(exp.resolve("default")) == exp.config_id(exp.resolve("default", {"paired": "false"}))
-        assert exp.resolve("default")["paired"] and exp.resolve("verdicts")["paired"]
         assert exp.resolve("seed")["paired"] is False
-        with pytest.raises(ParameterError, match="must be true or false"):
-            exp.resolve("default", {"paired": "maybe"})
+        assert exp.resolve("smoke")["paired"] is True
+    assert get("countdown").resolve("default")["paired"] and get("countdown").resolve("verdicts")["paired"]
+    assert not get("switch_interval").resolve("default")["paired"]
+    with pytest.raises(ParameterError, match="must be true or false"):
+        get("countdown").resolve("default", {"paired": "maybe"})
 
 
 def test_a_paired_point_is_forecast_with_the_one_thread_countdown_it_also_times(builds, monkeypatch):
