@@ -132,9 +132,10 @@ def test_pairing_is_how_a_run_is_measured_not_what():
         get("countdown").resolve("default", {"paired": "maybe"})
 
 
-def test_a_paired_point_is_forecast_with_the_one_thread_countdown_it_also_times(builds, monkeypatch):
+def test_a_point_is_forecast_as_the_plan_measures_it_paired_or_not(builds, monkeypatch):
     """Times read from runs that did not pair (the reference's) add the point's one-thread time to
-    each paired sample; times read from paired runs are taken as they are."""
+    each paired sample; times read from paired runs are taken as they are for a paired plan, and
+    without their one-thread countdown for a plan of one process a point."""
     def forecast(paired, timed_paired=()):
         t = budget.Timing({("3.13.5", "threads=1"): 1.0, ("3.13.5", "threads=2"): 2.0}, 1.5, 0.0, "test",
                           set(timed_paired))
@@ -145,4 +146,6 @@ def test_a_paired_point_is_forecast_with_the_one_thread_countdown_it_also_times(
 
     assert forecast(False) == pytest.approx(3.0)
     assert forecast(True) == pytest.approx(4.0)
-    assert forecast(True, [("3.13.5", "threads=2")]) == pytest.approx(3.0)
+    paired_before = [("3.13.5", "threads=2")]     # the 2-thread time read was a paired run's: 2.0 with its one thread
+    assert forecast(True, paired_before) == pytest.approx(3.0)
+    assert forecast(False, paired_before) == pytest.approx(2.0)

@@ -353,13 +353,14 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
     t = timing(name, pl.config_id, None if pl.campaign_is_new else pl.campaign,
                "default" if profile == "verdicts" else profile)   # verdicts: default's sizes
     g = grid_mod.of(exp, p)
-    also = getattr(exp, "also_times", None)     # what a sample spends besides its point's own work
+    also = getattr(exp, "also_times", None)     # the one-thread countdown a paired run also times
     seconds = waits = figures = figure_waits = 0.0
     for _, pt, cid in pl.todo:
         took = t.seconds(cid, point_key(pt))
-        extra = also(p, pt) if also is not None else None
-        if extra is not None and (cid, point_key(pt)) not in t.paired:    # times read from runs without it
-            took += t.seconds(cid, point_key(extra)) - t.overhead
+        one = also({**p, "paired": True}, pt) if also is not None else None
+        if one is not None and bool(p.get("paired")) != ((cid, point_key(pt)) in t.paired):
+            # the times read were of runs measured the other way: add the one-thread countdown, or take it off
+            took += (1 if p.get("paired") else -1) * (t.seconds(cid, point_key(one)) - t.overhead)
         waited = min(experiments.waits(name, p, pt), took)
         seconds += took
         waits += waited

@@ -94,8 +94,9 @@ class SwitchInterval(Experiment):
         return out
 
     def also_times(self, p, point):
-        """The point whose time a sample at ``point`` spends besides its own (the forecast adds it
-        where the times it reads come from runs without it): a paired run's one-thread countdown."""
+        """The point whose time a sample at ``point`` spends besides its own where ``p`` pairs it, its
+        one-thread countdown (the forecast adds it, or takes it off, where the times it reads were
+        of runs measured the other way); None unpaired or at one thread."""
         return {**point, "threads": 1} if p["paired"] and point["threads"] > 1 else None
 
     def workload_params(self, p, point):
