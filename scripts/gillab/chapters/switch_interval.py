@@ -180,8 +180,9 @@ def slack_table(df: pd.DataFrame) -> pd.DataFrame:
 @frame_cached
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per condition, interval and thread count: the time's summary and the slowdown over one
-    thread at the same interval, computed as the claims compute it (:func:`claims`: paired by
-    round where the runs allow, else a ratio of medians), so that the figure, the table beside the
+    thread at the same interval, computed as the claims compute it (:func:`slowdown`: each run's
+    own where it timed its own one thread, else paired by round where the runs allow, else a ratio
+    of medians), so that the figure, the table beside the
     document's, the findings and the checked sentences give one number per point."""
     df = judged_samples(df)
     rows = []
@@ -201,9 +202,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def slowdown(g: pd.DataFrame, one: pd.DataFrame) -> dict:
     """T(k)/T(1) of one point's runs ``g``: where each run timed its own one-thread countdown
-    (``paired``, A-B-B-A in one process: default and verdicts), the median of each run's own ratio;
-    else over the one-thread point's runs ``one``, paired by round where the runs allow (seed: one
-    process a point, as the document)."""
+    (``paired``, A-B-B-A in one process: ``-p paired=true``), the median of each run's own ratio;
+    else over the one-thread point's runs ``one``, paired by round where the runs allow (one process
+    a point, as the document and this chapter's profiles measure)."""
     from ..judge.claims import own_one_thread, own_ratio, round_ratio
 
     if own_one_thread(g) and int(g["threads"].iloc[0]) > 1:
