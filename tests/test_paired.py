@@ -149,3 +149,21 @@ def test_a_point_is_forecast_as_the_plan_measures_it_paired_or_not(builds, monke
     paired_before = [("3.13.5", "threads=2")]     # the 2-thread time read was a paired run's: 2.0 with its one thread
     assert forecast(True, paired_before) == pytest.approx(3.0)
     assert forecast(False, paired_before) == pytest.approx(2.0)
+
+
+def test_the_method_section_counts_the_runs_that_timed_their_own_one_thread():
+    from types import SimpleNamespace
+
+    from gillab.present import page
+
+    def line(name, df):
+        return page.Chapter.pairing_line(SimpleNamespace(exp=get(name), df=df))
+
+    paired = _countdown(True)
+    assert "Of its 21 runs of more than one thread, 21 timed their own one-thread countdown" in line("countdown", paired)
+    some = paired.copy()
+    some.loc[some.index[-1], "one_thread_seconds"] = None
+    assert "20 timed their own" in line("countdown", some) and "the other 1 read" in line("countdown", some)
+    assert "Each of its 21 runs of more than one thread ran in a process of its own" in line("switch_interval",
+                                                                                              _switch(False))
+    assert line("sha256", paired) == ""          # no pairing there

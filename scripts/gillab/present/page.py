@@ -337,8 +337,8 @@ class Chapter:
                     "document's way: its ratio to one thread reads the one-thread point's runs of the same round.")
         return (f"\n\nOf its {len(ok)} runs of more than one thread, {own} timed their own one-thread countdown in "
                 "the same process, A-B-B-A (half the work in one thread, half over the threads, twice: the "
-                "`paired` parameter), and their ratios to one thread are each run's own, which the machine's "
-                "pace from one process to the next does not move"
+                "`paired` parameter), and their ratios to one thread are each run's own: a pace that differs "
+                "from one process to the next is on both sides of each"
                 + (f"; the other {len(ok) - own} read the one-thread point's runs of the same round."
                    if own < len(ok) else "."))
 
