@@ -89,13 +89,14 @@ def _by_repeat(g: pd.DataFrame, column: str = "seconds") -> pd.Series:
     return g.drop_duplicates("repeat", keep="last").set_index("repeat")[column]
 
 
-def _both(g: pd.DataFrame, k: int, d: int) -> tuple[pd.Series, pd.Series]:
-    """T(k)'s and T(d)'s runs by repeat: where d is one thread and every run at k timed its own
-    one-thread countdown (``paired``: A-B-B-A in one process), those; else the d-thread point's."""
+def _both(g: pd.DataFrame, k: int, d: int) -> tuple[pd.Series, pd.Series, bool]:
+    """T(k)'s and T(d)'s runs by repeat, and whether they are paired in each run: where d is one
+    thread and every run at k timed its own one-thread countdown (``paired``: A-B-B-A in one
+    process), those; else the d-thread point's."""
     tk = g[g["threads"] == k]
     if d == 1 and k > 1 and published_claims.own_one_thread(tk):
-        return _by_repeat(tk), _by_repeat(tk, published_claims.OWN_ONE)
-    return _by_repeat(tk), _by_repeat(g[g["threads"] == d])
+        return _by_repeat(tk), _by_repeat(tk, published_claims.OWN_ONE), True
+    return _by_repeat(tk), _by_repeat(g[g["threads"] == d]), False
 
 
 def time_ratio(g: pd.DataFrame, k: int, d: int, size: int) -> dict:
@@ -104,8 +105,8 @@ def time_ratio(g: pd.DataFrame, k: int, d: int, size: int) -> dict:
     paired by trial; with one run a trial, the ratio of medians.  Where each run at k timed its own
     one-thread countdown (:func:`_both`), a trial's best of 3 at one thread is of those, and with one
     run a trial the ratio is the median of each run's own."""
-    num, den = _both(g, k, d)
-    if size == 1 and d == 1 and published_claims.own_one_thread(g[g["threads"] == k]):
+    num, den, own = _both(g, k, d)
+    if size == 1 and own:
         return stats.paired_ratio(num, den)
     if size > 1:
         return stats.paired_ratio(stats.trials(num, size), stats.trials(den, size), stats.PAIRED_TRIALS)
@@ -172,11 +173,10 @@ def claims(df: pd.DataFrame, spec: Spec) -> list[dict]:
                 note = "" if scale == 1 else f"scaled x{scale:g} from {spec.size_words(spec.seed_size / scale)}; "
             else:
                 r = time_ratio(g, k, d, size)
-                num, den = _both(g, k, d)
+                num, den, own = _both(g, k, d)
                 value, best = r["ratio"], float(num.min() / den.min())
                 median_of_runs = float(num.median() / den.median())
-                note = ("each run over its own one-thread countdown (A-B-B-A in one process); "
-                        if d == 1 and k > 1 and published_claims.own_one_thread(tk) else "")
+                note = "each run over its own one-thread countdown (A-B-B-A in one process); " if own else ""
             if size > 1 and not r["n"]:      # not one complete trial: the runs' median, shown and not judged
                 got = min(len(tk), len(td))
                 note += (f"{stat}: no complete trial of {size} runs ({got} run{'s' if got != 1 else ''}): "

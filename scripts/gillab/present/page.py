@@ -21,6 +21,7 @@ from ..measure import experiments
 from . import notebooks, parts, plots
 from .. import chapters
 from ..judge import verdicts, results, tables
+from ..judge.claims import OWN_ONE   # a paired run's own one-thread time
 from .live import LIVE_NOTEBOOK
 from ..paths import BOOK_FILES, BOOK_FIGURES
 from ..measure.profiles import BUDGET_MINUTES, COMMON, Param, ParameterError
@@ -329,9 +330,9 @@ class Chapter:
             return ""
         ok = self.df[(self.df["status"] == "ok") & (self.df["threads"] > 1)] if "status" in self.df.columns else \
             self.df[self.df["threads"] > 1]
-        own = int(ok["one_thread_seconds"].notna().sum()) if "one_thread_seconds" in ok.columns else 0
         if not len(ok):
             return ""
+        own = int(ok[OWN_ONE].notna().sum()) if OWN_ONE in ok.columns else 0
         if not own:
             return (f"\n\nEach of its {len(ok)} runs of more than one thread ran in a process of its own, the "
                     "document's way: its ratio to one thread reads the one-thread point's runs of the same round.")
