@@ -85,16 +85,29 @@ def test_the_race_is_the_machines_and_a_lost_race_the_gils():
 
 def _doctored(lost, wait):
     """The reference's samples with every pinned stock-CPython GIL run next to one CPU thread
-    losing ``lost`` races a request, each costing ``wait`` intervals (20,000 RPS alone)."""
+    losing ``lost`` races a request, each costing ``wait`` intervals (a number, or a function of
+    the interval; 20,000 RPS alone)."""
     from gillab.judge import results, verdicts
     from gillab.measure import campaigns
 
+    from gillab.judge import claims
+
     df = results.samples("convoy", campaigns.reference_id(), verdicts.profile_config("convoy"))
-    pinned = ((df["placement"] == "pinned") & df["condition"].isin(["3.13.5", "3.9.10"])
+    # stock CPython with its GIL: a free-threaded binary with its GIL turned on is read apart
+    stock = [c for c, g in df.groupby("condition")
+             if g["gil_enabled"].fillna(False).astype(bool).all() and c not in claims.twins()]
+    # a build the plan ran once there (3.14 and 3.15 beside 3.13.5) has no interval: left out
+    once = [c for c in stock if df.loc[df["condition"] == c, "repeat"].nunique() < 2]
+    df = df[~df["condition"].isin(once)].copy()
+    stock = [c for c in stock if c not in once]
+    assert stock
+    pinned = ((df["placement"] == "pinned") & df["condition"].isin(stock)
               & (df["cpu_processes"] == 0))
     df.loc[pinned & (df["cpu_threads"] == 0), "rps"] = 20000.0
     busy = pinned & (df["cpu_threads"] == 1)
-    df.loc[busy, "rps"] = 1 / (1 / 20000.0 + lost * wait * df.loc[busy, "switch_interval"])
+    si = df.loc[busy, "switch_interval"]
+    each = si.map(wait) if callable(wait) else wait      # a lost race's cost, in intervals, by interval
+    df.loc[busy, "rps"] = 1 / (1 / 20000.0 + lost * each * si)
     df["requests_served"] = 1000
     df["gil_switches"] = np.where(busy, 2 * lost * 1000, np.nan)
     return df
@@ -115,3 +128,28 @@ def test_the_chapter_says_what_a_lost_race_cost_and_gives_the_race_as_the_why_on
     assert "races lost a request" in c.evidence
     waits = next(c for k, c in got.items() if k.startswith("mechanism-"))
     assert ("only the wait after `recv()` remains" in waits.why) == why
+
+
+@pytest.mark.parametrize("short, long_, key, state", [
+    (1.3, 1.0, "a-lost-race-costs-more-at-short-intervals", "holds"),
+    (1.3, 1.3, "a-lost-race-costs-one-interval", "not true"),
+    (1.0, 1.3, "a-lost-race-costs-one-interval", "not true"),
+])
+def test_a_race_that_costs_more_only_at_the_shortest_intervals_is_said_so_at_the_same_line(short, long_, key, state):
+    """A lost race at 1.3 intervals at the shortest judged interval and 1.0 at the others: the
+    sentence says one interval at the longer intervals and more at the shorter, read at the same
+    line (1 +- 0.1) everywhere; more everywhere, or more only at a longer interval, is the
+    document's one interval struck."""
+    from gillab.judge import prose
+
+    shortest = min(float(x) for x in convoy.gil_wait_cells())
+
+    def cost(si):
+        return short if np.isclose(si, shortest) else long_
+    got = {c.key: c for c in convoy.prose(_doctored(1.0, cost))}
+    assert key in got, sorted(got)
+    c = got[key]
+    assert prose.state(c) == state, c.evidence
+    assert "between 0.9 and 1.1 intervals" in c.text
+    if key == "a-lost-race-costs-more-at-short-intervals":
+        assert f"more than 1.1 at {shortest:g} s" in c.text

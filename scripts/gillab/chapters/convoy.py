@@ -831,7 +831,7 @@ def _gil_wait_checks(cpython: pd.DataFrame, said) -> list:
     of an interval: the document's '5 ms ... each'), beside the races a request lost, the machine's
     number, shown and never checked against a line.  ``cpython``: :func:`waits_summary`'s rows."""
     from ..judge import claims as published_claims
-    from ..judge.prose import listed, within
+    from ..judge.prose import at_least, listed, together, within
 
     has = cpython[cpython["a_race_costs"].notna()] if "a_race_costs" in cpython else cpython.iloc[0:0]
     if has.empty:
@@ -856,6 +856,18 @@ def _gil_wait_checks(cpython: pd.DataFrame, said) -> list:
         raise ValueError(f"claims.csv: the convoy/gil_wait rows read one line, got {sorted(lines)}")
     evidence = (listed(said.fill("race-cost-evidence"), costs.items()) + "; "
                 + listed(said.fill("races-lost-evidence"), races.items()))
+    # a cell whose whole interval lies above the line: the race cost more than the interval there.
+    # Where every such cell is at a shorter interval than every other cell, the sentence says so,
+    # at the same line (the other cells still read it); else the document's one interval everywhere
+    above = sorted({float(r.switch_interval) for r in has.itertuples() if r.race_cost_lo > high})
+    rest = sorted({float(r.switch_interval) for r in has.itertuples()} - set(above))
+    if above and rest and max(above) < min(rest):
+        short = [costs[label[r.Index]] for r in has.itertuples() if float(r.switch_interval) in above]
+        long_ = [costs[label[r.Index]] for r in has.itertuples() if float(r.switch_interval) in rest]
+        return [said.check("a-lost-race-costs-more-at-short-intervals",
+                           together(within(long_, low, high), at_least(short, high)), evidence,
+                           why=said["why-a-race-also-waits-for-a-wake-up"], low=f"{low:g}", high=f"{high:g}",
+                           longer=", ".join(f"{x:g} s" for x in rest), shorter=", ".join(f"{x:g} s" for x in above))]
     return [said.check("a-lost-race-costs-one-interval", within(costs.values(), low, high), evidence,
                        why=said["why-the-race-is-the-machines"], low=f"{low:g}", high=f"{high:g}")]
 
