@@ -16,11 +16,13 @@ from gillab.judge import across, pairs, verdicts
 from gillab.measure import campaigns, exchange
 
 REPO = Path(__file__).resolve().parents[1]
-REF = "amd-epyc-2c-20261127-sitting4"             # committed: the reference (verdicts, traces, overhead)
+REF = "intel-xeon-2c-20261130T184405Z"            # committed: the reference (verdicts, history, traces, overhead)
+SAME_BOOT = "intel-xeon-2c-20261130T202705Z"      # committed: a reader's run on the reference's machine, same boot
+SITTING4 = "amd-epyc-2c-20261127-sitting4"        # committed: the reference until 2026-11-30, another kind
 CONTRIBUTED = "amd-epyc-2c-20261123T201134Z"      # committed: the first campaign from another machine
 FORMER_REFERENCE = "amd-epyc-2c"                  # committed: the reference until 2026-11-24, same kind as CONTRIBUTED
-SECOND_KIND = "amd-epyc-2c-20261124-sitting1"     # committed: default + verdicts on the reference's kind of machine
-SITTING2 = "amd-epyc-2c-20261124-sitting2"        # committed: the reference until 2026-11-25, its kind, an earlier boot
+SECOND_KIND = "amd-epyc-2c-20261124-sitting1"     # committed: default + verdicts on SITTING4's kind of machine
+SITTING2 = "amd-epyc-2c-20261124-sitting2"        # committed: the reference until 2026-11-25, SITTING4's kind, an earlier boot
 SOURCE = REPO / "data" / "results" / CONTRIBUTED
 
 
@@ -373,21 +375,25 @@ def test_each_campaign_is_judged_alone_never_pooled(committed):
         return [r for r in table if set(cs) <= set(r["campaigns"])]
 
     # the former reference and the first contributed campaign are one kind of machine (the same
-    # fingerprint): two sittings of one kind; so are the reference and the two campaigns measured on
-    # its kind before it; the two kinds differ (a newer CPU model)
-    assert where(FORMER_REFERENCE, CONTRIBUTED) and where(ref, SECOND_KIND) and where(ref, CONTRIBUTED)
-    assert where(ref, SITTING2)
+    # fingerprint): two sittings of one kind; so are SITTING4 and the two campaigns measured on its
+    # kind before it; the two kinds differ (a newer CPU model); the reference is a third (an Intel
+    # Xeon), the kind of the reader's run measured in its boot
+    assert where(FORMER_REFERENCE, CONTRIBUTED) and where(SITTING4, SECOND_KIND) and where(SITTING4, CONTRIBUTED)
+    assert where(SITTING4, SITTING2) and where(ref, SAME_BOOT) and where(ref, SITTING4)
     assert all(machine(r, CONTRIBUTED) == machine(r, FORMER_REFERENCE) for r in where(FORMER_REFERENCE, CONTRIBUTED))
-    assert all(machine(r, SECOND_KIND) == machine(r, ref) for r in where(ref, SECOND_KIND))
-    assert all(machine(r, SITTING2) == machine(r, ref) for r in where(ref, SITTING2))
-    assert all(machine(r, CONTRIBUTED) != machine(r, ref) for r in where(ref, CONTRIBUTED))
+    assert all(machine(r, SECOND_KIND) == machine(r, SITTING4) for r in where(SITTING4, SECOND_KIND))
+    assert all(machine(r, SITTING2) == machine(r, SITTING4) for r in where(SITTING4, SITTING2))
+    assert all(machine(r, CONTRIBUTED) != machine(r, SITTING4) for r in where(SITTING4, CONTRIBUTED))
+    assert all(machine(r, SAME_BOOT) == machine(r, ref) for r in where(ref, SAME_BOOT))
+    assert all(machine(r, SITTING4) != machine(r, ref) for r in where(ref, SITTING4))
     # machines are counted by kind, never by campaign
     assert all(r["n_machines"] == len({machine(r, c) for c, m in r["campaigns"].items() if m["measured_with_this_code"]})
                for r in table)
-    four = [r for r in where(ref, SECOND_KIND, FORMER_REFERENCE, CONTRIBUTED)
+    four = [r for r in where(SITTING4, SECOND_KIND, FORMER_REFERENCE, CONTRIBUTED)
             if all(m["measured_with_this_code"] for m in r["campaigns"].values())]
     # the four are two kinds (a row may hold more campaigns, of other kinds, that add to its count)
-    assert four and {len({machine(r, c) for c in (ref, SECOND_KIND, FORMER_REFERENCE, CONTRIBUTED)}) for r in four} == {2}
+    assert four and {len({machine(r, c) for c in (SITTING4, SECOND_KIND, FORMER_REFERENCE, CONTRIBUTED)})
+                     for r in four} == {2}
     assert all(r["n_machines"] >= 2 for r in four)
 
 
@@ -412,14 +418,14 @@ def test_verdicts_machines_json_on_the_committed_campaigns(committed, capsys):
 
 
 def test_sittings_of_one_boot_are_named(committed):
-    """The two campaigns measured on the reference's kind of machine on 2026-11-24 share a boot
-    (their run files' boot_id); the reference was measured on a later boot, and the former
-    reference and the first contributed campaign, one kind too, on two machines.  The machines
-    chapter names the first pair only."""
+    """The two campaigns measured on SITTING4's kind of machine on 2026-11-24 share a boot (their
+    run files' boot_id); SITTING4 was measured on a later boot, and the former reference and the
+    first contributed campaign, one kind too, on two machines; the reference and the reader's run
+    after it share the reference's boot.  The machines chapter names those pairs only."""
     cs, _, _ = committed
     found = {frozenset((a, b)): exps for a, b, exps in across.shared_boots(cs)}
-    assert frozenset((SITTING2, SECOND_KIND)) in found
-    assert frozenset((REF, SITTING2)) not in found and frozenset((REF, SECOND_KIND)) not in found
+    assert frozenset((SITTING2, SECOND_KIND)) in found and frozenset((REF, SAME_BOOT)) in found
+    assert frozenset((SITTING4, SITTING2)) not in found and frozenset((SITTING4, SECOND_KIND)) not in found
     assert frozenset((FORMER_REFERENCE, CONTRIBUTED)) not in found
     assert all(campaigns.load(a).fingerprint == campaigns.load(b).fingerprint for a, b in map(tuple, found))
     # named per chapter: a pair shares a boot for the chapters whose runs were measured in it

@@ -44,11 +44,7 @@ def test_the_findings_are_the_chapters_checks_on_the_reference_and_none_is_struc
     from gillab.measure import experiments
 
     listed = [(n, k) for n in experiments.names() for k in reading(n).headline]
-    # the reference was measured before today's pair stood in for the retired nogil fork (builds.toml
-    # [[retired]]): it holds 3.13.5 / 3.13.5t at the tool's 10 threads for one file only, so the download
-    # chapter's many-files sentence waits for the reference to be measured again
-    waiting = {("b2_download", "nothing-near-the-documents-speed-up")}
-    assert [(f.chapter, f.check.key) for f in found] == [x for x in listed if x not in waiting] and len(listed) >= 6
+    assert [(f.chapter, f.check.key) for f in found] == listed and len(listed) >= 6
     assert {f.campaign for f in found} == {ref}
     # on the reference a finding holds, or its interval does not settle it and it says so; never struck
     from gillab.judge import prose

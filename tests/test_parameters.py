@@ -174,6 +174,9 @@ def test_the_verdicts_profile_gives_every_judged_claim_the_runs_its_interval_nee
 
     flat = verdicts.flat(verdicts.verdicts(campaigns.reference_id(), profile="default"))
     judged = flat[(flat["role"].isin(["judged", "then and now"])) & (flat["condition"] != "-") & (flat["estimand"] != "")]
+    # a build the plan runs once at a point (a tier's own one run, grid.py: 3.14 and 3.15 beside
+    # 3.13.5) reads one run's fallback (a ratio of medians) and is shown, never judged
+    judged = judged[judged["n"] > 1]
     assert len(judged) > 100          # the documents' own interpreters' and today's: both are measured to be read
     for (name, estimand, cid), _ in judged.groupby(["experiment", "estimand", "claim_id"]):
         need = stats.runs_needed(estimand)

@@ -202,7 +202,8 @@ def test_the_verdicts_pages_cells_print_one_run_and_two_groups_honestly():
     texts = tables.flat_texts(flat)
     one = [t for t, n in zip(texts, flat["n"]) if n == 1]
     assert one and all("[" not in t and "no interval" in t for t in one)
-    assert any("n = 1 and 10: no interval" in t for t in one)           # convoy's free-threaded collapse
+    # a ratio of medians over one run and many (a build measured once beside one measured whole)
+    assert any(int(m[1]) > 1 for t in one if (m := re.search(r"n = 1 and (\d+): no interval", t)))
     enough = [t for t, n, o in zip(texts, flat["n"], flat["outcome"]) if n >= 7 and o in ("agrees", "higher", "lower")]
     assert enough and all(re.search(r"\[[^;\]]+\]$", t) for t in enough)
     beside = verdicts.profile_beside(flat.head(20), flat)
