@@ -332,7 +332,18 @@ def test_the_seed_table_and_the_method_agree_on_what_the_profile_now_asks():
             assert table[name].startswith("complete:") and "asks for more" not in line, name
         else:
             assert table[name].startswith("complete then:") and "asks for more" in line, name
-    assert any(table.str.startswith("complete then:")) and any(table.str.startswith("complete:"))
+    assert any(table.str.startswith(("complete then:", "complete:")))
+    # a record whose asked runs differ from what the profile asks now reads "complete then"
+    import copy
+
+    done = next(e for e in rec["experiments"] if not e["to_measure"] and verdicts.size_differences(e["experiment"])
+                and verdicts.asks_as_recorded(e, "seed"))
+    older = copy.deepcopy(rec)
+    e = next(x for x in older["experiments"] if x["experiment"] == done["experiment"])
+    e["params"] = {**e["params"], "repeats": int(e["params"].get("repeats") or 1) + 1}
+    assert not verdicts.asks_as_recorded(e, "seed")
+    then = verdicts.sizes_by_chapter(pd.DataFrame(), older).set_index("chapter")["seed as recorded"]
+    assert then[done["experiment"]].startswith("complete then:") and "asks for more" in then[done["experiment"]]
 
 
 def test_a_chapter_to_be_measured_again_reads_yesterdays_default_only_for_todays_default(monkeypatch):
