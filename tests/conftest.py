@@ -161,6 +161,18 @@ def short_run(data_dir: Path, without: tuple[str, ...]) -> str:
     return SHORT_SOURCE
 
 
+def widest_gil_build(df):
+    """The GIL build a chapter's samples ``df`` hold the most of (the document's own build, where a
+    registry serves it): the build a test doctors, read from the samples, never named."""
+    return df[df["gil_enabled"].fillna(False).astype(bool)].groupby("condition").size().idxmax()
+
+
+def runs_more_than_once(df):
+    """``df`` without the builds it holds one repeat of (the plan runs 3.14 and 3.15 once beside
+    3.13.5): one run has no interval, so a test that checks a line leaves them out."""
+    return df[df.groupby("condition")["repeat"].transform("nunique") > 1].copy()
+
+
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
     """A private data/ for the test: nothing it measures lands in the repository."""

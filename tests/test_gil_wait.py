@@ -87,19 +87,15 @@ def _doctored(lost, wait):
     """The reference's samples with every pinned stock-CPython GIL run next to one CPU thread
     losing ``lost`` races a request, each costing ``wait`` intervals (a number, or a function of
     the interval; 20,000 RPS alone)."""
+    from conftest import runs_more_than_once
     from gillab.judge import results, verdicts
     from gillab.measure import campaigns
 
-    from gillab.judge import claims
-
-    df = results.samples("convoy", campaigns.reference_id(), verdicts.profile_config("convoy"))
+    # a build the plan ran once there (3.14 and 3.15 beside 3.13.5) has no interval: left out
+    df = runs_more_than_once(results.samples("convoy", campaigns.reference_id(), verdicts.profile_config("convoy")))
     # stock CPython with its GIL: a free-threaded binary with its GIL turned on is read apart
     stock = [c for c, g in df.groupby("condition")
              if g["gil_enabled"].fillna(False).astype(bool).all() and c not in claims.twins()]
-    # a build the plan ran once there (3.14 and 3.15 beside 3.13.5) has no interval: left out
-    once = [c for c in stock if df.loc[df["condition"] == c, "repeat"].nunique() < 2]
-    df = df[~df["condition"].isin(once)].copy()
-    stock = [c for c in stock if c not in once]
     assert stock
     pinned = ((df["placement"] == "pinned") & df["condition"].isin(stock)
               & (df["cpu_processes"] == 0))

@@ -10,6 +10,8 @@ from gillab import chapters
 from gillab.judge import lexicon, prose, results, verdicts
 from gillab.measure import campaigns
 
+from conftest import widest_gil_build as _widest
+
 
 def _reference(name):
     """The reference campaign's samples of the default profile (as tests/test_prose.py reads them)."""
@@ -35,12 +37,6 @@ def _at(df, si):
 
 def _gil(df):
     return df["gil_enabled"].fillna(False).astype(bool)
-
-
-def _widest(df):
-    """The GIL build the reference measured at the most points (the document's own build, where a
-    registry serves it): the build a test doctors, read from the samples, never named."""
-    return df[_gil(df)].groupby("condition").size().idxmax()
 
 
 @pytest.mark.parametrize("alone, one, state", [(1500, 999, "not true"), (12000, 999, "holds")])

@@ -13,6 +13,8 @@ from gillab.chapters import ccbench as ccbench_chapter
 from gillab.judge import claims, lexicon, prose, results, verdicts
 from gillab.measure import campaigns, interpreters
 
+from conftest import widest_gil_build
+
 def _reference(name, profile="default", campaign=None):
     return results.samples(name, campaign or campaigns.reference_id(), verdicts.profile_config(name, profile))
 
@@ -36,13 +38,6 @@ def test_the_lines_the_sentences_read():
 
 
 # -- ccbench ------------------------------------------------------------------------------------------
-def _ccbench_mean(df, cond, task, policy):
-    s = ccbench_chapter.summary(df)
-    r = s[(s["test"] == "latency") & (s["threads"] == 1) & (s["condition"] == cond) & (s["task"] == task)
-          & (s["policy"] == policy)]
-    return float(r["mean"].iloc[0])
-
-
 def _ccbench_scaled(df, cond, task, policy, to):
     """``df`` with the echo's one-way times next to one ``task`` thread of ``cond`` at ``policy``
     scaled so that every run's mean is ``to`` ms (so the median over runs is ``to``, whatever the
@@ -218,11 +213,12 @@ def _theirs():
 def test_fib_server_fewer_requests_is_a_change(share, state):
     """"Fewer requests per second here than on the document's machine" is a change: every build at
     0.95 of the document's rate (fewer by the former strict line) is not fewer, at 0.85 it is."""
+    def before(d):
+        return (d["kind"] == "thread") & (d["scenario"] == "perf2") & (d["phase"] == "before")
+
     df = _reference("fib_server")
-    sel = (df["kind"] == "thread") & (df["scenario"] == "perf2") & (df["phase"] == "before")
-    df = _with_runs(df, sel, "rate")
-    sel = (df["kind"] == "thread") & (df["scenario"] == "perf2") & (df["phase"] == "before")
-    df = _fib_set(df, sel, "rate", share * _theirs())
+    df = _with_runs(df, before(df), "rate")
+    df = _fib_set(df, before(df), "rate", share * _theirs())
     c = _check("fib_server", df, "perf2-alone-answers-fewer-here")
     assert prose.state(c) == state and f"at most {0.9 * _theirs():,.0f}/s" in c.evidence
 
@@ -262,8 +258,7 @@ def test_thread_memory_more_than_its_stack_is_a_change(factor, state):
     "about 8 MB" (thread_memory/thread-stack-virtual, +-10%) ends: one GIL build's thread at 1.05x
     its default stack (more by the former line at 1) is about its stack, not more; 1.2x is more."""
     df = _reference("thread_memory")
-    gil = sorted(c for c, on in prose.gil_by_condition(df).items() if on)
-    sel = (df["condition"] == gil[0]) & (df["mode"] == "threads") & (df["stack_kb"] == 0)
+    sel = (df["condition"] == widest_gil_build(df)) & (df["mode"] == "threads") & (df["stack_kb"] == 0)
     assert sel.any()
     df = df.copy()
     df.loc[sel, "vm_per_thread_kib"] = df.loc[sel, "rlimit_stack_kib"].astype(float) * factor

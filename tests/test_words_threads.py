@@ -13,6 +13,8 @@ from gillab import chapters
 from gillab.judge import claims, lexicon, prose, results, verdicts
 from gillab.measure import campaigns
 
+from conftest import widest_gil_build
+
 
 def _reference(name):
     """The reference campaign's samples of the default profile."""
@@ -139,9 +141,7 @@ def _sha256_free_like_best_gil(factor):
     3.13.5t, whose runs are that build's with its two-thread times ``factor`` x: its T(2)/T(1) is
     ``factor`` x the best (the only) GIL build's in every trial."""
     df = _reference("sha256")
-    gil = df["gil_enabled"].fillna(False).astype(bool)
-    best = df[gil].groupby("condition").size().idxmax()
-    kept = df[df["condition"] == best]
+    kept = df[df["condition"] == widest_gil_build(df)]
     free = kept[kept["threads"].isin([1, 2])].copy()
     free["condition"], free["gil_enabled"], free["py_gil_disabled"] = "3.13.5t", False, True
     free.loc[free["threads"] == 2, "seconds"] *= factor

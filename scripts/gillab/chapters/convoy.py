@@ -859,11 +859,12 @@ def _gil_wait_checks(cpython: pd.DataFrame, said) -> list:
     # a cell whose whole interval lies above the line: the race cost more than the interval there.
     # Where every such cell is at a shorter interval than every other cell, the sentence says so,
     # at the same line (the other cells still read it); else the document's one interval everywhere
-    above = sorted({float(r.switch_interval) for r in has.itertuples() if r.race_cost_lo > high})
-    rest = sorted({float(r.switch_interval) for r in has.itertuples()} - set(above))
+    cells = [(float(r.switch_interval), costs[label[r.Index]], r.race_cost_lo > high) for r in has.itertuples()]
+    above = sorted({si for si, _, up in cells if up})
+    rest = sorted({si for si, _, _ in cells} - set(above))
     if above and rest and max(above) < min(rest):
-        short = [costs[label[r.Index]] for r in has.itertuples() if float(r.switch_interval) in above]
-        long_ = [costs[label[r.Index]] for r in has.itertuples() if float(r.switch_interval) in rest]
+        short = [m for si, m, _ in cells if si in above]
+        long_ = [m for si, m, _ in cells if si not in above]
         return [said.check("a-lost-race-costs-more-at-short-intervals",
                            together(within(long_, low, high), at_least(short, high)), evidence,
                            why=said["why-a-race-also-waits-for-a-wake-up"], low=f"{low:g}", high=f"{high:g}",
