@@ -329,3 +329,38 @@ def test_other_sizes_are_timed_by_the_samples_a_page_reads(monkeypatch):
     assert "other sizes" in t.basis
     assert t.per_point == {("2.7.18", "p"): pytest.approx(6.0)}
     assert t.median == pytest.approx(6.0)
+
+
+def test_other_sizes_scale_each_points_time_by_the_work_its_samples_did(monkeypatch):
+    """A point timed at other sizes takes its samples' seconds in proportion to the work the plan
+    gives it: seed's switch interval counts 20 times default's decrements (and its grown point
+    more), so it is forecast at 20 times their seconds, not at default's; a point none of them
+    measured at the median sample's seconds per decrement; a chapter that declares no work is not
+    scaled."""
+    from gillab.measure import campaigns, experiments
+
+    def row(point, threads, per_thread, wall):
+        return {"status": "ok", "config": "seen", "profile": "default", "condition": "3.9.2", "point": point,
+                "repeat": "0", "identity_key": "i", "code_key": "k", "run_id": "r", "process_wall_s": str(wall),
+                "threads": str(threads), "decrements_per_thread": str(per_thread)}
+
+    here = _Campaign(_Store([row("si=0.005,threads=1", 1, 5_000_000, 0.2),
+                             row("si=0.005,threads=2", 2, 2_500_000, 0.3),
+                             row("si=0.1,threads=1", 1, 25_000_000, 1.0)]))
+    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (here, None))
+    monkeypatch.setattr(campaigns, "all_campaigns", lambda: [])
+    seed = experiments.get("switch_interval").resolve("seed")
+    t = budget.timing("switch_interval", "planned-but-never-measured")
+    assert "in proportion to its work" in t.basis
+    overhead = t.overhead
+    at = {"switch_interval": 0.005, "threads": 2}
+    assert t.seconds("3.9.2", "si=0.005,threads=2", experiments.work("switch_interval", seed, at)) - overhead \
+        == pytest.approx(0.3 * 20)
+    grown = {"switch_interval": 0.1, "threads": 1}
+    assert experiments.work("switch_interval", seed, grown) == 200_000_000
+    assert t.seconds("3.9.2", "si=0.1,threads=1", 200_000_000) - overhead == pytest.approx(8.0)
+    # a point the other sizes never measured: the median sample (0.3 s for 5,000,000), scaled
+    assert t.seconds("3.9.2", "si=0.001,threads=8", 100_000_000) - overhead == pytest.approx(6.0)
+    assert t.seconds("3.9.2", "si=0.005,threads=2") - overhead == pytest.approx(0.3)     # no work given
+    assert experiments.work("convoy", experiments.get("convoy").resolve("seed"), {}) is None
+

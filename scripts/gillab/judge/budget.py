@@ -81,16 +81,27 @@ class Timing:
     overhead: float = DEFAULT_OVERHEAD_S
     basis: str = ""
     paired: set = field(default_factory=set)    # the (build, point)s whose samples timed their own one thread
+    # at other sizes: per (build, point) the work its samples did (:func:`gillab.measure.experiments.work`),
+    # and the median sample's; empty where the times read are of the planned configuration
+    work: dict = field(default_factory=dict)
+    median_work: float = math.nan
 
-    def seconds(self, cid: str, pk: str) -> float:
+    def seconds(self, cid: str, pk: str, work: float | None = None) -> float:
         """A sample's seconds: this build's at this point, else those of a retired build it replaced
-        (builds.toml ``[[retired]]``: a campaign measured before it was provisioned), else the median."""
-        s = self.per_point.get((cid, pk))
-        if s is None:          # the retired builds are read from builds.toml only on a miss
+        (builds.toml ``[[retired]]``: a campaign measured before it was provisioned), else the median;
+        where they were read at other sizes and the planned sample's ``work`` is known, in proportion
+        to it (20 times the decrements, 20 times the seconds)."""
+        key = (cid, pk)
+        if key not in self.per_point:          # the retired builds are read from builds.toml only on a miss
             from ..measure.interpreters import stands_for
 
-            s = next((self.per_point[(b, pk)] for b in stands_for(cid) if (b, pk) in self.per_point), self.median)
-        return (s if math.isfinite(s) else 1.0) + self.overhead
+            key = next(((b, pk) for b in stands_for(cid) if (b, pk) in self.per_point), None)
+        s, done = (self.per_point[key], self.work.get(key)) if key else (self.median, self.median_work)
+        if not math.isfinite(s):
+            return 1.0 + self.overhead
+        if work and done and math.isfinite(done):
+            s *= work / done
+        return s + self.overhead
 
 
 @dataclass
@@ -180,16 +191,32 @@ def _paired(r) -> bool:
     return v not in (None, "") and not (isinstance(v, float) and math.isnan(v))
 
 
+def _work_of(name: str, samples) -> tuple[dict, float]:
+    """Per (build, point) the median work of ``samples`` ((row, wall) pairs: what each did,
+    :func:`gillab.measure.experiments.work`) and the median of those, where the chapter says what a
+    sample's work is and every sample says it; ({}, nan) otherwise: its times are then not scaled."""
+    done: dict = {}
+    for r, _ in samples:
+        u = experiments.work(name, r, r) if name else None
+        if u is None:
+            return {}, math.nan
+        done.setdefault((r.get("condition"), r.get("point")), []).append(u)
+    per = {k: statistics.median(v) for k, v in done.items()}
+    return per, (statistics.median(per.values()) if per else math.nan)
+
+
 def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
     """Per (build, point) median wall time of ``config``'s current samples in ``store``
-    (:func:`_read_samples`) and the time its runs spent between samples; None where it holds no
-    sample of ``config``."""
+    (:func:`_read_samples`), their work (a point none of them measured is timed at the median, in
+    proportion to its work: a switch interval grown to hold its intervals counts more) and the time
+    its runs spent between samples; None where it holds no sample of ``config``."""
     from ..measure.campaigns import run_seconds
 
     per: dict = {}
     wall_by_run: dict = {}
     paired = set()
-    for r, w in _sample_walls(_read_samples(store, experiment, config)):
+    samples = list(_sample_walls(_read_samples(store, experiment, config)))
+    for r, w in samples:
         per.setdefault((r.get("condition"), r.get("point")), []).append(w)
         if _paired(r):
             paired.add((r.get("condition"), r.get("point")))
@@ -203,9 +230,11 @@ def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
         took, (wall, n) = run_seconds(run), wall_by_run.get(run.get("run_id"), (0.0, 0))
         if took and n and run.get("measured") == n:
             gaps.append(max(0.0, took - wall) / n)
+    work, median_work = _work_of(experiment, samples)
     return Timing({k: statistics.median(v) for k, v in per.items()},
                   statistics.median([statistics.median(v) for v in per.values()]),
-                  statistics.median(gaps) if gaps else DEFAULT_OVERHEAD_S, paired=paired)
+                  statistics.median(gaps) if gaps else DEFAULT_OVERHEAD_S, paired=paired,
+                  work=work, median_work=median_work)
 
 
 def timing(name: str, config: str, campaign: str | None = None, profile: str = "default") -> Timing:
@@ -227,14 +256,19 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
         same = [(r, w) for r, w in walls if r.get("profile") == profile] or walls
         if same:
             # each build and point at its own time where the other sizes had it: a chapter's points
-            # differ by far more than its sizes do (ccbench's old-GIL pings wait out their bound)
+            # differ by far more than its sizes do (ccbench's old-GIL pings wait out their bound);
+            # with the work each sample did, where the chapter says what that is, so that the
+            # planned size scales them (seed's switch interval counts 20 times default's decrements)
             per: dict = {}
             for r, w in same:
                 per.setdefault((r.get("condition"), r.get("point")), []).append(w)
+            work, median_work = _work_of(name, same)
             return Timing({k: statistics.median(v) for k, v in per.items()},
                           statistics.median(w for _, w in same), DEFAULT_OVERHEAD_S,
-                          f"campaign {c.id}, other sizes (no sample of this configuration yet)",
-                          {(r.get("condition"), r.get("point")) for r, _ in same if _paired(r)})
+                          f"campaign {c.id}, other sizes (no sample of this configuration yet"
+                          + ("; each point's time in proportion to its work)" if work else ")"),
+                          {(r.get("condition"), r.get("point")) for r, _ in same if _paired(r)},
+                          work, median_work)
     return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
 
 
@@ -356,11 +390,12 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
     also = getattr(exp, "also_times", None)     # the one-thread countdown a paired run also times
     seconds = waits = figures = figure_waits = 0.0
     for _, pt, cid in pl.todo:
-        took = t.seconds(cid, point_key(pt))
+        took = t.seconds(cid, point_key(pt), experiments.work(name, p, pt))
         one = also({**p, "paired": True}, pt) if also is not None else None
         if one is not None and bool(p.get("paired")) != ((cid, point_key(pt)) in t.paired):
             # the times read were of runs measured the other way: add the one-thread countdown, or take it off
-            took += (1 if p.get("paired") else -1) * (t.seconds(cid, point_key(one)) - t.overhead)
+            took += (1 if p.get("paired") else -1) * (t.seconds(cid, point_key(one), experiments.work(name, p, one))
+                                                      - t.overhead)
         waited = min(experiments.waits(name, p, pt), took)
         seconds += took
         waits += waited

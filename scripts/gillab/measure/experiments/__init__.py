@@ -28,6 +28,7 @@ Adding a chapter = five files:
 from __future__ import annotations
 
 import importlib
+import math
 from pathlib import Path
 
 from ...paths import notebooks_dir
@@ -97,3 +98,20 @@ def waits(name: str, p: dict, point: dict) -> float:
     reads it."""
     fn = getattr(importlib.import_module(f"{__name__}.{known(name)}"), "waits", None)
     return float(fn(p, point)) if fn is not None else 0.0
+
+
+def work(name: str, p: dict, point: dict) -> float | None:
+    """A number a sample of ``name`` at ``point`` takes time in proportion to (the decrements it
+    counts, the bytes it hashes): its module's ``work(p, point)``; None where the chapter declares
+    none or ``p`` lacks what it reads.  A stored sample's row carries its parameters and its point,
+    so ``work(name, row, row)`` is what that sample did.  The forecast reads it to time a point at
+    sizes no campaign measured from samples at other sizes (:func:`gillab.judge.budget.timing`);
+    outside the class, as :func:`waits`, so that the code key never reads it."""
+    fn = getattr(importlib.import_module(f"{__name__}.{known(name)}"), "work", None)
+    if fn is None:
+        return None
+    try:
+        v = float(fn(p, point))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None

@@ -47,4 +47,9 @@ class Countdown(Experiment):
                                  f"{p['total_decrements']}: some threads would have nothing to do")
 
 
+def work(p: dict, point: dict) -> float:
+    """The decrements a run counts over all its threads (the forecast's measure of a size)."""
+    return float(p["total_decrements"])
+
+
 EXPERIMENT = Countdown()

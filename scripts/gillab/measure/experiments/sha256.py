@@ -33,4 +33,9 @@ class Sha256(Experiment):
             raise ParameterError("sha256: message_bytes above 2 GiB would not fit comfortably in memory")
 
 
+def work(p: dict, point: dict) -> float:
+    """The bytes a run hashes (the forecast's measure of a size)."""
+    return float(p["messages"]) * float(p["message_bytes"])
+
+
 EXPERIMENT = Sha256()

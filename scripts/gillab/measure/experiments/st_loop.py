@@ -18,4 +18,9 @@ class SingleThread(Experiment):
         return [{"number": p["number"]}]
 
 
+def work(p: dict, point: dict) -> float:
+    """The loops a run times (the forecast's measure of a size)."""
+    return float(p["number"])
+
+
 EXPERIMENT = SingleThread()

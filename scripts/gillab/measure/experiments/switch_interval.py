@@ -113,4 +113,13 @@ class SwitchInterval(Experiment):
             raise ParameterError("switch_interval: os_slack_threads must include 1 (the ratios are to one thread)")
 
 
+def work(p: dict, point: dict) -> float:
+    """The decrements a run counts over all its threads (the forecast's measure of a size): a stored
+    sample's own (its ``decrements_per_thread`` times its threads), else what :func:`decrements`
+    sizes the point's switch interval to (the grown points count many times ``total_decrements``)."""
+    if p.get("decrements_per_thread") not in (None, ""):
+        return float(p["decrements_per_thread"]) * float(point["threads"])
+    return float(decrements(p, float(point["switch_interval"])))
+
+
 EXPERIMENT = SwitchInterval()
