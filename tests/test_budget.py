@@ -364,3 +364,21 @@ def test_other_sizes_scale_each_points_time_by_the_work_its_samples_did(monkeypa
     assert t.seconds("3.9.2", "si=0.005,threads=2") - overhead == pytest.approx(0.3)     # no work given
     assert experiments.work("convoy", experiments.get("convoy").resolve("seed"), {}) is None
 
+
+def test_defaults_judged_rows_keep_their_runs_on_a_machine_half_as_slow_again():
+    """`default`'s plan on the reference's times, on a machine 1.5 times slower: every chapter's
+    claims fit the budget (none left out, none cut to one run a point) and no judged row is planned
+    with too few runs, so that a reader's run there judges the documents' conclusions."""
+    import copy
+
+    from gillab.measure.profiles import BUDGET_MINUTES
+
+    base = budget.forecast("default", new_campaign=True)
+    assert {c.basis for c in base if not c.error} == {f"campaign {campaigns.reference_id()}"}
+    slow = [copy.deepcopy(c).scale(1.5) for c in base]
+    choice = budget.choose(slow, BUDGET_MINUTES)
+    assert choice.left_out == [] and choice.fewest == [], choice
+    # the version sweep's rows are the history profile's (its builds, 3.7 to 3.11, only it measures)
+    short = [k for c in slow for k in c.short]
+    assert short and all(" @ bytedeco-" in k for k in short), short
+    assert sum(len(c.judged) for c in slow) >= 60

@@ -47,13 +47,14 @@ def test_plan_on_a_fresh_clone_plans_the_full_sweep_not_zero(builds, data_dir, m
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["campaign_is_new"] and plan["campaign"] == "(a new campaign)"
-    # the plan around the judged rows: 21 runs (7 trials of a best of 3) of 1/2/4/8 threads for the builds
-    # of full_grid, of 1/2 threads (small_grid) for the -gil twin, of 1 thread for Debian's 3.13.5 (beside
-    # ours: the build's effect); one run of every other point a build measures, Debian's 3.14 and 3.15
-    # theirs (1 and 2 threads) as a claim tier of one run (measured with the claims)
+    # the plan around the judged rows: 21 runs (7 trials of a best of 3) of 1/2/4/8 threads for the
+    # build they judge (3.9.2), of 1/2 threads for the old GIL's and today's (2.7.18, 3.13.5: then and
+    # now), of 1 thread for Debian's 3.13.5 (beside ours: the build's effect); one run of every other
+    # point a build measures (the -gil twin's too), Debian's 3.14 and 3.15 theirs (1 and 2 threads) as
+    # a claim tier of one run (measured with the claims)
     full = {"2.7.18", "3.9.2", "3.13.5"}
     latest = {"debian-3.14", "debian-3.15"} & set(plan["conditions"])
-    claimed = {c: (1, 2, 4, 8) if c in full else (1, 2) if c == "3.13.5t-gil" else (1,) if c == "debian-3.13.5" else ()
+    claimed = {c: (1, 2, 4, 8) if c == "3.9.2" else (1, 2) if c in full else (1,) if c == "debian-3.13.5" else ()
                for c in plan["conditions"]}
     runs = {c: [21 if t in claimed[c] else 1 for t in ((1, 2, 4, 8) if c in full else (1, 2))]
             for c in plan["conditions"]}

@@ -41,7 +41,7 @@ import sys
 from pathlib import Path
 
 from .measure import interpreters
-from .measure.profiles import PROFILES, ParameterError
+from .measure.profiles import BUDGET_MINUTES, PROFILES, VERDICTS_MINUTES, ParameterError
 
 
 # What measuring needs (requirements/measure.txt) and what only the notebooks and the book need:
@@ -556,7 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-P", "--profile", default="default", choices=PROFILES)
     s.add_argument("--no-book", action="store_true", help="measure only (the run's record is written either way)")
     s.add_argument("--minutes", type=minutes_arg, default=None,
-                   help="the most minutes to measure (default: 30 for default, 60 for verdicts, none otherwise): "
+                   help=f"the most minutes to measure (default: {BUDGET_MINUTES} for default, {VERDICTS_MINUTES} for verdicts, "
+                   "none otherwise): "
                    "the plan is forecast first, chapters that do not fit are left out and named, and no sample "
                    "starts after that time")
     campaign_args(s)
