@@ -382,3 +382,21 @@ def test_defaults_judged_rows_keep_their_runs_on_a_machine_half_as_slow_again():
     short = [k for c in slow for k in c.short]
     assert short and all(" @ bytedeco-" in k for k in short), short
     assert sum(len(c.judged) for c in slow) >= 60
+
+
+def test_a_sample_read_at_other_sizes_is_forecast_at_least_what_it_waits_out(monkeypatch):
+    """seed's convoy waits out a second of warm-up and five 1-second windows a sample; times read at
+    default's sizes (a fifth of that) never forecast it shorter than those waits."""
+    from gillab.measure import campaigns, experiments
+
+    rows = [{"status": "ok", "config": "seen", "profile": "default", "condition": "3.9.2", "point": "p",
+             "repeat": str(r), "identity_key": "i", "code_key": "k", "run_id": "r", "process_wall_s": "1.2"}
+            for r in range(3)]
+    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (_Campaign(_Store(rows)), None))
+    monkeypatch.setattr(campaigns, "all_campaigns", lambda: [])
+    p = experiments.get("convoy").resolve("seed")
+    todo = sweep.plan("convoy", "seed", new_campaign=True, params=p).todo
+    waits = sum(experiments.waits("convoy", p, pt) for _, pt, _ in todo)
+    c = budget.forecast_chapter("convoy", "seed", None, [], new_campaign=True)
+    assert "other sizes" in c.basis and c.samples == len(todo)
+    assert c.waits == pytest.approx(waits) and c.seconds >= waits > 6 * len(todo)

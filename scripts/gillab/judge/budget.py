@@ -7,7 +7,9 @@ same build took at the same point and configuration, plus the harness's time bet
 from the newest campaign that holds them: the reader's on this machine, else the reference, else a
 contributed campaign of the same kind of machine; a chapter none of them measured at these sizes is
 forecast at other sizes' times (each build and point at its own where they had it, else the
-chapter's median sample), and says so.  On a machine slower or faster than the
+chapter's median sample), in proportion to the work the plan gives a sample where the chapter says
+what that is (:func:`gillab.measure.experiments.work`), never shorter than what a sample waits out,
+and says so.  On a machine slower or faster than the
 one those times come from (:func:`gillab.judge.speed.speed_factor`), the work and the time between samples scale; the
 seconds a sample waits out its protocol (a counting window, a load tool's duration:
 :func:`gillab.measure.experiments.waits`) do not, so a slow machine's forecast of a server chapter
@@ -396,7 +398,10 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
             # the times read were of runs measured the other way: add the one-thread countdown, or take it off
             took += (1 if p.get("paired") else -1) * (t.seconds(cid, point_key(one), experiments.work(name, p, one))
                                                       - t.overhead)
-        waited = min(experiments.waits(name, p, pt), took)
+        waited = experiments.waits(name, p, pt)
+        # a sample lasts at least what it waits out: times read at other sizes (seed's 5 s heartbeats
+        # and 1 s windows against default's 0.1 and 0.5) can be shorter than the planned waits alone
+        took = max(took, waited + t.overhead)
         seconds += took
         waits += waited
         if g.unclaimed(cid, point_key(pt)):

@@ -203,4 +203,11 @@ class B2Download(Experiment):
         return s
 
 
+def work(p: dict, point: dict) -> float:
+    """The megabytes a run downloads (the forecast's measure of a size): one file, or all of many."""
+    if point["scenario"] == "single":
+        return float(p["single_mb"])
+    return float(p["many_files"]) * float(p["many_mb"])
+
+
 EXPERIMENT = B2Download()
