@@ -400,3 +400,28 @@ def test_a_sample_read_at_other_sizes_is_forecast_at_least_what_it_waits_out(mon
     c = budget.forecast_chapter("convoy", "seed", None, [], new_campaign=True)
     assert "other sizes" in c.basis and c.samples == len(todo)
     assert c.waits == pytest.approx(waits) and c.seconds >= waits > 6 * len(todo)
+
+
+def test_a_sweeps_own_estimate_scales_other_sizes_and_keeps_the_waits(monkeypatch):
+    """`gillab measure --plan` (and the 12-hour guard) read the same way: samples read at another
+    configuration in proportion to the work a planned sample does, never less than what it waits
+    out, never more than its timeout."""
+    from gillab.measure import campaigns, experiments
+
+    def row(wall, **cols):
+        return {"status": "ok", "config": "seen", "condition": "3.9.2", "point": "p", "repeat": str(wall),
+                "process_wall_s": str(wall), **cols}
+
+    counted = _Campaign(_Store([row(0.3, total_decrements="5000000"), row(0.5, total_decrements="5000000")]))
+    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (counted, None))
+    plan = sweep.plan("countdown", "seed", new_campaign=True)
+    assert "in proportion to each sample's work" in plan.estimate_basis
+    assert plan.estimate_s == pytest.approx(len(plan.todo) * 0.4 * 20)      # 100,000,000 decrements a run
+    capped = sweep.plan("countdown", "seed", {"timeout": 2}, new_campaign=True)    # a sample is killed at 2 s
+    assert capped.estimate_s == pytest.approx(len(capped.todo) * 2) and "its timeout" in capped.estimate_basis
+    served = _Campaign(_Store([row(1.2), row(1.4)]))
+    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (served, None))
+    plan = sweep.plan("convoy", "seed", new_campaign=True)
+    p = experiments.get("convoy").resolve("seed")
+    waits = sum(experiments.waits("convoy", p, pt) for _, pt, _ in plan.todo)
+    assert "what each waits out" in plan.estimate_basis and plan.estimate_s == pytest.approx(waits)

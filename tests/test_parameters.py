@@ -278,15 +278,20 @@ def test_a_data_folder_of_its_own_is_estimated_from_the_checkouts_reference(buil
 
 def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data_dir, monkeypatch):
     """The estimate is the chapter's median sample time in the reference campaign times the
-    samples to measure; the limit is lowered here so that a plain countdown sweep passes it."""
+    samples to measure (read at other configurations, in proportion to the work a planned sample
+    does: the reference's countdowns of 100,000,000 decrements do not lengthen one of 5,000,000);
+    the limit is lowered here so that a plain countdown sweep passes it."""
     from conftest import copy_reference
 
     ref = copy_reference(data_dir)
     monkeypatch.setattr(sweep, "MAX_PLAN_HOURS", 0.01)
     over = {"conditions": "3.13.5", "threads": [1], "repeats": 300, "small_grid": ""}
     plan = sweep.plan("countdown", "default", over)
-    per, where = sweep.seconds_per_sample(experiments.get("countdown"))
-    assert where == ref and plan.estimate_s == pytest.approx(per * len(plan.todo)) and plan.estimate_s > 36
+    per, where = sweep.seconds_per_sample(experiments.get("countdown"), None, 5_000_000)
+    assert where == f"{ref} (other configurations, in proportion to each sample's work)"
+    assert plan.estimate_s == pytest.approx(per * len(plan.todo)) and plan.estimate_s > 36
+    unscaled, _ = sweep.seconds_per_sample(experiments.get("countdown"))
+    assert per < unscaled     # the seed's long runs are in the plain median
     assert plan.estimate_basis.startswith(f"{per:.2g} s per sample, the median in campaign {ref}")
     with pytest.raises(ParameterError, match=r"about 0 hours \(300 samples at .* more than the 0.01 hours one sweep may "
                                              r"take unless asked for: add --allow-long"):
@@ -295,7 +300,7 @@ def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data
     out = subprocess.run([sys.executable, "-m", "gillab", "measure", "countdown", "--plan", "-p", "conditions=3.13.5",
                           "-p", "threads=[1]", "-p", "repeats=300", "-p", "small_grid="],
                          capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and f" to measure ({per:.2g} s per sample, the median in campaign {ref})" in out.stdout
+    assert out.returncode == 0 and f" to measure ({per:.2g} s per sample, the median in campaign {where})" in out.stdout
 
 
 def test_a_list_on_the_command_line_reaches_a_notebook_as_the_list_it_is():

@@ -31,7 +31,7 @@ from . import alone, codekey, interpreters, metadata
 from .resume import adaptive_rounds, left_out, plan_samples, why_not_resumable, wide_points
 from .sample import SAMPLE_FAILURES, identity_record, sample
 from .protocol import Experiment, point_key
-from .experiments import get
+from .experiments import get, waits, work
 from ..paths import results_dir
 from .profiles import ParameterError
 from .store import StoreWriteError
@@ -99,33 +99,45 @@ MAX_PLAN_SAMPLES = 100_000   # one sweep; more is refused before any list of it 
 MAX_PLAN_HOURS = 12.0        # one sweep's estimated time; more is refused unless allowed (--allow-long)
 
 
-def seconds_per_sample(exp: Experiment, config: str | None = None) -> tuple[float, str] | None:
+def seconds_per_sample(exp: Experiment, config: str | None = None,
+                       planned_work: float | None = None) -> tuple[float, str] | None:
     """The median time of one of this chapter's samples (the workload process's wall time) in the
     reader's newest campaign that holds it, else in the reference, else (a data folder of its own,
     ``GILLAB_DATA``, that holds neither) in the checkout's committed reference; with where it was
     read.  Where that campaign holds samples of ``config`` (the sizes about to be measured), only
-    theirs count: a `seed` sample can take ten times a `default` one."""
+    theirs count: a `seed` sample can take ten times a `default` one.  Where it holds none, and the
+    chapter says what a sample's work is (:func:`gillab.measure.experiments.work`), the median is
+    scaled by ``planned_work`` (the mean work of the samples about to be measured) over the median
+    work of the samples read."""
     from . import campaigns
     from ..paths import repo_root
     from .store import ExperimentStore
 
     def median_of(store) -> tuple[float, str] | None:
-        vals, ours = {}, {}
+        vals, ours, done = {}, {}, {}
         for r in store.rows():
             try:
                 if r.get("status") == "ok":
                     key = (r.get("config"), r.get("condition"), r.get("point"), r.get("repeat"))
                     v = float(r.get("process_wall_s") or "nan")
                     vals.setdefault(key, v)   # a sample stored as several rows counts once
+                    done.setdefault(key, work(exp.name, r, r))
                     if config is not None and r.get("config") == config:
                         ours.setdefault(key, v)
             except ValueError:
                 continue
-        for which, got in ((" of this configuration", ours), ("", vals)):
-            got = [v for v in got.values() if math.isfinite(v)]
-            if got:
-                return statistics.median(got), which
-        return None
+        ours = [v for v in ours.values() if math.isfinite(v)]
+        if ours:
+            return statistics.median(ours), " of this configuration"
+        keys = [k for k, v in vals.items() if math.isfinite(v)]
+        if not keys:
+            return None
+        median = statistics.median(vals[k] for k in keys)
+        units = [done[k] for k in keys]
+        if planned_work and all(u is not None for u in units):
+            per_unit = statistics.median(vals[k] / done[k] for k in keys)
+            return per_unit * planned_work, " (other configurations, in proportion to each sample's work)"
+        return median, ""
 
     yours, ref = campaigns.for_reading(exp.name)
     for c in (yours, ref):
@@ -151,14 +163,34 @@ def check_count(exp: Experiment, p: dict, n_points: int, n_builds: int) -> None:
             f"the {MAX_PLAN_SAMPLES:,} one sweep may hold; nothing was measured")
 
 
-def estimate(exp: Experiment, todo: int, allow_long: bool = True, config: str | None = None) -> tuple[float, str] | None:
-    """The time ``todo`` samples take at the chapter's median sample time, with its basis (None
-    with no stored sample to go by); unless ``allow_long``, refuse more than :data:`MAX_PLAN_HOURS`."""
-    per = seconds_per_sample(exp, config)
+def planned_work(exp: Experiment, p: dict, samples: list) -> tuple[float | None, float]:
+    """The mean work (:func:`gillab.measure.experiments.work`; None where the chapter declares none)
+    and the mean seconds waited out (:func:`gillab.measure.experiments.waits`) of the planned
+    ``samples`` ((slot, point, build) triples)."""
+    if not samples:
+        return None, 0.0
+    units = [work(exp.name, p, pt) for _, pt, _ in samples]
+    mean = sum(units) / len(units) if all(u is not None for u in units) else None
+    return mean, sum(waits(exp.name, p, pt) for _, pt, _ in samples) / len(samples)
+
+
+def estimate(exp: Experiment, todo: int, allow_long: bool = True, config: str | None = None,
+             each: tuple[float | None, float] = (None, 0.0), timeout: float | None = None) -> tuple[float, str] | None:
+    """The time ``todo`` samples take at the chapter's median sample time (``each``: their mean work
+    and waits, :func:`planned_work`: samples read at other sizes scale by the work, and a sample
+    lasts at least what it waits out and at most its ``timeout``), with its basis (None with no
+    stored sample to go by); unless ``allow_long``, refuse more than :data:`MAX_PLAN_HOURS`."""
+    per = seconds_per_sample(exp, config, each[0])
     if per is None:
         return None
-    seconds = per[0] * todo
     basis = f"{per[0]:.2g} s per sample, the median in campaign {per[1]}"
+    if per[0] < each[1]:
+        basis = f"{each[1]:.2g} s per sample, what each waits out (the median in campaign {per[1]}: {per[0]:.2g} s)"
+        per = (each[1], per[1])
+    if timeout and per[0] > timeout:
+        basis = f"{timeout:.2g} s per sample, its timeout (the median in campaign {per[1]}: {per[0]:.2g} s)"
+        per = (float(timeout), per[1])
+    seconds = per[0] * todo
     if seconds > MAX_PLAN_HOURS * 3600 and not allow_long:
         raise ParameterError(
             f"{exp.name}: about {seconds / 3600:,.0f} hours ({todo:,} samples at {basis}), more than the "
@@ -242,7 +274,8 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
     prep = Prepared(exp, p, grid, conds, idents, usable, missing, camp, False, keys, code_key(exp))
     if create:
         rows, failed, _ = prep.stored()
-        estimate(exp, len(prep.plan_samples(rows, failed)[0]), allow_long, prep.config_id)
+        todo = prep.plan_samples(rows, failed)[0]
+        estimate(exp, len(todo), allow_long, prep.config_id, planned_work(exp, p, todo), p.get("timeout"))
         check_writable(results_dir())
         prep.camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
     prep.is_new = prep.camp is None or not prep.camp.experiments()
@@ -298,7 +331,7 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     cname = prep.camp.id if prep.camp is not None else campaign or "(a new campaign)"
     per_round = sum(1 for point in exp.points(p) for cid in prep.cids
                     if not left_out(exp, point, cid, prep.idents[cid], prep.grid))
-    est = estimate(exp, len(todo), config=prep.config_id)
+    est = estimate(exp, len(todo), config=prep.config_id, each=planned_work(exp, p, todo), timeout=p.get("timeout"))
     return Plan(exp.name, profile, cname, prep.is_new, prep.config_id, prep.ckey, prep.keys,
                 [point_key(x) for x in exp.points(p)], prep.cids, prep.missing, todo, resumable, reasons, details,
                 len(adaptive_rounds(p)) * per_round, damaged,
