@@ -132,12 +132,10 @@ def seconds_per_sample(exp: Experiment, config: str | None = None,
         keys = [k for k, v in vals.items() if math.isfinite(v)]
         if not keys:
             return None
-        median = statistics.median(vals[k] for k in keys)
-        units = [done[k] for k in keys]
-        if planned_work and all(u is not None for u in units):
+        if planned_work and all(done[k] is not None for k in keys):
             per_unit = statistics.median(vals[k] / done[k] for k in keys)
             return per_unit * planned_work, " (other configurations, in proportion to each sample's work)"
-        return median, ""
+        return statistics.median(vals[k] for k in keys), ""
 
     yours, ref = campaigns.for_reading(exp.name)
     for c in (yours, ref):
@@ -163,30 +161,24 @@ def check_count(exp: Experiment, p: dict, n_points: int, n_builds: int) -> None:
             f"the {MAX_PLAN_SAMPLES:,} one sweep may hold; nothing was measured")
 
 
-def planned_work(exp: Experiment, p: dict, samples: list) -> tuple[float | None, float]:
-    """The mean work (:func:`gillab.measure.experiments.work`; None where the chapter declares none)
-    and the mean seconds waited out (:func:`gillab.measure.experiments.waits`) of the planned
-    ``samples`` ((slot, point, build) triples)."""
-    if not samples:
-        return None, 0.0
+def estimate(exp: Experiment, p: dict, samples: list, allow_long: bool = True,
+             config: str | None = None) -> tuple[float, str] | None:
+    """The time the planned ``samples`` ((slot, point, build) triples of ``p``) take at the chapter's
+    median sample time (read at other sizes, in proportion to their mean work,
+    :func:`gillab.measure.experiments.work`), at least what a sample waits out on average and at
+    most its timeout, with its basis (None with no stored sample to go by); unless ``allow_long``,
+    refuse more than :data:`MAX_PLAN_HOURS`."""
+    todo = len(samples)
     units = [work(exp.name, p, pt) for _, pt, _ in samples]
-    mean = sum(units) / len(units) if all(u is not None for u in units) else None
-    return mean, sum(waits(exp.name, p, pt) for _, pt, _ in samples) / len(samples)
-
-
-def estimate(exp: Experiment, todo: int, allow_long: bool = True, config: str | None = None,
-             each: tuple[float | None, float] = (None, 0.0), timeout: float | None = None) -> tuple[float, str] | None:
-    """The time ``todo`` samples take at the chapter's median sample time (``each``: their mean work
-    and waits, :func:`planned_work`: samples read at other sizes scale by the work, and a sample
-    lasts at least what it waits out and at most its ``timeout``), with its basis (None with no
-    stored sample to go by); unless ``allow_long``, refuse more than :data:`MAX_PLAN_HOURS`."""
-    per = seconds_per_sample(exp, config, each[0])
+    per = seconds_per_sample(exp, config, sum(units) / todo if todo and None not in units else None)
     if per is None:
         return None
     basis = f"{per[0]:.2g} s per sample, the median in campaign {per[1]}"
-    if per[0] < each[1]:
-        basis = f"{each[1]:.2g} s per sample, what each waits out (the median in campaign {per[1]}: {per[0]:.2g} s)"
-        per = (each[1], per[1])
+    waited = sum(waits(exp.name, p, pt) for _, pt, _ in samples) / todo if todo else 0.0
+    if per[0] < waited:
+        basis = f"{waited:.2g} s per sample, what each waits out (the median in campaign {per[1]}: {per[0]:.2g} s)"
+        per = (waited, per[1])
+    timeout = p.get("timeout")
     if timeout and per[0] > timeout:
         basis = f"{timeout:.2g} s per sample, its timeout (the median in campaign {per[1]}: {per[0]:.2g} s)"
         per = (float(timeout), per[1])
@@ -274,8 +266,7 @@ def _prepare(name, profile, overrides, campaign, new_campaign, *, create, allow_
     prep = Prepared(exp, p, grid, conds, idents, usable, missing, camp, False, keys, code_key(exp))
     if create:
         rows, failed, _ = prep.stored()
-        todo = prep.plan_samples(rows, failed)[0]
-        estimate(exp, len(todo), allow_long, prep.config_id, planned_work(exp, p, todo), p.get("timeout"))
+        estimate(exp, p, prep.plan_samples(rows, failed)[0], allow_long, prep.config_id)
         check_writable(results_dir())
         prep.camp = campaigns.for_measuring(campaign, new=new_campaign, create_new=True)   # every check passed
     prep.is_new = prep.camp is None or not prep.camp.experiments()
@@ -331,7 +322,7 @@ def plan(name: str, profile: str = "default", overrides: dict | None = None, *,
     cname = prep.camp.id if prep.camp is not None else campaign or "(a new campaign)"
     per_round = sum(1 for point in exp.points(p) for cid in prep.cids
                     if not left_out(exp, point, cid, prep.idents[cid], prep.grid))
-    est = estimate(exp, len(todo), config=prep.config_id, each=planned_work(exp, p, todo), timeout=p.get("timeout"))
+    est = estimate(exp, p, todo, config=prep.config_id)
     return Plan(exp.name, profile, cname, prep.is_new, prep.config_id, prep.ckey, prep.keys,
                 [point_key(x) for x in exp.points(p)], prep.cids, prep.missing, todo, resumable, reasons, details,
                 len(adaptive_rounds(p)) * per_round, damaged,
