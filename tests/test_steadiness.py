@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 
 import pytest
 
@@ -86,6 +87,8 @@ def test_a_whole_run_records_its_probes_at_start_between_chapters_and_end(builds
         assert len(p["runs"]) == speed.PROBE_RUNS and p["median_s"] > 0 and p["loadavg"]
         assert p["profile"] == "smoke" and p["point"] == speed.PROBE_POINT and "cpu_times" not in p
         assert 0.0 <= p["cpu_steal_share"] <= 1.0
+        if len(os.sched_getaffinity(0)) > 1:          # one thread pinned to each CPU, beside the pace
+            assert all(len(v) == speed.PROBE_CPU_ROUNDS for v in p["cpu_runs"].values()) and p["cpu_gap"] >= 1.0
     assert "cpu_steal_share_since" not in probes[0]
     assert all(0.0 <= p["cpu_steal_share_since"] <= 1.0 for p in probes[1:])
     assert [p["after_s"] for p in probes] == sorted(p["after_s"] for p in probes)
@@ -442,3 +445,58 @@ def test_gillab_steady_says_before_a_sitting_whether_the_machine_is_steady_and_a
     asked = _fake_probes(monkeypatch, [0.30])
     assert cli.main(["steady", "--probes", "1"]) == 2 and not asked
     assert "gillab: error: --probes 1: the rule reads at least 2" in capsys.readouterr().err
+
+
+def test_a_probe_times_one_thread_pinned_to_each_cpu_and_keeps_the_gap(builds, monkeypatch):
+    """On two CPUs the probe times the same one-thread sample pinned to each, in the order 0, 1, 1,
+    0 (a drift over the probe falls on both alike), and keeps each CPU's median and the gap between
+    the slowest and the fastest; the pace it reports stays the unpinned samples' median."""
+    from types import SimpleNamespace
+
+    exp = experiments.get("countdown")
+    pinned, paces = [], {None: 0.25, 0: 0.20, 1: 0.30}
+
+    def run_sample(p, point, cond):
+        cpu = p["affinity"][0] if p.get("affinity") else None
+        pinned.append(cpu)
+        return SimpleNamespace(wall_s=paces[cpu])
+
+    monkeypatch.setattr(exp, "run_sample", run_sample)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    got = speed.pace_probe(speed.probe_size("smoke"))
+    assert "error" not in got, got.get("error")
+    assert [c for c in pinned if c is not None] == [0, 1, 1, 0]
+    assert pinned[:1 + speed.PROBE_RUNS] == [None] * (1 + speed.PROBE_RUNS)     # warm-up, then the pace
+    assert got["median_s"] == 0.25 and got["cpu_runs"] == {"0": [0.2, 0.2], "1": [0.3, 0.3]}
+    assert got["cpu_median_s"] == {"0": 0.2, "1": 0.3} and got["cpu_gap"] == pytest.approx(1.5)
+    # on one CPU there is no gap to keep
+    pinned.clear()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    one = speed.pace_probe(speed.probe_size("smoke"))
+    assert pinned == [None] * (1 + speed.PROBE_RUNS) and "cpu_gap" not in one
+
+
+def test_the_cpus_gap_is_recorded_beside_the_rule_and_shown_never_ruled(monkeypatch, capsys):
+    """A sitting whose probes saw its CPUs at different paces keeps the widest gap beside its
+    steadiness (the rule, fixed before the gap was recorded, does not read it); `gillab steady`
+    prints each probe's CPUs and the widest gap, and the steadiness table's probes cell shows it."""
+    from gillab import cli
+
+    apart = record(probe(1.00, when="start") | {"cpu_gap": 1.08}, probe(1.05, since=0.01) | {"cpu_gap": 1.52},
+                   probe(1.10, since=0.02, when="end"))
+    st = steadiness.of(apart)
+    assert st.outcome == steadiness.STEADY and st.cpu_gap == pytest.approx(1.52)
+    assert steadiness.of(STEADY).cpu_gap is None               # probes taken before they were pinned
+    assert "1.52x" not in st.why and sittings._probes_cell(st) == "3 (1.10x; CPUs 1.52x apart)"
+    assert sittings._probes_cell(steadiness.of(STEADY)) == "3 (1.10x)"
+
+    def pace_probe(size, build=None):
+        return {"build": "3.13.5", "runs": [0.3] * 3, "median_s": 0.3, "loadavg": [0.5] * 3, "cpu_steal_share": 0.0,
+                "foreign_cpus": 0.0, "alone": True, "cpu_times": {}, "cpu_median_s": {"0": 0.2, "1": 0.3},
+                "cpu_gap": 1.5}
+
+    monkeypatch.setattr(speed, "pace_probe", pace_probe)
+    assert cli.main(["steady", "--probes", "2", "--every", "0"]) == 0       # steady: the gap is no fault
+    out, err = capsys.readouterr()
+    assert err.count("pinned: CPU 0 0.2000 s, CPU 1 0.3000 s (1.50x apart)") == 2
+    assert "the CPUs' paces stood at most 1.50x apart" in out

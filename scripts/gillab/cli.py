@@ -341,13 +341,19 @@ def cmd_steady(args) -> int:
         if got.get("error"):
             print(f"gillab: error: the pace probe could not measure: {got['error']}", file=sys.stderr)
             return 2
-        print(f"[gillab] probe {i + 1}/{args.probes}: {got['median_s']:.4f} s, "
+        each = got.get("cpu_median_s") or {}
+        cpus = (", pinned: " + ", ".join(f"CPU {c} {s:.4f} s" for c, s in each.items())
+                + f" ({got['cpu_gap']:.2f}x apart)") if each else ""
+        print(f"[gillab] probe {i + 1}/{args.probes}: {got['median_s']:.4f} s{cpus}, "
               f"{got.get('foreign_cpus', 0):.2f} CPU of other processes", file=sys.stderr)
     st = steadiness.of({"probes": probes.taken})
     shared = sum(not p.get("alone", True) for p in probes.taken)
     ok = st.outcome == steadiness.STEADY and not shared
     why = st.why + (f"; {shared} probe(s) measured beside other processes' load" if shared else "")
     print(f"[gillab] {'steady and alone' if ok else 'not steady and alone'}: {why}")
+    if st.cpu_gap is not None:      # recorded beside the rule, not part of it
+        print(f"[gillab] the CPUs' paces stood at most {st.cpu_gap:.2f}x apart (one thread pinned to each); "
+              "threads that hand the GIL to each other ride both")
     return 0 if ok else 1
 
 

@@ -10,6 +10,7 @@ the whole run (:class:`gillab.judge.plan.Plan`).
 """
 from __future__ import annotations
 
+import os
 import statistics
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from .budget import timing
 PROBE_RUNS = 3          # samples of the probe: their median against the same point's in the times' campaign
 PROBE_POINT = {"threads": 1}
 PROBE_BUILDS = "3.13.5,3.9.2"      # the first of these built here is probed (today's GIL, else the era's)
+PROBE_CPU_ROUNDS = 2    # one-thread samples pinned to each CPU, in the order 0, 1, ..., 1, 0
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,14 @@ def pace_probe(size: ProbeSize, build: str | None = None) -> dict:
     :mod:`gillab.measure.alone`).  The record a whole run keeps
     (:mod:`gillab.judge.steadiness`): ``build``, ``point``, ``runs`` (seconds), ``median_s``,
     ``loadavg``, ``cpu_steal_share``, ``at``, and ``cpu_times`` (where the stretch to the next
-    probe starts); ``error`` instead of runs where it could not measure."""
+    probe starts); ``error`` instead of runs where it could not measure.
+
+    On a machine of two CPUs or more it also times the same sample pinned to each CPU
+    (:data:`PROBE_CPU_ROUNDS` each, in the order 0, 1, ..., 1, 0, so that a pace that drifts over
+    the probe falls on every CPU alike): ``cpu_runs`` (CPU -> seconds), ``cpu_median_s`` and
+    ``cpu_gap``, the slowest CPU's median over the fastest's.  A one-thread run rides one CPU, and
+    threads that hand the GIL to each other ride both: where a VM's CPUs run at different paces at
+    once, a ratio of the two carries that gap, which the record keeps beside the pace."""
     from ..measure import interpreters, metadata
 
     exp, p = experiments.get("countdown"), size.params
@@ -66,19 +75,29 @@ def pace_probe(size: ProbeSize, build: str | None = None) -> dict:
     if not conds:
         return out | {"error": f"none of {build or PROBE_BUILDS} is built here", "cpu_times": start}
     runs, foreign = [], []
+    cpus = sorted(os.sched_getaffinity(0))
+    order = [c for i in range(PROBE_CPU_ROUNDS) for c in (cpus if i % 2 == 0 else cpus[::-1])] if len(cpus) > 1 else []
+    pinned = {str(c): [] for c in cpus} if order else {}
     try:
         warm = exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s    # the first after a pause: not the pace
         for _ in range(PROBE_RUNS):
             with alone.Window() as w:
                 runs.append(exp.run_sample(p, dict(PROBE_POINT), conds[0]).wall_s)
             foreign.append(w.reading)
+        for c in order:
+            with alone.Window() as w:
+                pinned[str(c)].append(exp.run_sample({**p, "affinity": [c]}, dict(PROBE_POINT), conds[0]).wall_s)
+            foreign.append(w.reading)
     except Exception as exc:   # noqa: BLE001 - a probe that breaks is recorded, the run goes on
         return out | {"error": f"{type(exc).__name__}: {exc}", "cpu_times": metadata.cpu_times()}
     end = metadata.cpu_times()
     most = max((r.foreign_cpus or 0.0 for r in foreign), default=0.0)
+    each = {c: round(statistics.median(v), 4) for c, v in pinned.items()}
+    gap = {"cpu_runs": {c: [round(r, 4) for r in v] for c, v in pinned.items()}, "cpu_median_s": each,
+           "cpu_gap": round(max(each.values()) / min(each.values()), 3)} if each else {}
     return out | {"runs": [round(r, 4) for r in runs], "median_s": round(statistics.median(runs), 4),
                   "warmup_s": round(warm, 4), "foreign_cpus": round(most, 3),
-                  "alone": all(r.alone for r in foreign),
+                  "alone": all(r.alone for r in foreign), **gap,
                   "cpu_steal_share": metadata.steal_share(start, end), "cpu_times": end}
 
 

@@ -45,6 +45,7 @@ class Steadiness:
     spread: float | None         # slowest probe median / fastest (None: fewer than two)
     steal: float | None          # the largest steal share of any stretch (None: none recorded)
     why: str                     # the rule's words for this record
+    cpu_gap: float | None = None  # the widest gap between the CPUs' paces a probe saw (recorded, not ruled)
 
     @property
     def may_be_reference(self) -> bool:
@@ -59,6 +60,19 @@ def medians(record) -> list[float]:
         m = p.get("median_s")
         if isinstance(m, (int, float)) and math.isfinite(m) and m > 0:
             out.append(float(m))
+    return out
+
+
+def cpu_gaps(record) -> list[float]:
+    """Each probe's gap between its CPUs' paces in ``record`` (the slowest CPU's median over the
+    fastest's, :func:`gillab.judge.speed.pace_probe`), in the order they were taken; a probe taken
+    before probes were pinned to each CPU, or on one CPU, has none.  The rule does not read it: it
+    was fixed before the gap was recorded; the pages show it beside the pace."""
+    out = []
+    for p in RunRecord.of(record).probes:
+        g = p.get("cpu_gap")
+        if isinstance(g, (int, float)) and math.isfinite(g) and g > 0:
+            out.append(float(g))
     return out
 
 
@@ -82,8 +96,9 @@ def of(record) -> Steadiness:
     if not RunRecord.of(record).probes:
         return Steadiness(NOT_RECORDED, 0, None, None,
                           "no pace probe in its record (written before the probe existed)")
-    ms, steals = medians(record), steal_shares(record)
+    ms, steals, gaps = medians(record), steal_shares(record), cpu_gaps(record)
     spread = max(ms) / min(ms) if len(ms) >= 2 else None
+    gap = max(gaps) if gaps else None
     steal = max(steals) if steals else None
     faults = []
     if len(ms) < FEWEST_PROBES:
@@ -95,10 +110,10 @@ def of(record) -> Steadiness:
     elif steal > MOST_STEAL:
         faults.append(f"{steal:.1%} of the CPU time was stolen over a stretch (at most {MOST_STEAL:.0%})")
     if faults:
-        return Steadiness(NOT_STEADY, len(ms), spread, steal, "; ".join(faults))
+        return Steadiness(NOT_STEADY, len(ms), spread, steal, "; ".join(faults), gap)
     return Steadiness(STEADY, len(ms), spread, steal,
                       f"{len(ms)} probes within {spread:.2f}x of each other (at most {MOST_PACE_SPREAD:g}x), "
-                      f"at most {steal:.1%} stolen (at most {MOST_STEAL:.0%})")
+                      f"at most {steal:.1%} stolen (at most {MOST_STEAL:.0%})", gap)
 
 
 ALONE, NOT_ALONE = "alone", "not alone"

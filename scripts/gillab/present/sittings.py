@@ -149,12 +149,14 @@ def _inside(c, rec) -> list[dict]:
 
 
 def _probes_cell(st) -> str:
-    """The steadiness table's probes cell: how many, the slowest over the fastest."""
+    """The steadiness table's probes cell: how many, the slowest over the fastest (and the widest gap
+    between the CPUs' paces a probe saw, where the probes were pinned to each CPU)."""
     from ..judge import steadiness
 
     if st.outcome == steadiness.NOT_RECORDED:
         return "not recorded"
-    return f"{st.probes}" + (f" ({st.spread:.2f}x)" if st.spread is not None else "")
+    gap = f"; CPUs {st.cpu_gap:.2f}x apart" if st.cpu_gap is not None else ""
+    return f"{st.probes}" + (f" ({st.spread:.2f}x{gap})" if st.spread is not None else "")
 
 
 def _apart_row(name: str, runs: list[dict], c=None) -> str:
@@ -192,7 +194,8 @@ def steadiness_table(campaign: str | None = None) -> str:
 
     committed = {c.id for c in campaigns.all_campaigns()}
     head = ["| campaign | whole run | pace (x the time its forecast read) | load average, start → end "
-            "| CPU stolen over the run | pace probes (slowest / fastest) | steadiness |", "|---|---|---|---|---|---|---|"]
+            "| CPU stolen over the run | pace probes (slowest / fastest; CPUs apart) | steadiness |",
+            "|---|---|---|---|---|---|---|"]
     shown, others = [], []
     by_id = {c.id: c for c in campaigns.all_campaigns()}
     ref = campaigns.reference_id()      # which samples no page reads: said of the reference's runs (reading
