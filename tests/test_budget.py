@@ -309,12 +309,24 @@ class _Campaign:
         return self._store
 
 
-def test_other_sizes_are_timed_by_the_samples_a_page_reads(monkeypatch):
+@pytest.fixture
+def yours_only(monkeypatch):
+    """``serve(rows)``: every chapter read from one campaign of yours whose store holds ``rows``, and
+    no other campaign on file (the forecast's and the sweep's estimate's only source of times)."""
+    from gillab.measure import campaigns
+
+    def serve(rows):
+        here = _Campaign(_Store(rows))
+        monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (here, None))
+        monkeypatch.setattr(campaigns, "all_campaigns", lambda: [])
+        return here
+    return serve
+
+
+def test_other_sizes_are_timed_by_the_samples_a_page_reads(yours_only):
     """Where no campaign holds the planned configuration, the forecast times each point at another
     configuration's samples: the current ones too, never those measured again after the code
     changed; a sample stored as many rows (ccbench's pings) counts once in the chapter's median."""
-    from gillab.measure import campaigns
-
     def row(key, repeat, wall, ping=0):
         return {"status": "ok", "config": "seen", "profile": "default", "condition": "2.7.18", "point": "p",
                 "repeat": str(repeat), "ping": str(ping), "identity_key": "i", "code_key": key, "run_id": key,
@@ -322,33 +334,28 @@ def test_other_sizes_are_timed_by_the_samples_a_page_reads(monkeypatch):
 
     old = [row("old0000000000000", r, 35.0) for r in range(8)]
     new = [row("new0000000000000", r, 6.0, ping) for r in range(3) for ping in range(5)]
-    here = _Campaign(_Store(old + new))
-    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (here, None))
-    monkeypatch.setattr(campaigns, "all_campaigns", lambda: [])
+    yours_only(old + new)
     t = budget.timing("ccbench", "planned-but-never-measured")
     assert "other sizes" in t.basis
     assert t.per_point == {("2.7.18", "p"): pytest.approx(6.0)}
     assert t.median == pytest.approx(6.0)
 
 
-def test_other_sizes_scale_each_points_time_by_the_work_its_samples_did(monkeypatch):
+def test_other_sizes_scale_each_points_time_by_the_work_its_samples_did(yours_only):
     """A point timed at other sizes takes its samples' seconds in proportion to the work the plan
     gives it: seed's switch interval counts 20 times default's decrements (and its grown point
     more), so it is forecast at 20 times their seconds, not at default's; a point none of them
     measured at the median sample's seconds per decrement; a chapter that declares no work is not
     scaled."""
-    from gillab.measure import campaigns, experiments
+    from gillab.measure import experiments
 
     def row(point, threads, per_thread, wall):
         return {"status": "ok", "config": "seen", "profile": "default", "condition": "3.9.2", "point": point,
                 "repeat": "0", "identity_key": "i", "code_key": "k", "run_id": "r", "process_wall_s": str(wall),
                 "threads": str(threads), "decrements_per_thread": str(per_thread)}
 
-    here = _Campaign(_Store([row("si=0.005,threads=1", 1, 5_000_000, 0.2),
-                             row("si=0.005,threads=2", 2, 2_500_000, 0.3),
-                             row("si=0.1,threads=1", 1, 25_000_000, 1.0)]))
-    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (here, None))
-    monkeypatch.setattr(campaigns, "all_campaigns", lambda: [])
+    yours_only([row("si=0.005,threads=1", 1, 5_000_000, 0.2), row("si=0.005,threads=2", 2, 2_500_000, 0.3),
+                row("si=0.1,threads=1", 1, 25_000_000, 1.0)])
     seed = experiments.get("switch_interval").resolve("seed")
     t = budget.timing("switch_interval", "planned-but-never-measured")
     assert "in proportion to its work" in t.basis
@@ -384,16 +391,15 @@ def test_defaults_judged_rows_keep_their_runs_on_a_machine_half_as_slow_again():
     assert sum(len(c.judged) for c in slow) >= 60
 
 
-def test_a_sample_read_at_other_sizes_is_forecast_at_least_what_it_waits_out(monkeypatch):
+def test_a_sample_read_at_other_sizes_is_forecast_at_least_what_it_waits_out(yours_only):
     """seed's convoy waits out a second of warm-up and five 1-second windows a sample; times read at
     default's sizes (a fifth of that) never forecast it shorter than those waits."""
-    from gillab.measure import campaigns, experiments
+    from gillab.measure import experiments
 
     rows = [{"status": "ok", "config": "seen", "profile": "default", "condition": "3.9.2", "point": "p",
              "repeat": str(r), "identity_key": "i", "code_key": "k", "run_id": "r", "process_wall_s": "1.2"}
             for r in range(3)]
-    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (_Campaign(_Store(rows)), None))
-    monkeypatch.setattr(campaigns, "all_campaigns", lambda: [])
+    yours_only(rows)
     p = experiments.get("convoy").resolve("seed")
     todo = sweep.plan("convoy", "seed", new_campaign=True, params=p).todo
     waits = sum(experiments.waits("convoy", p, pt) for _, pt, _ in todo)
@@ -402,25 +408,23 @@ def test_a_sample_read_at_other_sizes_is_forecast_at_least_what_it_waits_out(mon
     assert c.waits == pytest.approx(waits) and c.seconds >= waits > 6 * len(todo)
 
 
-def test_a_sweeps_own_estimate_scales_other_sizes_and_keeps_the_waits(monkeypatch):
+def test_a_sweeps_own_estimate_scales_other_sizes_and_keeps_the_waits(yours_only):
     """`gillab measure --plan` (and the 12-hour guard) read the same way: samples read at another
     configuration in proportion to the work a planned sample does, never less than what it waits
     out, never more than its timeout."""
-    from gillab.measure import campaigns, experiments
+    from gillab.measure import experiments
 
     def row(wall, **cols):
         return {"status": "ok", "config": "seen", "condition": "3.9.2", "point": "p", "repeat": str(wall),
                 "process_wall_s": str(wall), **cols}
 
-    counted = _Campaign(_Store([row(0.3, total_decrements="5000000"), row(0.5, total_decrements="5000000")]))
-    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (counted, None))
+    yours_only([row(0.3, total_decrements="5000000"), row(0.5, total_decrements="5000000")])
     plan = sweep.plan("countdown", "seed", new_campaign=True)
     assert "in proportion to each sample's work" in plan.estimate_basis
     assert plan.estimate_s == pytest.approx(len(plan.todo) * 0.4 * 20)      # 100,000,000 decrements a run
     capped = sweep.plan("countdown", "seed", {"timeout": 2}, new_campaign=True)    # a sample is killed at 2 s
     assert capped.estimate_s == pytest.approx(len(capped.todo) * 2) and "its timeout" in capped.estimate_basis
-    served = _Campaign(_Store([row(1.2), row(1.4)]))
-    monkeypatch.setattr(campaigns, "for_reading", lambda name, campaign=None: (served, None))
+    yours_only([row(1.2), row(1.4)])
     plan = sweep.plan("convoy", "seed", new_campaign=True)
     p = experiments.get("convoy").resolve("seed")
     waits = sum(experiments.waits("convoy", p, pt) for _, pt, _ in plan.todo)
