@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from gillab.measure import trace_file
@@ -120,13 +121,15 @@ def test_the_committed_traces_give_the_race_on_two_kinds_of_cpu(committed):
     said = race.sentences(df)
     assert len(read) >= 2 and all(sum(f"`{c}`" in x for x in said[:len(read)]) == 1 for c in read)
     assert said[len(read)].startswith("**At 5 ms, on 2 kinds of machine**")
+    # then why a lost race costs more than an interval at the shorter ones: the time beyond it
+    assert said[len(read) + 1].startswith("**Beyond the interval**") and "at 1 ms" in said[len(read) + 1]
     # then, for each campaign whose traced runs carry the interpreter's own count, the check
     # against it (the traces recorded with the count: 2026-11-30)
     checked = [s for s in said if s.startswith("**Checked without our patch**")]
     assert any("`amd-epyc-2c-20261130-traces`" in s for s in checked)
-    assert said[len(read) + 1:len(read) + 1 + len(checked)] == checked
+    assert said[len(read) + 2:len(read) + 2 + len(checked)] == checked
     rest = set(df["campaign"]) - read
-    assert len(said) == len(read) + 1 + len(checked) + bool(rest)
+    assert len(said) == len(read) + 2 + len(checked) + bool(rest)
     assert all(f"`{c}`" in said[-1] for c in rest)
 
 
@@ -165,3 +168,28 @@ def test_the_witness_sentence_says_whether_every_points_interval_holds_one():
     df = race.points(trs).assign(campaign="c", machine="m")
     said = [s for s in race.sentences(df) if s.startswith("**Checked without our patch**")]
     assert len(said) == 1 and "holds 1 at 1 of the 1 points" in said[0] and "the trace sees" in said[0]
+
+
+def test_a_lost_races_wait_beyond_the_interval_is_read_as_its_own_time_or_a_share():
+    """A wait after a lost release is the interval and then some (the synthetic run: 40 ns after the
+    CPU thread's forced drop); over a campaign's runs at each interval that time is *its own* where it
+    grew from the shortest interval by less than the square root of the intervals' ratio on every
+    campaign, *a share* where by more on every one, and neither is said where a bound holds it."""
+    r = race.run(_run([(True, False)] * 2))
+    assert r["wait_beyond_us"] == pytest.approx(0.04, abs=1e-6)
+
+    def at(beyond: dict, width: float = 0.1):
+        rows = [{"campaign": c, "machine": m, "cpu_threads": 1, "switch_interval": si,
+                 "beyond_pooled": {"n": 20, "median": us, "lo": us * (1 - width), "hi": us * (1 + width),
+                                   "conclusive": True}}
+                for (c, m), v in beyond.items() for si, us in v.items()]
+        return race._beyond_sentences(pd.DataFrame(rows))
+
+    own = at({("a", "A"): {0.001: 100, 0.005: 120}, ("b", "B"): {0.001: 90, 0.005: 100, 0.01: 150}})
+    assert len(own) == 1 and "it grew far less than the interval did" in own[0]
+    assert "90 to 100 µs at 1 ms (9% to 10% of the interval)" in own[0] and "2 campaigns on 2 kinds" in own[0]
+    share = at({("a", "A"): {0.001: 100, 0.005: 500}})
+    assert "it grew as a share of the interval would" in share[0]
+    # a growth of 2.2 times over 5 times the interval: sqrt(5) = 2.24 lies inside its bounds
+    assert "neither plainly" in at({("a", "A"): {0.001: 100, 0.005: 220}})[0]
+    assert at({("a", "A"): {0.005: 100}}) == []          # one interval: nothing to compare

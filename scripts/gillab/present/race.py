@@ -36,6 +36,7 @@ RUN_STATS = {
     "slow_call_us": "recv: the call (µs)",
     "slow_lost_share": "recv: races lost",
     "wait_intervals": "a wait after a lost release (intervals)",
+    "wait_beyond_us": "a wait beyond the interval (µs)",
     "waits_per_request": "waits a request makes",
     "predicted_cost": "predicted cost a request (intervals)",
     "counted_handoffs": "hand-offs a request, the interpreter's count",
@@ -79,6 +80,7 @@ def run(tr: trace_file.Trace) -> dict:
     requests = len(rel) / 2                   # a recv and a send each (trace_view.convoy_run counts so)
     share = float(rel["lost"].mean()) if len(rel) else float("nan")
     wait = float(lost["wait_us"].mean()) / per_us if len(lost) else float("nan")
+    beyond = float(lost["wait_us"].mean()) - per_us if len(lost) else float("nan")   # the drop and the wake-up
     waits = (len(rel) / requests) * share if requests else float("nan")
     point = tr.meta.get("point", {})
     # the trace's hand-offs a request in its window against the interpreter's own count over the
@@ -90,7 +92,7 @@ def run(tr: trace_file.Trace) -> dict:
             "round": tr.meta.get("round", 0), "releases": int(len(rel)), "lost": int(len(lost)),
             "lost_share": share, "wake_us": float(lost["wake_us"].median()),
             "call_won_us": float(rel.loc[~rel["lost"], "call_us"].median()), "call_lost_us": float(lost["call_us"].median()),
-            **calls(rel), "wait_intervals": wait, "waits_per_request": waits,
+            **calls(rel), "wait_intervals": wait, "wait_beyond_us": beyond, "waits_per_request": waits,
             # no lost release: no wait (0), whatever a wait's length would have been
             "predicted_cost": 0.0 if share == 0 else waits * wait,
             "counted_handoffs": counted, "traced_over_counted": traced / counted if counted > 0 else float("nan"),
@@ -106,11 +108,12 @@ def runs(trs: list[trace_file.Trace]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def points(trs: list[trace_file.Trace]) -> pd.DataFrame:
+def points(trs: list[trace_file.Trace], df: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per build, placement, interval and CPU threads: each race statistic over runs (median with
     its 95% interval, :func:`gillab.present.trace_view.over_runs`), the releases and lost releases
-    counted, and the predicted cost against the untraced cost, paired by round."""
-    df = runs(trs)
+    counted, and the predicted cost against the untraced cost, paired by round (``df``: the
+    traces' :func:`runs`, where already read)."""
+    df = runs(trs) if df is None else df
     if df.empty:
         return df
     rows = []
@@ -136,9 +139,15 @@ def across(experiment: str = "convoy") -> tuple[pd.DataFrame, dict[str, list[str
         good, bad = trace_file.stored(camp.dir / "traces" / experiment)
         if bad:
             damaged[camp.id] = bad
-        pts = points(good)
+        each = runs(good)
+        pts = points(good, each)
         if len(pts):
-            rows.append(pts.assign(campaign=camp.id, machine=machine_of(camp)))
+            # beside one CPU thread, the time a wait lasted beyond the interval over every run of the
+            # campaign at that interval (its builds and placements together: the machine's drop and wake-up)
+            one = each[each["cpu_threads"] == 1]
+            pool = {si: trace_view.over_runs(g["wait_beyond_us"]) for si, g in one.groupby("switch_interval")}
+            pooled = [pool.get(si) if ct == 1 else None for si, ct in zip(pts["switch_interval"], pts["cpu_threads"])]
+            rows.append(pts.assign(campaign=camp.id, machine=machine_of(camp), beyond_pooled=pooled))
     return (pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()), damaged
 
 
@@ -270,12 +279,69 @@ def sentences(df: pd.DataFrame) -> list[str]:
                         f"races, the `recv` ({_spread(g, 'slow_call_us', '.3g')} µs) "
                         f"{_spread(g, 'slow_lost_share', '.2f')}" for m, g in at.groupby("machine"))
             + ".")
+    out += _beyond_sentences(ok)
     out += _witness_sentences(df)
     few = [c for c in dict.fromkeys(df["campaign"]) if c not in set(ok["campaign"])]
     if few:
         out.append("Traced with too few runs a point for a 95% interval (in the table below, not read here): "
                    + ", ".join(f"`{c}`" for c in few) + ".")
     return out
+
+
+def _beyond_sentences(ok: pd.DataFrame) -> list[str]:
+    """Why a lost race costs more than one interval at the shorter intervals, from the campaigns that
+    traced the server beside one CPU thread at two intervals or more (``ok``: the points with the
+    runs an interval needs): a wait after a lost release lasts the interval and then some; the time
+    beyond it, in µs, over every run of the campaign at each interval (its builds and placements
+    together, ``beyond_pooled``: the machine's forced drop and wake-up).  That time is *its own*
+    where, on every machine, its 95% intervals say it grew from the shortest interval to each longer
+    one by less than the geometric middle between not growing and growing with the interval (the
+    square root of the intervals' ratio: the nearer of the two readings); *a share of the interval*
+    where they say it grew by more on every one; neither is said otherwise."""
+    if "beyond_pooled" not in ok:
+        return []
+    one = ok[(ok["cpu_threads"] == 1) & ok["beyond_pooled"].map(lambda r: bool(r) and r["conclusive"])]
+    per = {c: {float(si): g["beyond_pooled"].iloc[0] for si, g in d.groupby("switch_interval")}
+           for c, d in one.groupby("campaign", sort=False)}
+    per = {c: v for c, v in per.items() if len(v) >= 2}
+    pairs = []               # (shortest interval, a longer one, the bounds of the time's growth between them)
+    for at in per.values():
+        s0 = min(at)
+        for si in sorted(at)[1:]:
+            a, b = at[s0], at[si]
+            if a["lo"] > 0 and b["lo"] > 0:
+                pairs.append((s0, si, b["lo"] / a["hi"], b["hi"] / a["lo"]))
+    if not pairs:
+        return []
+    own = all(hi < np.sqrt(si / s0) for s0, si, _, hi in pairs)
+    share = all(lo > np.sqrt(si / s0) for s0, si, lo, _ in pairs)
+    by = {}
+    for at in per.values():
+        for si, r in at.items():
+            by.setdefault(si, []).append(r)
+    each = "; ".join(
+        f"{_span(min(r['median'] for r in v), max(r['median'] for r in v), '.0f')} µs at {si * 1e3:g} ms "
+        f"({_span(min(r['median'] for r in v) / (si * 1e6), max(r['median'] for r in v) / (si * 1e6), '.0%')} "
+        "of the interval)" for si, v in sorted(by.items()))
+    spans = {}
+    for s0, si, lo, hi in pairs:
+        a, b = spans.get(si / s0, (lo, hi))
+        spans[si / s0] = (min(a, lo), max(b, hi))
+    growth = "; ".join(f"{k:g} times the interval, {_span(lo, hi, '.2f')} times the time beyond it"
+                       for k, (lo, hi) in sorted(spans.items()))
+    word = (f"it grew far less than the interval did ({growth}, bounds from every campaign's 95% intervals; each under "
+            "the square root of the intervals' ratio, the geometric middle between not growing and growing with "
+            "the interval): nearer a time of its own than a share of the interval, the forced drop and the "
+            "wake-up, a small part of a long interval and a large part of a short one"
+            if own else
+            f"it grew as a share of the interval would ({growth}, bounds from every campaign's 95% intervals; each over "
+            "the square root of the intervals' ratio)" if share else
+            f"neither plainly a time of its own nor a share of the interval ({growth}, bounds from every campaign's "
+            "95% intervals; the square root of the intervals' ratio lies inside at least one of them)")
+    machines = one.loc[one["campaign"].isin(per), "machine"].nunique()
+    return [f"**Beyond the interval**: a wait after a lost release lasted the interval and then {each} (the "
+            f"median over every run of a campaign's builds and placements at the interval, {len(per)} campaigns "
+            f"on {machines} kinds of machine): {word}."]
 
 
 def _witness_sentences(df: pd.DataFrame) -> list[str]:
