@@ -429,3 +429,59 @@ def test_a_sweeps_own_estimate_scales_other_sizes_and_keeps_the_waits(yours_only
     p = experiments.get("convoy").resolve("seed")
     waits = sum(experiments.waits("convoy", p, pt) for _, pt, _ in plan.todo)
     assert "what each waits out" in plan.estimate_basis and plan.estimate_s == pytest.approx(waits)
+
+
+def test_other_sizes_scale_only_the_time_beyond_what_a_sample_waits_out(yours_only):
+    """seed's perf2 asks for fib(40) where default asked fib(32): its time beyond the counting
+    before and after the long request grows with the fib calls, the counting (5 s against 1 s)
+    is seed's own; the forecast and the sweep's own estimate read it the same way."""
+    from gillab.measure import experiments
+    from gillab.measure.experiments.fib_server import calls
+
+    def row(repeat):
+        return {"status": "ok", "config": "seen", "profile": "default", "condition": "3.9.2", "repeat": str(repeat),
+                "point": "kind=thread,scenario=perf2", "kind": "thread", "scenario": "perf2", "long_n": "32",
+                "before_s": "0.6", "after_s": "0.4", "identity_key": "i", "code_key": "k", "run_id": "r",
+                "process_wall_s": "1.7"}
+
+    yours_only([row(r) for r in range(3)])
+    seed = experiments.get("fib_server").resolve("seed")
+    at = {"kind": "thread", "scenario": "perf2"}
+    assert experiments.waits("fib_server", seed, at) == 5.0
+    beyond = 0.7 * calls(40) / calls(32)                   # about 33 s: 47 times the 0.7 s of fib(32)
+    t = budget.timing("fib_server", "planned-but-never-measured")
+    assert t.waited == {("3.9.2", "kind=thread,scenario=perf2"): pytest.approx(1.0)}
+    took = t.seconds("3.9.2", "kind=thread,scenario=perf2", experiments.work("fib_server", seed, at), 5.0)
+    assert took - t.overhead == pytest.approx(beyond + 5.0)
+    # without the planned waits, the whole time scales, as for a chapter that waits out nothing
+    assert t.seconds("3.9.2", "kind=thread,scenario=perf2", experiments.work("fib_server", seed, at)) - t.overhead \
+        == pytest.approx(1.7 * calls(40) / calls(32))
+    plan = sweep.plan("fib_server", "seed", {"scenarios": ["perf2"], "kinds": ["thread"]}, new_campaign=True)
+    assert "beyond what it waits out" in plan.estimate_basis
+    assert plan.estimate_s == pytest.approx(len(plan.todo) * (beyond + 5.0))
+
+
+def test_a_fib_servers_work_is_the_fib_calls_its_timed_requests_make():
+    """The workload's fib(n) makes 2 F(n) - 1 calls; a sample's work counts the calls of the requests
+    it times: perf1's before and after, perf2's long one, the lock-out's one more than the forks."""
+    from gillab.measure import experiments
+    from gillab.measure.experiments.fib_server import calls
+
+    made = [0]
+
+    def fib(n):
+        made[0] += 1
+        return 1 if n <= 2 else fib(n - 1) + fib(n - 2)
+
+    for n in (1, 2, 3, 12, 18):
+        made[0] = 0
+        fib(n)
+        assert calls(n) == made[0], n
+    p = experiments.get("fib_server").resolve("seed")
+    assert experiments.work("fib_server", p, {"kind": "pool", "scenario": "perf1"}) == 10 * calls(30)
+    assert experiments.work("fib_server", p, {"kind": "pool", "scenario": "perf2"}) == calls(40)
+    assert experiments.work("fib_server", p, {"kind": "prefork", "scenario": "lockout"}) == 9 * calls(30)
+    # a stored row (text) says the same of the sample it was
+    row = {k: str(v) for k, v in p.items() if not isinstance(v, list)} | {"kind": "pool", "scenario": "perf2"}
+    assert experiments.work("fib_server", row, row) == calls(40)
+    assert experiments.waits_done("fib_server", row) == 5.0

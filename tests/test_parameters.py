@@ -288,7 +288,7 @@ def test_a_sweep_estimated_past_the_limit_is_refused_unless_allowed(builds, data
     over = {"conditions": "3.13.5", "threads": [1], "repeats": 300, "small_grid": ""}
     plan = sweep.plan("countdown", "default", over)
     per, where = sweep.seconds_per_sample(experiments.get("countdown"), None, 5_000_000)
-    assert where == f"{ref} (other configurations, in proportion to each sample's work)"
+    assert where == f"{ref} (other configurations, in proportion to each sample's work beyond what it waits out)"
     assert plan.estimate_s == pytest.approx(per * len(plan.todo)) and plan.estimate_s > 36
     unscaled, _ = sweep.seconds_per_sample(experiments.get("countdown"))
     assert per < unscaled     # the seed's long runs are in the plain median

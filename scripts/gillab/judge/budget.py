@@ -8,8 +8,9 @@ from the newest campaign that holds them: the reader's on this machine, else the
 contributed campaign of the same kind of machine; a chapter none of them measured at these sizes is
 forecast at other sizes' times (each build and point at its own where they had it, else the
 chapter's median sample), in proportion to the work the plan gives a sample where the chapter says
-what that is (:func:`gillab.measure.experiments.work`), never shorter than what a sample waits out,
-and says so.  On a machine slower or faster than the
+what that is (:func:`gillab.measure.experiments.work`): the time beyond what those samples waited
+out scales, the planned sample's own waits are added, and it is never shorter than what a sample
+waits out; the basis says so.  On a machine slower or faster than the
 one those times come from (:func:`gillab.judge.speed.speed_factor`), the work and the time between samples scale; the
 seconds a sample waits out its protocol (a counting window, a load tool's duration:
 :func:`gillab.measure.experiments.waits`) do not, so a slow machine's forecast of a server chapter
@@ -87,22 +88,31 @@ class Timing:
     # and the median sample's; empty where the times read are of the planned configuration
     work: dict = field(default_factory=dict)
     median_work: float = math.nan
+    # at other sizes: per (build, point) what its samples waited out, and the median sample's
+    waited: dict = field(default_factory=dict)
+    median_waited: float = 0.0
 
-    def seconds(self, cid: str, pk: str, work: float | None = None) -> float:
+    def seconds(self, cid: str, pk: str, work: float | None = None, waits: float | None = None) -> float:
         """A sample's seconds: this build's at this point, else those of a retired build it replaced
         (builds.toml ``[[retired]]``: a campaign measured before it was provisioned), else the median;
         where they were read at other sizes and the planned sample's ``work`` is known, in proportion
-        to it (20 times the decrements, 20 times the seconds)."""
+        to it (20 times the decrements, 20 times the seconds); where its ``waits`` are given too,
+        only the time beyond what those samples waited out scales, and the planned waits are added
+        (perf2's five seconds of counting do not grow with its long request)."""
         key = (cid, pk)
         if key not in self.per_point:          # the retired builds are read from builds.toml only on a miss
             from ..measure.interpreters import stands_for
 
             key = next(((b, pk) for b in stands_for(cid) if (b, pk) in self.per_point), None)
         s, done = (self.per_point[key], self.work.get(key)) if key else (self.median, self.median_work)
+        waited = self.waited.get(key, 0.0) if key else self.median_waited
         if not math.isfinite(s):
             return 1.0 + self.overhead
         if work and done and math.isfinite(done):
-            s *= work / done
+            if waits is not None:
+                s = max(s - waited, 0.0) * work / done + waits
+            else:
+                s *= work / done
         return s + self.overhead
 
 
@@ -193,18 +203,28 @@ def _paired(r) -> bool:
     return v not in (None, "") and not (isinstance(v, float) and math.isnan(v))
 
 
-def _work_of(name: str, samples) -> tuple[dict, float]:
+def _work_of(name: str, samples) -> tuple[dict, float, dict, float]:
     """Per (build, point) the median work of ``samples`` ((row, wall) pairs: what each did,
     :func:`gillab.measure.experiments.work`) and the median of those, where the chapter says what a
-    sample's work is and every sample says it; ({}, nan) otherwise: its times are then not scaled."""
+    sample's work is and every sample says it; ({}, nan) otherwise: its times are then not scaled.
+    Then the same of what they waited out (:func:`gillab.measure.experiments.waits_done`), the part
+    of their time that no size scales; ({}, 0.0) where a sample does not say."""
     done: dict = {}
+    waited: dict = {}
     for r, _ in samples:
         u = experiments.work(name, r, r) if name else None
         if u is None:
-            return {}, math.nan
+            return {}, math.nan, {}, 0.0
         done.setdefault((r.get("condition"), r.get("point")), []).append(u)
+        w = experiments.waits_done(name, r)
+        if waited is not None and w is not None:
+            waited.setdefault((r.get("condition"), r.get("point")), []).append(w)
+        else:
+            waited = None
     per = {k: statistics.median(v) for k, v in done.items()}
-    return per, (statistics.median(per.values()) if per else math.nan)
+    waits = {k: statistics.median(v) for k, v in (waited or {}).items()}
+    return (per, (statistics.median(per.values()) if per else math.nan),
+            waits, (statistics.median(waits.values()) if waits else 0.0))
 
 
 def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
@@ -232,11 +252,11 @@ def _timing_from(store, config: str, experiment: str = "") -> Timing | None:
         took, (wall, n) = run_seconds(run), wall_by_run.get(run.get("run_id"), (0.0, 0))
         if took and n and run.get("measured") == n:
             gaps.append(max(0.0, took - wall) / n)
-    work, median_work = _work_of(experiment, samples)
+    work, median_work, waited, median_waited = _work_of(experiment, samples)
     return Timing({k: statistics.median(v) for k, v in per.items()},
                   statistics.median([statistics.median(v) for v in per.values()]),
                   statistics.median(gaps) if gaps else DEFAULT_OVERHEAD_S, paired=paired,
-                  work=work, median_work=median_work)
+                  work=work, median_work=median_work, waited=waited, median_waited=median_waited)
 
 
 def timing(name: str, config: str, campaign: str | None = None, profile: str = "default") -> Timing:
@@ -264,13 +284,13 @@ def timing(name: str, config: str, campaign: str | None = None, profile: str = "
             per: dict = {}
             for r, w in same:
                 per.setdefault((r.get("condition"), r.get("point")), []).append(w)
-            work, median_work = _work_of(name, same)
+            work, median_work, waited, median_waited = _work_of(name, same)
             return Timing({k: statistics.median(v) for k, v in per.items()},
                           statistics.median(w for _, w in same), DEFAULT_OVERHEAD_S,
                           f"campaign {c.id}, other sizes (no sample of this configuration yet"
                           + ("; each point's time in proportion to its work)" if work else ")"),
                           {(r.get("condition"), r.get("point")) for r, _ in same if _paired(r)},
-                          work, median_work)
+                          work, median_work, waited, median_waited)
     return Timing({}, math.nan, DEFAULT_OVERHEAD_S, "nothing measured yet: 1 s a sample")
 
 
@@ -392,13 +412,13 @@ def forecast_chapter(name: str, profile: str, campaign: str | None, judged: list
     also = getattr(exp, "also_times", None)     # the one-thread countdown a paired run also times
     seconds = waits = figures = figure_waits = 0.0
     for _, pt, cid in pl.todo:
-        took = t.seconds(cid, point_key(pt), experiments.work(name, p, pt))
+        waited = experiments.waits(name, p, pt)
+        took = t.seconds(cid, point_key(pt), experiments.work(name, p, pt), waited)
         one = also({**p, "paired": True}, pt) if also is not None else None
         if one is not None and bool(p.get("paired")) != ((cid, point_key(pt)) in t.paired):
             # the times read were of runs measured the other way: add the one-thread countdown, or take it off
             took += (1 if p.get("paired") else -1) * (t.seconds(cid, point_key(one), experiments.work(name, p, one))
                                                       - t.overhead)
-        waited = experiments.waits(name, p, pt)
         # a sample lasts at least what it waits out: times read at other sizes (seed's 5 s heartbeats
         # and 1 s windows against default's 0.1 and 0.5) can be shorter than the planned waits alone
         took = max(took, waited + t.overhead)

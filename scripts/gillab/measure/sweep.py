@@ -31,7 +31,7 @@ from . import alone, codekey, interpreters, metadata
 from .resume import adaptive_rounds, left_out, plan_samples, why_not_resumable, wide_points
 from .sample import SAMPLE_FAILURES, identity_record, sample
 from .protocol import Experiment, point_key
-from .experiments import get, waits, work
+from .experiments import get, waits, waits_done, work
 from ..paths import results_dir
 from .profiles import ParameterError
 from .store import StoreWriteError
@@ -99,8 +99,8 @@ MAX_PLAN_SAMPLES = 100_000   # one sweep; more is refused before any list of it 
 MAX_PLAN_HOURS = 12.0        # one sweep's estimated time; more is refused unless allowed (--allow-long)
 
 
-def seconds_per_sample(exp: Experiment, config: str | None = None,
-                       planned_work: float | None = None) -> tuple[float, str] | None:
+def seconds_per_sample(exp: Experiment, config: str | None = None, planned_work: float | None = None,
+                       planned_waits: float = 0.0) -> tuple[float, str] | None:
     """The median time of one of this chapter's samples (the workload process's wall time) in the
     reader's newest campaign that holds it, else in the reference, else (a data folder of its own,
     ``GILLAB_DATA``, that holds neither) in the checkout's committed reference; with where it was
@@ -108,13 +108,14 @@ def seconds_per_sample(exp: Experiment, config: str | None = None,
     theirs count: a `seed` sample can take ten times a `default` one.  Where it holds none, and the
     chapter says what a sample's work is (:func:`gillab.measure.experiments.work`), the median is
     scaled by ``planned_work`` (the mean work of the samples about to be measured) over the median
-    work of the samples read."""
+    work of the samples read: the time beyond what each sample read waited out (the part no size
+    scales), with ``planned_waits`` (the mean of the samples about to be measured) added."""
     from . import campaigns
     from ..paths import repo_root
     from .store import ExperimentStore
 
     def median_of(store) -> tuple[float, str] | None:
-        vals, ours, done = {}, {}, {}
+        vals, ours, done, waited = {}, {}, {}, {}
         for r in store.rows():
             try:
                 if r.get("status") == "ok":
@@ -122,6 +123,7 @@ def seconds_per_sample(exp: Experiment, config: str | None = None,
                     v = float(r.get("process_wall_s") or "nan")
                     vals.setdefault(key, v)   # a sample stored as several rows counts once
                     done.setdefault(key, work(exp.name, r, r))
+                    waited.setdefault(key, waits_done(exp.name, r) or 0.0)
                     if config is not None and r.get("config") == config:
                         ours.setdefault(key, v)
             except ValueError:
@@ -133,8 +135,9 @@ def seconds_per_sample(exp: Experiment, config: str | None = None,
         if not keys:
             return None
         if planned_work and all(done[k] is not None for k in keys):
-            per_unit = statistics.median(vals[k] / done[k] for k in keys)
-            return per_unit * planned_work, " (other configurations, in proportion to each sample's work)"
+            per_unit = statistics.median(max(vals[k] - waited[k], 0.0) / done[k] for k in keys)
+            return (per_unit * planned_work + planned_waits,
+                    " (other configurations, in proportion to each sample's work beyond what it waits out)")
         return statistics.median(vals[k] for k in keys), ""
 
     yours, ref = campaigns.for_reading(exp.name)
@@ -170,11 +173,11 @@ def estimate(exp: Experiment, p: dict, samples: list, allow_long: bool = True,
     refuse more than :data:`MAX_PLAN_HOURS`."""
     todo = len(samples)
     units = [work(exp.name, p, pt) for _, pt, _ in samples]
-    per = seconds_per_sample(exp, config, sum(units) / todo if todo and None not in units else None)
+    waited = sum(waits(exp.name, p, pt) for _, pt, _ in samples) / todo if todo else 0.0
+    per = seconds_per_sample(exp, config, sum(units) / todo if todo and None not in units else None, waited)
     if per is None:
         return None
     basis = f"{per[0]:.2g} s per sample, the median in campaign {per[1]}"
-    waited = sum(waits(exp.name, p, pt) for _, pt, _ in samples) / todo if todo else 0.0
     if per[0] < waited:
         basis = f"{waited:.2g} s per sample, what each waits out (the median in campaign {per[1]}: {per[0]:.2g} s)"
         per = (waited, per[1])

@@ -100,6 +100,27 @@ def waits(name: str, p: dict, point: dict) -> float:
     return float(fn(p, point)) if fn is not None else 0.0
 
 
+def _numbers(row: dict) -> dict:
+    """A stored row with each value that reads as a number read so (a row's values are text)."""
+    out = {}
+    for k, v in row.items():
+        try:
+            out[k] = float(v) if isinstance(v, str) and v.strip() else v
+        except ValueError:
+            out[k] = v
+    return out
+
+
+def waits_done(name: str, row: dict) -> float | None:
+    """What a stored sample's row waited out (:func:`waits` of its own parameters and point); None
+    where they do not say (a row of a chapter that changed its parameters since)."""
+    try:
+        v = waits(name, _numbers(row), _numbers(row))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and v >= 0 else None
+
+
 def work(name: str, p: dict, point: dict) -> float | None:
     """A number a sample of ``name`` at ``point`` takes time in proportion to (the decrements it
     counts, the bytes it hashes): its module's ``work(p, point)``; None where the chapter declares

@@ -110,4 +110,26 @@ def waits(p, point) -> float:
     return p["before_s"] + p["after_s"] if point["scenario"] == "perf2" else 0.0
 
 
+def calls(n: int) -> int:
+    """The calls the workload's recursive ``fib(n)`` makes (``fib(1)`` and ``fib(2)`` return 1):
+    twice the n-th Fibonacci number, less one."""
+    a, b = 1, 1
+    for _ in range(max(int(n), 1) - 1):
+        a, b = b, a + b
+    return 2 * a - 1
+
+
+def work(p: dict, point: dict) -> float:
+    """The ``fib`` calls a sample's server makes for its clients' timed requests (the forecast's
+    measure of a size, :func:`gillab.measure.experiments.work`): perf1's requests of
+    ``fib(fib_n)`` before and after its second client starts, perf2's long ``fib(long_n)``, the
+    lock-out's long ``fib(lockout_n)`` one more than there are forked copies."""
+    scenario = point["scenario"]
+    if scenario == "perf1":
+        return (int(p["perf1_before"]) + int(p["perf1_after"])) * calls(p["fib_n"])
+    if scenario == "perf2":
+        return float(calls(p["long_n"]))
+    return (int(p["prefork_procs"]) + 1) * calls(p["lockout_n"])
+
+
 EXPERIMENT = FibServer()
