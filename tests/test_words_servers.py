@@ -367,3 +367,33 @@ def test_flask_k6_completes_more_is_a_change(factor, state):
     both = [c for c in chapters.of("flask_k6").prose(_flask(factor, twin=True))
             if c.key == "free-threaded-binary-completes-more-gil-on-or-off"]
     assert len(both) == 2 and {prose.state(c) for c in both} == {state}
+
+
+def test_flask_k6_says_where_the_gil_builds_windows_counted_whole_batches():
+    """Where every window of a GIL build's /cpu counted a whole number of batches of the virtual
+    users (the reference: 15 requests in each of 7 windows of 10 s), the chapter says the count is
+    how many batches fit, with the counts; where one window counted between batches it says
+    nothing, nor of a build without a GIL or of fewer than three windows."""
+    gil, free = interpreters.today_pair()
+    df = _reference("flask_k6").copy()
+
+    def said(frame):
+        return [c for c in chapters.of("flask_k6").prose(frame) if c.key == "gil-counts-whole-batches"]
+
+    ok = (df["status"] == "ok") & (df["endpoint"] == "cpu")
+    df["completed_in_window"] = df["completed_in_window"].astype(float)
+    whole = df.copy()
+    sel = ok & (whole["condition"] == gil)
+    whole.loc[sel, "completed_in_window"] = [15.0, 30.0] * (int(sel.sum()) // 2) + [15.0] * (int(sel.sum()) % 2)
+    (c,) = said(whole)
+    assert prose.state(c) == "holds" and f"`{gil}`" in c.text and "batches of the 15 virtual users" in c.text
+    assert "windows of 10 s: 15, 15, 15, 15, 30, 30, 30" in c.evidence and c.why
+    between = whole.copy()
+    between.loc[between.index[sel][0], "completed_in_window"] = 16.0
+    assert said(between) == []
+    # the free-threaded build's counts are a rate whatever they are; three windows at the least
+    free_whole = whole.copy()
+    free_whole.loc[ok & (free_whole["condition"] == free), "completed_in_window"] = 30.0
+    assert [x.text for x in said(free_whole)] == [c.text]
+    few = whole[~sel | (whole["repeat"].astype(int) < 2)]
+    assert said(few) == []

@@ -268,6 +268,37 @@ def prose(df: pd.DataFrame) -> list:
                 at_least([ft], rise),
                 listed(said.fill("requests-ratio-evidence", line=f"{rise:g}"), [shown(sel, ft, free, gil)]),
                 endpoint=ep, gil=gil, twin=twin))
+    out += batches(ok, said)
+    return out
+
+
+BATCH_WINDOWS = 3       # windows of one build a sentence about its counts reads, at the least
+
+
+def batches(ok: pd.DataFrame, said) -> list:
+    """Whether a GIL build's ``/cpu`` windows counted whole batches of the virtual users: requests
+    that take turns with the GIL end together, so where every window of a build (at least
+    :data:`BATCH_WINDOWS`, one size and load) counted a whole number of them, the count says how
+    many batches fit in the window, not a rate, and a window a little longer or shorter moves it
+    by a whole batch.  A computed sentence, one per GIL build and size measured so, shown only
+    where every window's count is a multiple of the virtual users (a count is what it is: where
+    they are not, the counts are a rate's and nothing is said)."""
+    from ..judge.prose import gil_by_condition
+
+    out = []
+    cpu = ok[ok["endpoint"] == "cpu"]
+    on = {c for c, gil in gil_by_condition(cpu).items() if gil}     # as each sample recorded its GIL
+    for (cond, vus, window), g in cpu.groupby(["condition", "vus", "duration_s"], sort=True):
+        counts = sorted(int(c) for c in pd.to_numeric(g[READINGS[0][0]], errors="coerce").dropna())
+        if cond not in on or len(counts) < BATCH_WINDOWS:
+            continue
+        if not all(c > 0 and c % int(vus) == 0 for c in counts):
+            continue
+        out.append(said.check(
+            "gil-counts-whole-batches", {"holds": True, "open": False},
+            said.fill("batch-evidence", counts=", ".join(map(str, counts)), n=len(counts),
+                      window=f"{float(window):g}"),
+            why=said["why-requests-end-together"], build=cond, vus=int(vus)))
     return out
 
 
