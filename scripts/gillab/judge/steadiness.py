@@ -52,15 +52,16 @@ class Steadiness:
         return self.outcome == STEADY
 
 
+def _positive(record, key: str) -> list[float]:
+    """Each probe's ``key`` in ``record`` that is a positive finite number, in the order taken."""
+    vals = (p.get(key) for p in RunRecord.of(record).probes)
+    return [float(v) for v in vals if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+
+
 def medians(record) -> list[float]:
     """The probes' medians (seconds) in ``record``, in the order they were taken; a probe that
     failed (no build to probe, a sample that broke) has none."""
-    out = []
-    for p in RunRecord.of(record).probes:
-        m = p.get("median_s")
-        if isinstance(m, (int, float)) and math.isfinite(m) and m > 0:
-            out.append(float(m))
-    return out
+    return _positive(record, "median_s")
 
 
 def cpu_gaps(record) -> list[float]:
@@ -68,12 +69,7 @@ def cpu_gaps(record) -> list[float]:
     fastest's, :func:`gillab.judge.speed.pace_probe`), in the order they were taken; a probe taken
     before probes were pinned to each CPU, or on one CPU, has none.  The rule does not read it: it
     was fixed before the gap was recorded; the pages show it beside the pace."""
-    out = []
-    for p in RunRecord.of(record).probes:
-        g = p.get("cpu_gap")
-        if isinstance(g, (int, float)) and math.isfinite(g) and g > 0:
-            out.append(float(g))
-    return out
+    return _positive(record, "cpu_gap")
 
 
 def steal_shares(record) -> list[float]:
