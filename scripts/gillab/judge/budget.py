@@ -207,22 +207,19 @@ def _work_of(name: str, samples) -> tuple[dict, float, dict, float]:
     """Per (build, point) the median work of ``samples`` ((row, wall) pairs: what each did,
     :func:`gillab.measure.experiments.work`) and the median of those, where the chapter says what a
     sample's work is and every sample says it; ({}, nan) otherwise: its times are then not scaled.
-    Then the same of what they waited out (:func:`gillab.measure.experiments.waits_done`), the part
-    of their time that no size scales; ({}, 0.0) where a sample does not say."""
+    Then the same of what they waited out (:func:`gillab.measure.experiments.waits_done`, 0 where a
+    sample's row does not say), the part of their time that no size scales."""
     done: dict = {}
     waited: dict = {}
     for r, _ in samples:
         u = experiments.work(name, r, r) if name else None
         if u is None:
             return {}, math.nan, {}, 0.0
-        done.setdefault((r.get("condition"), r.get("point")), []).append(u)
-        w = experiments.waits_done(name, r)
-        if waited is not None and w is not None:
-            waited.setdefault((r.get("condition"), r.get("point")), []).append(w)
-        else:
-            waited = None
+        key = (r.get("condition"), r.get("point"))
+        done.setdefault(key, []).append(u)
+        waited.setdefault(key, []).append(experiments.waits_done(name, r) or 0.0)   # as the sweep's estimate reads it
     per = {k: statistics.median(v) for k, v in done.items()}
-    waits = {k: statistics.median(v) for k, v in (waited or {}).items()}
+    waits = {k: statistics.median(v) for k, v in waited.items()}
     return (per, (statistics.median(per.values()) if per else math.nan),
             waits, (statistics.median(waits.values()) if waits else 0.0))
 

@@ -121,9 +121,10 @@ def seconds_per_sample(exp: Experiment, config: str | None = None, planned_work:
                 if r.get("status") == "ok":
                     key = (r.get("config"), r.get("condition"), r.get("point"), r.get("repeat"))
                     v = float(r.get("process_wall_s") or "nan")
-                    vals.setdefault(key, v)   # a sample stored as several rows counts once
-                    done.setdefault(key, work(exp.name, r, r))
-                    waited.setdefault(key, waits_done(exp.name, r) or 0.0)
+                    if key not in vals:       # a sample stored as several rows counts once, read once
+                        vals[key] = v
+                        done[key] = work(exp.name, r, r)
+                        waited[key] = waits_done(exp.name, r) or 0.0
                     if config is not None and r.get("config") == config:
                         ours.setdefault(key, v)
             except ValueError:

@@ -114,8 +114,9 @@ def _numbers(row: dict) -> dict:
 def waits_done(name: str, row: dict) -> float | None:
     """What a stored sample's row waited out (:func:`waits` of its own parameters and point); None
     where they do not say (a row of a chapter that changed its parameters since)."""
+    typed = _numbers(row)
     try:
-        v = waits(name, _numbers(row), _numbers(row))
+        v = waits(name, typed, typed)
     except (KeyError, TypeError, ValueError):
         return None
     return v if math.isfinite(v) and v >= 0 else None
