@@ -229,6 +229,22 @@ def test_a_machine_kind_has_one_outcome_only_when_its_sittings_agree(outcomes, k
     assert across.kind_outcome(outcomes) == (kind, flips)
 
 
+XEON_207 = "Intel(R) Xeon(R) Processor, family / model 6 / 207, cache 266240 KB"
+XEON_167 = "Intel(R) Xeon(R) Processor, family / model 6 / 167, cache 107520 KB"
+EPYC_17 = "AMD EPYC, family / model 25 / 17, cache 1024 KB"
+
+
+@pytest.mark.parametrize("a, b, short", [
+    (XEON_207, EPYC_17, ("Intel(R) Xeon(R) Processor", "AMD EPYC")),
+    (XEON_207, XEON_167, ("Intel(R) Xeon(R) Processor, family / model 6 / 207",
+                          "Intel(R) Xeon(R) Processor, family / model 6 / 167")),
+    (XEON_207, XEON_207.replace("266240", "107520"), (XEON_207, XEON_207.replace("266240", "107520"))),
+])
+def test_two_kinds_of_cpu_are_named_as_short_as_tells_them_apart(a, b, short):
+    assert across.kind_names(a, b) == short
+    assert across.kind_names(b, a) == short[::-1]
+
+
 def test_a_kinds_interval_is_the_hull_of_its_sittings_and_judged_so_gives_the_kinds_outcome():
     """Between-sitting spread widens the interval, never the band: the hull of the sittings'
     intervals, judged against the claim's band with the smallest n, gives the outcome

@@ -106,6 +106,15 @@ def campaign_verdicts(cs: list[campaigns.Campaign] | None = None, profile: str |
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def kind_names(a: str, b: str) -> tuple[str, str]:
+    """Two kinds of CPU (groups: "name, family / model ..., cache ...") as short as tells them
+    apart: their names where those differ, else their names with as many parts more as it takes
+    (two Intel Xeon models share the name "Intel(R) Xeon(R) Processor")."""
+    pa, pb = [x.strip() for x in a.split(",")], [x.strip() for x in b.split(",")]
+    k = next((i + 1 for i, (x, y) in enumerate(zip(pa, pb)) if x != y), max(len(pa), len(pb)))
+    return ", ".join(pa[:k]), ", ".join(pb[:k])
+
+
 def kind_outcome(outcomes: list[str]) -> tuple[str, bool]:
     """A machine kind's outcome from its sittings' outcomes, and whether they contradict (two
     definite outcomes on different sides)."""
