@@ -514,9 +514,9 @@ class Chapter:
         display(Markdown(
             f"**Differs between kinds of CPU** ({len(f)} row{'s' if len(f) != 1 else ''}"
             + (f", **{without} without a cause found yet**: not yet a result" if without else "") + "): "
-            + "; ".join(f"`{r.claim_id}` on {r.condition}: {r.outcome} on {r.group.split(',')[0]}, {r.beside_outcome} "
-                        f"on {r.beside.split(',')[0]}, "
-                        + (f"decided by {r.cause}" if r.cause else "**no cause found yet**") for r in f.itertuples())
+            + "; ".join(f"`{r.claim_id}` on {r.condition}: {r.outcome} on {mine}, {r.beside_outcome} on {theirs}, "
+                        + (f"decided by {r.cause}" if r.cause else "**no cause found yet**") for r in f.itertuples()
+                        for mine, theirs in [across.kind_names(r.group, r.beside)])
             + ". The machines page lists them with every campaign's value."))
 
     def profile_part(self, profile: str, figure: str, table: str) -> pd.DataFrame | None:
